@@ -1,0 +1,246 @@
+/**
+ * Every typed error chat-ts raises, in one module.
+ *
+ * Errors raised after a turn changed its state carry the latest `messages`,
+ * so tool calls that already ran are never lost or run again: store or resume
+ * from `error.messages` when it is present.
+ *
+ * @since 0.1.0
+ */
+import * as Schema from "effect/Schema"
+import { Message } from "./internal/schema.js"
+
+const messagesField = { messages: Schema.optional(Schema.Array(Message)) }
+
+// ---------------------------------------------------------------------------
+// Model errors (raised by providers through the LanguageModel contract)
+// ---------------------------------------------------------------------------
+
+/** The provider refused the request because of a rate limit or quota (HTTP 429). Retryable. */
+export class RateLimited extends Schema.TaggedError<RateLimited>("@chat-ts/RateLimited")("RateLimited", {
+  message: Schema.String,
+  /** How long the provider asked us to wait, in milliseconds, if it said. */
+  retryAfterMillis: Schema.optional(Schema.Number),
+  ...messagesField
+}) {}
+
+/** The provider failed on its side (HTTP 5xx). Retryable. */
+export class ServerError extends Schema.TaggedError<ServerError>("@chat-ts/ServerError")("ServerError", {
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  ...messagesField
+}) {}
+
+/** The provider could not be reached, or the connection broke (also a stream cut mid-way). Retryable. */
+export class NetworkError extends Schema.TaggedError<NetworkError>("@chat-ts/NetworkError")("NetworkError", {
+  message: Schema.String,
+  ...messagesField
+}) {}
+
+/** The credentials were missing or refused (HTTP 401/403). Not retryable. */
+export class AuthenticationError extends Schema.TaggedError<AuthenticationError>("@chat-ts/AuthenticationError")(
+  "AuthenticationError",
+  {
+    message: Schema.String,
+    status: Schema.optional(Schema.Number),
+    ...messagesField
+  }
+) {}
+
+/** The provider rejected the request as invalid (HTTP 400), with its own message. Not retryable. */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@chat-ts/InvalidRequest")("InvalidRequest", {
+  message: Schema.String,
+  status: Schema.optional(Schema.Number),
+  code: Schema.optional(Schema.String),
+  param: Schema.optional(Schema.String),
+  ...messagesField
+}) {}
+
+/** The conversation does not fit the model's context window. Not retryable as is. */
+export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExceeded>("@chat-ts/ContextLengthExceeded")(
+  "ContextLengthExceeded",
+  {
+    message: Schema.String,
+    ...messagesField
+  }
+) {}
+
+/** The provider answered with something that could not be understood. */
+export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@chat-ts/MalformedResponse")(
+  "MalformedResponse",
+  {
+    message: Schema.String,
+    ...messagesField
+  }
+) {}
+
+/** Any error a `LanguageModel` or `EmbeddingModel` may fail with. */
+export type ModelError =
+  | RateLimited
+  | ServerError
+  | NetworkError
+  | AuthenticationError
+  | InvalidRequest
+  | ContextLengthExceeded
+  | MalformedResponse
+
+/** Whether a model error is worth retrying (rate limits, server and network errors). */
+export const isRetryable = (error: ModelError): boolean =>
+  error._tag === "RateLimited" || error._tag === "ServerError" || error._tag === "NetworkError"
+
+// ---------------------------------------------------------------------------
+// Turn errors
+// ---------------------------------------------------------------------------
+
+/** The turn used all of its model calls (`maxSteps`) without a final answer. */
+export class StepLimitReached extends Schema.TaggedError<StepLimitReached>("@chat-ts/StepLimitReached")(
+  "StepLimitReached",
+  {
+    maxSteps: Schema.Number,
+    messages: Schema.Array(Message)
+  }
+) {
+  override get message() {
+    return `The turn reached its limit of ${this.maxSteps} model calls without a final answer.`
+  }
+}
+
+/** A tool handler died (a defect, not a typed failure). The call is recorded as failed in `messages`. */
+export class ToolHandlerDefect extends Schema.TaggedError<ToolHandlerDefect>("@chat-ts/ToolHandlerDefect")(
+  "ToolHandlerDefect",
+  {
+    id: Schema.String,
+    name: Schema.String,
+    detail: Schema.String,
+    messages: Schema.Array(Message)
+  }
+) {
+  override get message() {
+    return `The handler of tool '${this.name}' (call ${this.id}) died: ${this.detail}`
+  }
+}
+
+/** The final answer did not decode with the schema given to `completeStructured`. */
+export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>(
+  "@chat-ts/StructuredOutputError"
+)("StructuredOutputError", {
+  detail: Schema.String,
+  text: Schema.String,
+  messages: Schema.Array(Message)
+}) {
+  override get message() {
+    return `The model's final answer does not match the requested schema: ${this.detail}`
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Resume and input errors
+// ---------------------------------------------------------------------------
+
+/** No tool call with this id exists in the messages. */
+export class UnknownToolCall extends Schema.TaggedError<UnknownToolCall>("@chat-ts/UnknownToolCall")(
+  "UnknownToolCall",
+  { id: Schema.String }
+) {
+  override get message() {
+    return `No tool call with id '${this.id}' exists in these messages.`
+  }
+}
+
+/** The call was already decided or finished (approving it again would run it twice). */
+export class ToolCallAlreadyResolved extends Schema.TaggedError<ToolCallAlreadyResolved>(
+  "@chat-ts/ToolCallAlreadyResolved"
+)("ToolCallAlreadyResolved", { id: Schema.String, status: Schema.String }) {
+  override get message() {
+    return `Tool call '${this.id}' was already decided (status ${this.status}); it cannot be approved or rejected again.`
+  }
+}
+
+/** The call is not waiting for a person's decision (it has not been decided by a strategy yet). */
+export class ToolCallNotAwaitingDecision extends Schema.TaggedError<ToolCallNotAwaitingDecision>(
+  "@chat-ts/ToolCallNotAwaitingDecision"
+)("ToolCallNotAwaitingDecision", { id: Schema.String, status: Schema.String }) {
+  override get message() {
+    return `Tool call '${this.id}' is not awaiting a decision (status ${this.status}).`
+  }
+}
+
+/** Edited arguments given with an approval do not match the tool's parameters; nothing ran. */
+export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArguments>(
+  "@chat-ts/InvalidEditedArguments"
+)("InvalidEditedArguments", {
+  id: Schema.String,
+  name: Schema.String,
+  detail: Schema.String,
+  ...messagesField
+}) {
+  override get message() {
+    return `The edited arguments of call '${this.id}' do not match the parameters of tool '${this.name}': ${this.detail}`
+  }
+}
+
+/** New input was added while tool calls still wait for a decision or a time. */
+export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@chat-ts/PendingToolCalls")(
+  "PendingToolCalls",
+  { ids: Schema.Array(Schema.String) }
+) {
+  override get message() {
+    return `Tool calls ${this.ids.join(", ")} are still pending: approve or reject them, or append with { supersede } to reject them.`
+  }
+}
+
+/** A stored conversation could not be decoded: malformed, tampered with, or of an unknown version. */
+export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@chat-ts/StateDecodeError")(
+  "StateDecodeError",
+  { detail: Schema.String }
+) {
+  override get message() {
+    return `The stored conversation could not be decoded: ${this.detail}`
+  }
+}
+
+/** Two toolkits given to one chat own a tool of the same name. */
+export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@chat-ts/DuplicateToolName")(
+  "DuplicateToolName",
+  { name: Schema.String }
+) {
+  override get message() {
+    return `The tool name '${this.name}' is owned by more than one toolkit of this chat.`
+  }
+}
+
+/** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
+export type ResolveError = UnknownToolCall | ToolCallAlreadyResolved | ToolCallNotAwaitingDecision
+
+/** Any error a turn (`complete`, `resume`, `stream`) may fail with. */
+export type TurnError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments
+
+/** Every error of chat-ts. */
+export type ChatError =
+  | TurnError
+  | StructuredOutputError
+  | ResolveError
+  | PendingToolCalls
+  | StateDecodeError
+  | DuplicateToolName
+
+/** Returns a copy of an error that carries the given messages (for errors that have the field). */
+export const withMessages = <E extends { readonly _tag: string }>(
+  error: E,
+  messages: ReadonlyArray<Message>
+): E => {
+  if (!messagesCarriers.has(error._tag)) return error
+  const Ctor = error.constructor as new(props: object) => E
+  return new Ctor({ ...(error as object), messages })
+}
+
+const messagesCarriers: ReadonlySet<string> = new Set([
+  "RateLimited",
+  "ServerError",
+  "NetworkError",
+  "AuthenticationError",
+  "InvalidRequest",
+  "ContextLengthExceeded",
+  "MalformedResponse",
+  "InvalidEditedArguments"
+])

@@ -1,0 +1,259 @@
+/**
+ * The provider contract: what a chat model must offer to run a turn.
+ *
+ * A provider implements `generate` (one whole response) and `stream` (the
+ * same response as parts arriving over time). Both take a `Request` holding
+ * the conversation (projected to the wire by the provider through
+ * `Messages.projectToolCall`), the tool declarations and the options, and both
+ * fail only with the typed `ChatError.ModelError`s.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as ChatError from "./ChatError.js"
+import type * as Messages from "./Messages.js"
+import type { FinishReason, Part, ReasoningPart } from "./Messages.js"
+import type { Usage } from "./Usage.js"
+import * as UsageModule from "./Usage.js"
+
+/** A JSON Schema object, as providers send it. */
+export type JsonSchema = { readonly [key: string]: unknown }
+
+/** A tool as the model sees it: name, description and JSON Schema of its parameters. */
+export interface ToolDeclaration {
+  readonly name: string
+  readonly description: string
+  readonly parameters: JsonSchema
+  /** Whether the schema fits strict mode (every property required, no extra properties). */
+  readonly strict: boolean
+}
+
+/** How the model may use tools. */
+export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
+
+/** Ask for a JSON answer matching a schema (structured output). */
+export interface ResponseFormat {
+  readonly type: "json"
+  readonly name: string
+  readonly schema: JsonSchema
+  readonly description?: string
+  readonly strict: boolean
+}
+
+/** Options of one model call. */
+export interface Options {
+  readonly temperature?: number
+  readonly maxTokens?: number
+  readonly topP?: number
+  readonly toolChoice?: ToolChoice
+  readonly parallelToolCalls?: boolean
+  readonly responseFormat?: ResponseFormat
+  readonly stop?: ReadonlyArray<string>
+  readonly seed?: number
+  readonly reasoningEffort?: "minimal" | "low" | "medium" | "high"
+}
+
+/** One model call: the conversation, the tools and the options. */
+export interface Request {
+  /** The conversation, system messages included. */
+  readonly messages: Messages.Messages
+  readonly tools: ReadonlyArray<ToolDeclaration>
+  readonly options: Options
+}
+
+/** One whole model response. Tool calls are built with `Messages.toolCall`. */
+export interface Response {
+  readonly parts: ReadonlyArray<Part>
+  readonly usage: Usage
+  readonly finishReason: FinishReason
+  readonly providerMetadata?: { readonly [key: string]: unknown }
+}
+
+/** A piece of a streamed response. */
+export type StreamPart =
+  | { readonly _tag: "TextDelta"; readonly text: string }
+  | {
+    readonly _tag: "ReasoningDelta"
+    readonly text: string
+    /** Starts a new reasoning part even if the previous part is reasoning too. */
+    readonly start?: boolean
+    readonly signature?: string
+    readonly providerMetadata?: { readonly [key: string]: unknown }
+  }
+  | { readonly _tag: "ToolCallStart"; readonly id: string; readonly name: string }
+  | { readonly _tag: "ToolCallDelta"; readonly id: string; readonly argumentsDelta: string }
+  | { readonly _tag: "Part"; readonly part: Part }
+  | {
+    readonly _tag: "Finish"
+    readonly usage: Usage
+    readonly finishReason: FinishReason
+    readonly providerMetadata?: { readonly [key: string]: unknown }
+  }
+
+/** The provider contract. */
+export interface Service {
+  readonly generate: (request: Request) => Effect.Effect<Response, ChatError.ModelError>
+  readonly stream: (request: Request) => Stream.Stream<StreamPart, ChatError.ModelError>
+}
+
+/** The chat model in use. */
+export class LanguageModel extends Context.Tag("@chat-ts/core/LanguageModel")<LanguageModel, Service>() {}
+
+/** Builds a model from `generate` and/or `stream`; the missing one is derived from the other. */
+export const make = (
+  impl:
+    | { readonly generate: Service["generate"]; readonly stream?: Service["stream"] }
+    | { readonly generate?: Service["generate"]; readonly stream: Service["stream"] }
+): Service => {
+  const generate = impl.generate ?? ((request: Request) => collect(impl.stream!(request)))
+  const stream = impl.stream ?? ((request: Request) => Stream.flatMap(Stream.fromEffect(generate(request)), toStreamParts))
+  return { generate, stream }
+}
+
+/** A layer providing the given model. */
+export const layer = (service: Service): Layer.Layer<LanguageModel> => Layer.succeed(LanguageModel, service)
+
+/**
+ * Wraps the model in use: `f` receives the model and returns a new one (for
+ * logging, a system prompt, caching, routing…). Provide the result below the
+ * original model's layer.
+ */
+export const middleware = <E = never, R = never>(
+  f: (model: Service) => Service | Effect.Effect<Service, E, R>
+): Layer.Layer<LanguageModel, E, R | LanguageModel> =>
+  Layer.effect(
+    LanguageModel,
+    Effect.flatMap(LanguageModel, (model) => {
+      const next = f(model)
+      return Effect.isEffect(next) ? next : Effect.succeed(next)
+    })
+  )
+
+/** Maps every request before it reaches the model (for example to add a system prompt). */
+export const mapRequest = (f: (request: Request) => Request): Layer.Layer<LanguageModel, never, LanguageModel> =>
+  middleware((model) => ({
+    generate: (request) => model.generate(f(request)),
+    stream: (request) => model.stream(f(request))
+  }))
+
+/** The stream parts of a whole response (whole parts, then the finish). */
+export const toStreamParts = (response: Response): Stream.Stream<StreamPart> =>
+  Stream.fromIterable<StreamPart>([
+    ...response.parts.map((part): StreamPart => ({ _tag: "Part", part })),
+    {
+      _tag: "Finish",
+      usage: response.usage,
+      finishReason: response.finishReason,
+      ...(response.providerMetadata === undefined ? {} : { providerMetadata: response.providerMetadata })
+    }
+  ])
+
+/**
+ * Gathers streamed parts into a whole response: text deltas join into text
+ * parts, tool call fragments (possibly interleaved) into tool calls, in the
+ * order they started.
+ */
+export class Accumulator {
+  private readonly parts: Array<Part> = []
+  private readonly calls = new Map<string, { index: number; name: string; args: Array<string> }>()
+  private finished: Extract<StreamPart, { _tag: "Finish" }> | undefined
+
+  /** Adds one part. */
+  add(part: StreamPart): void {
+    switch (part._tag) {
+      case "TextDelta": {
+        const last = this.parts[this.parts.length - 1]
+        if (last !== undefined && last._tag === "Text") {
+          this.parts[this.parts.length - 1] = { _tag: "Text", text: last.text + part.text }
+        } else this.parts.push({ _tag: "Text", text: part.text })
+        return
+      }
+      case "ReasoningDelta": {
+        const last = this.parts[this.parts.length - 1]
+        const base: ReasoningPart = last !== undefined && last._tag === "Reasoning" && part.start !== true
+          ? last
+          : { _tag: "Reasoning", text: "" }
+        const next: ReasoningPart = {
+          ...base,
+          text: base.text + part.text,
+          ...(part.signature === undefined ? {} : { signature: part.signature }),
+          ...(part.providerMetadata === undefined
+            ? {}
+            : { providerMetadata: { ...base.providerMetadata, ...part.providerMetadata } })
+        }
+        if (base === last) this.parts[this.parts.length - 1] = next
+        else this.parts.push(next)
+        return
+      }
+      case "ToolCallStart": {
+        if (this.calls.has(part.id)) return
+        this.calls.set(part.id, { index: this.parts.length, name: part.name, args: [] })
+        this.parts.push({ _tag: "ToolCall", id: part.id, name: part.name, arguments: "", status: { _tag: "Proposed" } })
+        return
+      }
+      case "ToolCallDelta": {
+        const call = this.calls.get(part.id)
+        if (call === undefined) {
+          this.calls.set(part.id, { index: this.parts.length, name: "", args: [part.argumentsDelta] })
+          this.parts.push({ _tag: "ToolCall", id: part.id, name: "", arguments: "", status: { _tag: "Proposed" } })
+        } else call.args.push(part.argumentsDelta)
+        return
+      }
+      case "Part":
+        this.parts.push(part.part)
+        return
+      case "Finish":
+        this.finished = part
+        return
+    }
+  }
+
+  /** Whether the `Finish` part arrived. */
+  get isFinished(): boolean {
+    return this.finished !== undefined
+  }
+
+  /** The whole response, or `undefined` when the stream has not finished. */
+  response(): Response | undefined {
+    const finished = this.finished
+    if (finished === undefined) return undefined
+    const parts = this.parts.slice()
+    for (const [id, call] of this.calls) {
+      parts[call.index] = {
+        _tag: "ToolCall",
+        id,
+        name: call.name,
+        arguments: call.args.join(""),
+        status: { _tag: "Proposed" }
+      }
+    }
+    return {
+      parts,
+      usage: finished.usage,
+      finishReason: finished.finishReason,
+      ...(finished.providerMetadata === undefined ? {} : { providerMetadata: finished.providerMetadata })
+    }
+  }
+}
+
+/** Gathers a stream into a whole response; a stream that ends before its `Finish` part is a `NetworkError`. */
+export const collect = <E, R>(
+  stream: Stream.Stream<StreamPart, E, R>
+): Effect.Effect<Response, E | ChatError.NetworkError, R> =>
+  Effect.suspend(() => {
+    const acc = new Accumulator()
+    return Stream.runForEach(stream, (part) => Effect.sync(() => acc.add(part))).pipe(
+      Effect.flatMap(() => {
+        const response = acc.response()
+        return response === undefined
+          ? Effect.fail(new ChatError.NetworkError({ message: "The model's stream ended before the response was complete." }))
+          : Effect.succeed(response)
+      })
+    )
+  })
+
+/** An empty usage, for providers that do not report any. */
+export const noUsage: Usage = UsageModule.empty

@@ -1,0 +1,446 @@
+/**
+ * Conversations as plain, Schema-backed, JSON-serialisable data.
+ *
+ * A conversation is an ordered array of messages. Each model response is its
+ * own assistant message; a tool call lives on a part of that message together
+ * with its status and, once it has one, its result. The whole state of a
+ * paused turn is therefore in the messages: store them as JSON and resume in
+ * another process.
+ *
+ * Every function here is pure and returns new values; nothing is mutated.
+ *
+ * @since 0.1.0
+ */
+import * as Either from "effect/Either"
+import { dual } from "effect/Function"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as ChatError from "./ChatError.js"
+import * as S from "./internal/schema.js"
+import * as Usage from "./Usage.js"
+
+export {
+  /** A file part's bytes: base64 or a URL. */
+  FileData,
+  /** A file (image, PDF, audio…) with its media type. */
+  FilePart,
+  /** Why the model stopped. */
+  FinishReason,
+  /** One message: a role and its parts. */
+  Message,
+  /** Any part of a message. */
+  Part,
+  /** Reasoning text, with the provider's signature when it gives one. */
+  ReasoningPart,
+  /** The role of a message. */
+  Role,
+  /** Plain text. */
+  TextPart,
+  /** A tool call proposed by the model, its status and its result. */
+  ToolCallPart,
+  /** The status of a tool call. */
+  ToolCallStatus
+} from "./internal/schema.js"
+
+/** A conversation: an ordered, immutable array of messages. */
+export type Messages = ReadonlyArray<S.Message>
+
+/** The Schema of a conversation (an array of messages). */
+export const Messages: Schema.Schema<Messages, ReadonlyArray<typeof S.Message.Encoded>> = Schema.Array(S.Message)
+
+type Content = string | ReadonlyArray<S.Part>
+
+const toParts = (content: Content): ReadonlyArray<S.Part> =>
+  typeof content === "string" ? [{ _tag: "Text", text: content }] : content
+
+// ---------------------------------------------------------------------------
+// Constructors
+// ---------------------------------------------------------------------------
+
+/** An empty conversation. */
+export const empty: Messages = []
+
+/** A user message. */
+export const user = (content: Content): S.Message => ({ role: "user", parts: toParts(content) })
+
+/** A system message. */
+export const system = (content: Content): S.Message => ({ role: "system", parts: toParts(content) })
+
+/** An assistant message (for example to seed a conversation's history). */
+export const assistant = (content: Content): S.Message => ({ role: "assistant", parts: toParts(content) })
+
+/** A conversation holding one user message. */
+export const fromUser = (content: Content): Messages => [user(content)]
+
+/** A conversation holding one system message. */
+export const fromSystem = (content: Content): Messages => [system(content)]
+
+/** A text part. */
+export const text = (value: string): S.TextPart => ({ _tag: "Text", text: value })
+
+/** A file part from base64 bytes or a URL. */
+export const file = (
+  options: { readonly mediaType: string; readonly filename?: string } & (
+    | { readonly base64: string }
+    | { readonly url: string }
+  )
+): S.FilePart => ({
+  _tag: "File",
+  mediaType: options.mediaType,
+  data: "base64" in options ? { _tag: "Base64", base64: options.base64 } : { _tag: "Url", url: options.url },
+  ...(options.filename === undefined ? {} : { filename: options.filename })
+})
+
+/** A tool call as a model proposes it (status `Proposed`). Providers use it to build responses. */
+export const toolCall = (options: { readonly id: string; readonly name: string; readonly arguments: string }): S.ToolCallPart => ({
+  _tag: "ToolCall",
+  id: options.id,
+  name: options.name,
+  arguments: options.arguments,
+  status: { _tag: "Proposed" }
+})
+
+// ---------------------------------------------------------------------------
+// Queries
+// ---------------------------------------------------------------------------
+
+/** Whether a tool call has its final answer (completed, failed or rejected). */
+export const isResolved = (call: S.ToolCallPart): boolean => {
+  const tag = call.status._tag
+  return tag === "Completed" || tag === "Failed" || tag === "Rejected"
+}
+
+/** Whether a tool call waits for a person (approval) or a time (scheduled). */
+export const isAwaitingDecision = (call: S.ToolCallPart): boolean =>
+  call.status._tag === "AwaitingApproval" || call.status._tag === "Scheduled"
+
+/** The tool calls of one message, in order. */
+export const toolCallsOf = (message: S.Message): ReadonlyArray<S.ToolCallPart> => {
+  const out: Array<S.ToolCallPart> = []
+  for (const part of message.parts) if (part._tag === "ToolCall") out.push(part)
+  return out
+}
+
+/** Every tool call of the conversation, in order. */
+export const toolCalls = (messages: Messages): ReadonlyArray<S.ToolCallPart> => messages.flatMap(toolCallsOf)
+
+/** The tool call with this id, or `undefined`. */
+export const findTool: {
+  (id: string): (messages: Messages) => S.ToolCallPart | undefined
+  (messages: Messages, id: string): S.ToolCallPart | undefined
+} = dual(2, (messages: Messages, id: string): S.ToolCallPart | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    for (const part of messages[i]!.parts) {
+      if (part._tag === "ToolCall" && part.id === id) return part
+    }
+  }
+  return undefined
+})
+
+/** The tool calls that have no final answer yet (proposed, awaiting approval, scheduled, approved, running). */
+export const pendingTools = (messages: Messages): ReadonlyArray<S.ToolCallPart> =>
+  toolCalls(messages).filter((call) => !isResolved(call))
+
+/** The last assistant message (the model's latest response), or `undefined`. */
+export const lastResponse = (messages: Messages): S.Message | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "assistant") return messages[i]
+  }
+  return undefined
+}
+
+/** The concatenated text parts of a message. */
+export const textOf = (message: S.Message): string => {
+  let out = ""
+  for (const part of message.parts) if (part._tag === "Text") out += part.text
+  return out
+}
+
+/** The index of the first message of the current turn (just after the last user message). */
+export const turnStart = (messages: Messages): number => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === "user") return i + 1
+  }
+  return 0
+}
+
+/** The model responses (assistant messages) of the current turn. */
+export const turnResponses = (messages: Messages): ReadonlyArray<S.Message> =>
+  messages.slice(turnStart(messages)).filter((message) => message.role === "assistant")
+
+/** The usage of every model response of the current turn, added up. */
+export const turnUsage = (messages: Messages): Usage.Usage =>
+  turnResponses(messages).reduce((acc, message) => (message.usage ? Usage.add(acc, message.usage) : acc), Usage.empty)
+
+/** The arguments a call runs with and the model sees: the edited ones if a person edited them. */
+export const effectiveArguments = (call: S.ToolCallPart): string => {
+  const status = call.status
+  return "editedArguments" in status && status.editedArguments !== undefined ? status.editedArguments : call.arguments
+}
+
+/** The effective arguments parsed as JSON, or the raw text when it is not valid JSON. */
+export const parsedArguments = (call: S.ToolCallPart): unknown => {
+  const raw = effectiveArguments(call)
+  try {
+    return JSON.parse(raw)
+  } catch {
+    return raw
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Updates
+// ---------------------------------------------------------------------------
+
+/**
+ * Replaces the tool call with `id` by `f(call)`. Returns the same array when no
+ * call has that id. Only the message holding the call is copied.
+ */
+export const updateTool: {
+  (id: string, f: (call: S.ToolCallPart) => S.ToolCallPart): (messages: Messages) => Messages
+  (messages: Messages, id: string, f: (call: S.ToolCallPart) => S.ToolCallPart): Messages
+} = dual(3, (messages: Messages, id: string, f: (call: S.ToolCallPart) => S.ToolCallPart): Messages => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    const index = message.parts.findIndex((part) => part._tag === "ToolCall" && part.id === id)
+    if (index === -1) continue
+    const parts = message.parts.slice()
+    parts[index] = f(parts[index] as S.ToolCallPart)
+    const next = messages.slice()
+    next[i] = { ...message, parts }
+    return next
+  }
+  return messages
+})
+
+const checkDecidable = (messages: Messages, id: string): Either.Either<S.ToolCallPart, ChatError.ResolveError> => {
+  const call = findTool(messages, id)
+  if (call === undefined) return Either.left(new ChatError.UnknownToolCall({ id }))
+  if (isAwaitingDecision(call)) return Either.right(call)
+  if (call.status._tag === "Proposed") {
+    return Either.left(new ChatError.ToolCallNotAwaitingDecision({ id, status: call.status._tag }))
+  }
+  return Either.left(new ChatError.ToolCallAlreadyResolved({ id, status: call.status._tag }))
+}
+
+const stringifyEdit = (edited: unknown): string => (typeof edited === "string" ? edited : JSON.stringify(edited))
+
+/**
+ * Approves a call that awaits approval or is scheduled (it then runs on the
+ * next resume, without asking its strategy again). `edited` replaces the
+ * arguments: a JSON value, or JSON text. It is checked against the tool's
+ * parameters at resume; the model then sees the edited arguments.
+ */
+export const approve: {
+  (id: string, edited?: unknown): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, edited?: unknown): Either.Either<Messages, ChatError.ResolveError>
+} = dual(
+  (args) => Array.isArray(args[0]),
+  (messages: Messages, id: string, edited?: unknown): Either.Either<Messages, ChatError.ResolveError> =>
+    Either.map(checkDecidable(messages, id), () =>
+      updateTool(messages, id, (call) => ({
+        ...call,
+        status: edited === undefined
+          ? { _tag: "Approved" }
+          : { _tag: "Approved", editedArguments: stringifyEdit(edited) }
+      })))
+)
+
+/**
+ * Rejects a call that awaits approval or is scheduled. The model sees the
+ * rejection, with `reason` when given, as the call's (failed) result.
+ */
+export const reject: {
+  (id: string, reason?: string): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, reason?: string): Either.Either<Messages, ChatError.ResolveError>
+} = dual(
+  (args) => Array.isArray(args[0]),
+  (messages: Messages, id: string, reason?: string): Either.Either<Messages, ChatError.ResolveError> =>
+    Either.map(checkDecidable(messages, id), () =>
+      updateTool(messages, id, (call) => ({
+        ...call,
+        status: reason === undefined ? { _tag: "Rejected", by: "user" } : { _tag: "Rejected", by: "user", reason }
+      })))
+)
+
+/** Options of `append`. */
+export interface AppendOptions {
+  /**
+   * Reject every pending tool call with this reason (the model sees it)
+   * instead of failing with `PendingToolCalls`.
+   */
+  readonly supersede?: string
+}
+
+/**
+ * Appends a message or messages. Adding a user message while tool calls are
+ * still pending fails with `PendingToolCalls` naming them, unless
+ * `{ supersede: reason }` is given: the pending calls are then rejected with
+ * that reason (a running call is recorded as failed: it may have run).
+ */
+export const append: {
+  (
+    that: S.Message | Messages,
+    options?: AppendOptions
+  ): (self: Messages) => Either.Either<Messages, ChatError.PendingToolCalls>
+  (self: Messages, that: S.Message | Messages, options?: AppendOptions): Either.Either<Messages, ChatError.PendingToolCalls>
+} = dual(
+  (args) => Array.isArray(args[0]) && (args.length >= 3 || Array.isArray(args[1]) || isMessage(args[1])),
+  (
+    self: Messages,
+    that: S.Message | Messages,
+    options?: AppendOptions
+  ): Either.Either<Messages, ChatError.PendingToolCalls> => {
+    const added: Messages = Array.isArray(that) ? that : [that as S.Message]
+    if (!added.some((message) => message.role === "user")) return Either.right([...self, ...added])
+    const pending = pendingTools(self)
+    if (pending.length === 0) return Either.right([...self, ...added])
+    if (options?.supersede === undefined) {
+      return Either.left(new ChatError.PendingToolCalls({ ids: pending.map((call) => call.id) }))
+    }
+    const reason = options.supersede
+    let next = self
+    for (const call of pending) {
+      next = updateTool(next, call.id, (c) => ({
+        ...c,
+        status: c.status._tag === "Running"
+          ? { _tag: "Failed", error: `Superseded while running; it may or may not have completed. ${reason}` }
+          : { _tag: "Rejected", by: "user", reason }
+      }))
+    }
+    return Either.right([...next, ...added])
+  }
+)
+
+const isMessage = (u: unknown): u is S.Message =>
+  typeof u === "object" && u !== null && "role" in u && "parts" in u
+
+// ---------------------------------------------------------------------------
+// What the model sees
+// ---------------------------------------------------------------------------
+
+/** A tool call as providers put it on the wire: effective arguments and, when answered, its result. */
+export interface ProjectedToolCall {
+  readonly id: string
+  readonly name: string
+  /** The arguments the call ran with (edited ones if edited), as JSON text. */
+  readonly arguments: string
+  /** The answer the model sees, or `undefined` while the call is not resolved. */
+  readonly result: ProjectedResult | undefined
+}
+
+/** The answer to a tool call as the model sees it. */
+export interface ProjectedResult {
+  readonly isError: boolean
+  /** The result as a JSON value. */
+  readonly value: unknown
+  /** The result as text (JSON unless the value is a string). */
+  readonly text: string
+}
+
+const toText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value) ?? "null")
+
+const result = (isError: boolean, value: unknown): ProjectedResult => ({ isError, value, text: toText(value) })
+
+/** The message the model sees for a rejected call. */
+export const rejectionText = (status: { readonly reason?: string | undefined; readonly by: "user" | "policy" }): string => {
+  const who = status.by === "user" ? "The user rejected this tool call" : "This tool call was rejected by policy"
+  return status.reason === undefined || status.reason === "" ? `${who}; it did not run.` : `${who}; it did not run. Reason: ${status.reason}`
+}
+
+/**
+ * The one projection of a tool call to what the model sees, shared by every
+ * provider: edited arguments replace the original ones; a completed call
+ * shows its result; a failure shows `{ error }`; a rejection shows a failure
+ * carrying the reason; an unresolved call has no result.
+ */
+export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
+  const status = call.status
+  const base = { id: call.id, name: call.name, arguments: effectiveArguments(call) }
+  switch (status._tag) {
+    case "Completed":
+      return { ...base, result: result(false, status.result) }
+    case "Failed":
+      return { ...base, result: result(true, { error: status.error }) }
+    case "Rejected":
+      return { ...base, result: result(true, { error: rejectionText(status) }) }
+    default:
+      return { ...base, result: undefined }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Versioned encoding
+// ---------------------------------------------------------------------------
+
+/** The current version of the stored format. */
+export const currentVersion = 1 as const
+
+const Document = Schema.Struct({
+  format: Schema.Literal("chat-ts/messages"),
+  version: Schema.Number,
+  messages: Schema.Array(S.Message)
+})
+
+/** The stored form of a conversation: `{ format, version, messages }`. */
+export type Document = typeof Document.Encoded
+
+const checkIntegrity = (messages: Messages): string | undefined => {
+  const seen = new Set<string>()
+  for (const [index, message] of messages.entries()) {
+    for (const part of message.parts) {
+      if (part._tag !== "ToolCall") continue
+      if (message.role !== "assistant") return `message ${index} (${message.role}) holds a tool call; only assistant messages may`
+      if (seen.has(part.id)) return `tool call id '${part.id}' appears more than once`
+      seen.add(part.id)
+    }
+  }
+  return undefined
+}
+
+/** Encodes a conversation into its versioned JSON document. */
+export const encode = (messages: Messages): Document => ({
+  format: "chat-ts/messages",
+  version: currentVersion,
+  messages: Schema.encodeSync(Schema.Array(S.Message))(messages)
+})
+
+/** Encodes a conversation as a JSON string (the versioned document). */
+export const toJson = (messages: Messages): string => JSON.stringify(encode(messages))
+
+const decodeDocument = Schema.decodeUnknownEither(Document, { onExcessProperty: "error" })
+
+/**
+ * Decodes a stored document. A malformed or tampered document (wrong shape,
+ * tool calls outside assistant messages, duplicate call ids) or an unknown
+ * version is a `StateDecodeError`.
+ */
+export const decode = (input: unknown): Either.Either<Messages, ChatError.StateDecodeError> => {
+  if (typeof input === "object" && input !== null && "version" in input && input.version !== currentVersion) {
+    return Either.left(
+      new ChatError.StateDecodeError({
+        detail: `unsupported version ${JSON.stringify(input.version)} (this library reads version ${currentVersion})`
+      })
+    )
+  }
+  return decodeDocument(input).pipe(
+    Either.mapLeft((error) => new ChatError.StateDecodeError({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })),
+    Either.flatMap((document) => {
+      const problem = checkIntegrity(document.messages)
+      return problem === undefined
+        ? Either.right(document.messages)
+        : Either.left(new ChatError.StateDecodeError({ detail: problem }))
+    })
+  )
+}
+
+/** Decodes a JSON string written by `toJson`. */
+export const fromJson = (json: string): Either.Either<Messages, ChatError.StateDecodeError> => {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(json)
+  } catch (error) {
+    return Either.left(new ChatError.StateDecodeError({ detail: `not JSON: ${(error as Error).message}` }))
+  }
+  return decode(parsed)
+}

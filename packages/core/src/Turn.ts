@@ -1,0 +1,386 @@
+/**
+ * The turn reducer: a pure, total state machine for one chat turn.
+ *
+ * `step(messages, event, config)` returns the next messages and an `Outcome`
+ * telling the shell what to do next (call the model, ask the strategies, run
+ * tools, wait, pause, complete, or stop). It performs no I/O, reads no clock
+ * and makes no ids: the time, the model's response, the strategies' decisions
+ * and the tools' results all arrive in events. The `Chat` service is the shell
+ * that interprets the outcomes.
+ *
+ * Rules it enforces:
+ * - A step is one model call; `maxSteps` bounds the model calls of a turn
+ *   (counted from the messages: the assistant messages after the last user
+ *   message), and reaching it is the `StepLimit` outcome.
+ * - Every call of a response is decided; `Execute` calls run, `Reject`s are
+ *   recorded, and when any call awaits approval or a time the turn pauses
+ *   after the runnable calls finished. The model is not called again until
+ *   every call of its last response is resolved.
+ * - Approved calls run without asking the strategy again; scheduled calls run
+ *   once their time has come; an approval that expired is rejected by policy.
+ * - A call left `Running` by a crash is never run again: it is recorded as
+ *   failed (its outcome is unknown).
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import * as Messages from "./Messages.js"
+import type { Message, ToolCallPart } from "./Messages.js"
+import type * as PauseReason from "./PauseReason.js"
+import type { Usage } from "./Usage.js"
+
+/** Settings of the reducer. */
+export interface Config {
+  /** The most model calls one turn may make. */
+  readonly maxSteps: number
+  /** Instead of pausing when only scheduled calls remain, return `Wait` until the earliest is due. */
+  readonly waitForScheduled: boolean
+}
+
+/** The default settings: 10 model calls per turn, pause on scheduled calls. */
+export const defaultConfig: Config = { maxSteps: 10, waitForScheduled: false }
+
+/** A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid. */
+export type Decision = Data.TaggedEnum<{
+  Execute: {}
+  RequireApproval: { readonly expiresAt?: number | undefined }
+  Defer: { readonly at: number }
+  Reject: { readonly reason: string }
+  /** The call cannot run (unknown tool, invalid arguments): it fails with `message` for the model. */
+  Invalid: { readonly message: string }
+}>
+
+/** Constructors of decisions. */
+export const Decision = Data.taggedEnum<Decision>()
+
+/** An invalid edit found by the shell when it checked approved calls' edited arguments. */
+export interface InvalidEdit {
+  readonly id: string
+  readonly detail: string
+}
+
+/** Everything that can happen to a turn. */
+export type Event = Data.TaggedEnum<{
+  /** Start or resume the turn at time `now`; `invalidEdits` lists approved edits that failed validation. */
+  Resume: { readonly now: number; readonly invalidEdits?: ReadonlyArray<InvalidEdit> | undefined }
+  /** The model answered; `message` is the assistant message (its tool calls are taken as proposed). */
+  ModelResponded: { readonly message: Message }
+  /** The strategies decided the proposed calls at time `now`. */
+  Decided: { readonly now: number; readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }> }
+  /** A running call finished with a (JSON) result. */
+  ToolSucceeded: { readonly id: string; readonly result: unknown }
+  /** A running call failed with a (JSON) error the model will see. */
+  ToolFailed: { readonly id: string; readonly error: unknown }
+}>
+
+/** Constructors of events. */
+export const Event = Data.taggedEnum<Event>()
+
+/** What the shell must do next. */
+export type Outcome = Data.TaggedEnum<{
+  /** Call the model with the messages; this is model call number `step` of the turn. */
+  CallModel: { readonly step: number }
+  /** Ask the strategies about these proposed calls, then send `Decided`. */
+  Decide: { readonly calls: ReadonlyArray<ToolCallPart> }
+  /** Run these calls (now marked `Running`) with their effective arguments; send one result event each. */
+  RunTools: { readonly calls: ReadonlyArray<ToolCallPart> }
+  /** Some calls still run: wait for their results. */
+  AwaitTools: { readonly ids: ReadonlyArray<string> }
+  /** Only scheduled calls remain: wait until `until`, then send `Resume`. */
+  Wait: { readonly until: number; readonly reason: PauseReason.PauseReason }
+  /** The turn waits for people or times: return to the caller. */
+  Pause: { readonly reason: PauseReason.PauseReason; readonly usage: Usage }
+  /** The turn is over: `response` is the model's final message. */
+  Complete: { readonly response: Message; readonly usage: Usage }
+  /** The turn used `maxSteps` model calls without a final answer. */
+  StepLimit: { readonly maxSteps: number }
+  /** Approved edits do not match their tools' parameters; nothing ran. */
+  InvalidEdits: { readonly edits: ReadonlyArray<InvalidEdit & { readonly name: string }> }
+  /** Tool calls of an earlier response are still pending while new input follows them. */
+  PendingCalls: { readonly ids: ReadonlyArray<string> }
+}>
+
+/** Constructors of outcomes. */
+export const Outcome = Data.taggedEnum<Outcome>()
+
+/** The result of one step: the next messages and what to do. */
+export type Result = readonly [Messages.Messages, Outcome]
+
+// ---------------------------------------------------------------------------
+// Helpers
+// ---------------------------------------------------------------------------
+
+interface TurnView {
+  /** Index of the last message, when it is an assistant message of this turn. */
+  readonly lastIndex: number | undefined
+  readonly steps: number
+}
+
+const view = (messages: Messages.Messages): TurnView => {
+  let steps = 0
+  let lastIndex: number | undefined
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const role = messages[i]!.role
+    if (role === "user") break
+    if (role === "assistant") {
+      steps++
+      if (lastIndex === undefined && i === messages.length - 1) lastIndex = i
+    }
+  }
+  return { lastIndex, steps }
+}
+
+const replaceMessage = (messages: Messages.Messages, index: number, message: Message): Messages.Messages => {
+  const next = messages.slice()
+  next[index] = message
+  return next
+}
+
+const mapCalls = (
+  message: Message,
+  f: (call: ToolCallPart) => ToolCallPart
+): Message => {
+  let changed = false
+  const parts = message.parts.map((part) => {
+    if (part._tag !== "ToolCall") return part
+    const next = f(part)
+    if (next !== part) changed = true
+    return next
+  })
+  return changed ? { ...message, parts } : message
+}
+
+const edited = (call: ToolCallPart): { editedArguments?: string } => {
+  const status = call.status
+  return "editedArguments" in status && status.editedArguments !== undefined
+    ? { editedArguments: status.editedArguments }
+    : {}
+}
+
+const expiredText = (at: number): string => `The approval request expired at ${new Date(at).toISOString()} without a decision.`
+
+const interruptedError =
+  "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
+
+/** Pending calls anywhere before the current response (stranded by new input). */
+const strandedCalls = (messages: Messages.Messages, upTo: number): ReadonlyArray<string> => {
+  const ids: Array<string> = []
+  for (let i = 0; i < upTo; i++) {
+    for (const part of messages[i]!.parts) {
+      if (part._tag === "ToolCall" && !Messages.isResolved(part)) ids.push(part.id)
+    }
+  }
+  return ids
+}
+
+/**
+ * From a state with no event pending, works out what comes next. With `now`
+ * (on `Resume` and `Decided`), expired approvals are rejected by policy and
+ * scheduled calls that are due run.
+ */
+const advance = (messages: Messages.Messages, config: Config, now: number | undefined): Result => {
+  const { lastIndex, steps } = view(messages)
+  if (lastIndex === undefined) {
+    const stranded = strandedCalls(messages, messages.length)
+    if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded })]
+    return steps >= config.maxSteps
+      ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps })]
+      : [messages, Outcome.CallModel({ step: steps + 1 })]
+  }
+  let response = messages[lastIndex]!
+  const calls = Messages.toolCallsOf(response)
+  if (calls.length === 0) {
+    return [messages, Outcome.Complete({ response, usage: Messages.turnUsage(messages) })]
+  }
+  const proposed = calls.filter((call) => call.status._tag === "Proposed")
+  if (proposed.length > 0) return [messages, Outcome.Decide({ calls: proposed })]
+  const running = calls.filter((call) => call.status._tag === "Running")
+  if (running.length > 0) return [messages, Outcome.AwaitTools({ ids: running.map((call) => call.id) })]
+
+  // Expire approvals and start what may run.
+  const started: Array<ToolCallPart> = []
+  response = mapCalls(response, (call) => {
+    const status = call.status
+    if (
+      now !== undefined && status._tag === "AwaitingApproval" && status.expiresAt !== undefined &&
+      status.expiresAt <= now
+    ) {
+      return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+    }
+    if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
+      const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
+      started.push(next)
+      return next
+    }
+    return call
+  })
+  const nextMessages = response === messages[lastIndex] ? messages : replaceMessage(messages, lastIndex, response)
+  if (started.length > 0) return [nextMessages, Outcome.RunTools({ calls: started })]
+
+  const approvals: Array<string> = []
+  const scheduled: Array<{ id: string; at: number }> = []
+  for (const call of Messages.toolCallsOf(response)) {
+    if (call.status._tag === "AwaitingApproval") approvals.push(call.id)
+    else if (call.status._tag === "Scheduled") scheduled.push({ id: call.id, at: call.status.at })
+  }
+  if (approvals.length === 0 && scheduled.length === 0) {
+    return steps >= config.maxSteps
+      ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps })]
+      : [nextMessages, Outcome.CallModel({ step: steps + 1 })]
+  }
+  const reason = pauseReason(approvals, scheduled)
+  if (approvals.length === 0 && config.waitForScheduled) {
+    return [nextMessages, Outcome.Wait({ until: Math.min(...scheduled.map((s) => s.at)), reason })]
+  }
+  return [nextMessages, Outcome.Pause({ reason, usage: Messages.turnUsage(nextMessages) })]
+}
+
+/** Builds the pause reason from the calls awaiting approval and the scheduled calls. */
+export const pauseReason = (
+  approvals: ReadonlyArray<string>,
+  scheduled: ReadonlyArray<{ readonly id: string; readonly at: number }>
+): PauseReason.PauseReason => {
+  if (scheduled.length === 0) return { _tag: "AwaitingApproval", toolIds: approvals }
+  if (approvals.length === 0) {
+    return { _tag: "Scheduled", toolIds: scheduled.map((s) => s.id), earliest: Math.min(...scheduled.map((s) => s.at)) }
+  }
+  return { _tag: "Mixed", approvals, scheduled }
+}
+
+const applyDecision = (call: ToolCallPart, decision: Decision, now: number): ToolCallPart => {
+  switch (decision._tag) {
+    case "Execute":
+      return { ...call, status: { _tag: "Approved" } }
+    case "RequireApproval":
+      return {
+        ...call,
+        status: decision.expiresAt === undefined
+          ? { _tag: "AwaitingApproval" }
+          : { _tag: "AwaitingApproval", expiresAt: decision.expiresAt }
+      }
+    case "Defer":
+      return { ...call, status: decision.at <= now ? { _tag: "Approved" } : { _tag: "Scheduled", at: decision.at } }
+    case "Reject":
+      return { ...call, status: { _tag: "Rejected", by: "policy", reason: decision.reason } }
+    case "Invalid":
+      return { ...call, status: { _tag: "Failed", error: decision.message } }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The reducer
+// ---------------------------------------------------------------------------
+
+const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Resume" }>, config: Config): Result => {
+  const { lastIndex } = view(messages)
+  if (lastIndex !== undefined) {
+    const response = messages[lastIndex]!
+    const invalid = event.invalidEdits ?? []
+    if (invalid.length > 0) {
+      const edits: Array<InvalidEdit & { name: string }> = []
+      for (const edit of invalid) {
+        const call = Messages.toolCallsOf(response).find((c) => c.id === edit.id)
+        if (call !== undefined && call.status._tag === "Approved" && call.status.editedArguments !== undefined) {
+          edits.push({ ...edit, name: call.name })
+        }
+      }
+      if (edits.length > 0) return [messages, Outcome.InvalidEdits({ edits })]
+    }
+    // A call left running by a crash or an interruption is never run again.
+    const recovered = mapCalls(response, (call) =>
+      call.status._tag === "Running"
+        ? { ...call, status: { _tag: "Failed", error: interruptedError, ...edited(call) } }
+        : call)
+    if (recovered !== response) return advance(replaceMessage(messages, lastIndex, recovered), config, event.now)
+  }
+  return advance(messages, config, event.now)
+}
+
+const onModelResponded = (
+  messages: Messages.Messages,
+  event: Extract<Event, { _tag: "ModelResponded" }>,
+  config: Config
+): Result => {
+  const current = advance(messages, config, undefined)
+  // A response is only taken when the model was due to be called.
+  if (current[1]._tag !== "CallModel") return current
+  const message: Message = {
+    ...event.message,
+    role: "assistant",
+    // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
+    parts: event.message.parts.map((part) =>
+      part._tag === "ToolCall" ? { ...part, status: { _tag: "Proposed" } } : part
+    )
+  }
+  return advance([...current[0], message], config, undefined)
+}
+
+const onDecided = (messages: Messages.Messages, event: Extract<Event, { _tag: "Decided" }>, config: Config): Result => {
+  const { lastIndex } = view(messages)
+  if (lastIndex === undefined) return advance(messages, config, event.now)
+  const decisions = new Map(event.decisions.map((d) => [d.id, d.decision]))
+  const response = mapCalls(messages[lastIndex]!, (call) => {
+    const decision = decisions.get(call.id)
+    return decision === undefined || call.status._tag !== "Proposed" ? call : applyDecision(call, decision, event.now)
+  })
+  return advance(replaceMessage(messages, lastIndex, response), config, event.now)
+}
+
+const onToolResult = (
+  messages: Messages.Messages,
+  id: string,
+  finish: (call: ToolCallPart) => ToolCallPart,
+  config: Config
+): Result => {
+  const { lastIndex } = view(messages)
+  if (lastIndex === undefined) return advance(messages, config, undefined)
+  const response = mapCalls(messages[lastIndex]!, (call) =>
+    call.id === id && call.status._tag === "Running" ? finish(call) : call)
+  return advance(
+    response === messages[lastIndex] ? messages : replaceMessage(messages, lastIndex, response),
+    config,
+    undefined
+  )
+}
+
+/**
+ * One step of the turn: applies `event` to `messages` and says what to do
+ * next. Pure and total: the input is never mutated, and an event that does not
+ * fit the state (a result for a call that is not running, a response when the
+ * model was not due) changes nothing.
+ */
+export const step = (messages: Messages.Messages, event: Event, config: Config = defaultConfig): Result => {
+  switch (event._tag) {
+    case "Resume":
+      return onResume(messages, event, config)
+    case "ModelResponded":
+      return onModelResponded(messages, event, config)
+    case "Decided":
+      return onDecided(messages, event, config)
+    case "ToolSucceeded":
+      return onToolResult(
+        messages,
+        event.id,
+        (call) => ({ ...call, status: { _tag: "Completed", result: event.result, ...edited(call) } }),
+        config
+      )
+    case "ToolFailed":
+      return onToolResult(
+        messages,
+        event.id,
+        (call) => ({ ...call, status: { _tag: "Failed", error: event.error, ...edited(call) } }),
+        config
+      )
+  }
+}
+
+/** Applies events one after another from `messages`, returning the last result. */
+export const run = (messages: Messages.Messages, events: Iterable<Event>, config: Config = defaultConfig): Result => {
+  let result: Result = [messages, Outcome.AwaitTools({ ids: [] })]
+  let current = messages
+  for (const event of events) {
+    result = step(current, event, config)
+    current = result[0]
+  }
+  return result
+}

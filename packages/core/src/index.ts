@@ -1,0 +1,30 @@
+/**
+ * chat-ts core: messages, tools and strategies, the pure turn reducer, the
+ * `Chat` service and the `LanguageModel` contract.
+ *
+ * @since 0.1.0
+ */
+
+/** What a strategy decides for one tool call. */
+export * as Action from "./Action.js"
+
+/** Every typed error of chat-ts. */
+export * as ChatError from "./ChatError.js"
+
+/** Conversations as plain, JSON-serialisable data. */
+export * as Messages from "./Messages.js"
+
+/** Why a turn paused. */
+export * as PauseReason from "./PauseReason.js"
+
+/** The pure turn reducer. */
+export * as Turn from "./Turn.js"
+
+/** Token usage. */
+export * as Usage from "./Usage.js"
+
+/** The embeddings contract. */
+export * as EmbeddingModel from "./EmbeddingModel.js"
+
+/** The provider contract. */
+export * as LanguageModel from "./LanguageModel.js"
