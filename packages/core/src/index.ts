@@ -28,3 +28,18 @@ export * as EmbeddingModel from "./EmbeddingModel.js"
 
 /** The provider contract. */
 export * as LanguageModel from "./LanguageModel.js"
+
+/** The Chat service: runs turns that pause for people and for time. */
+export * as Chat from "./Chat.js"
+
+/** The events of a streamed turn. */
+export * as ChatEvent from "./ChatEvent.js"
+
+/** How a turn ended. */
+export * as ChatOutcome from "./ChatOutcome.js"
+
+/** Tools: schemas, descriptions, metadata. */
+export * as Tool from "./Tool.js"
+
+/** Toolkits: tools, handlers and strategies. */
+export * as Toolkit from "./Toolkit.js"

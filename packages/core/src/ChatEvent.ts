@@ -1,0 +1,34 @@
+/**
+ * The events of a streamed turn (`chat.stream`): text and reasoning as they
+ * arrive, each tool call and each tool result (also of rejected and failed
+ * calls), the end of each model call, and finally a pause or the completion.
+ * A pause is the last event of its stream; streaming the resolved messages
+ * continues the same turn.
+ *
+ * @since 0.1.0
+ */
+import * as Data from "effect/Data"
+import type { FinishReason, Message, Messages, ToolCallPart } from "./Messages.js"
+import type { PauseReason } from "./PauseReason.js"
+import type { Usage } from "./Usage.js"
+
+/** An event of a streamed turn. */
+export type ChatEvent = Data.TaggedEnum<{
+  /** A piece of the model's text. */
+  TextDelta: { readonly text: string }
+  /** A piece of the model's reasoning. */
+  ReasoningDelta: { readonly text: string }
+  /** The model asked for this call (emitted when its response is complete). */
+  ToolCall: { readonly call: ToolCallPart }
+  /** A call got its answer: completed, failed or rejected (see `call.status`). */
+  ToolResult: { readonly call: ToolCallPart }
+  /** Model call number `step` of the turn finished. */
+  StepFinished: { readonly step: number; readonly usage: Usage; readonly finishReason: FinishReason }
+  /** The turn paused; resolve the calls in `messages` and stream them again to go on. */
+  Paused: { readonly reason: PauseReason; readonly messages: Messages; readonly usage: Usage }
+  /** The turn is complete. */
+  Completed: { readonly response: Message; readonly messages: Messages; readonly usage: Usage }
+}>
+
+/** Constructors and matchers of chat events. */
+export const ChatEvent = Data.taggedEnum<ChatEvent>()
