@@ -180,9 +180,11 @@ const strandedCalls = (messages: Messages.Messages, upTo: number): ReadonlyArray
  */
 const advance = (messages: Messages.Messages, config: Config, now: number | undefined): Result => {
   const { lastIndex, steps } = view(messages)
+  // Calls before the current response (or before new input) can no longer be
+  // resolved by this turn: never call the model or complete past them.
+  const stranded = strandedCalls(messages, lastIndex ?? messages.length)
+  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded })]
   if (lastIndex === undefined) {
-    const stranded = strandedCalls(messages, messages.length)
-    if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded })]
     return steps >= config.maxSteps
       ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps })]
       : [messages, Outcome.CallModel({ step: steps + 1 })]
