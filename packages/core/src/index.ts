@@ -43,3 +43,6 @@ export * as Tool from "./Tool.js"
 
 /** Toolkits: tools, handlers and strategies. */
 export * as Toolkit from "./Toolkit.js"
+
+/** Tamper-evident (HMAC-signed) storage of conversations. */
+export * as SignedState from "./SignedState.js"
