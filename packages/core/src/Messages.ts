@@ -304,7 +304,12 @@ export const append: {
       next = updateTool(next, call.id, (c) => ({
         ...c,
         status: c.status._tag === "Running"
-          ? { _tag: "Failed", error: `Superseded while running; it may or may not have completed. ${reason}` }
+          ? {
+            _tag: "Failed",
+            error: `Superseded while running; it may or may not have completed. ${reason}`,
+            // It ran (if at all) with its edited arguments: keep them so the model sees those.
+            ...(c.status.editedArguments === undefined ? {} : { editedArguments: c.status.editedArguments })
+          }
           : { _tag: "Rejected", by: "user", reason }
       }))
     }
