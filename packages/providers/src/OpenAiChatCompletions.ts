@@ -1,0 +1,81 @@
+/**
+ * The core `LanguageModel` on OpenAI's Chat Completions API
+ * (POST /chat/completions), also spoken by most OpenAI-compatible servers.
+ *
+ * Tool calls and their results reach the wire through the shared projection
+ * `Messages.projectToolCall`: an assistant message with `tool_calls`, then one
+ * `tool` message per answered call carrying the result text.
+ *
+ * @since 0.1.0
+ */
+import { type ChatError, LanguageModel } from "@chat-ts/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as Internal from "./internal/chatCompletions.js"
+import { withRetry } from "./internal/retry.js"
+import { OpenAiClient } from "./OpenAiClient.js"
+import type * as Retry from "./Retry.js"
+
+/** Settings of the model; a request's own options take precedence over these. */
+export interface Options {
+  /** The model id, e.g. `gpt-4.1-mini` (or the compatible server's model name). */
+  readonly model: string
+  /** Sampling temperature. */
+  readonly temperature?: number
+  /** The most tokens the response may use. */
+  readonly maxTokens?: number
+  /** Which body field carries `maxTokens` (default `max_completion_tokens`; some compatible servers only know `max_tokens`). */
+  readonly maxTokensParameter?: "max_completion_tokens" | "max_tokens"
+  /** Nucleus sampling. */
+  readonly topP?: number
+  /** Sampling seed. */
+  readonly seed?: number
+  /** Stop sequences. */
+  readonly stop?: ReadonlyArray<string>
+  /** Reasoning effort, for reasoning models. */
+  readonly reasoningEffort?: "minimal" | "low" | "medium" | "high"
+  /** How the model may use tools (sent only when tools are declared). */
+  readonly toolChoice?: LanguageModel.ToolChoice
+  /** Whether the model may call several tools at once (sent only when tools are declared). */
+  readonly parallelToolCalls?: boolean
+  /** An end-user id, for the provider's abuse monitoring. */
+  readonly user?: string
+  /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
+  readonly retry?: Retry.Policy
+}
+
+/** Builds the model on the `OpenAiClient` in context. */
+export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, OpenAiClient> =>
+  Effect.map(OpenAiClient, (client) => {
+    const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
+      Effect.flatMap(Internal.toBody(request, options), (body) =>
+        withRetry(client.createChatCompletion({ ...body, stream: false }), options.retry).pipe(
+          Effect.flatMap((completion) => Internal.fromCompletion(completion))
+        ))
+
+    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
+      Stream.unwrapScoped(
+        Effect.flatMap(Internal.toBody(request, options), (body) =>
+          withRetry(
+            client.streamChatCompletion({ ...body, stream: true, stream_options: { include_usage: true } }),
+            options.retry
+          ).pipe(
+            Effect.map((chunks) =>
+              Stream.suspend(() => {
+                const state = new Internal.StreamState()
+                return chunks.pipe(
+                  Stream.mapConcat((chunk) => state.push(chunk)),
+                  Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => state.end())))
+                )
+              })
+            )
+          ))
+      )
+
+    return LanguageModel.make({ generate, stream })
+  })
+
+/** A layer providing `LanguageModel.LanguageModel` on Chat Completions; requires `OpenAiClient`. */
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, OpenAiClient> =>
+  Layer.effect(LanguageModel.LanguageModel, make(options))

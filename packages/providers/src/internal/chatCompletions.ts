@@ -1,0 +1,319 @@
+/**
+ * The wire mapping of POST /chat/completions: requests from the core's
+ * `LanguageModel.Request`, responses and stream chunks back to parts.
+ *
+ * @internal
+ */
+import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import * as Either from "effect/Either"
+import type {
+  ChatCompletion,
+  ChatCompletionChunk,
+  ChatCompletionContentPart,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageFunctionToolCall,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+  ChatCompletionToolChoiceOption
+} from "openai/resources/chat/completions"
+import type { CompletionUsage } from "openai/resources/completions"
+import type { ResponseFormatJSONSchema } from "openai/resources/shared"
+import type { Options } from "../OpenAiChatCompletions.js"
+import { malformed } from "./errors.js"
+import {
+  fileUrl,
+  isImage,
+  metadataKey,
+  newCallId,
+  optional,
+  stringField,
+  systemText,
+  textOf,
+  traverse,
+  unsupported,
+  usage
+} from "./shared.js"
+
+// ---------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------
+
+const audioFormat = (mediaType: string): "wav" | "mp3" | undefined => {
+  const type = mediaType.toLowerCase()
+  if (type === "audio/wav" || type === "audio/x-wav" || type === "audio/wave") return "wav"
+  if (type === "audio/mpeg" || type === "audio/mp3") return "mp3"
+  return undefined
+}
+
+const filePart = (file: Messages.FilePart): Either.Either<ChatCompletionContentPart, ChatError.InvalidRequest> => {
+  if (isImage(file)) return Either.right({ type: "image_url", image_url: { url: fileUrl(file) } })
+  const format = audioFormat(file.mediaType)
+  if (file.data._tag === "Url") {
+    return Either.left(
+      unsupported(`Chat Completions takes ${file.mediaType} files only as base64 data, not as a URL (only images may be URLs).`)
+    )
+  }
+  if (format !== undefined) return Either.right({ type: "input_audio", input_audio: { data: file.data.base64, format } })
+  return Either.right({
+    type: "file",
+    file: { file_data: fileUrl(file), filename: file.filename ?? "file" }
+  })
+}
+
+const userMessage = (message: Messages.Message): Either.Either<ChatCompletionMessageParam, ChatError.InvalidRequest> => {
+  const first = message.parts[0]
+  if (message.parts.length === 1 && first !== undefined && first._tag === "Text") {
+    return Either.right({ role: "user", content: first.text })
+  }
+  const parts = message.parts.filter((part) => part._tag === "Text" || part._tag === "File")
+  return Either.map(
+    traverse(parts, (part): Either.Either<ChatCompletionContentPart, ChatError.InvalidRequest> =>
+      part._tag === "Text" ? Either.right({ type: "text", text: part.text }) : filePart(part)),
+    (content) => ({ role: "user", content })
+  )
+}
+
+/**
+ * The assistant message, then one `tool` message per answered call. Tool
+ * calls go through `Messages.projectToolCall`: the model sees the effective
+ * (possibly edited) arguments, and a call without a result gets no answer.
+ * Reasoning is not sent back (the API takes none).
+ */
+const assistantMessages = (
+  message: Messages.Message
+): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+  if (message.parts.some((part) => part._tag === "File")) {
+    return Either.left(unsupported("Chat Completions does not take files in assistant messages."))
+  }
+  const projected = Messages.toolCallsOf(message).map(Messages.projectToolCall)
+  const text = textOf(message)
+  const toolCalls = projected.map((call): ChatCompletionMessageFunctionToolCall => ({
+    id: call.id,
+    type: "function",
+    function: { name: call.name, arguments: call.arguments }
+  }))
+  const out: Array<ChatCompletionMessageParam> = [{
+    role: "assistant",
+    content: text === "" && toolCalls.length > 0 ? null : text,
+    ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls })
+  }]
+  for (const call of projected) {
+    if (call.result === undefined) continue
+    out.push({ role: "tool", tool_call_id: call.id, content: call.result.text })
+  }
+  return Either.right(out)
+}
+
+/** The conversation as Chat Completions messages. */
+export const toMessages = (
+  messages: Messages.Messages
+): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> =>
+  Either.map(
+    traverse(messages, (message): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+      switch (message.role) {
+        case "system":
+          return Either.map(systemText(message), (content) => [{ role: "system", content }])
+        case "user":
+          return Either.map(userMessage(message), (m) => [m])
+        case "assistant":
+          return assistantMessages(message)
+      }
+    }),
+    (groups) => groups.flat()
+  )
+
+/** A tool declaration as a Chat Completions function tool. */
+export const toTool = (declaration: LanguageModel.ToolDeclaration): ChatCompletionTool => ({
+  type: "function",
+  function: {
+    name: declaration.name,
+    ...(declaration.description === "" ? {} : { description: declaration.description }),
+    parameters: { ...declaration.parameters },
+    ...(declaration.strict ? { strict: true } : {})
+  }
+})
+
+const toToolChoice = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoiceOption =>
+  typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
+
+const toResponseFormat = (format: LanguageModel.ResponseFormat): ResponseFormatJSONSchema => ({
+  type: "json_schema",
+  json_schema: {
+    name: format.name,
+    schema: { ...format.schema },
+    strict: format.strict,
+    ...optional("description", format.description)
+  }
+})
+
+/** The request body (without `stream`): request options take precedence over the layer's options. */
+export const toBody = (
+  request: LanguageModel.Request,
+  options: Options
+): Either.Either<ChatCompletionCreateParamsNonStreaming, ChatError.InvalidRequest> =>
+  Either.map(toMessages(request.messages), (messages) => {
+    const o = request.options
+    const maxTokens = o.maxTokens ?? options.maxTokens
+    const toolChoice = o.toolChoice ?? options.toolChoice
+    const parallelToolCalls = o.parallelToolCalls ?? options.parallelToolCalls
+    const stop = o.stop ?? options.stop
+    const hasTools = request.tools.length > 0
+    return {
+      model: options.model,
+      messages,
+      ...(hasTools ? { tools: request.tools.map(toTool) } : {}),
+      ...(toolChoice === undefined || !hasTools ? {} : { tool_choice: toToolChoice(toolChoice) }),
+      ...(parallelToolCalls === undefined || !hasTools ? {} : { parallel_tool_calls: parallelToolCalls }),
+      ...optional("temperature", o.temperature ?? options.temperature),
+      ...optional("top_p", o.topP ?? options.topP),
+      ...optional("seed", o.seed ?? options.seed),
+      ...(stop === undefined ? {} : { stop: [...stop] }),
+      ...(maxTokens === undefined ? {} : (options.maxTokensParameter ?? "max_completion_tokens") === "max_tokens"
+        ? { max_tokens: maxTokens }
+        : { max_completion_tokens: maxTokens }),
+      ...optional("reasoning_effort", o.reasoningEffort ?? options.reasoningEffort),
+      ...(o.responseFormat === undefined ? {} : { response_format: toResponseFormat(o.responseFormat) }),
+      ...optional("user", options.user)
+    }
+  })
+
+// ---------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------
+
+/** The core usage of a Chat Completions usage. */
+export const fromUsage = (u: CompletionUsage | null | undefined): LanguageModel.Response["usage"] =>
+  u === null || u === undefined ? LanguageModel.noUsage : usage({
+    inputTokens: u.prompt_tokens,
+    outputTokens: u.completion_tokens,
+    reasoningTokens: u.completion_tokens_details?.reasoning_tokens,
+    cachedInputTokens: u.prompt_tokens_details?.cached_tokens
+  })
+
+/** The core finish reason; a response holding tool calls finishes with `tool-calls` whatever the server said. */
+export const fromFinishReason = (reason: string | null | undefined, hasToolCalls: boolean): Messages.FinishReason => {
+  if (hasToolCalls && (reason === "stop" || reason === "tool_calls" || reason === "function_call")) return "tool-calls"
+  switch (reason) {
+    case "stop":
+      return "stop"
+    case "tool_calls":
+    case "function_call":
+      return "tool-calls"
+    case "length":
+      return "length"
+    case "content_filter":
+      return "content-filter"
+    default:
+      return "other"
+  }
+}
+
+/** Reasoning text sent by OpenAI-compatible servers (`reasoning_content` or `reasoning`); OpenAI sends none. */
+export const reasoningOf = (message: unknown): string | undefined =>
+  stringField(message, "reasoning_content") ?? stringField(message, "reasoning")
+
+const metadata = (id: string, model: string): { readonly [key: string]: unknown } => ({
+  [metadataKey]: { responseId: id, model }
+})
+
+/** A whole completion as a core response (the first choice). */
+export const fromCompletion = (
+  completion: ChatCompletion
+): Either.Either<LanguageModel.Response, ChatError.MalformedResponse> => {
+  const choice = completion.choices?.find((c) => c.index === 0) ?? completion.choices?.[0]
+  if (choice === undefined || choice.message === undefined || choice.message === null) {
+    return Either.left(malformed("The chat completion holds no choice."))
+  }
+  const message = choice.message
+  const parts: Array<Messages.Part> = []
+  const reasoning = reasoningOf(message)
+  if (reasoning !== undefined && reasoning !== "") parts.push({ _tag: "Reasoning", text: reasoning })
+  if (typeof message.content === "string" && message.content !== "") parts.push(Messages.text(message.content))
+  if (typeof message.refusal === "string" && message.refusal !== "") parts.push(Messages.text(message.refusal))
+  for (const call of message.tool_calls ?? []) {
+    if (call.type !== "function") continue
+    parts.push(Messages.toolCall({
+      id: call.id === "" ? newCallId() : call.id,
+      name: call.function.name,
+      arguments: call.function.arguments
+    }))
+  }
+  const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
+  return Either.right({
+    parts,
+    usage: fromUsage(completion.usage),
+    finishReason: fromFinishReason(choice.finish_reason, hasToolCalls),
+    providerMetadata: metadata(completion.id, completion.model)
+  })
+}
+
+/**
+ * Turns stream chunks into stream parts. Argument fragments are keyed by the
+ * call's `index`; the first fragment of a call carries its id and name.
+ */
+export class StreamState {
+  private readonly ids = new Map<number, { id: string; hasArguments: boolean }>()
+  private finishReason: string | undefined
+  private hasToolCalls = false
+  private usage: LanguageModel.Response["usage"] | undefined
+  private id = ""
+  private model = ""
+
+  /** The parts of one chunk. */
+  push(chunk: ChatCompletionChunk): Array<LanguageModel.StreamPart> {
+    const out: Array<LanguageModel.StreamPart> = []
+    if (chunk.id !== undefined && chunk.id !== "") this.id = chunk.id
+    if (chunk.model !== undefined && chunk.model !== "") this.model = chunk.model
+    if (chunk.usage !== undefined && chunk.usage !== null) this.usage = fromUsage(chunk.usage)
+    for (const choice of chunk.choices ?? []) {
+      if (choice.index !== 0 && choice.index !== undefined) continue
+      const delta = choice.delta
+      if (delta !== undefined && delta !== null) {
+        const reasoning = reasoningOf(delta)
+        if (reasoning !== undefined && reasoning !== "") out.push({ _tag: "ReasoningDelta", text: reasoning })
+        if (typeof delta.content === "string" && delta.content !== "") out.push({ _tag: "TextDelta", text: delta.content })
+        if (typeof delta.refusal === "string" && delta.refusal !== "") out.push({ _tag: "TextDelta", text: delta.refusal })
+        for (const fragment of delta.tool_calls ?? []) this.toolFragment(fragment, out)
+      }
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason
+    }
+    return out
+  }
+
+  private toolFragment(
+    fragment: ChatCompletionChunk.Choice.Delta.ToolCall,
+    out: Array<LanguageModel.StreamPart>
+  ): void {
+    const index = fragment.index ?? this.ids.size
+    let call = this.ids.get(index)
+    const freshId = fragment.id !== undefined && fragment.id !== null && fragment.id !== "" ? fragment.id : undefined
+    // Some compatible servers send each whole call under the same index: a new
+    // id on an index whose call already has arguments starts another call.
+    if (call === undefined || (freshId !== undefined && freshId !== call.id && call.hasArguments)) {
+      call = { id: freshId ?? newCallId(), hasArguments: false }
+      this.ids.set(index, call)
+      this.hasToolCalls = true
+      out.push({ _tag: "ToolCallStart", id: call.id, name: fragment.function?.name ?? "" })
+    }
+    const args = fragment.function?.arguments
+    if (typeof args === "string" && args !== "") {
+      call.hasArguments = true
+      out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: args })
+    }
+  }
+
+  /** The closing `Finish` part; a stream that ended before its finish reason broke off. */
+  end(): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+    if (this.finishReason === undefined) {
+      return Either.left(
+        new ChatError.NetworkError({ message: "The model's stream ended before the response was complete (no finish reason)." })
+      )
+    }
+    return Either.right([{
+      _tag: "Finish",
+      usage: this.usage ?? LanguageModel.noUsage,
+      finishReason: fromFinishReason(this.finishReason, this.hasToolCalls),
+      providerMetadata: metadata(this.id, this.model)
+    }])
+  }
+}
