@@ -147,9 +147,11 @@ const newlyResolved = (before: Messages.Messages, after: Messages.Messages): Rea
   })
 }
 
-/** Makes tool call ids unique within the conversation (a provider may repeat or omit them). */
-const uniqueIds = (messages: Messages.Messages, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> => {
-  const taken = new Set(Messages.toolCalls(messages).map((call) => call.id))
+/**
+ * Makes tool call ids unique within the conversation (a provider may repeat or
+ * omit them). `taken` holds the ids already used; the ids given out are added.
+ */
+const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> => {
   return parts.map((part) => {
     if (part._tag !== "ToolCall") return part
     let id = part.id === "" ? `call_${taken.size + 1}` : part.id
@@ -269,6 +271,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       // The latest state; read when the turn fails or is interrupted.
       let current: Messages.Messages = input
       let defect: { id: string; name: string; detail: string } | undefined
+      // Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`).
+      let takenIds: Set<string> | undefined
 
       const apply = (event: Turn.Event): Effect.Effect<Turn.Result> =>
         Effect.suspend(() => {
@@ -307,7 +311,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           : model.generate(request)
         return Effect.map(response, (r): Message => ({
           role: "assistant",
-          parts: uniqueIds(messages, r.parts),
+          // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
+          parts: uniqueIds(takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts),
           usage: r.usage,
           finishReason: r.finishReason,
           ...(r.providerMetadata === undefined ? {} : { providerMetadata: r.providerMetadata })
@@ -379,13 +384,18 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
               const decisions = yield* Effect.forEach(
                 outcome.calls,
                 (call) => Effect.map(decideOne(call, now), (decision) => ({ id: call.id, decision })),
-                { concurrency }
+                // One call needs no child fiber: forking one costs more than the rest of the step.
+                outcome.calls.length > 1 ? { concurrency } : undefined
               )
               state = yield* apply(Turn.Event.Decided({ now, decisions }))
               break
             }
             case "RunTools": {
-              yield* Effect.forEach(outcome.calls, runOne, { concurrency, discard: true })
+              yield* Effect.forEach(
+                outcome.calls,
+                runOne,
+                outcome.calls.length > 1 ? { concurrency, discard: true } : { discard: true }
+              )
               if (defect !== undefined) {
                 return yield* new ChatError.ToolHandlerDefect({ ...defect, messages: current })
               }
