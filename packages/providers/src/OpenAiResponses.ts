@@ -1,0 +1,89 @@
+/**
+ * The core `LanguageModel` on OpenAI's Responses API (POST /responses).
+ *
+ * Stateless by default: the whole conversation is sent with `store: false`,
+ * and reasoning comes back encrypted (`include: ["reasoning.encrypted_content"]`)
+ * so it can be sent back on the next call; a Reasoning part keeps the
+ * encrypted content as its `signature` and the item id in its
+ * `providerMetadata`. With `previousResponseId: true` responses are stored and
+ * chained: only what follows the last response is sent, and the response id
+ * lives in the assistant message's `providerMetadata.openai.responseId`.
+ *
+ * Tool calls are `function_call` items and their results `function_call_output`
+ * items, both through the shared projection `Messages.projectToolCall`.
+ *
+ * @since 0.1.0
+ */
+import { type ChatError, LanguageModel } from "@chat-ts/core"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Stream from "effect/Stream"
+import * as Internal from "./internal/responses.js"
+import { withRetry } from "./internal/retry.js"
+import { OpenAiClient } from "./OpenAiClient.js"
+import type * as Retry from "./Retry.js"
+
+/** Settings of the model; a request's own options take precedence over these. */
+export interface Options {
+  /** The model id, e.g. `gpt-5-mini`. */
+  readonly model: string
+  /** Sampling temperature. */
+  readonly temperature?: number
+  /** The most output tokens (`max_output_tokens`). */
+  readonly maxTokens?: number
+  /** Nucleus sampling. */
+  readonly topP?: number
+  /** Reasoning effort, for reasoning models. */
+  readonly reasoningEffort?: "minimal" | "low" | "medium" | "high"
+  /** Ask reasoning models for a summary of their reasoning. */
+  readonly reasoningSummary?: "auto" | "concise" | "detailed"
+  /** How the model may use tools (sent only when tools are declared). */
+  readonly toolChoice?: LanguageModel.ToolChoice
+  /** Whether the model may call several tools at once (sent only when tools are declared). */
+  readonly parallelToolCalls?: boolean
+  /** Store responses on OpenAI's side (default `false`). */
+  readonly store?: boolean
+  /**
+   * Chain calls with `previous_response_id` (implies `store: true`): only the
+   * messages after the last stored response are sent.
+   */
+  readonly previousResponseId?: boolean
+  /** When not storing, ask for reasoning's encrypted content so it can be sent back (default `true`). */
+  readonly includeEncryptedReasoning?: boolean
+  /** An end-user id, for the provider's abuse monitoring. */
+  readonly user?: string
+  /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
+  readonly retry?: Retry.Policy
+}
+
+/** Builds the model on the `OpenAiClient` in context. */
+export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, OpenAiClient> =>
+  Effect.map(OpenAiClient, (client) => {
+    const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
+      Effect.flatMap(Internal.toBody(request, options), (body) =>
+        withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
+          Effect.flatMap((response) => Internal.fromResponse(response, client.redact))
+        ))
+
+    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
+      Stream.unwrapScoped(
+        Effect.flatMap(Internal.toBody(request, options), (body) =>
+          withRetry(client.streamResponse({ ...body, stream: true }), options.retry).pipe(
+            Effect.map((events) =>
+              Stream.suspend(() => {
+                const state = new Internal.StreamState(client.redact)
+                return events.pipe(
+                  Stream.mapConcatEffect((event) => state.push(event)),
+                  Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => state.end())))
+                )
+              })
+            )
+          ))
+      )
+
+    return LanguageModel.make({ generate, stream })
+  })
+
+/** A layer providing `LanguageModel.LanguageModel` on the Responses API; requires `OpenAiClient`. */
+export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, OpenAiClient> =>
+  Layer.effect(LanguageModel.LanguageModel, make(options))

@@ -1,0 +1,466 @@
+/**
+ * The wire mapping of POST /responses: input items from the core's
+ * `LanguageModel.Request`, output items and stream events back to parts.
+ *
+ * @internal
+ */
+import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import * as Either from "effect/Either"
+import type {
+  FunctionTool,
+  Response,
+  ResponseCreateParamsNonStreaming,
+  ResponseInputContent,
+  ResponseInputItem,
+  ResponseOutputItem,
+  ResponseStreamEvent,
+  ResponseUsage
+} from "openai/resources/responses/responses"
+import type { Options } from "../OpenAiResponses.js"
+import { type ApiErrorBody, fromApi, malformed, readErrorBody, type Redactor } from "./errors.js"
+import {
+  fileUrl,
+  isImage,
+  metadataKey,
+  metadataString,
+  newCallId,
+  optional,
+  systemText,
+  traverse,
+  unsupported,
+  usage
+} from "./shared.js"
+
+// ---------------------------------------------------------------------------
+// Requests
+// ---------------------------------------------------------------------------
+
+const inputContent = (part: Messages.Part): Either.Either<ResponseInputContent, ChatError.InvalidRequest> => {
+  switch (part._tag) {
+    case "Text":
+      return Either.right({ type: "input_text", text: part.text })
+    case "File":
+      if (isImage(part)) return Either.right({ type: "input_image", image_url: fileUrl(part), detail: "auto" })
+      return Either.right(
+        part.data._tag === "Url"
+          ? { type: "input_file", file_url: part.data.url, ...optional("filename", part.filename) }
+          : { type: "input_file", file_data: fileUrl(part), filename: part.filename ?? "file" }
+      )
+    default:
+      return Either.left(unsupported(`A user message may not hold a ${part._tag} part.`))
+  }
+}
+
+const userItem = (message: Messages.Message): Either.Either<ResponseInputItem, ChatError.InvalidRequest> => {
+  const first = message.parts[0]
+  if (message.parts.length === 1 && first !== undefined && first._tag === "Text") {
+    return Either.right({ role: "user", content: first.text })
+  }
+  return Either.map(traverse(message.parts, inputContent), (content) => ({ role: "user", content }))
+}
+
+/** The answers to a response's calls: one `function_call_output` per resolved call, through `Messages.projectToolCall`. */
+const outputItems = (message: Messages.Message): Array<ResponseInputItem> => {
+  const out: Array<ResponseInputItem> = []
+  for (const call of Messages.toolCallsOf(message)) {
+    const projected = Messages.projectToolCall(call)
+    if (projected.result === undefined) continue
+    out.push({ type: "function_call_output", call_id: projected.id, output: projected.result.text })
+  }
+  return out
+}
+
+/**
+ * A model response as input items, in part order: reasoning (when it carries
+ * its item id, with its encrypted content), text, `function_call`s with the
+ * effective arguments; then the `function_call_output`s of resolved calls.
+ */
+const assistantItems = (message: Messages.Message): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+  const out: Array<ResponseInputItem> = []
+  for (const part of message.parts) {
+    switch (part._tag) {
+      case "Text":
+        if (part.text !== "") out.push({ role: "assistant", content: part.text })
+        break
+      case "Reasoning": {
+        const id = metadataString(part.providerMetadata, "itemId")
+        if (id === undefined) break
+        out.push({
+          type: "reasoning",
+          id,
+          summary: part.text === "" ? [] : [{ type: "summary_text", text: part.text }],
+          ...optional("encrypted_content", part.signature)
+        })
+        break
+      }
+      case "ToolCall": {
+        const projected = Messages.projectToolCall(part)
+        out.push({ type: "function_call", call_id: projected.id, name: projected.name, arguments: projected.arguments })
+        break
+      }
+      case "File":
+        return Either.left(unsupported("The Responses API does not take files in assistant messages."))
+    }
+  }
+  out.push(...outputItems(message))
+  return Either.right(out)
+}
+
+const messageItems = (message: Messages.Message): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+  switch (message.role) {
+    case "system":
+      return Either.map(systemText(message), (content) => [{ role: "system", content }])
+    case "user":
+      return Either.map(userItem(message), (item) => [item])
+    case "assistant":
+      return assistantItems(message)
+  }
+}
+
+/** The last response of the conversation that the server stored (its id is in the message's `providerMetadata`). */
+const chainPoint = (messages: Messages.Messages): { readonly index: number; readonly responseId: string } | undefined => {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role !== "assistant") continue
+    const responseId = metadataString(message.providerMetadata, "responseId")
+    return responseId === undefined ? undefined : { index: i, responseId }
+  }
+  return undefined
+}
+
+/** What goes into `instructions`, `input` and `previous_response_id`. */
+export interface Input {
+  readonly instructions: string | undefined
+  readonly input: Array<ResponseInputItem>
+  readonly previousResponseId: string | undefined
+}
+
+/**
+ * The conversation as input. Leading system messages become `instructions`
+ * (they are not carried over by `previous_response_id`, so they are always
+ * sent); later ones are `system` items. When chaining and the last response
+ * carries its id, only what follows it is sent: the answers to its calls and
+ * the later messages.
+ */
+export const toInput = (messages: Messages.Messages, chain: boolean): Either.Either<Input, ChatError.InvalidRequest> => {
+  let leading = 0
+  while (leading < messages.length && messages[leading]!.role === "system") leading++
+  const system = traverse(messages.slice(0, leading), systemText)
+  if (Either.isLeft(system)) return Either.left(system.left)
+  const instructions = system.right.length === 0 ? undefined : system.right.join("\n\n")
+  const point = chain ? chainPoint(messages) : undefined
+  const rest = point === undefined ? messages.slice(leading) : messages.slice(Math.max(point.index + 1, leading))
+  return Either.map(traverse(rest, messageItems), (groups) => ({
+    instructions,
+    input: point === undefined ? groups.flat() : [...outputItems(messages[point.index]!), ...groups.flat()],
+    previousResponseId: point?.responseId
+  }))
+}
+
+/** A tool declaration as a Responses function tool (`strict` is always sent: the API's default is strict). */
+export const toTool = (declaration: LanguageModel.ToolDeclaration): FunctionTool => ({
+  type: "function",
+  name: declaration.name,
+  ...(declaration.description === "" ? {} : { description: declaration.description }),
+  parameters: { ...declaration.parameters },
+  strict: declaration.strict
+})
+
+/** Whether the responses are stored on OpenAI's side (needed for chaining). */
+export const isStored = (options: Options): boolean => options.previousResponseId === true || options.store === true
+
+/** The request body (without `stream`): request options take precedence over the layer's options. */
+export const toBody = (
+  request: LanguageModel.Request,
+  options: Options
+): Either.Either<ResponseCreateParamsNonStreaming, ChatError.InvalidRequest> =>
+  Either.map(toInput(request.messages, options.previousResponseId === true), (input) => {
+    const o = request.options
+    const store = isStored(options)
+    const toolChoice = o.toolChoice ?? options.toolChoice
+    const parallelToolCalls = o.parallelToolCalls ?? options.parallelToolCalls
+    const effort = o.reasoningEffort ?? options.reasoningEffort
+    const hasTools = request.tools.length > 0
+    const encrypted = !store && (options.includeEncryptedReasoning ?? true)
+    const format = o.responseFormat
+    return {
+      model: options.model,
+      ...optional("instructions", input.instructions),
+      input: input.input,
+      store,
+      ...optional("previous_response_id", input.previousResponseId),
+      ...(encrypted ? { include: ["reasoning.encrypted_content"] } : {}),
+      ...(hasTools ? { tools: request.tools.map(toTool) } : {}),
+      ...(toolChoice === undefined || !hasTools
+        ? {}
+        : { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.tool } }),
+      ...(parallelToolCalls === undefined || !hasTools ? {} : { parallel_tool_calls: parallelToolCalls }),
+      ...optional("temperature", o.temperature ?? options.temperature),
+      ...optional("top_p", o.topP ?? options.topP),
+      ...optional("max_output_tokens", o.maxTokens ?? options.maxTokens),
+      ...(effort === undefined && options.reasoningSummary === undefined
+        ? {}
+        : { reasoning: { ...optional("effort", effort), ...optional("summary", options.reasoningSummary) } }),
+      ...(format === undefined ? {} : {
+        text: {
+          format: {
+            type: "json_schema",
+            name: format.name,
+            schema: { ...format.schema },
+            strict: format.strict,
+            ...optional("description", format.description)
+          }
+        }
+      }),
+      ...optional("user", options.user)
+    }
+  })
+
+// ---------------------------------------------------------------------------
+// Responses
+// ---------------------------------------------------------------------------
+
+/** The core usage of a Responses usage. */
+export const fromUsage = (u: ResponseUsage | null | undefined): LanguageModel.Response["usage"] =>
+  u === null || u === undefined ? LanguageModel.noUsage : usage({
+    inputTokens: u.input_tokens,
+    outputTokens: u.output_tokens,
+    reasoningTokens: u.output_tokens_details?.reasoning_tokens,
+    cachedInputTokens: u.input_tokens_details?.cached_tokens
+  })
+
+const finishReason = (response: Response, hasToolCalls: boolean): Messages.FinishReason => {
+  switch (response.status) {
+    case "incomplete":
+      return response.incomplete_details?.reason === "max_output_tokens"
+        ? "length"
+        : response.incomplete_details?.reason === "content_filter"
+        ? "content-filter"
+        : "other"
+    case "failed":
+      return "error"
+    case "completed":
+    case undefined:
+      return hasToolCalls ? "tool-calls" : "stop"
+    default:
+      return "other"
+  }
+}
+
+const responseMetadata = (response: Response): { readonly [key: string]: unknown } => ({
+  [metadataKey]: { responseId: response.id, model: response.model }
+})
+
+const reasoningText = (item: Extract<ResponseOutputItem, { type: "reasoning" }>): string => {
+  const summary = (item.summary ?? []).map((s) => s.text)
+  return summary.length > 0 ? summary.join("\n\n") : (item.content ?? []).map((c) => c.text).join("\n\n")
+}
+
+const reasoningMetadata = (itemId: string): { readonly [key: string]: unknown } => ({ [metadataKey]: { itemId } })
+
+/** The error a failed response carries. */
+export const failure = (response: Response, redact: Redactor): ChatError.ModelError =>
+  fromApi(
+    undefined,
+    response.error === null || response.error === undefined
+      ? { message: "The response failed without saying why." }
+      : readErrorBody(response.error),
+    undefined,
+    { redact, now: 0 }
+  )
+
+/** A whole response as a core response. */
+export const fromResponse = (
+  response: Response,
+  redact: Redactor
+): Either.Either<LanguageModel.Response, ChatError.ModelError> => {
+  if (response.status === "failed") return Either.left(failure(response, redact))
+  if (!Array.isArray(response.output)) return Either.left(malformed("The response holds no output."))
+  const parts: Array<Messages.Part> = []
+  for (const item of response.output) {
+    switch (item.type) {
+      case "message":
+        for (const content of item.content ?? []) {
+          if (content.type === "output_text" && content.text !== "") parts.push(Messages.text(content.text))
+          else if (content.type === "refusal" && content.refusal !== "") parts.push(Messages.text(content.refusal))
+        }
+        break
+      case "reasoning":
+        parts.push({
+          _tag: "Reasoning",
+          text: reasoningText(item),
+          ...(typeof item.encrypted_content === "string" ? { signature: item.encrypted_content } : {}),
+          providerMetadata: reasoningMetadata(item.id)
+        })
+        break
+      case "function_call":
+        parts.push(Messages.toolCall({ id: item.call_id === "" ? newCallId() : item.call_id, name: item.name, arguments: item.arguments }))
+        break
+    }
+  }
+  const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
+  return Either.right({
+    parts,
+    usage: fromUsage(response.usage),
+    finishReason: finishReason(response, hasToolCalls),
+    providerMetadata: responseMetadata(response)
+  })
+}
+
+interface CallState {
+  readonly id: string
+  hasArguments: boolean
+}
+
+interface ReasoningState {
+  emitted: boolean
+  summaryIndex: number
+}
+
+/**
+ * Turns stream events into stream parts. Argument fragments name their item
+ * (`item_id`, or `output_index`), mapped back to the call id given when the
+ * item was added.
+ */
+export class StreamState {
+  private readonly callsByItem = new Map<string, CallState>()
+  private readonly callsByIndex = new Map<number, CallState>()
+  private readonly reasoning = new Map<string, ReasoningState>()
+  private readonly textItems = new Set<string>()
+  private hasToolCalls = false
+  private finished = false
+
+  constructor(private readonly redact: Redactor) {}
+
+  /** The parts of one event, or the error it reports. */
+  push(event: ResponseStreamEvent): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+    const out: Array<LanguageModel.StreamPart> = []
+    if (this.finished) return Either.right(out)
+    switch (event.type) {
+      case "response.output_item.added":
+        this.itemAdded(event.item, event.output_index, out)
+        break
+      case "response.function_call_arguments.delta": {
+        const call = this.callsByItem.get(event.item_id) ?? this.callsByIndex.get(event.output_index)
+        if (call === undefined) {
+          return Either.left(malformed(`The stream sent arguments for an unknown call item '${event.item_id}'.`))
+        }
+        if (event.delta !== "") {
+          call.hasArguments = true
+          out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: event.delta })
+        }
+        break
+      }
+      case "response.output_text.delta":
+      case "response.refusal.delta":
+        this.textItems.add(event.item_id)
+        if (event.delta !== "") out.push({ _tag: "TextDelta", text: event.delta })
+        break
+      case "response.reasoning_summary_text.delta":
+        this.reasoningDelta(event.item_id, event.summary_index, event.delta, out)
+        break
+      case "response.reasoning_text.delta":
+        this.reasoningDelta(event.item_id, event.content_index, event.delta, out)
+        break
+      case "response.output_item.done":
+        this.itemDone(event.item, event.output_index, out)
+        break
+      case "response.completed":
+      case "response.incomplete":
+        this.finished = true
+        out.push({
+          _tag: "Finish",
+          usage: fromUsage(event.response.usage),
+          finishReason: finishReason(event.response, this.hasToolCalls),
+          providerMetadata: responseMetadata(event.response)
+        })
+        break
+      case "response.failed":
+        return Either.left(failure(event.response, this.redact))
+      case "error": {
+        const body: ApiErrorBody = readErrorBody(event)
+        return Either.left(fromApi(undefined, body, undefined, { redact: this.redact, now: 0 }))
+      }
+    }
+    return Either.right(out)
+  }
+
+  private startCall(item: { readonly id?: string | undefined; readonly call_id: string; readonly name: string }, index: number, out: Array<LanguageModel.StreamPart>): CallState {
+    const call: CallState = { id: item.call_id === "" ? newCallId() : item.call_id, hasArguments: false }
+    if (item.id !== undefined) this.callsByItem.set(item.id, call)
+    this.callsByIndex.set(index, call)
+    this.hasToolCalls = true
+    out.push({ _tag: "ToolCallStart", id: call.id, name: item.name })
+    return call
+  }
+
+  private itemAdded(item: ResponseOutputItem, index: number, out: Array<LanguageModel.StreamPart>): void {
+    if (item.type === "function_call") {
+      const call = this.startCall(item, index, out)
+      if (item.arguments !== "") {
+        call.hasArguments = true
+        out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: item.arguments })
+      }
+    } else if (item.type === "reasoning") {
+      this.reasoning.set(item.id, { emitted: false, summaryIndex: 0 })
+    }
+  }
+
+  private reasoningDelta(itemId: string, index: number, delta: string, out: Array<LanguageModel.StreamPart>): void {
+    let state = this.reasoning.get(itemId)
+    if (state === undefined) {
+      state = { emitted: false, summaryIndex: index }
+      this.reasoning.set(itemId, state)
+    }
+    const separator = state.emitted && index !== state.summaryIndex ? "\n\n" : ""
+    state.summaryIndex = index
+    out.push({
+      _tag: "ReasoningDelta",
+      text: separator + delta,
+      ...(state.emitted ? {} : { start: true, providerMetadata: reasoningMetadata(itemId) })
+    })
+    state.emitted = true
+  }
+
+  private itemDone(item: ResponseOutputItem, index: number, out: Array<LanguageModel.StreamPart>): void {
+    switch (item.type) {
+      case "function_call": {
+        const known = (item.id === undefined ? undefined : this.callsByItem.get(item.id)) ?? this.callsByIndex.get(index)
+        const call = known ?? this.startCall(item, index, out)
+        if (!call.hasArguments && item.arguments !== "") {
+          call.hasArguments = true
+          out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: item.arguments })
+        }
+        break
+      }
+      case "reasoning": {
+        const state = this.reasoning.get(item.id)
+        const emitted = state?.emitted === true
+        out.push({
+          _tag: "ReasoningDelta",
+          text: emitted ? "" : reasoningText(item),
+          ...(emitted ? {} : { start: true }),
+          ...(typeof item.encrypted_content === "string" ? { signature: item.encrypted_content } : {}),
+          providerMetadata: reasoningMetadata(item.id)
+        })
+        this.reasoning.set(item.id, { emitted: true, summaryIndex: state?.summaryIndex ?? 0 })
+        break
+      }
+      case "message": {
+        if (this.textItems.has(item.id)) break
+        for (const content of item.content ?? []) {
+          const text = content.type === "output_text" ? content.text : content.refusal
+          if (text !== "") out.push({ _tag: "TextDelta", text })
+        }
+        break
+      }
+    }
+  }
+
+  /** Nothing more, or the error of a stream that ended before its response completed. */
+  end(): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+    return this.finished
+      ? Either.right([])
+      : Either.left(new ChatError.NetworkError({ message: "The model's stream ended before the response was complete." }))
+  }
+}
