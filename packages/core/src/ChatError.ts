@@ -230,8 +230,14 @@ export const withMessages = <E extends { readonly _tag: string }>(
   messages: ReadonlyArray<Message>
 ): E => {
   if (!messagesCarriers.has(error._tag)) return error
-  const Ctor = error.constructor as new(props: object) => E
-  return new Ctor({ ...(error as object), messages })
+  const Ctor = error.constructor as (new(props: object) => E) & { readonly fields: { readonly [key: string]: unknown } }
+  // Copy the fields by name: a spread would miss `message`, which `Error` keeps non-enumerable.
+  const props: { [key: string]: unknown } = {}
+  for (const key of Object.keys(Ctor.fields)) {
+    const value = (error as unknown as { readonly [key: string]: unknown })[key]
+    if (key !== "_tag" && value !== undefined) props[key] = value
+  }
+  return new Ctor({ ...props, messages })
 }
 
 const messagesCarriers: ReadonlySet<string> = new Set([
