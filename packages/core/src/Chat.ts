@@ -16,7 +16,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as JSONSchema from "effect/JSONSchema"
 import * as Layer from "effect/Layer"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
@@ -25,6 +24,7 @@ import * as Action from "./Action.js"
 import { ChatEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
+import * as JsonSchema from "./internal/jsonSchema.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
@@ -163,7 +163,7 @@ const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): Rea
 
 /** Builds the response format asked of the model for a structured turn. */
 export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat => {
-  const { $schema: _ignored, ...json } = JSONSchema.make(schema) as unknown as { readonly [key: string]: unknown }
+  const json = JsonSchema.make(schema.ast)
   const identifier = schema.ast.annotations[Symbol.for("effect/annotation/Identifier")]
   return {
     type: "json",

@@ -10,8 +10,8 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as JSONSchema from "effect/JSONSchema"
 import * as Schema from "effect/Schema"
+import * as JsonSchema from "./internal/jsonSchema.js"
 import type * as LanguageModel from "./LanguageModel.js"
 
 /** Identifies tools. */
@@ -60,9 +60,9 @@ export type Failure<T extends Any> = Schema.Schema.Type<T["failure"]>
 /** The metadata of a tool. */
 export type Metadata<T extends Any> = T["metadata"]
 
-/** Removes `$schema` and checks whether a JSON Schema fits OpenAI-style strict mode. */
+/** The declaration of a tool: an object JSON Schema, and whether it fits OpenAI-style strict mode. */
 const declare = (name: string, description: string, parameters: Schema.Schema.Any): LanguageModel.ToolDeclaration => {
-  const { $schema: _ignored, ...json } = JSONSchema.make(parameters as Schema.Schema<unknown, unknown>) as unknown as { readonly [key: string]: unknown }
+  const json = JsonSchema.make(parameters.ast)
   return { name, description, parameters: json, strict: isStrictCompatible(json) }
 }
 
