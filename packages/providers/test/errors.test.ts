@@ -1,0 +1,333 @@
+import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import { describe, expect, it } from "@effect/vitest"
+import * as Chunk from "effect/Chunk"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as TestClock from "effect/TestClock"
+import { retryAfterMillis } from "../src/internal/errors.js"
+import * as OpenAiChatCompletions from "../src/OpenAiChatCompletions.js"
+import * as OpenAiClient from "../src/OpenAiClient.js"
+import * as Retry from "../src/Retry.js"
+import { apiKey, chatModel, clientLayer, request, responsesModel } from "./support/helpers.js"
+import * as ReplayServer from "./support/ReplayServer.js"
+
+const ask = request([Messages.user("Hello")])
+
+const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
+
+/** Waits (in real time) until a fiber sleeps on the TestClock. */
+const untilSomeoneSleeps = Effect.gen(function*() {
+  while (Chunk.isEmpty(yield* TestClock.sleeps())) yield* realSleep(2)
+})
+
+const quota = () => ReplayServer.fixture("errors/insufficient-quota.json")
+const serverError = (status = 500) =>
+  ReplayServer.json({ error: { message: "The server had an error while processing your request.", type: "server_error", param: null, code: null } }, { status })
+
+/** Synthetic: the API echoes the key it was given, as its 401 message does. */
+const unauthorized = (status: number) =>
+  ReplayServer.json({
+    error: {
+      message: `Incorrect API key provided: ${apiKey}. Masked: sk-proj-************************CRET. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      type: "invalid_request_error",
+      param: null,
+      code: "invalid_api_key"
+    }
+  }, { status })
+
+const noKeyIn = (error: unknown) => {
+  const texts = [
+    error instanceof Error ? error.message : "",
+    String(error),
+    JSON.stringify(error)
+  ]
+  for (const text of texts) {
+    expect(text).not.toContain(apiKey)
+    expect(text).not.toContain("sk-proj-")
+  }
+}
+
+describe("errors", () => {
+  it.scoped("maps a 400 to InvalidRequest with the API's message, code and param (invalid-request-400-chat.json)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("errors/invalid-request-400-chat.json"), { status: 400 }))
+      const model = yield* chatModel(server, { retry: Schedule.recurs(3) })
+      const error = yield* Effect.flip(model.generate(ask))
+      expect(error).toBeInstanceOf(ChatError.InvalidRequest)
+      expect(error).toMatchObject({
+        _tag: "InvalidRequest",
+        status: 400,
+        code: "unsupported_value",
+        param: "messages[0].role",
+        message: "Unsupported value: 'messages[0].role' does not support 'system' with this model."
+      })
+      expect(server.requests).toHaveLength(1)
+      noKeyIn(error)
+    }))
+
+  it.scoped("maps a 400 answered to a stream request (invalid-request-400-responses.json)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("errors/invalid-request-400-responses.json"), { status: 400 }))
+      const model = yield* responsesModel(server)
+      const error = yield* Effect.flip(LanguageModel.collect(model.stream(request([Messages.user("Hi")], [], { temperature: -1 }))))
+      expect(error).toMatchObject({ _tag: "InvalidRequest", status: 400, code: "decimal_below_min_value", param: "temperature" })
+      expect((server.requests[0]!.body as Record<string, unknown>)["temperature"]).toBe(-1)
+    }))
+
+  it.scoped("maps context_length_exceeded to ContextLengthExceeded (synthetic body)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json({
+        error: {
+          message: "This model's maximum context length is 128000 tokens. However, your messages resulted in 130001 tokens.",
+          type: "invalid_request_error",
+          param: "messages",
+          code: "context_length_exceeded"
+        }
+      }, { status: 400 }))
+      const model = yield* chatModel(server)
+      const error = yield* Effect.flip(model.generate(ask))
+      expect(error._tag).toBe("ContextLengthExceeded")
+      expect(error.message).toContain("maximum context length is 128000 tokens")
+    }))
+
+  it.scoped("maps a 429 to RateLimited with retry-after (insufficient-quota.json)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(quota(), { status: 429, headers: { "retry-after": "3" } }))
+      const model = yield* chatModel(server)
+      const error = yield* Effect.flip(model.generate(ask))
+      expect(error).toMatchObject({ _tag: "RateLimited", retryAfterMillis: 3000 })
+      expect(error.message).toContain("You exceeded your current quota")
+      expect(ChatError.isRetryable(error)).toBe(true)
+    }))
+
+  it("reads retry-after-ms, retry-after seconds and retry-after dates", () => {
+    expect(retryAfterMillis(new Headers({ "retry-after-ms": "250", "retry-after": "9" }), 0)).toBe(250)
+    expect(retryAfterMillis(new Headers({ "retry-after": "1.5" }), 0)).toBe(1500)
+    const now = Date.parse("2025-01-01T00:00:00Z")
+    expect(retryAfterMillis(new Headers({ "retry-after": "Wed, 01 Jan 2025 00:00:04 GMT" }), now)).toBe(4000)
+    expect(retryAfterMillis(new Headers({}), 0)).toBeUndefined()
+  })
+
+  it.scoped("maps a 401 and a 403 to AuthenticationError without retrying, and never shows the key", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(unauthorized(401), unauthorized(403))
+      const model = yield* chatModel(server, { retry: Schedule.recurs(5) })
+      const first = yield* Effect.flip(model.generate(ask))
+      expect(first).toMatchObject({ _tag: "AuthenticationError", status: 401 })
+      expect(server.requests).toHaveLength(1)
+      expect(server.requests[0]!.headers["authorization"]).toBe(`Bearer ${apiKey}`)
+      expect(first.message).toContain("Incorrect API key provided")
+      noKeyIn(first)
+      const second = yield* Effect.flip(model.generate(ask))
+      expect(second).toMatchObject({ _tag: "AuthenticationError", status: 403 })
+      expect(server.requests).toHaveLength(2)
+      noKeyIn(second)
+    }))
+
+  it.scoped("maps a body that is not JSON, and a completion without choices, to MalformedResponse", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json("<html>oops</html>"), ReplayServer.json({ id: "chatcmpl-1", object: "chat.completion" }))
+      const model = yield* chatModel(server)
+      expect((yield* Effect.flip(model.generate(ask)))._tag).toBe("MalformedResponse")
+      expect((yield* Effect.flip(model.generate(ask)))._tag).toBe("MalformedResponse")
+    }))
+
+  it.scoped("maps an unreachable server to NetworkError", () =>
+    Effect.gen(function*() {
+      const model = yield* OpenAiChatCompletions.make({ model: "m", retry: false }).pipe(
+        Effect.provide(OpenAiClient.layer({ apiKey: Redacted.make(apiKey), baseURL: "http://127.0.0.1:1/v1" }))
+      )
+      const error = yield* Effect.flip(model.generate(ask))
+      expect(error._tag).toBe("NetworkError")
+      noKeyIn(error)
+    }))
+
+  it.scoped("fails a Responses stream that reports an error event, with the mapped error (stream-error-insufficient-quota.sse)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.sse(ReplayServer.fixture("responses/stream-error-insufficient-quota.sse")))
+      const model = yield* responsesModel(server, { retry: Schedule.recurs(3) })
+      const error = yield* Effect.flip(Stream.runCollect(model.stream(ask)))
+      expect(error._tag).toBe("RateLimited")
+      expect(error.message).toContain("You exceeded your current quota")
+      expect(server.requests).toHaveLength(1)
+      noKeyIn(error)
+    }))
+
+  it.scoped("fails a Responses stream that ends with response.failed (synthetic event)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const failed = {
+        type: "response.failed",
+        sequence_number: 1,
+        response: { id: "resp_1", object: "response", status: "failed", model: "gpt-4o", output: [], error: { code: "server_error", message: "The model crashed." } }
+      }
+      server.enqueue(ReplayServer.sse(`event: response.failed\ndata: ${JSON.stringify(failed)}\n\n`))
+      const model = yield* responsesModel(server)
+      const error = yield* Effect.flip(LanguageModel.collect(model.stream(ask)))
+      expect(error._tag).toBe("ServerError")
+      expect(error.message).toContain("The model crashed.")
+    }))
+})
+
+describe("retries", () => {
+  it.scoped("retries a 429 after the retry-after it asked for, then succeeds (default policy on the TestClock)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(
+        ReplayServer.json(quota(), { status: 429, headers: { "retry-after": "7" } }),
+        ReplayServer.json(ReplayServer.fixture("chat-completions/text.json"))
+      )
+      const model = yield* OpenAiChatCompletions.make({ model: "gpt-4.1-nano" }).pipe(Effect.provide(clientLayer(server)))
+      const fiber = yield* Effect.fork(model.generate(ask))
+      yield* server.waitForRequests(1)
+      yield* untilSomeoneSleeps
+      yield* TestClock.adjust("6999 millis")
+      yield* realSleep(30)
+      expect(server.requests).toHaveLength(1)
+      yield* TestClock.adjust("1 millis")
+      const response = yield* Fiber.join(fiber)
+      expect(response.finishReason).toBe("stop")
+      expect(server.requests).toHaveLength(2)
+    }))
+
+  it.scoped("gives up after the default policy's 3 retries of a 500, with a typed ServerError", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(serverError(), serverError(), serverError(), serverError(), ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
+      const model = yield* OpenAiChatCompletions.make({ model: "gpt-4.1-nano" }).pipe(Effect.provide(clientLayer(server)))
+      const fiber = yield* Effect.fork(Effect.flip(model.generate(ask)))
+      // Move the TestClock on whenever the retry sleeps, until the call gives up.
+      while (Option.isNone(yield* Fiber.poll(fiber))) {
+        if (Chunk.isNonEmpty(yield* TestClock.sleeps())) yield* TestClock.adjust("30 seconds")
+        else yield* realSleep(2)
+      }
+      const error = yield* Fiber.join(fiber)
+      expect(error).toMatchObject({ _tag: "ServerError", status: 500 })
+      expect(server.requests).toHaveLength(4)
+    }))
+
+  it.live("retries with a custom Schedule (tiny delays), then surfaces the last error", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(serverError(502), serverError(503), serverError(500))
+      const model = yield* chatModel(server, { retry: Retry.schedule({ retries: 2, base: "1 millis", maxDelay: "2 millis" }) })
+      const error = yield* Effect.flip(model.generate(ask))
+      expect(error).toMatchObject({ _tag: "ServerError", status: 500 })
+      expect(server.requests).toHaveLength(3)
+      noKeyIn(error)
+    }).pipe(Effect.scoped))
+
+  it.scoped("retries a 500 then succeeds; retries a stream while it opens", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(
+        serverError(),
+        ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")),
+        ReplayServer.json(quota(), { status: 429 }),
+        ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse"))
+      )
+      const model = yield* chatModel(server, { retry: Schedule.recurs(2) })
+      const response = yield* model.generate(ask)
+      expect(response.finishReason).toBe("stop")
+      const streamed = yield* LanguageModel.collect(model.stream(ask))
+      expect(streamed.finishReason).toBe("stop")
+      expect(server.requests).toHaveLength(4)
+    }))
+
+  it.scoped("does not retry when retry is false", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(serverError())
+      const model = yield* chatModel(server, { retry: false })
+      expect((yield* Effect.flip(model.generate(ask)))._tag).toBe("ServerError")
+      expect(server.requests).toHaveLength(1)
+    }))
+})
+
+describe("streams that break off", () => {
+  const cutChat = ReplayServer.firstEvents(ReplayServer.fixture("chat-completions/stream-tool-call.sse"), 5)
+  const cutResponses = ReplayServer.firstEvents(ReplayServer.fixture("responses/stream-function-call.sse"), 5)
+
+  it.scoped("a Chat Completions stream cut mid-way fails with NetworkError", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.cut(cutChat), ReplayServer.cut(cutChat))
+      const model = yield* chatModel(server, { retry: Schedule.recurs(3) })
+      const error = yield* Effect.flip(Stream.runCollect(model.stream(ask)))
+      expect(error._tag).toBe("NetworkError")
+      noKeyIn(error)
+      const collected = yield* Effect.flip(LanguageModel.collect(model.stream(ask)))
+      expect(collected._tag).toBe("NetworkError")
+      expect(server.requests).toHaveLength(2)
+    }))
+
+  it.scoped("a Responses stream cut mid-way fails with NetworkError", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.cut(cutResponses))
+      const model = yield* responsesModel(server)
+      const error = yield* Effect.flip(LanguageModel.collect(model.stream(ask)))
+      expect(error._tag).toBe("NetworkError")
+    }))
+
+  it.scoped("a stream that ends cleanly before its finish fails with NetworkError", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.sse(cutChat), ReplayServer.sse(cutResponses))
+      const chat = yield* chatModel(server)
+      expect((yield* Effect.flip(Stream.runCollect(chat.stream(ask))))._tag).toBe("NetworkError")
+      const responses = yield* responsesModel(server)
+      expect((yield* Effect.flip(Stream.runCollect(responses.stream(ask))))._tag).toBe("NetworkError")
+    }))
+})
+
+describe("interruption", () => {
+  it.scoped("interrupting generate aborts the HTTP request", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.hang())
+      const model = yield* chatModel(server)
+      const fiber = yield* Effect.fork(model.generate(ask))
+      yield* server.waitForRequests(1)
+      yield* Fiber.interrupt(fiber)
+      yield* server.waitForClientCloses(1)
+      expect(server.clientCloses()).toBe(1)
+    }))
+
+  it.scoped("interrupting a stream mid-way aborts the HTTP request", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const partial = ReplayServer.firstEvents(ReplayServer.fixture("responses/stream-text.sse"), 5)
+      server.enqueue(ReplayServer.hang({ sse: true, body: partial }))
+      const model = yield* responsesModel(server)
+      let seen = 0
+      const fiber = yield* Effect.fork(Stream.runForEach(model.stream(ask), () => Effect.sync(() => seen++)))
+      yield* server.waitForRequests(1)
+      while (seen < 1) yield* realSleep(2)
+      yield* Fiber.interrupt(fiber)
+      yield* server.waitForClientCloses(1)
+      expect(seen).toBeGreaterThan(0)
+    }))
+
+  it.scoped("a consumer that stops early aborts the HTTP request", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const partial = ReplayServer.firstEvents(ReplayServer.fixture("chat-completions/stream-text.sse"), 4)
+      server.enqueue(ReplayServer.hang({ sse: true, body: partial }))
+      const model = yield* chatModel(server)
+      const parts = yield* Stream.runCollect(Stream.take(model.stream(ask), 2))
+      expect(Chunk.size(parts)).toBe(2)
+      yield* server.waitForClientCloses(1)
+    }))
+})
