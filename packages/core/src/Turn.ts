@@ -157,7 +157,12 @@ const edited = (call: ToolCallPart): { editedArguments?: string } => {
     : {}
 }
 
-const expiredText = (at: number): string => `The approval request expired at ${new Date(at).toISOString()} without a decision.`
+const expiredText = (at: number): string => {
+  // Any finite time is a valid expiry, but only ±8.64e15 ms is a valid Date (toISOString throws beyond).
+  const date = new Date(at)
+  const when = Number.isNaN(date.getTime()) ? `${at} (epoch ms)` : date.toISOString()
+  return `The approval request expired at ${when} without a decision.`
+}
 
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."

@@ -206,6 +206,15 @@ describe("Turn.step", () => {
       expect(Messages.projectToolCall(Messages.findTool(next, "a")!).result?.isError).toBe(true)
     })
 
+    it("stays total for an expiry outside the range of dates (e.g. nanoseconds by mistake)", () => {
+      const expiresAt = 6_629_409_702_163_775_000
+      const messages = conversation(response([call("a", { _tag: "AwaitingApproval", expiresAt })]))
+      const [next, outcome] = step(messages, Event.Resume({ now: expiresAt }))
+      expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
+      expect(statusOf(next, "a")).toMatchObject({ _tag: "Rejected", by: "policy" })
+      expect((statusOf(next, "a") as { reason?: string }).reason).toContain(String(expiresAt))
+    })
+
     it("never expires an approval request without an expiry", () => {
       const messages = conversation(response([call("a", { _tag: "AwaitingApproval" })]))
       const [next, outcome] = step(messages, Event.Resume({ now: Number.MAX_SAFE_INTEGER }))

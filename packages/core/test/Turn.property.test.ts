@@ -1,0 +1,348 @@
+import { describe, expect, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import * as Messages from "../src/Messages.js"
+import type { ToolCallStatus } from "../src/Messages.js"
+import * as Turn from "../src/Turn.js"
+import * as Arb from "./arbitraries.js"
+import { play, START, validEdit } from "./driver.js"
+import { deepFreeze, right, snapshot } from "./fixtures.js"
+
+// The timeout is only a safety limit for slow machines, not an assertion.
+const runs = { timeout: 60_000, fastCheck: { numRuns: 200 } }
+
+const statusAt = (messages: Messages.Messages, id: string): ToolCallStatus | undefined =>
+  Messages.findTool(messages, id)?.status
+
+/** The times each event carries (Resume and Decided), else undefined. */
+const nowOf = (event: Turn.Event): number | undefined =>
+  event._tag === "Resume" || event._tag === "Decided" ? event.now : undefined
+
+describe("Turn.step properties (generated turns played by a driver)", () => {
+  it.prop("plays every generated turn to its end (Complete or StepLimit)", [Arb.script], ([script]) => {
+    const trace = play(script)
+    expect(["Complete", "StepLimit"]).toContain(trace.final._tag)
+  }, runs)
+
+  it.prop("is deterministic: the same script gives the same steps", [Arb.script], ([script]) => {
+    const first = play(script)
+    const second = play(script)
+    expect(second.entries).toStrictEqual(first.entries)
+    for (const entry of first.entries) {
+      expect(Turn.step(entry.before, entry.event, first.config)).toStrictEqual([entry.after, entry.outcome])
+    }
+  }, runs)
+
+  it.prop(
+    "never runs or completes a call that required approval unless the person approved it",
+    [Arb.script],
+    ([script]) => {
+      const trace = play(script)
+      const needsApproval = (id: string) => trace.decisions.get(id)?.decision._tag === "RequireApproval"
+      trace.entries.forEach((entry, index) => {
+        for (const call of Messages.toolCalls(entry.after)) {
+          if (!needsApproval(call.id)) continue
+          if (["Approved", "Running", "Completed", "Failed"].includes(call.status._tag)) {
+            const approvedAt = trace.approvedAt.get(call.id)
+            expect(approvedAt, `${call.id} is ${call.status._tag} without approval`).toBeDefined()
+            expect(approvedAt!).toBeLessThanOrEqual(index)
+          }
+        }
+        if (entry.outcome._tag === "RunTools") {
+          for (const call of entry.outcome.calls) {
+            if (needsApproval(call.id)) expect(trace.approvedAt.has(call.id)).toBe(true)
+          }
+        }
+      })
+    },
+    runs
+  )
+
+  it.prop(
+    "never calls the model while a call is unresolved",
+    [Arb.script],
+    ([script]) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        if (entry.outcome._tag !== "CallModel") continue
+        expect(Messages.pendingTools(entry.after)).toEqual([])
+        const last = Messages.lastResponse(entry.after)
+        if (last !== undefined) expect(Messages.toolCallsOf(last).every(Messages.isResolved)).toBe(true)
+      }
+    },
+    runs
+  )
+
+  it.prop(
+    "resolves every call exactly once: run at most once, final answer never changes, none left pending",
+    [Arb.script],
+    ([script]) => {
+      const trace = play(script)
+      for (const [id, count] of trace.runs) expect(count, `${id} ran ${count} times`).toBe(1)
+      expect(Messages.pendingTools(trace.messages)).toEqual([])
+
+      // Once resolved, a call's status never changes again (in any later state).
+      const resolvedAs = new Map<string, ToolCallStatus>()
+      for (const entry of trace.entries) {
+        for (const state of [entry.before, entry.after]) {
+          for (const call of Messages.toolCalls(state)) {
+            const first = resolvedAs.get(call.id)
+            if (first !== undefined) expect(call.status).toStrictEqual(first)
+            else if (Messages.isResolved(call)) resolvedAs.set(call.id, call.status)
+          }
+        }
+      }
+
+      // The answer matches what happened to the call.
+      for (const [id, scripted] of trace.calls) {
+        const status = statusAt(trace.messages, id)!
+        if (trace.runs.has(id)) {
+          const expected = scripted.result.ok
+            ? { _tag: "Completed", result: scripted.result.value }
+            : { _tag: "Failed", error: scripted.result.error }
+          expect(status).toMatchObject(expected)
+          const editedArguments = (status as { editedArguments?: string }).editedArguments
+          if (scripted.person === "approveEdited" || scripted.person === "approveInvalidEdit") {
+            if (trace.approvedAt.has(id) && editedArguments !== undefined) expect(editedArguments).toBe(validEdit(id))
+          } else {
+            expect(editedArguments).toBeUndefined()
+          }
+        } else {
+          expect(["Rejected", "Failed"]).toContain(status._tag)
+          if (status._tag === "Failed") {
+            const decision = trace.decisions.get(id)!.decision
+            expect(decision._tag).toBe("Invalid")
+            expect(status.error).toBe((decision as Extract<Turn.Decision, { _tag: "Invalid" }>).message)
+          }
+        }
+      }
+    },
+    runs
+  )
+
+  it.prop(
+    "runs edited calls with the edits the person made, and keeps them",
+    [Arb.script],
+    ([script]) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        if (entry.outcome._tag !== "RunTools") continue
+        for (const call of entry.outcome.calls) {
+          const before = statusAt(entry.before, call.id)!
+          const edit = before._tag === "Approved" ? before.editedArguments : undefined
+          expect(Messages.effectiveArguments(call)).toBe(edit ?? call.arguments)
+        }
+      }
+    },
+    runs
+  )
+
+  it.prop("round-trips every state of a played turn through JSON exactly", [Arb.script], ([script]) => {
+    const trace = play(script)
+    for (const entry of trace.entries) {
+      expect(right(Messages.fromJson(Messages.toJson(entry.after)))).toStrictEqual(entry.after)
+    }
+  }, runs)
+
+  it.prop(
+    "gives the same result stepping a stored-and-loaded conversation as the original",
+    [Arb.script],
+    ([script]) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        const loaded = right(Messages.fromJson(Messages.toJson(entry.before)))
+        expect(Turn.step(loaded, entry.event, trace.config)).toStrictEqual([entry.after, entry.outcome])
+      }
+    },
+    runs
+  )
+
+  it.prop("never runs a scheduled call before its time (unless a person approved it)", [Arb.script], ([script]) => {
+    const trace = play(script)
+    for (const entry of trace.entries) {
+      if (entry.outcome._tag !== "RunTools") continue
+      for (const call of entry.outcome.calls) {
+        const before = statusAt(entry.before, call.id)!
+        if (before._tag === "Scheduled") {
+          const now = nowOf(entry.event)
+          expect(now, `${call.id} started by a ${entry.event._tag}`).toBeDefined()
+          expect(now!).toBeGreaterThanOrEqual(before.at)
+        }
+        const decided = trace.decisions.get(call.id)
+        if (decided?.decision._tag === "Defer" && !trace.approvedAt.has(call.id)) {
+          expect(entry.now).toBeGreaterThanOrEqual(decided.decision.at)
+        }
+      }
+    }
+  }, runs)
+
+  it.prop("never calls the model more than maxSteps times in a turn", [Arb.script], ([script]) => {
+    const trace = play(script)
+    expect(trace.modelCalls.length).toBeLessThanOrEqual(script.maxSteps)
+    expect(trace.modelCalls).toEqual(trace.modelCalls.map((_, i) => i + 1))
+    if (trace.final._tag === "StepLimit") {
+      expect(trace.final.maxSteps).toBe(script.maxSteps)
+      expect(trace.modelCalls.length).toBe(script.maxSteps)
+    }
+  }, runs)
+
+  it.prop("carries the usage of every response of the turn in Pause and Complete", [Arb.script], ([script]) => {
+    const trace = play(script)
+    trace.entries.forEach((entry, index) => {
+      if (entry.outcome._tag === "Pause" || entry.outcome._tag === "Complete") {
+        expect(entry.outcome.usage).toEqual(trace.usageSent[index])
+      }
+    })
+  }, runs)
+
+  it.prop("ignores events that do not fit the state, and responses claiming statuses", [Arb.script], ([script]) => {
+    const trace = play({ ...script, strayEvents: true })
+    trace.entries.forEach((entry, index) => {
+      if (entry.stray) {
+        expect(entry.after).toStrictEqual(snapshot(entry.before))
+        let paused = index - 1
+        while (trace.entries[paused]!.stray) paused--
+        expect(entry.outcome).toStrictEqual(trace.entries[paused]!.outcome)
+      }
+      if (!entry.stray && entry.event._tag === "ModelResponded" && entry.outcome._tag === "Decide") {
+        for (const call of Messages.toolCallsOf(entry.after.at(-1)!)) expect(call.status).toEqual({ _tag: "Proposed" })
+      }
+    })
+  }, runs)
+
+  it.prop("only waits (waitForScheduled) when no approval is pending, until the earliest due time", [Arb.script], ([script]) => {
+    const trace = play(script)
+    for (const entry of trace.entries) {
+      if (entry.outcome._tag !== "Wait") continue
+      expect(trace.config.waitForScheduled).toBe(true)
+      const last = Messages.lastResponse(entry.after)!
+      const calls = Messages.toolCallsOf(last)
+      expect(calls.some((c) => c.status._tag === "AwaitingApproval")).toBe(false)
+      const times = calls.flatMap((c) => (c.status._tag === "Scheduled" ? [c.status.at] : []))
+      expect(entry.outcome.until).toBe(Math.min(...times))
+    }
+  }, runs)
+})
+
+// ---------------------------------------------------------------------------
+// Resolving pending calls in any order
+// ---------------------------------------------------------------------------
+
+type Choice =
+  | { readonly kind: "approve" }
+  | { readonly kind: "edit"; readonly value: Arb.Json }
+  | { readonly kind: "reject"; readonly reason: string }
+
+const pendingCall = fc.record({
+  status: fc.oneof(
+    fc.constant<ToolCallStatus>({ _tag: "AwaitingApproval" }),
+    fc.integer({ min: 1, max: 10_000 }).map((d): ToolCallStatus => ({ _tag: "Scheduled", at: START + d }))
+  ),
+  choice: fc.oneof(
+    fc.constant<Choice>({ kind: "approve" }),
+    Arb.json.map((value): Choice => ({ kind: "edit", value })),
+    fc.string({ maxLength: 6 }).map((reason): Choice => ({ kind: "reject", reason }))
+  ),
+  result: Arb.json,
+  personOrder: fc.nat(),
+  resultOrder: fc.nat()
+})
+
+describe("Turn.step properties (order independence)", () => {
+  it.prop(
+    "resolving pending calls and receiving their results in any order gives the same final messages",
+    [fc.array(pendingCall, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { minLength: 10, maxLength: 10 })],
+    ([pending, shuffle]) => {
+      const ids = pending.map((_, i) => `p${i}`)
+      const start = deepFreeze([
+        Messages.user("go"),
+        {
+          role: "assistant" as const,
+          parts: pending.map((p, i) => ({ ...Messages.toolCall({ id: ids[i]!, name: "t", arguments: "{}" }), status: p.status }))
+        }
+      ])
+      const decide = (messages: Messages.Messages, i: number): Messages.Messages => {
+        const choice = pending[i]!.choice
+        return right(
+          choice.kind === "approve"
+            ? Messages.approve(messages, ids[i]!)
+            : choice.kind === "edit"
+            ? Messages.approve(messages, ids[i]!, choice.value)
+            : Messages.reject(messages, ids[i]!, choice.reason)
+        )
+      }
+      const byKey = (key: (i: number) => number) =>
+        ids.map((_, i) => i).sort((a, b) => key(a) - key(b) || a - b)
+      const finish = (personOrder: ReadonlyArray<number>, resultOrder: (i: number) => number) => {
+        const decided = personOrder.reduce(decide, start)
+        const [running, outcome] = Turn.step(deepFreeze(decided), Turn.Event.Resume({ now: START }))
+        let state = running
+        let last = outcome
+        if (outcome._tag === "RunTools") {
+          const started = outcome.calls.map((c) => Number(c.id.slice(1)))
+          for (const i of [...started].sort((a, b) => resultOrder(a) - resultOrder(b) || a - b)) {
+            ;[state, last] = Turn.step(deepFreeze(state), Turn.Event.ToolSucceeded({ id: ids[i]!, result: pending[i]!.result }))
+          }
+        }
+        return { decided, state, last }
+      }
+      const a = finish(byKey((i) => pending[i]!.personOrder), (i) => pending[i]!.resultOrder)
+      const b = finish(byKey((i) => shuffle[i % shuffle.length]! ^ (i * 7919)), (i) => -pending[i]!.resultOrder)
+      const c = finish(ids.map((_, i) => i).reverse(), (i) => i)
+      expect(b.decided).toStrictEqual(a.decided)
+      expect(c.decided).toStrictEqual(a.decided)
+      expect(b.state).toStrictEqual(a.state)
+      expect(c.state).toStrictEqual(a.state)
+      expect(b.last).toStrictEqual(a.last)
+      expect(c.last).toStrictEqual(a.last)
+      expect(Messages.pendingTools(a.state)).toEqual([])
+      expect(a.last).toStrictEqual(Turn.Outcome.CallModel({ step: 2 }))
+    },
+    runs
+  )
+})
+
+// ---------------------------------------------------------------------------
+// Any state, any event
+// ---------------------------------------------------------------------------
+
+describe("Turn.step properties (any state, any event)", () => {
+  const stateAndEvent = Arb.conversation.chain((messages) =>
+    fc.tuple(fc.constant(messages), Arb.eventFor(messages), Arb.config)
+  )
+
+  it.prop("is total and pure: never throws, never mutates, same input same output", [stateAndEvent], ([[messages, event, config]]) => {
+    const before = snapshot(messages)
+    const result = Turn.step(deepFreeze(messages), deepFreeze(event), config)
+    expect(Turn.step(messages, event, config)).toStrictEqual(result)
+    expect(messages).toStrictEqual(before)
+  }, runs)
+
+  it.prop("never starts a call awaiting approval, and never calls the model past pending calls", [stateAndEvent], ([[messages, event, config]]) => {
+    const [after, outcome] = Turn.step(deepFreeze(messages), deepFreeze(event), config)
+    if (outcome._tag === "RunTools") {
+      for (const call of outcome.calls) {
+        const before = statusAt(messages, call.id)
+        expect(["Approved", "Scheduled", "Proposed"]).toContain(before?._tag)
+        if (before?._tag === "Proposed") {
+          expect(event._tag).toBe("Decided")
+        }
+      }
+    }
+    if (outcome._tag === "CallModel") {
+      expect(Messages.pendingTools(after)).toEqual([])
+      expect(outcome.step).toBeLessThanOrEqual(config.maxSteps)
+    }
+  }, runs)
+
+  // `toEqual`, not `toStrictEqual`: the Schema arbitraries make records with a
+  // null prototype (or an own "__proto__" key), which decoding rebuilds as
+  // plain objects. The played turns above check the JSON round trip strictly.
+  it.prop("decodes what it encodes", [Arb.conversation], ([messages]) => {
+    expect(right(Messages.decode(Messages.encode(messages)))).toEqual(messages)
+  }, runs)
+
+  it.prop("steps a stored-and-loaded conversation like the original", [stateAndEvent], ([[messages, event, config]]) => {
+    const loaded = right(Messages.decode(Messages.encode(messages)))
+    expect(Turn.step(loaded, event, config)).toEqual(Turn.step(messages, event, config))
+  }, runs)
+})

@@ -1,0 +1,191 @@
+/**
+ * Generators of conversations, events and whole turn scripts for the
+ * property tests of the reducer.
+ */
+import { Arbitrary, FastCheck as fc } from "effect"
+import * as S from "../src/internal/schema.js"
+import * as Messages from "../src/Messages.js"
+import type { Message, Part } from "../src/Messages.js"
+import * as Turn from "../src/Turn.js"
+
+/** A JSON value (what tools return and what is stored). */
+export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
+
+/** JSON values that survive `JSON.stringify`/`JSON.parse` unchanged (no -0, NaN, infinities or odd keys). */
+export const json: fc.Arbitrary<Json> = fc.letrec<{ value: Json }>((tie) => ({
+  value: fc.oneof(
+    { maxDepth: 2 },
+    fc.constant(null),
+    fc.boolean(),
+    fc.integer({ min: -1000, max: 1000 }),
+    fc.string({ maxLength: 8 }),
+    fc.array(tie("value"), { maxLength: 3 }),
+    fc.dictionary(fc.constantFrom("a", "b", "result", "error"), tie("value"), { maxKeys: 3 })
+  )
+})).value
+
+// ---------------------------------------------------------------------------
+// Turn scripts (played by the driver)
+// ---------------------------------------------------------------------------
+
+/** What the strategies decide for a call; times are relative to the decision. */
+export type DecisionScript =
+  | { readonly kind: "Execute" }
+  | { readonly kind: "RequireApproval"; readonly expiresIn: number | undefined }
+  /** `delay <= 0` defers to a time already past. */
+  | { readonly kind: "Defer"; readonly delay: number }
+  | { readonly kind: "Reject"; readonly reason: string }
+  | { readonly kind: "Invalid"; readonly message: string }
+
+/**
+ * What the person does the first time a paused call is shown to them:
+ * `later` leaves it (a call awaiting approval is then approved the next time,
+ * a scheduled call is left to its time); `approveInvalidEdit` approves with
+ * edited arguments the shell finds invalid, then corrects them.
+ */
+export type PersonScript = "approve" | "approveEdited" | "approveInvalidEdit" | "reject" | "later"
+
+export interface CallScript {
+  readonly name: string
+  readonly arguments: string
+  readonly decision: DecisionScript
+  readonly person: PersonScript
+  readonly result: { readonly ok: true; readonly value: Json } | { readonly ok: false; readonly error: Json }
+  /** The person and the tools handle calls in the order of this key. */
+  readonly order: number
+}
+
+export interface ResponseScript {
+  readonly text: string
+  readonly calls: ReadonlyArray<CallScript>
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number }
+  /** The model claims its calls are already approved or completed (must be ignored). */
+  readonly claimStatuses: boolean
+}
+
+export interface Script {
+  readonly maxSteps: number
+  readonly waitForScheduled: boolean
+  /** Start with an earlier, finished turn in the history. */
+  readonly history: boolean
+  /** The model's answer to model call n is `responses[n - 1]`; past the end it answers with text. */
+  readonly responses: ReadonlyArray<ResponseScript>
+  /** How far the clock moves at each pause (cycled). */
+  readonly clock: ReadonlyArray<number>
+  /** Whether the conversation is stored as JSON and loaded back at each pause (cycled). */
+  readonly storeAtPause: ReadonlyArray<boolean>
+  /** Send stray events (results, decisions, responses that do not fit) at each pause. */
+  readonly strayEvents: boolean
+}
+
+export const decisionScript: fc.Arbitrary<DecisionScript> = fc.oneof(
+  fc.constant({ kind: "Execute" as const }),
+  fc.record({
+    kind: fc.constant("RequireApproval" as const),
+    expiresIn: fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined })
+  }),
+  fc.record({ kind: fc.constant("Defer" as const), delay: fc.integer({ min: -2000, max: 5000 }) }),
+  fc.record({ kind: fc.constant("Reject" as const), reason: fc.string({ maxLength: 10 }) }),
+  fc.record({ kind: fc.constant("Invalid" as const), message: fc.string({ maxLength: 10 }) })
+)
+
+export const personScript: fc.Arbitrary<PersonScript> = fc.constantFrom(
+  "approve",
+  "approveEdited",
+  "approveInvalidEdit",
+  "reject",
+  "later"
+)
+
+export const callScript: fc.Arbitrary<CallScript> = fc.record({
+  name: fc.constantFrom("search", "delete_file", "send_email", "pay"),
+  arguments: fc.oneof(json.map((value) => JSON.stringify(value)), fc.constant("{not json")),
+  decision: decisionScript,
+  person: personScript,
+  result: fc.oneof(
+    fc.record({ ok: fc.constant(true as const), value: json }),
+    fc.record({ ok: fc.constant(false as const), error: json })
+  ),
+  order: fc.integer({ min: 0, max: 100 })
+})
+
+export const responseScript: fc.Arbitrary<ResponseScript> = fc.record({
+  text: fc.string({ maxLength: 10 }),
+  calls: fc.array(callScript, { maxLength: 4 }),
+  usage: fc.record({ inputTokens: fc.nat(1000), outputTokens: fc.nat(1000) }),
+  claimStatuses: fc.boolean()
+})
+
+export const script: fc.Arbitrary<Script> = fc.record({
+  maxSteps: fc.integer({ min: 1, max: 5 }),
+  waitForScheduled: fc.boolean(),
+  history: fc.boolean(),
+  responses: fc.array(responseScript, { maxLength: 6 }),
+  clock: fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 5 }),
+  storeAtPause: fc.array(fc.boolean(), { minLength: 1, maxLength: 3 }),
+  strayEvents: fc.boolean()
+})
+
+// ---------------------------------------------------------------------------
+// Arbitrary conversations and events (Schema-derived), for totality
+// ---------------------------------------------------------------------------
+
+/** Whether a value holds an object with an own "__proto__" key, anywhere. */
+const hasProtoKey = (value: unknown): boolean =>
+  typeof value === "object" && value !== null &&
+  (Object.prototype.hasOwnProperty.call(value, "__proto__") || Object.values(value).some(hasProtoKey))
+
+/**
+ * Any message the Schema allows, then made to satisfy what `Messages.decode`
+ * checks (tool calls only in assistant messages, unique ids). Records with an
+ * own "__proto__" key are left out: Schema decoding of a record assigns keys,
+ * so that key is lost (a known limitation, not the reducer's).
+ */
+export const conversation: fc.Arbitrary<Messages.Messages> = fc
+  .array(Arbitrary.make(Messages.Message), { maxLength: 5 })
+  .filter((messages) => !hasProtoKey(messages))
+  .map((messages) => {
+    let n = 0
+    return messages.map((message): Message => {
+      const parts = message.parts.map((part): Part => (part._tag === "ToolCall" ? { ...part, id: `call-${n++}` } : part))
+      const hasCalls = parts.some((part) => part._tag === "ToolCall")
+      return { ...message, role: hasCalls ? "assistant" : message.role, parts }
+    })
+  })
+
+const millis = Arbitrary.make(S.Millis)
+
+/** A time: mostly near the epoch of the generated statuses, sometimes anywhere. */
+const now: fc.Arbitrary<number> = fc.oneof(fc.integer({ min: -10_000, max: 10_000 }), millis)
+
+const decision: fc.Arbitrary<Turn.Decision> = fc.oneof(
+  fc.constant(Turn.Decision.Execute()),
+  now.map((expiresAt) => Turn.Decision.RequireApproval({ expiresAt })),
+  fc.constant(Turn.Decision.RequireApproval({})),
+  now.map((at) => Turn.Decision.Defer({ at })),
+  fc.string().map((reason) => Turn.Decision.Reject({ reason })),
+  fc.string().map((message) => Turn.Decision.Invalid({ message }))
+)
+
+/** Any event, with ids mostly taken from the conversation's calls. */
+export const eventFor = (messages: Messages.Messages): fc.Arbitrary<Turn.Event> => {
+  const ids = Messages.toolCalls(messages).map((c) => c.id)
+  const id = ids.length === 0 ? fc.constant("none") : fc.oneof(fc.constantFrom(...ids), fc.constant("none"))
+  return fc.oneof(
+    fc.record({
+      now,
+      invalidEdits: fc.option(fc.array(fc.record({ id, detail: fc.string() }), { maxLength: 2 }), { nil: undefined })
+    }).map((e) => Turn.Event.Resume(e)),
+    Arbitrary.make(Messages.Message).map((message) => Turn.Event.ModelResponded({ message })),
+    fc.record({ now, decisions: fc.array(fc.record({ id, decision }), { maxLength: 4 }) }).map((e) =>
+      Turn.Event.Decided(e)
+    ),
+    fc.record({ id, result: json }).map((e) => Turn.Event.ToolSucceeded(e)),
+    fc.record({ id, error: json }).map((e) => Turn.Event.ToolFailed(e))
+  )
+}
+
+export const config: fc.Arbitrary<Turn.Config> = fc.record({
+  maxSteps: fc.integer({ min: 0, max: 6 }),
+  waitForScheduled: fc.boolean()
+})
