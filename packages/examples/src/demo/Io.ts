@@ -1,0 +1,296 @@
+/**
+ * Where the demo's input comes from: the person's messages and their decisions
+ * on pending calls.
+ *
+ * - `interactive`: prompts of `@effect/cli` on the terminal (select, text with
+ *   validation, Ctrl-C to leave).
+ * - `lines`: one line at a time from piped stdin (or any list of lines), for
+ *   scripts: a message per line; at a pause, `approve`, `edit <json>`,
+ *   `reject [reason]` or, for a scheduled call, `wait`.
+ * - decision flags (`--approve-all`, `--reject-all`) and `--message` flags
+ *   override either source.
+ */
+import * as Prompt from "@effect/cli/Prompt"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import type * as Terminal from "@effect/platform/Terminal"
+import * as Chunk from "effect/Chunk"
+import * as Console from "effect/Console"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type { Pending, Style } from "./render.js"
+import { clockTime } from "./render.js"
+import { byName } from "./tools.js"
+
+/** What the person decided for one pending call. */
+export type Decision = Data.TaggedEnum<{
+  /** Run it as the model asked (a scheduled call: run it now). */
+  Approve: {}
+  /** Run it with these arguments (a JSON value that matches the tool's parameters). */
+  Edit: { readonly arguments: unknown }
+  /** Do not run it; the model sees the reason. */
+  Reject: { readonly reason: string | undefined }
+  /** A scheduled call: leave it to run at its time. */
+  Wait: {}
+}>
+
+/** Constructors of decisions. */
+export const Decision = Data.taggedEnum<Decision>()
+
+/** The person left (Ctrl-C at a prompt). */
+export class Quit extends Data.TaggedError("Quit")<{}> {}
+
+/** Piped input ended while a decision was still needed. */
+export class InputEnded extends Data.TaggedError("InputEnded")<{ readonly id: string; readonly name: string }> {
+  override get message() {
+    return `The input ended before a decision on ${this.name} (${this.id}) was given.`
+  }
+}
+
+/** The demo's input. */
+export interface Io {
+  /** The next message of the person; `None` when they are done. */
+  readonly nextMessage: Effect.Effect<Option.Option<string>, Quit>
+  /** The person's decision on one pending call. */
+  readonly decide: (pending: Pending) => Effect.Effect<Decision, Quit | InputEnded>
+}
+
+// ---------------------------------------------------------------------------
+// Validation of edited arguments
+// ---------------------------------------------------------------------------
+
+/**
+ * Checks edited arguments (JSON text) against the tool's parameters. `Right`
+ * holds the JSON value to approve with; `Left` says what is wrong.
+ */
+export const validateArguments = (toolName: string, text: string): Either.Either<unknown, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (error) {
+    return Either.left(`That is not valid JSON (${(error as Error).message}).`)
+  }
+  const tool = byName[toolName]
+  if (tool === undefined) return Either.right(json)
+  return Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json, { onExcessProperty: "error", errors: "all" }).pipe(
+    Either.mapLeft((error) => `Those arguments do not match ${toolName}'s parameters:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`),
+    Either.map(() => json)
+  )
+}
+
+const compact = (text: string): string => {
+  try {
+    return JSON.stringify(JSON.parse(text))
+  } catch {
+    return text
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Interactive: @effect/cli prompts
+// ---------------------------------------------------------------------------
+
+const quitOnCtrlC = <A>(prompt: Prompt.Prompt<A>): Effect.Effect<A, Quit, Terminal.Terminal> =>
+  Effect.catchTag(prompt, "QuitException", () => Effect.fail(new Quit()))
+
+type Choice = "approve" | "edit" | "reject" | "wait"
+
+/** Prompts on the terminal. */
+export const interactive = Effect.gen(function*() {
+  const terminal = yield* Effect.context<Terminal.Terminal>()
+  const run = <A>(prompt: Prompt.Prompt<A>) => quitOnCtrlC(prompt).pipe(Effect.provide(terminal))
+
+  const editArguments = (pending: Pending) =>
+    run(Prompt.text({
+      message: `New arguments for ${pending.call.name} as JSON (Tab fills in the current ones)`,
+      default: compact(pending.call.arguments),
+      validate: (text) => Either.match(validateArguments(pending.call.name, text), {
+        onLeft: (error) => Effect.fail(error),
+        onRight: () => Effect.succeed(text)
+      })
+    })).pipe(Effect.map((text) => Decision.Edit({ arguments: JSON.parse(text) })))
+
+  const rejectReason = run(Prompt.text({ message: "Why? (the model sees this; Enter to skip)" })).pipe(
+    Effect.map((reason) => Decision.Reject({ reason: reason.trim() === "" ? undefined : reason.trim() }))
+  )
+
+  const io: Io = {
+    nextMessage: run(Prompt.text({
+      message: "You",
+      validate: (text) =>
+        text.trim() === "" ? Effect.fail("Type a request (or exit to leave).") : Effect.succeed(text.trim())
+    })).pipe(Effect.map((text) => (/^(exit|quit|bye)$/i.test(text) ? Option.none() : Option.some(text)))),
+    decide: (pending) =>
+      Effect.gen(function*() {
+        const choices: ReadonlyArray<Prompt.Prompt.SelectChoice<Choice>> = pending.kind._tag === "Approval"
+          ? [
+            { title: "Approve", value: "approve", description: "run it with these arguments" },
+            { title: "Edit the arguments", value: "edit", description: "change them, then run it" },
+            { title: "Reject", value: "reject", description: "do not run it; tell the model why" }
+          ]
+          : [
+            { title: `Wait until ${clockTime(pending.kind.at)}`, value: "wait", description: "let it run at its time" },
+            { title: "Run it now", value: "approve", description: "do not wait" },
+            { title: "Edit the arguments and run now", value: "edit" },
+            { title: "Cancel it", value: "reject", description: "do not run it; tell the model why" }
+          ]
+        const choice = yield* run(Prompt.select({ message: `${pending.call.name}: your decision`, choices }))
+        switch (choice) {
+          case "approve":
+            return Decision.Approve()
+          case "wait":
+            return Decision.Wait()
+          case "edit":
+            return yield* editArguments(pending)
+          case "reject":
+            return yield* rejectReason
+        }
+      })
+  }
+  return io
+})
+
+// ---------------------------------------------------------------------------
+// Lines: piped stdin or a fixed list
+// ---------------------------------------------------------------------------
+
+/** A source of input lines. */
+export class LineInput extends Context.Tag("@chat-ts/examples/demo/LineInput")<
+  LineInput,
+  { readonly next: Effect.Effect<Option.Option<string>> }
+>() {}
+
+/** Lines of stdin, read only once asked for (so an interactive session never touches stdin here). */
+export const stdinLines: Layer.Layer<LineInput> = Layer.scoped(
+  LineInput,
+  Effect.gen(function*() {
+    const scope = yield* Effect.scope
+    const pull = yield* Effect.cached(
+      NodeStream.stdin.pipe(Stream.decodeText(), Stream.splitLines, Stream.toPull, Scope.extend(scope))
+    )
+    const buffer: Array<string> = []
+    let done = false
+    const next: Effect.Effect<Option.Option<string>> = Effect.suspend(() => {
+      if (buffer.length > 0) return Effect.succeed(Option.some(buffer.shift()!))
+      if (done) return Effect.succeed(Option.none())
+      return pull.pipe(
+        Effect.flatten,
+        Effect.match({
+          onFailure: () => {
+            done = true
+          },
+          onSuccess: (chunk) => {
+            buffer.push(...Chunk.toReadonlyArray(chunk))
+          }
+        }),
+        Effect.zipRight(next)
+      )
+    })
+    return { next }
+  })
+)
+
+/** A fixed list of lines (for tests). */
+export const fromLines = (lines: ReadonlyArray<string>): Layer.Layer<LineInput> =>
+  Layer.sync(LineInput, () => {
+    const rest = [...lines]
+    return { next: Effect.sync(() => Option.fromNullable(rest.shift())) }
+  })
+
+const help = "approve | edit <json> | reject [reason]"
+const scheduledHelp = "wait | approve (run now) | edit <json> | reject [reason]"
+
+/** Reads one decision from a line; `Left` says why the line was not understood. */
+export const parseDecision = (pending: Pending, line: string): Either.Either<Decision, string> => {
+  const text = line.trim()
+  const scheduled = pending.kind._tag === "Scheduled"
+  if (/^(a|approve|y|yes|run|now)$/i.test(text)) return Either.right(Decision.Approve())
+  if (scheduled && /^(w|wait)$/i.test(text)) return Either.right(Decision.Wait())
+  const reject = /^(r|reject|n|no|cancel)(?:\s+(.*))?$/is.exec(text)
+  if (reject !== null) {
+    const reason = reject[2]?.trim()
+    return Either.right(Decision.Reject({ reason: reason === undefined || reason === "" ? undefined : reason }))
+  }
+  const edit = /^(e|edit)\s+(.*)$/is.exec(text)
+  if (edit !== null) {
+    return Either.map(validateArguments(pending.call.name, edit[2]!), (json) => Decision.Edit({ arguments: json }))
+  }
+  return Either.left(`Not understood: '${text}'. Answer one of: ${scheduled ? scheduledHelp : help}.`)
+}
+
+/** Input from lines: messages and decisions in the order they are needed. Lines are echoed. */
+export const lines = (s: Style) =>
+  Effect.gen(function*() {
+    const input = yield* LineInput
+    const io: Io = {
+      nextMessage: Effect.gen(function*() {
+        while (true) {
+          const line = yield* input.next
+          if (Option.isNone(line)) return Option.none()
+          const text = line.value.trim()
+          if (text === "") continue
+          if (/^(exit|quit|bye)$/i.test(text)) return Option.none()
+          yield* Console.log(`${s.bold("You ›")} ${text}`)
+          return Option.some(text)
+        }
+      }),
+      decide: (pending) =>
+        Effect.gen(function*() {
+          const options = pending.kind._tag === "Scheduled" ? scheduledHelp : help
+          while (true) {
+            yield* Console.log(`${s.bold(`${pending.call.name}: your decision`)} ${s.dim(`(${options})`)}`)
+            const line = yield* input.next
+            if (Option.isNone(line)) return yield* new InputEnded({ id: pending.call.id, name: pending.call.name })
+            if (line.value.trim() === "") continue
+            yield* Console.log(`${s.dim("›")} ${line.value.trim()}`)
+            const decision = parseDecision(pending, line.value)
+            if (Either.isRight(decision)) return decision.right
+            yield* Console.log(s.red(decision.left))
+          }
+        })
+    }
+    return io
+  })
+
+// ---------------------------------------------------------------------------
+// Flags
+// ---------------------------------------------------------------------------
+
+/** Messages given as `--message` flags, in order; then the end. */
+export const withMessages = (io: Io, messages: ReadonlyArray<string>, s: Style): Io => {
+  const rest = [...messages]
+  return {
+    ...io,
+    nextMessage: Effect.suspend(() => {
+      const next = rest.shift()
+      return next === undefined
+        ? Effect.succeed(Option.none())
+        : Effect.as(Console.log(`${s.bold("You ›")} ${next}`), Option.some(next))
+    })
+  }
+}
+
+/** A blanket decision (`--approve-all`, `--reject-all reason`) in place of asking. */
+export const withBlanketDecision = (
+  io: Io,
+  blanket: { readonly _tag: "ApproveAll" } | { readonly _tag: "RejectAll"; readonly reason: string },
+  s: Style
+): Io => ({
+  ...io,
+  decide: (pending) => {
+    const decision = blanket._tag === "RejectAll"
+      ? Decision.Reject({ reason: blanket.reason === "" ? undefined : blanket.reason })
+      : pending.kind._tag === "Scheduled"
+      ? Decision.Wait()
+      : Decision.Approve()
+    const flag = blanket._tag === "RejectAll" ? "--reject-all" : "--approve-all"
+    return Effect.as(Console.log(s.dim(`  (${flag}: ${decision._tag.toLowerCase()})`)), decision)
+  }
+})

@@ -1,0 +1,182 @@
+/**
+ * The chat-ts demo: a terminal chat agent over a sandbox folder.
+ *
+ *   npm start                                   # interactive
+ *   npm start -- --approve-all -m "delete the old logs"
+ *   printf 'delete the old logs\nreject keep them\n' | npm start
+ *
+ * `list_files` and `read_file` run on their own, `delete_files` waits for your
+ * approval, `schedule_cleanup` is deferred to a later time; a strategy reading
+ * each tool's metadata decides which is which. Without `OPENAI_API_KEY` the
+ * demo runs offline on a built-in scripted model.
+ */
+import { Chat, ChatError } from "@chat-ts/core"
+import * as Command from "@effect/cli/Command"
+import * as HelpDoc from "@effect/cli/HelpDoc"
+import * as Options from "@effect/cli/Options"
+import * as ValidationError from "@effect/cli/ValidationError"
+import type * as FileSystem from "@effect/platform/FileSystem"
+import type * as Path from "@effect/platform/Path"
+import type * as Terminal from "@effect/platform/Terminal"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import { isMain } from "../shared/main.js"
+import * as Models from "../shared/Models.js"
+import * as Io from "./Io.js"
+import { style, wantsColor } from "./render.js"
+import * as Sandbox from "./sandbox.js"
+import * as ScriptedModel from "./scriptedModel.js"
+import * as Session from "./session.js"
+import * as Tools from "./tools.js"
+
+/** The demo's settings (its command-line flags). */
+export interface Settings {
+  readonly approveAll: boolean
+  readonly rejectAll: Option.Option<string>
+  readonly messages: ReadonlyArray<string>
+  readonly sandbox: Option.Option<string>
+  readonly cleanupDelay: Duration.Duration
+  readonly offline: boolean
+  /** Ask on the terminal (true) or read piped lines (false). */
+  readonly interactive: boolean
+  readonly color: boolean
+}
+
+/** The session did not end well; the process exits with `code`. */
+export class DemoFailed extends Data.TaggedError("DemoFailed")<{ readonly code: number; readonly reason: string }> {}
+
+const systemPrompt = (root: string) =>
+  [
+    "You are a careful file assistant working in one sandbox folder" + ` (${root}).`,
+    "Use list_files to see the files (with their age in days) and read_file to read one.",
+    "delete_files deletes files for good; a person approves each call, so propose it directly when asked.",
+    "schedule_cleanup deletes matching old files later; use it when the person asks for a cleanup later (tonight, tomorrow).",
+    "Logs older than 30 days count as old. Answer briefly."
+  ].join(" ")
+
+/** The demo as a program of its settings. */
+export const program = (
+  settings: Settings
+): Effect.Effect<
+  Session.Summary,
+  DemoFailed | ChatError.DuplicateToolName,
+  Terminal.Terminal | FileSystem.FileSystem | Path.Path | Io.LineInput
+> =>
+  Effect.gen(function*() {
+    const s = style(settings.color)
+    if (settings.approveAll && Option.isSome(settings.rejectAll)) {
+      return yield* new DemoFailed({ code: 2, reason: "Give either --approve-all or --reject-all, not both." })
+    }
+    const choice = yield* Models.choose({ offline: settings.offline })
+    const { root } = yield* Sandbox.Sandbox
+
+    const kit = Tools.toolkit({ cleanupDelay: settings.cleanupDelay })
+    const delay = Duration.format(settings.cleanupDelay)
+    yield* Console.log(s.bold("chat-ts demo") + " — a tool-calling agent over a sandbox folder")
+    yield* Console.log(`  sandbox: ${root}${Option.isNone(settings.sandbox) ? " (a temporary folder, removed on exit)" : ""}`)
+    const modelName = Models.label(choice, "the built-in scripted demo model")
+    yield* Console.log(`  model:   ${choice._tag === "Offline" ? s.yellow(modelName) : modelName}`)
+    yield* Console.log(
+      `  tools:   list_files, read_file run on their own · delete_files asks you first · ` +
+        `schedule_cleanup runs later (${delay} from now in this demo, standing in for "tomorrow")`
+    )
+    if (choice._tag === "Offline") {
+      yield* Console.log(`  try:     ${ScriptedModel.suggestions.slice(0, 4).map((t) => `"${t}"`).join(", ")}`)
+    }
+    yield* Console.log(s.dim(settings.interactive ? "  (type exit or press Ctrl-C to leave)" : "  (reading input non-interactively)"))
+    yield* Console.log("")
+
+    let io: Io.Io = settings.interactive ? yield* Io.interactive : yield* Io.lines(s)
+    if (settings.messages.length > 0) io = Io.withMessages(io, settings.messages, s)
+    if (settings.approveAll) io = Io.withBlanketDecision(io, { _tag: "ApproveAll" }, s)
+    if (Option.isSome(settings.rejectAll)) io = Io.withBlanketDecision(io, { _tag: "RejectAll", reason: settings.rejectAll.value }, s)
+
+    const model = Models.languageModel(choice, ScriptedModel.layer())
+    const chat = Chat.layer({ tools: kit, system: systemPrompt(root), maxSteps: 8 }).pipe(
+      Layer.provide(Layer.mergeAll(model, Tools.handlers))
+    )
+    const summary = yield* Session.run(io, s).pipe(
+      Effect.provide(chat),
+      Effect.catchTags({
+        Quit: () => Effect.as(Console.log(s.dim("\nBye.")), { completed: 0, failed: 0, messages: [] }),
+        InputEnded: (error) => new DemoFailed({ code: 1, reason: error.message })
+      })
+    )
+    if (summary.failed > 0) {
+      return yield* new DemoFailed({ code: 1, reason: `${summary.failed} turn(s) failed.` })
+    }
+    return summary
+  }).pipe(
+    Effect.provide(Sandbox.layer(Option.getOrUndefined(settings.sandbox))),
+    Effect.catchTag("ConfigError", (error) => new DemoFailed({ code: 2, reason: `Bad configuration: ${error.message}` })),
+    Effect.catchTag("SystemError", (error) => new DemoFailed({ code: 1, reason: error.message })),
+    Effect.catchTag("BadArgument", (error) => new DemoFailed({ code: 1, reason: error.message }))
+  )
+
+const durationOption = Options.text("cleanup-delay").pipe(
+  Options.withDescription("How long schedule_cleanup calls are deferred, e.g. \"3 seconds\" (stands in for \"tomorrow\")."),
+  Options.withDefault("3 seconds"),
+  Options.mapEffect((text): Effect.Effect<Duration.Duration, ValidationError.ValidationError> =>
+    Option.match(Duration.decodeUnknown(text), {
+      onNone: () =>
+        Effect.fail(ValidationError.invalidValue(HelpDoc.p(`'${text}' is not a duration (try "3 seconds" or "1 minute").`))),
+      onSome: (duration) => Effect.succeed(duration)
+    })
+  )
+)
+
+/** The command line. */
+export const command = Command.make(
+  "demo",
+  {
+    approveAll: Options.boolean("approve-all").pipe(
+      Options.withDescription("Approve every call that asks for approval; scheduled calls run at their time.")
+    ),
+    rejectAll: Options.text("reject-all").pipe(
+      Options.withDescription("Reject every pending call, telling the model this reason."),
+      Options.optional
+    ),
+    messages: Options.text("message").pipe(
+      Options.withAlias("m"),
+      Options.withDescription("A message to send (repeatable); the demo ends after the last one."),
+      Options.repeated
+    ),
+    sandbox: Options.text("sandbox").pipe(
+      Options.withDescription("Use this folder as the sandbox (seeded with demo files when empty) instead of a temporary one."),
+      Options.optional
+    ),
+    cleanupDelay: durationOption,
+    offline: Options.boolean("offline").pipe(
+      Options.withDescription("Use the built-in scripted model even when OPENAI_API_KEY is set.")
+    )
+  },
+  (flags) => {
+    // On a terminal, ask there for whatever the flags leave open; piped input is read line by line.
+    const blanket = flags.approveAll || Option.isSome(flags.rejectAll)
+    const interactive = Boolean(process.stdin.isTTY) && !(blanket && flags.messages.length > 0)
+    return program({ ...flags, interactive, color: wantsColor() }).pipe(Effect.provide(Io.stdinLines))
+  }
+)
+
+const cli = Command.run(command, { name: "chat-ts demo", version: "0.1.0" })
+
+if (isMain(import.meta.url)) {
+  cli(process.argv).pipe(
+    Effect.catchTag("DemoFailed", (error) =>
+      Console.error(error.reason).pipe(Effect.zipRight(Effect.sync(() => {
+        process.exitCode = error.code
+      })))),
+    Effect.catchIf(ValidationError.isValidationError, () =>
+      Effect.sync(() => {
+        process.exitCode = 2
+      })),
+    Effect.provide(NodeContext.layer),
+    NodeRuntime.runMain({ disableErrorReporting: false })
+  )
+}

@@ -1,0 +1,209 @@
+/**
+ * The demo's conversation loop: read a message, stream the turn (text and
+ * tool events as they happen), and whenever the turn pauses show each pending
+ * call and ask the person for a decision; scheduled calls the person lets
+ * wait are waited for (`waitForScheduled`) and the turn goes on by itself.
+ */
+import { Chat, ChatError, ChatEvent, Messages, PauseReason } from "@chat-ts/core"
+import * as Terminal from "@effect/platform/Terminal"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import type { Decision, InputEnded, Io, Quit } from "./Io.js"
+import type { Pending, Style } from "./render.js"
+import { brief, clockTime, pendingBox, relative, resultLine } from "./render.js"
+import { byName } from "./tools.js"
+
+/** How the session went. */
+export interface Summary {
+  /** Turns that completed. */
+  readonly completed: number
+  /** Turns that failed (model errors, step limit). */
+  readonly failed: number
+  /** The conversation at the end. */
+  readonly messages: Messages.Messages
+}
+
+type Last = Extract<ChatEvent.ChatEvent, { readonly _tag: "Paused" | "Completed" }>
+
+/** The calls a pause waits on, in order: approvals first, then scheduled calls. */
+export const pendingOf = (reason: PauseReason.PauseReason, messages: Messages.Messages): ReadonlyArray<Pending> =>
+  PauseReason.toolIds(reason).flatMap((id): ReadonlyArray<Pending> => {
+    const call = Messages.findTool(messages, id)
+    if (call === undefined) return []
+    const policy = byName[call.name]?.metadata
+    const kind: Pending["kind"] = call.status._tag === "Scheduled"
+      ? { _tag: "Scheduled", at: call.status.at }
+      : { _tag: "Approval" }
+    return [{ call, kind, policy }]
+  })
+
+const pauseHeadline = (s: Style, pending: ReadonlyArray<Pending>): string => {
+  const approvals = pending.filter((p) => p.kind._tag === "Approval").length
+  const scheduled = pending.length - approvals
+  const parts = [
+    approvals === 0 ? "" : `${approvals} call${approvals === 1 ? " needs" : "s need"} your approval`,
+    scheduled === 0 ? "" : `${scheduled} call${scheduled === 1 ? " is" : "s are"} scheduled for later`
+  ].filter((part) => part !== "")
+  return s.yellow(`⏸  The turn paused: ${parts.join(", ")}.`)
+}
+
+/** Applies one decision to the messages. */
+const applyDecision = (messages: Messages.Messages, pending: Pending, decision: Decision) => {
+  const id = pending.call.id
+  switch (decision._tag) {
+    case "Approve":
+      return Messages.approve(messages, id)
+    case "Edit":
+      return Messages.approve(messages, id, decision.arguments)
+    case "Reject":
+      return Messages.reject(messages, id, decision.reason)
+    case "Wait":
+      return Either.right(messages)
+  }
+}
+
+const decisionLine = (s: Style, pending: Pending, decision: Decision): string => {
+  switch (decision._tag) {
+    case "Approve":
+      return s.green(pending.kind._tag === "Scheduled" ? "  ✔ runs now" : "  ✔ approved")
+    case "Edit":
+      return s.green(`  ✔ approved with edited arguments ${brief(decision.arguments)}`)
+    case "Reject":
+      return s.red(`  ✘ rejected${decision.reason === undefined ? "" : `: ${decision.reason}`}`)
+    case "Wait":
+      return s.magenta(
+        `  ⏳ will run at ${clockTime((pending.kind as { readonly at: number }).at)}`
+      )
+  }
+}
+
+/** Runs the session until the person is done. */
+export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded, Chat.Chat | Terminal.Terminal> =>
+  Effect.gen(function*() {
+    const chat = yield* Chat.Chat
+    const terminal = yield* Terminal.Terminal
+    const write = (text: string) => Effect.orDie(terminal.display(text))
+
+    /** Streams the turn, printing as events arrive; returns its last event. */
+    const streamTurn = (messages: Messages.Messages, waitForScheduled: boolean) =>
+      Effect.gen(function*() {
+        let inText = false
+        let last: Last | undefined
+        yield* chat.stream(messages, { waitForScheduled }).pipe(
+          Stream.runForEach((event) =>
+            Effect.suspend(() => {
+              const closeText = inText ? write("\n") : Effect.void
+              switch (event._tag) {
+                case "TextDelta": {
+                  const prefix = inText ? "" : `${s.cyan("Assistant ›")} `
+                  inText = true
+                  return write(prefix + event.text)
+                }
+                case "ReasoningDelta":
+                case "StepFinished":
+                  return Effect.void
+                case "ToolCall": {
+                  inText = false
+                  const tool = byName[event.call.name]
+                  const note = tool?.metadata.run === "auto"
+                    ? ""
+                    : s.dim(tool?.metadata.run === "later" ? " (runs later)" : " (needs approval)")
+                  return closeText.pipe(
+                    Effect.zipRight(Console.log(`  ${s.dim("→")} ${event.call.name} ${brief(Messages.parsedArguments(event.call))}${note}`))
+                  )
+                }
+                case "ToolResult":
+                  inText = false
+                  return closeText.pipe(Effect.zipRight(Console.log(resultLine(s, event.call))))
+                case "Paused":
+                case "Completed":
+                  inText = false
+                  last = event
+                  return closeText
+              }
+            })
+          ),
+          // A stream that failed mid-sentence still ends its line.
+          Effect.ensuring(Effect.suspend(() => (inText ? write("\n") : Effect.void)))
+        )
+        return last!
+      })
+
+    /** Runs one turn to its end, asking the person at each pause. */
+    const turn = (start: Messages.Messages) =>
+      Effect.gen(function*() {
+        let last = yield* streamTurn(start, false)
+        while (last._tag === "Paused") {
+          let messages = last.messages
+          const pending = pendingOf(last.reason, messages)
+          yield* Console.log(pauseHeadline(s, pending))
+          let waitingUntil: number | undefined
+          for (const item of pending) {
+            yield* Console.log(pendingBox(s, item, yield* Clock.currentTimeMillis))
+            const decision = yield* io.decide(item)
+            messages = yield* Effect.orDie(applyDecision(messages, item, decision))
+            yield* Console.log(decisionLine(s, item, decision))
+            if (decision._tag === "Wait" && item.kind._tag === "Scheduled") {
+              waitingUntil = Math.min(waitingUntil ?? Infinity, item.kind.at)
+            }
+          }
+          if (waitingUntil !== undefined) {
+            const now = yield* Clock.currentTimeMillis
+            yield* Console.log(s.magenta(
+              `⏳ Waiting until ${clockTime(waitingUntil)} (${relative(waitingUntil - now)}) for the scheduled call; the turn goes on by itself.`
+            ))
+          }
+          last = yield* streamTurn(messages, waitingUntil !== undefined)
+        }
+        const usage = last.usage
+        const steps = Messages.turnResponses(last.messages).length
+        yield* Console.log(s.dim(
+          `  (turn complete · ${steps} model call${steps === 1 ? "" : "s"} · ${usage.inputTokens} in / ${usage.outputTokens} out tokens)`
+        ))
+        return last.messages
+      })
+
+    let messages: Messages.Messages = Messages.empty
+    let completed = 0
+    let failed = 0
+    while (true) {
+      const next = yield* io.nextMessage
+      if (Option.isNone(next)) break
+      // A turn that failed may leave calls pending: the new message supersedes them.
+      const input = yield* Effect.orDie(
+        Messages.append(messages, Messages.user(next.value), { supersede: "The person moved on to a new request." })
+      )
+      const result = yield* turn(input).pipe(
+        Effect.map((messages) => ({ ok: true as const, messages })),
+        Effect.catchIf(
+          (error): error is ChatError.TurnError | ChatError.PendingToolCalls => !isIoError(error),
+          (error) =>
+            Console.log(s.red(`✗ The turn failed: ${describeError(error)}`)).pipe(
+              Effect.as({ ok: false as const, messages: ("messages" in error && error.messages) || input })
+            )
+        )
+      )
+      messages = result.messages
+      if (result.ok) completed++
+      else failed++
+    }
+    return { completed, failed, messages }
+  })
+
+const isIoError = (error: { readonly _tag: string }): error is Quit | InputEnded =>
+  error._tag === "Quit" || error._tag === "InputEnded"
+
+const describeError = (error: ChatError.TurnError | ChatError.PendingToolCalls): string => {
+  switch (error._tag) {
+    case "AuthenticationError":
+      return `the model refused the credentials (${error.message}). Check OPENAI_API_KEY.`
+    case "NetworkError":
+      return `the model could not be reached (${error.message}). Check OPENAI_BASE_URL and your connection.`
+    default:
+      return `${error._tag}: ${error.message}`
+  }
+}

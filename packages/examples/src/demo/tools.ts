@@ -1,0 +1,168 @@
+/**
+ * The demo agent's tools over the sandbox folder, and the strategy that
+ * decides, from each tool's metadata, whether a call runs on its own, waits
+ * for a person's approval, or is deferred to a later time.
+ */
+import { Action, Tool, Toolkit } from "@chat-ts/core"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
+import * as Clock from "effect/Clock"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
+import { Sandbox } from "./sandbox.js"
+
+/** How a tool's calls are handled: the metadata the strategy reads. */
+export interface Policy {
+  /** `auto`: run at once; `approval`: a person decides; `later`: deferred to a later time. */
+  readonly run: "auto" | "approval" | "later"
+  /** Why, in a few words (shown when a call pauses). */
+  readonly why: string
+}
+
+const policy = (run: Policy["run"], why: string): Policy => ({ run, why })
+
+/** A file of the sandbox as `list_files` reports it. */
+export const FileEntry = Schema.Struct({
+  name: Schema.String,
+  bytes: Schema.Number,
+  ageDays: Schema.Number
+})
+
+export const ListFiles = Tool.make("list_files", {
+  description: "List the files of the sandbox folder with their size in bytes and their age in days.",
+  parameters: {},
+  success: Schema.Array(FileEntry),
+  failure: Schema.String,
+  metadata: policy("auto", "read-only")
+})
+
+export const ReadFile = Tool.make("read_file", {
+  description: "Read a text file of the sandbox folder.",
+  parameters: { path: Schema.String.annotations({ description: "The file name, e.g. notes.txt" }) },
+  success: Schema.String,
+  failure: Schema.String,
+  metadata: policy("auto", "read-only")
+})
+
+export const DeleteFiles = Tool.make("delete_files", {
+  description: "Delete files of the sandbox folder for good.",
+  parameters: {
+    paths: Schema.Array(Schema.String).pipe(
+      Schema.minItems(1, { message: () => "name at least one file", description: "The file names to delete" })
+    )
+  },
+  success: Schema.Struct({ deleted: Schema.Array(Schema.String), missing: Schema.Array(Schema.String) }),
+  failure: Schema.String,
+  metadata: policy("approval", "it deletes files for good, so a person approves it first")
+})
+
+export const ScheduleCleanup = Tool.make("schedule_cleanup", {
+  description:
+    "Schedule a cleanup of the sandbox folder for later (e.g. tonight or tomorrow): deletes the files matching " +
+    "`pattern` that are older than `olderThanDays` days.",
+  parameters: {
+    pattern: Schema.String.annotations({ description: "A file name pattern, e.g. *.log" }),
+    olderThanDays: Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+  },
+  success: Schema.Struct({ deleted: Schema.Array(Schema.String) }),
+  failure: Schema.String,
+  metadata: policy("later", "maintenance runs later, off the critical path")
+})
+
+/** The tools, with no strategy yet. */
+export const tools = Toolkit.make(ListFiles, ReadFile, DeleteFiles, ScheduleCleanup)
+
+/** Every tool of the demo, by name. */
+export const byName: Readonly<Record<string, Tool.Any & { readonly metadata: Policy }>> = tools.tools
+
+/**
+ * The strategy: reads each tool's `Policy`. Deferred calls run `cleanupDelay`
+ * after the decision (a few seconds in the demo, standing in for "tomorrow").
+ */
+export const toolkit = (options: { readonly cleanupDelay: Duration.DurationInput }) =>
+  tools.withStrategy((_call, metadata) => {
+    switch (metadata.run) {
+      case "auto":
+        return Action.Execute()
+      case "approval":
+        return Action.RequireApproval()
+      case "later":
+        return Action.Defer({ after: options.cleanupDelay })
+    }
+  })
+
+const day = 24 * 60 * 60 * 1000
+
+const globToRegExp = (pattern: string): RegExp =>
+  new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`)
+
+/** The handlers: real file operations, confined to the sandbox folder. */
+export const handlers = tools.toLayer(
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const path = yield* Path.Path
+    const { root } = yield* Sandbox
+
+    // Only plain file names directly in the sandbox are accepted.
+    const resolve = (name: string): Effect.Effect<string, string> =>
+      name === "" || name === "." || name === ".." || /[/\\]/.test(name)
+        ? Effect.fail(`'${name}' is not a file name of the sandbox folder (use names like notes.txt, no folders).`)
+        : Effect.succeed(path.join(root, name))
+
+    const describe = (error: { readonly message: string }) => error.message
+
+    const list = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const names = (yield* fs.readDirectory(root)).sort()
+      const entries: Array<typeof FileEntry.Type> = []
+      for (const name of names) {
+        const info = yield* fs.stat(path.join(root, name))
+        if (info.type !== "File") continue
+        const modified = info.mtime._tag === "Some" ? info.mtime.value.getTime() : now
+        entries.push({ name, bytes: Number(info.size), ageDays: Math.max(0, Math.floor((now - modified) / day)) })
+      }
+      return entries
+    }).pipe(Effect.mapError(describe))
+
+    return {
+      list_files: () => list,
+      read_file: ({ path: name }) =>
+        resolve(name).pipe(
+          Effect.flatMap((file) =>
+            fs.readFileString(file).pipe(
+              Effect.mapError((error) =>
+                error._tag === "SystemError" && error.reason === "NotFound"
+                  ? `There is no file named '${name}' in the sandbox.`
+                  : describe(error)
+              )
+            )
+          )
+        ),
+      delete_files: ({ paths }) =>
+        Effect.gen(function*() {
+          const deleted: Array<string> = []
+          const missing: Array<string> = []
+          for (const name of paths) {
+            const file = yield* resolve(name)
+            if (yield* fs.exists(file).pipe(Effect.mapError(describe))) {
+              yield* fs.remove(file).pipe(Effect.mapError(describe))
+              deleted.push(name)
+            } else missing.push(name)
+          }
+          return { deleted, missing }
+        }),
+      schedule_cleanup: ({ olderThanDays, pattern }) =>
+        Effect.gen(function*() {
+          const match = globToRegExp(pattern)
+          const deleted: Array<string> = []
+          for (const entry of yield* list) {
+            if (!match.test(entry.name) || entry.ageDays < olderThanDays) continue
+            yield* fs.remove(path.join(root, entry.name)).pipe(Effect.mapError(describe))
+            deleted.push(entry.name)
+          }
+          return { deleted }
+        })
+    }
+  })
+)

@@ -1,0 +1,63 @@
+/**
+ * Which model the examples and the demo use: OpenAI (or an OpenAI-compatible
+ * server) through `@chat-ts/providers` when `OPENAI_API_KEY` is set, otherwise
+ * an offline scripted model, clearly labelled as such.
+ *
+ * Settings (environment): `OPENAI_API_KEY`, and optionally `OPENAI_BASE_URL`
+ * (e.g. `http://localhost:11434/v1` for Ollama), `OPENAI_MODEL` (default
+ * `gpt-4.1-mini`) and `OPENAI_EMBEDDING_MODEL` (default
+ * `text-embedding-3-small`).
+ */
+import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/** The model in use, as told to the person. */
+export type Choice =
+  | { readonly _tag: "OpenAi"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
+  | { readonly _tag: "Offline" }
+
+/** Reads the configuration: OpenAI when `OPENAI_API_KEY` is set (and `offline` is not forced). */
+export const choose = (options: { readonly offline?: boolean } = {}): Effect.Effect<Choice> =>
+  Effect.gen(function*() {
+    if (options.offline === true) return { _tag: "Offline" } as const
+    const key = yield* Config.option(Config.nonEmptyString("OPENAI_API_KEY"))
+    if (Option.isNone(key)) return { _tag: "Offline" } as const
+    const model = yield* Config.withDefault(Config.nonEmptyString("OPENAI_MODEL"), "gpt-4.1-mini")
+    const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("OPENAI_EMBEDDING_MODEL"), "text-embedding-3-small")
+    const baseURL = yield* Config.withDefault(Config.nonEmptyString("OPENAI_BASE_URL"), OpenAiClient.defaultBaseURL)
+    return { _tag: "OpenAi", model, embeddingModel, baseURL } as const
+  }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
+
+/** Names the model in use. */
+export const label = (choice: Choice, offlineName = "a scripted offline model"): string =>
+  choice._tag === "OpenAi"
+    ? `${choice.model} via ${choice.baseURL}`
+    : `${offlineName} (offline: no OPENAI_API_KEY set, so answers are scripted, not generated)`
+
+const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
+
+/** The chat model of a choice; `offline` gives the scripted one. */
+export const languageModel = (
+  choice: Choice,
+  offline: MockLanguageModel.Script | Layer.Layer<LanguageModel.LanguageModel>
+): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+  choice._tag === "OpenAi"
+    ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
+    : typeof offline === "function" || Array.isArray(offline)
+    ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
+    : (offline as Layer.Layer<LanguageModel.LanguageModel>)
+
+/** The embedding model of a choice; `offline` gives the fake one. */
+export const embeddingModel = (
+  choice: Choice,
+  offline: EmbeddingModel.Service
+): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
+  choice._tag === "OpenAi"
+    ? OpenAiEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(client))
+    : EmbeddingModel.layer(offline)
