@@ -1,1 +1,25 @@
-export {}
+/**
+ * chat-ts providers: the core `LanguageModel` and `EmbeddingModel` on the
+ * official `openai` SDK (Chat Completions, Responses, Embeddings), for OpenAI
+ * and OpenAI-compatible servers.
+ *
+ * @since 0.1.0
+ */
+
+/** The `openai` SDK client as an Effect service. */
+export * as OpenAiClient from "./OpenAiClient.js"
+
+/** `LanguageModel` on POST /chat/completions. */
+export * as OpenAiChatCompletions from "./OpenAiChatCompletions.js"
+
+/** `LanguageModel` on POST /responses. */
+export * as OpenAiResponses from "./OpenAiResponses.js"
+
+/** `EmbeddingModel` on POST /embeddings. */
+export * as OpenAiEmbeddings from "./OpenAiEmbeddings.js"
+
+/** Presets for OpenAI-compatible servers (Ollama, OpenRouter, DeepSeek, Groq, Together, Cerebras, Gemini). */
+export * as OpenAiCompatible from "./OpenAiCompatible.js"
+
+/** Retry policies of model calls. */
+export * as Retry from "./Retry.js"
