@@ -369,12 +369,22 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           yield* apply(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
         })
 
+      // Calls a person rejected during the pause got their answer outside any
+      // stream: announce them once, when the turn moves past their response.
+      let rejectionsAnnounced = false
+      const announceRejections = Effect.suspend(() => {
+        rejectionsAnnounced = true
+        const rejected = lastCalls(input).filter((call) => call.status._tag === "Rejected" && call.status.by === "user")
+        return Effect.forEach(rejected, (call) => emit(ChatEvent.ToolResult({ call })), { discard: true })
+      })
+
       const loop = Effect.gen(function*() {
         let state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis, invalidEdits: checkEdits(input) }))
         while (true) {
           const [messages, outcome] = state
           switch (outcome._tag) {
             case "CallModel": {
+              if (!rejectionsAnnounced) yield* announceRejections
               const message = yield* callModel(messages, outcome.step)
               state = yield* apply(Turn.Event.ModelResponded({ message }))
               break
