@@ -135,7 +135,7 @@ export const make = (script: Script): MockLanguageModel => {
       if (scripted === undefined) {
         return Effect.die(
           new Error(
-            `MockLanguageModel: the script has ${script.length} response(s) but the model was called a ${index + 1}th time. ` +
+            `MockLanguageModel: the script has ${script.length} response(s) but the model was called ${index + 1} times. ` +
               `Last message of that request: ${JSON.stringify(request.messages[request.messages.length - 1])}`
           )
         )
