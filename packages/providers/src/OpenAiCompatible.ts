@@ -101,7 +101,7 @@ export const cerebras: Preset = {
   baseURL: "https://api.cerebras.ai/v1",
   apiKeyEnv: "CEREBRAS_API_KEY",
   endpoints: ["chat-completions"],
-  notes: "Fast inference of open models (e.g. `llama-3.3-70b`). Strict tool schemas are accepted on supported models."
+  notes: "Fast inference of open models (e.g. `llama-3.3-70b`); tool calling on the models Cerebras lists as supporting it."
 }
 
 /** Google Gemini through its OpenAI-compatible endpoint. */
