@@ -35,10 +35,14 @@ export const choose = (options: { readonly offline?: boolean } = {}): Effect.Eff
   }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
 
 /** Names the model in use. */
-export const label = (choice: Choice, offlineName = "a scripted offline model"): string =>
+export const label = (
+  choice: Choice,
+  offlineName = "scripted offline model",
+  what: "chat" | "embeddings" = "chat"
+): string =>
   choice._tag === "OpenAi"
-    ? `${choice.model} via ${choice.baseURL}`
-    : `${offlineName} (offline: no OPENAI_API_KEY set, so answers are scripted, not generated)`
+    ? `${what === "chat" ? choice.model : choice.embeddingModel} via ${choice.baseURL}`
+    : `${offlineName} (no OPENAI_API_KEY is set: answers are scripted, not generated)`
 
 const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
 
