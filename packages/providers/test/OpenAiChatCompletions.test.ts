@@ -22,7 +22,7 @@ describe("OpenAiChatCompletions: responses", () => {
       expect(response.finishReason).toBe("stop")
       expect(response.usage).toEqual({ inputTokens: 16, outputTokens: 363, reasoningTokens: 0, cachedInputTokens: 0 })
       expect(response.providerMetadata).toEqual({
-        openai: { responseId: "chatcmpl-D8Z5f52zQqikDBEKQMQoYcWMcWPeU", model: "gpt-4.1-nano-2025-04-14" }
+        openai: { completionId: "chatcmpl-D8Z5f52zQqikDBEKQMQoYcWMcWPeU", model: "gpt-4.1-nano-2025-04-14" }
       })
       expect(server.requests[0]!.path).toBe("/v1/chat/completions")
       expect(server.requests[0]!.method).toBe("POST")
@@ -65,7 +65,7 @@ describe("OpenAiChatCompletions: streaming", () => {
         _tag: "Finish",
         usage: { inputTokens: 14, outputTokens: 30, reasoningTokens: 0 },
         finishReason: "stop",
-        providerMetadata: { openai: { responseId: "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL", model: "gpt-4o-2024-08-06" } }
+        providerMetadata: { openai: { completionId: "chatcmpl-ABfw031mOJeYCSHe4yI2ZjOA6kMJL", model: "gpt-4o-2024-08-06" } }
       })
       const body = server.requests[0]!.body as Record<string, unknown>
       expect(body["stream"]).toBe(true)

@@ -331,3 +331,47 @@ describe("interruption", () => {
       yield* server.waitForClientCloses(1)
     }))
 })
+
+describe("the API key", () => {
+  it.scoped("is absent from every error message, even when the server echoes it (synthetic echoing bodies)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const echo = (status: number, code: string | null, type = "invalid_request_error") =>
+        ReplayServer.json({ error: { message: `Bad key ${apiKey} (or sk-proj-****CRET)`, type, param: null, code } }, { status })
+      const echoingEvent = (type: string) =>
+        `event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: 1, code: "server_error", message: `boom ${apiKey}`, param: null, response: { id: "r", object: "response", status: "failed", model: "m", output: [], error: { code: "server_error", message: `boom ${apiKey}` } } })}\n\n`
+      server.enqueue(
+        echo(400, "invalid_value"),
+        echo(400, "context_length_exceeded"),
+        echo(401, "invalid_api_key"),
+        echo(403, null),
+        echo(404, "model_not_found"),
+        echo(429, "rate_limit_exceeded", "requests"),
+        echo(500, null, "server_error"),
+        ReplayServer.json(`not json ${apiKey}`),
+        ReplayServer.sse(echoingEvent("error")),
+        ReplayServer.sse(echoingEvent("response.failed")),
+        ReplayServer.cut(`event: response.created\ndata: {"type":"response.created","response":{"id":"r"}}\n\n`)
+      )
+      const chat = yield* chatModel(server)
+      const responses = yield* responsesModel(server)
+      const errors: Array<ChatError.ModelError> = []
+      for (let i = 0; i < 8; i++) errors.push(yield* Effect.flip(chat.generate(ask)))
+      for (let i = 0; i < 3; i++) errors.push(yield* Effect.flip(LanguageModel.collect(responses.stream(ask))))
+      expect(errors.map((error) => error._tag)).toEqual([
+        "InvalidRequest",
+        "ContextLengthExceeded",
+        "AuthenticationError",
+        "AuthenticationError",
+        "InvalidRequest",
+        "RateLimited",
+        "ServerError",
+        "MalformedResponse",
+        "ServerError",
+        "ServerError",
+        "NetworkError"
+      ])
+      for (const error of errors) noKeyIn(error)
+      expect(server.requests.every((r) => r.headers["authorization"] === `Bearer ${apiKey}`)).toBe(true)
+    }))
+})

@@ -213,7 +213,7 @@ export const reasoningOf = (message: unknown): string | undefined =>
   stringField(message, "reasoning_content") ?? stringField(message, "reasoning")
 
 const metadata = (id: string, model: string): { readonly [key: string]: unknown } => ({
-  [metadataKey]: { responseId: id, model }
+  [metadataKey]: { completionId: id, model }
 })
 
 /** A whole completion as a core response (the first choice). */
