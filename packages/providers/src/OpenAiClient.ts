@@ -107,7 +107,8 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
     const baseURL = options.baseURL ?? defaultBaseURL
     const sdk = new OpenAI({
       // The SDK refuses to start without a key; a keyless client sends a
-      // placeholder that the `Authorization: null` header below removes.
+      // placeholder that the `Authorization: null` header below removes
+      // (unless the caller's own headers carry an Authorization).
       apiKey: hasKey ? key : "no-key",
       adminAPIKey: null,
       organization: options.organization ?? null,
@@ -116,7 +117,12 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       baseURL,
       maxRetries: 0,
       ...(options.timeout === undefined ? {} : { timeout: options.timeout }),
-      defaultHeaders: { ...options.headers, ...(hasKey ? {} : { Authorization: null }) }
+      defaultHeaders: {
+        ...options.headers,
+        ...(hasKey || Object.keys(options.headers ?? {}).some((name) => name.toLowerCase() === "authorization")
+          ? {}
+          : { Authorization: null })
+      }
     })
     const redact = Errors.makeRedactor(hasKey ? [key] : [])
     const mapError = (error: unknown): Effect.Effect<never, ChatError.ModelError> =>

@@ -45,6 +45,14 @@ describe("OpenAiCompatible", () => {
       expect(server.requests[0]!.path).toBe("/v1/chat/completions")
     }))
 
+  it.scoped("a keyless client keeps an Authorization header given in headers", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
+      yield* generateWith(OpenAiClient.layer({ baseURL: server.baseURL, headers: { Authorization: "Basic dXNlcjpwYXNz" } }))
+      expect(server.requests[0]!.headers["authorization"]).toBe("Basic dXNlcjpwYXNz")
+    }))
+
   it.scoped("a preset reads its key from its environment variable", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
