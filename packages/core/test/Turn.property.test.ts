@@ -175,6 +175,28 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
     }
   }, runs)
 
+  it.prop("expires approvals and starts scheduled calls exactly when their time has come", [Arb.script], ([script]) => {
+    const trace = play(script)
+    for (const entry of trace.entries) {
+      const now = nowOf(entry.event)
+      for (const call of Messages.toolCalls(entry.after)) {
+        const before = statusAt(entry.before, call.id)
+        if (before?._tag === "AwaitingApproval" && call.status._tag === "Rejected" && call.status.by === "policy") {
+          expect(now, `${call.id} expired on a ${entry.event._tag}`).toBeDefined()
+          expect(before.expiresAt).toBeDefined()
+          expect(now!).toBeGreaterThanOrEqual(before.expiresAt!)
+        }
+        // After the reducer is told the time, nothing stays waiting for a time already come.
+        if (now !== undefined && entry.outcome._tag !== "InvalidEdits" && entry.outcome._tag !== "Decide") {
+          if (call.status._tag === "AwaitingApproval" && call.status.expiresAt !== undefined) {
+            expect(call.status.expiresAt).toBeGreaterThan(now)
+          }
+          if (call.status._tag === "Scheduled") expect(call.status.at).toBeGreaterThan(now)
+        }
+      }
+    }
+  }, runs)
+
   it.prop("never calls the model more than maxSteps times in a turn", [Arb.script], ([script]) => {
     const trace = play(script)
     expect(trace.modelCalls.length).toBeLessThanOrEqual(script.maxSteps)

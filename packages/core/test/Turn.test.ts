@@ -240,6 +240,13 @@ describe("Turn.step", () => {
       )
     })
 
+    it("does not call the model at all with maxSteps 0", () => {
+      const messages = conversation()
+      const [next, outcome] = step(messages, Event.Resume({ now: T0 }), config({ maxSteps: 0 }))
+      expect(outcome).toEqual(Turn.Outcome.StepLimit({ maxSteps: 0 }))
+      expectUnchanged(messages, next)
+    })
+
     it("reaches the step limit after the tools of the last allowed response ran", () => {
       const messages = conversation(response([call("a", { _tag: "Running" })]))
       const [, outcome] = step(messages, Event.ToolSucceeded({ id: "a", result: 1 }), config({ maxSteps: 1 }))
@@ -497,6 +504,24 @@ describe("Turn.step", () => {
           })
         )
         expect(statusOf(paused, "run")).toEqual({ _tag: "Completed", result: "ok" })
+      })
+
+      it("expires approvals only when told the time, not on a tool result", () => {
+        const [running] = step(
+          proposing("run", "ask"),
+          Event.Decided({
+            now: T0,
+            decisions: [
+              { id: "run", decision: Decision.Execute() },
+              { id: "ask", decision: Decision.RequireApproval({ expiresAt: T0 + 1 }) }
+            ]
+          })
+        )
+        const [paused, outcome] = step(running, Event.ToolSucceeded({ id: "run", result: "ok" }))
+        expect(expectOutcome(outcome, "Pause").reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["ask"] })
+        expect(statusOf(paused, "ask")).toEqual({ _tag: "AwaitingApproval", expiresAt: T0 + 1 })
+        const [expired] = step(paused, Event.Resume({ now: T0 + 1 }))
+        expect(statusOf(expired, "ask")).toMatchObject({ _tag: "Rejected", by: "policy" })
       })
 
       it("does not call the model until every call of the response is resolved", () => {
