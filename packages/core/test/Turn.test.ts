@@ -314,6 +314,28 @@ describe("Turn.step", () => {
       expect(outcome).toEqual(Turn.Outcome.Complete({ response: answer, usage: usage1 }))
     })
 
+    it("completes on a response without tool calls, whatever its last part is", () => {
+      const endings: ReadonlyArray<Message> = [
+        response([Messages.text("Here it is."), { _tag: "Reasoning", text: "done thinking" }]),
+        response([Messages.file({ mediaType: "image/png", base64: "AAAA" })]),
+        response([])
+      ]
+      for (const answer of endings) {
+        const [next, outcome] = step(conversation(), Event.ModelResponded({ message: answer }))
+        expect(expectOutcome(outcome, "Complete").response).toStrictEqual(answer)
+        expect(next).toHaveLength(2)
+      }
+    })
+
+    it("keeps each response its own message, leaving the earlier ones as they were", () => {
+      const first = response([call("a", { _tag: "Completed", result: 1 })], usage1)
+      const messages = conversation(first)
+      const second = response([Messages.text("Done.")], usage2)
+      const [next] = step(messages, Event.ModelResponded({ message: second }))
+      expect(next).toStrictEqual([...snapshot(messages), second])
+      expect(next[1]).toBe(messages[1])
+    })
+
     it("asks for decisions on the proposed calls", () => {
       const messages = conversation()
       const answer = response([Messages.text("Let me look."), Messages.toolCall({ id: "a", name: "ls", arguments: "{}" })])
