@@ -388,6 +388,34 @@ describe("Chat: what the model gets wrong is fed back to it", () => {
       expect(seen(request, "ok").result?.isError).toBe(false)
     }))
 
+  it.effect("repeated or missing call ids are made unique within the conversation", () =>
+    Effect.gen(function*() {
+      const rec = recorder()
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([
+          { id: "same", name: "list_files", arguments: { folder: "a" } },
+          { id: "same", name: "list_files", arguments: { folder: "b" } }
+        ]),
+        MockLanguageModel.toolCalls([
+          { id: "same", name: "list_files", arguments: { folder: "c" } },
+          { id: "", name: "list_files", arguments: { folder: "d" } }
+        ]),
+        MockLanguageModel.text("ok")
+      ])
+      const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(rec))))
+      const result = yield* chat.complete(Messages.fromUser("List four folders."))
+      complete(result)
+      const ids = Messages.toolCalls(result.messages).map((call) => call.id)
+      expect(new Set(ids).size).toBe(4)
+      expect(ids.every((id) => id !== "")).toBe(true)
+      expect(ids.slice(0, 1)).toEqual(["same"])
+      expect(rec.calls.map((call) => call.params)).toEqual([{ folder: "a" }, { folder: "b" }, { folder: "c" }, { folder: "d" }])
+      // Every call got its own result.
+      for (const id of ids) expect(seen(model.requests[2], id).result?.isError).toBe(false)
+      // The stored conversation is valid (ids are unique, as decoding demands).
+      expect(yield* Messages.fromJson(Messages.toJson(result.messages))).toEqual(result.messages)
+    }))
+
   it.effect("a handler's typed failure is fed back, encoded with the tool's failure schema", () =>
     Effect.gen(function*() {
       const rec = recorder()
