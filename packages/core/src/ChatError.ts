@@ -21,6 +21,8 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@chat-ts/RateL
   message: Schema.String,
   /** How long the provider asked us to wait, in milliseconds, if it said. */
   retryAfterMillis: Schema.optional(Schema.Number),
+  /** The provider's error code, e.g. `insufficient_quota` (which waiting does not fix). */
+  code: Schema.optional(Schema.String),
   ...messagesField
 }) {}
 
@@ -84,9 +86,13 @@ export type ModelError =
   | ContextLengthExceeded
   | MalformedResponse
 
-/** Whether a model error is worth retrying (rate limits, server and network errors). */
+/** Error codes of a 429 that waiting does not fix (the account has no quota left). */
+const notRetryableCodes: ReadonlySet<string> = new Set(["insufficient_quota", "billing_hard_limit_reached"])
+
+/** Whether a model error is worth retrying (rate limits other than exhausted quota, server and network errors). */
 export const isRetryable = (error: ModelError): boolean =>
-  error._tag === "RateLimited" || error._tag === "ServerError" || error._tag === "NetworkError"
+  (error._tag === "RateLimited" && (error.code === undefined || !notRetryableCodes.has(error.code))) ||
+  error._tag === "ServerError" || error._tag === "NetworkError"
 
 // ---------------------------------------------------------------------------
 // Turn errors

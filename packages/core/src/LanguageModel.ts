@@ -54,6 +54,8 @@ export interface Options {
   readonly stop?: ReadonlyArray<string>
   readonly seed?: number
   readonly reasoningEffort?: "minimal" | "low" | "medium" | "high"
+  /** Provider-specific fields merged last into the request body (e.g. `service_tier`, `metadata`). */
+  readonly providerOptions?: { readonly [key: string]: unknown }
 }
 
 /** One model call: the conversation, the tools and the options. */
@@ -189,7 +191,12 @@ export class Accumulator {
         return
       }
       case "ToolCallStart": {
-        if (this.calls.has(part.id)) return
+        const known = this.calls.get(part.id)
+        if (known !== undefined) {
+          // A later start may bring the name a first fragment lacked.
+          if (known.name === "" && part.name !== "") known.name = part.name
+          return
+        }
         this.calls.set(part.id, { index: this.parts.length, name: part.name, args: [] })
         this.parts.push({ _tag: "ToolCall", id: part.id, name: part.name, arguments: "", status: { _tag: "Proposed" } })
         return

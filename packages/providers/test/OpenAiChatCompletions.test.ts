@@ -258,6 +258,21 @@ describe("OpenAiChatCompletions: request bodies", () => {
       expect(body["tools"]).toBeUndefined()
     }))
 
+  it.scoped("merges per-request provider options last into the body", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
+      const model = yield* chatModel(server)
+      yield* model.generate(request([Messages.user("Hi")], [], {
+        temperature: 0.2,
+        providerOptions: { service_tier: "flex", metadata: { ticket: "T-1" } }
+      }))
+      const body = server.requests[0]!.body as Record<string, unknown>
+      expect(body["service_tier"]).toBe("flex")
+      expect(body["metadata"]).toEqual({ ticket: "T-1" })
+      expect(body["temperature"]).toBe(0.2)
+    }))
+
   it.scoped("sends images as image_url parts and other files as base64 file parts", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make

@@ -25,6 +25,11 @@ const untilSomeoneSleeps = Effect.gen(function*() {
 })
 
 const quota = () => ReplayServer.fixture("errors/insufficient-quota.json")
+/** Synthetic: the body of a passing rate limit (the shape of the recorded quota error, another code). */
+const rateLimitBody = {
+  error: { message: "Rate limit reached for requests per min. Please try again in 3s.", type: "requests", param: null, code: "rate_limit_exceeded" }
+}
+const rateLimit = () => ReplayServer.json(rateLimitBody, { status: 429, headers: { "retry-after": "3" } })
 const serverError = (status = 500) =>
   ReplayServer.json({ error: { message: "The server had an error while processing your request.", type: "server_error", param: null, code: null } }, { status })
 
@@ -97,15 +102,23 @@ describe("errors", () => {
       expect(error.message).toContain("maximum context length is 128000 tokens")
     }))
 
-  it.scoped("maps a 429 to RateLimited with retry-after (insufficient-quota.json)", () =>
+  it.scoped("maps a 429 to RateLimited with retry-after; an exhausted quota is not retried (insufficient-quota.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.json(quota(), { status: 429, headers: { "retry-after": "3" } }))
-      const model = yield* chatModel(server)
+      server.enqueue(rateLimit())
+      const model = yield* chatModel(server, { retry: false })
       const error = yield* Effect.flip(model.generate(ask))
-      expect(error).toMatchObject({ _tag: "RateLimited", retryAfterMillis: 3000 })
-      expect(error.message).toContain("You exceeded your current quota")
+      expect(error).toMatchObject({ _tag: "RateLimited", retryAfterMillis: 3000, code: "rate_limit_exceeded" })
       expect(ChatError.isRetryable(error)).toBe(true)
+
+      server.enqueue(ReplayServer.json(quota(), { status: 429, headers: { "retry-after": "3" } }))
+      const quotaModel = yield* chatModel(server, { retry: Schedule.recurs(5) })
+      const exhausted = yield* Effect.flip(quotaModel.generate(ask))
+      expect(exhausted).toMatchObject({ _tag: "RateLimited", code: "insufficient_quota" })
+      expect(exhausted.message).toContain("You exceeded your current quota")
+      expect(ChatError.isRetryable(exhausted)).toBe(false)
+      // Waiting does not refill a quota: the request was sent once.
+      expect(server.requests.length).toBe(2)
     }))
 
   it("reads retry-after-ms, retry-after seconds and retry-after dates", () => {
@@ -185,7 +198,7 @@ describe("retries", () => {
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
-        ReplayServer.json(quota(), { status: 429, headers: { "retry-after": "7" } }),
+        ReplayServer.json(rateLimitBody, { status: 429, headers: { "retry-after": "7" } }),
         ReplayServer.json(ReplayServer.fixture("chat-completions/text.json"))
       )
       const model = yield* OpenAiChatCompletions.make({ model: "gpt-4.1-nano" }).pipe(Effect.provide(clientLayer(server)))
@@ -234,7 +247,7 @@ describe("retries", () => {
       server.enqueue(
         serverError(),
         ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")),
-        ReplayServer.json(quota(), { status: 429 }),
+        ReplayServer.json(rateLimitBody, { status: 429 }),
         ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse"))
       )
       const model = yield* chatModel(server, { retry: Schedule.recurs(2) })

@@ -173,7 +173,8 @@ export const toBody = (
         : { max_completion_tokens: maxTokens }),
       ...optional("reasoning_effort", o.reasoningEffort ?? options.reasoningEffort),
       ...(o.responseFormat === undefined ? {} : { response_format: toResponseFormat(o.responseFormat) }),
-      ...optional("user", options.user)
+      ...optional("user", options.user),
+      ...o.providerOptions
     }
   })
 

@@ -124,7 +124,10 @@ export const fromApi = (
   if (status === undefined) {
     const kind = `${body.code ?? ""} ${body.type ?? ""}`
     if (/rate_limit|insufficient_quota|quota/.test(kind)) {
-      return new ChatError.RateLimited({ message: withParts(`The provider refused the request (rate limit or quota): ${apiMessage}`, body) })
+      return new ChatError.RateLimited({
+        message: withParts(`The provider refused the request (rate limit or quota): ${apiMessage}`, body),
+        ...(code === undefined ? {} : { code })
+      })
     }
     if (/invalid_request|invalid_prompt|invalid_image|unsupported|invalid_value/.test(kind)) {
       return new ChatError.InvalidRequest({
@@ -148,7 +151,8 @@ export const fromApi = (
     const wait = retryAfterMillis(headers, context.now)
     return new ChatError.RateLimited({
       message: withParts(`The provider refused the request (HTTP 429, rate limit or quota): ${apiMessage}`, body),
-      ...(wait === undefined ? {} : { retryAfterMillis: wait })
+      ...(wait === undefined ? {} : { retryAfterMillis: wait }),
+      ...(code === undefined ? {} : { code })
     })
   }
   if (status === 408) {

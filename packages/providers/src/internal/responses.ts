@@ -212,7 +212,8 @@ export const toBody = (
           }
         }
       }),
-      ...optional("user", options.user)
+      ...optional("user", options.user),
+      ...o.providerOptions
     }
   })
 
