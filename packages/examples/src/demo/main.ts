@@ -46,6 +46,8 @@ export interface Settings {
   /** Ask on the terminal (true) or read piped lines (false). */
   readonly interactive: boolean
   readonly color: boolean
+  /** The scripted model's pause between streamed text pieces (default 12 millis). */
+  readonly typingDelay?: Duration.DurationInput
 }
 
 /** The session did not end well; the process exits with `code`. */
@@ -97,7 +99,10 @@ export const program = (
     if (settings.approveAll) io = Io.withBlanketDecision(io, { _tag: "ApproveAll" }, s)
     if (Option.isSome(settings.rejectAll)) io = Io.withBlanketDecision(io, { _tag: "RejectAll", reason: settings.rejectAll.value }, s)
 
-    const model = Models.languageModel(choice, ScriptedModel.layer())
+    const model = Models.languageModel(
+      choice,
+      ScriptedModel.layer(settings.typingDelay === undefined ? {} : { typingDelay: settings.typingDelay })
+    )
     const chat = Chat.layer({ tools: kit, system: systemPrompt(root), maxSteps: 8 }).pipe(
       Layer.provide(Layer.mergeAll(model, Tools.handlers))
     )

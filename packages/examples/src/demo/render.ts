@@ -57,6 +57,7 @@ export const clockTime = (millis: number): string => {
 /** "in 3s", "in 2m 5s", "now". */
 export const relative = (millis: number): string => {
   if (millis <= 0) return "now"
+  if (millis < 1000) return `in ${Math.round(millis)}ms`
   const seconds = Math.ceil(millis / 1000)
   if (seconds < 60) return `in ${seconds}s`
   const minutes = Math.floor(seconds / 60)

@@ -10,7 +10,7 @@
  */
 import { LanguageModel, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -146,7 +146,8 @@ export const respond = (messages: Messages.Messages): MockLanguageModel.Scripted
 /** The scripted demo model as a `LanguageModel` layer; text streams with a small typing delay. */
 export const layer = (options: { readonly typingDelay?: Duration.DurationInput } = {}): Layer.Layer<LanguageModel.LanguageModel> => {
   const model = MockLanguageModel.make((request) => respond(request.messages))
-  const delay = options.typingDelay ?? "12 millis"
+  const delay = Duration.decode(options.typingDelay ?? "12 millis")
+  if (Duration.toMillis(delay) === 0) return model.layer
   return LanguageModel.layer({
     generate: model.generate,
     stream: (request) =>

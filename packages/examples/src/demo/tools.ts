@@ -4,11 +4,13 @@
  * for a person's approval, or is deferred to a later time.
  */
 import { Action, Tool, Toolkit } from "@chat-ts/core"
+import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import { Sandbox } from "./sandbox.js"
 
@@ -94,6 +96,8 @@ export const toolkit = (options: { readonly cleanupDelay: Duration.DurationInput
 
 const day = 24 * 60 * 60 * 1000
 
+const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+
 const globToRegExp = (pattern: string): RegExp =>
   new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`)
 
@@ -117,10 +121,14 @@ export const handlers = tools.toLayer(
       const names = (yield* fs.readDirectory(root)).sort()
       const entries: Array<typeof FileEntry.Type> = []
       for (const name of names) {
-        const info = yield* fs.stat(path.join(root, name))
-        if (info.type !== "File") continue
-        const modified = info.mtime._tag === "Some" ? info.mtime.value.getTime() : now
-        entries.push({ name, bytes: Number(info.size), ageDays: Math.max(0, Math.floor((now - modified) / day)) })
+        // A file may vanish between the listing and its stat (another call deleting it): skip it.
+        const info = yield* fs.stat(path.join(root, name)).pipe(
+          Effect.map(Option.some),
+          Effect.catchIf(isNotFound, () => Effect.succeed(Option.none()))
+        )
+        if (Option.isNone(info) || info.value.type !== "File") continue
+        const modified = info.value.mtime._tag === "Some" ? info.value.mtime.value.getTime() : now
+        entries.push({ name, bytes: Number(info.value.size), ageDays: Math.max(0, Math.floor((now - modified) / day)) })
       }
       return entries
     }).pipe(Effect.mapError(describe))
@@ -132,7 +140,7 @@ export const handlers = tools.toLayer(
           Effect.flatMap((file) =>
             fs.readFileString(file).pipe(
               Effect.mapError((error) =>
-                error._tag === "SystemError" && error.reason === "NotFound"
+                isNotFound(error)
                   ? `There is no file named '${name}' in the sandbox.`
                   : describe(error)
               )
@@ -145,10 +153,13 @@ export const handlers = tools.toLayer(
           const missing: Array<string> = []
           for (const name of paths) {
             const file = yield* resolve(name)
-            if (yield* fs.exists(file).pipe(Effect.mapError(describe))) {
-              yield* fs.remove(file).pipe(Effect.mapError(describe))
-              deleted.push(name)
-            } else missing.push(name)
+            const removed = yield* fs.remove(file).pipe(
+              Effect.as(true),
+              Effect.catchIf(isNotFound, () => Effect.succeed(false)),
+              Effect.mapError(describe)
+            )
+            if (removed) deleted.push(name)
+            else missing.push(name)
           }
           return { deleted, missing }
         }),
@@ -158,8 +169,12 @@ export const handlers = tools.toLayer(
           const deleted: Array<string> = []
           for (const entry of yield* list) {
             if (!match.test(entry.name) || entry.ageDays < olderThanDays) continue
-            yield* fs.remove(path.join(root, entry.name)).pipe(Effect.mapError(describe))
-            deleted.push(entry.name)
+            const removed = yield* fs.remove(path.join(root, entry.name)).pipe(
+              Effect.as(true),
+              Effect.catchIf(isNotFound, () => Effect.succeed(false)),
+              Effect.mapError(describe)
+            )
+            if (removed) deleted.push(entry.name)
           }
           return { deleted }
         })

@@ -1,0 +1,126 @@
+/**
+ * The demo as a command, non-interactively: `npx tsx src/demo/main.ts …` in a
+ * child process with flags or piped input, on a sandbox folder the test
+ * inspects afterwards.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { spawn } from "node:child_process"
+import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { seedFiles } from "../src/demo/sandbox.js"
+
+const examplesDir = fileURLToPath(new URL("..", import.meta.url))
+
+interface Run {
+  readonly code: number | null
+  readonly stdout: string
+  readonly stderr: string
+  /** The files left in the sandbox. */
+  readonly files: ReadonlyArray<string>
+}
+
+/** Runs the demo on a fresh sandbox folder, offline, with `input` piped to stdin. */
+const demo = (args: ReadonlyArray<string>, input = ""): Promise<Run> => {
+  const sandbox = mkdtempSync(join(tmpdir(), "demo-cli-"))
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
+  delete env["OPENAI_API_KEY"]
+  return new Promise((resolve, reject) => {
+    const defaults = args.includes("--help")
+      ? []
+      : ["--sandbox", sandbox, ...(args.includes("--cleanup-delay") ? [] : ["--cleanup-delay", "50 millis"])]
+    const child = spawn("npx", ["tsx", "src/demo/main.ts", ...defaults, ...args], {
+      cwd: examplesDir,
+      env,
+      stdio: ["pipe", "pipe", "pipe"]
+    })
+    let stdout = ""
+    let stderr = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.stderr.on("data", (chunk) => (stderr += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => {
+      const files = readdirSync(sandbox).sort()
+      rmSync(sandbox, { recursive: true, force: true })
+      resolve({ code, stdout, stderr, files })
+    })
+    child.stdin.end(input)
+  })
+}
+
+const allFiles = seedFiles.map((file) => file.name).sort()
+const oldLogs = ["app-2025-03.log", "app-2025-04.log"]
+const timeout = 60_000
+
+// Each test starts its own process: run them side by side.
+describe.concurrent("demo, non-interactive", () => {
+  it("--approve-all approves deletions and waits for scheduled calls, then exits 0", async () => {
+    const run = await demo(["--approve-all", "--message", "delete the old logs", "--message", "clean up tomorrow"])
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain("model:   the built-in scripted demo model (no OPENAI_API_KEY is set")
+    expect(run.stdout).toContain("You › delete the old logs")
+    expect(run.stdout).toContain("┌ delete_files (call_2_1) · needs your approval")
+    expect(run.stdout).toContain("(--approve-all: approve)")
+    expect(run.stdout).toContain("Assistant › Done: deleted app-2025-03.log, app-2025-04.log.")
+    // The scheduled cleanup shows its time, is waited for, and runs (nothing is left for it to delete).
+    expect(run.stdout).toMatch(/schedule_cleanup \(call_4_1\) · scheduled for \d\d:\d\d:\d\d/)
+    expect(run.stdout).toContain("(--approve-all: wait)")
+    expect(run.stdout).toContain("⏳ Waiting until")
+    expect(run.stdout).toContain("Assistant › The scheduled cleanup ran: nothing needed deleting.")
+    expect(run.files).toEqual(allFiles.filter((name) => !oldLogs.includes(name)))
+  }, timeout)
+
+  it("--reject-all rejects every pending call with the reason, approvals and scheduled calls alike", async () => {
+    const run = await demo([
+      "--reject-all",
+      "not today",
+      "-m",
+      "delete the old logs",
+      "-m",
+      "clean up tomorrow"
+    ])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain("✘ rejected: not today")
+    expect(run.stdout).toContain("Assistant › OK, I did not delete anything (reason: not today).")
+    expect(run.stdout).toContain("Assistant › I cancelled the scheduled cleanup, as asked (reason: not today).")
+    expect(run.files).toEqual(allFiles)
+  }, timeout)
+
+  it("piped input: messages and decisions line by line; an invalid edit is re-asked", async () => {
+    const run = await demo([], [
+      "delete the old logs",
+      `edit {"paths": []}`,
+      `edit {"paths": ["app-2025-03.log"]}`,
+      "what is in notes.txt?",
+      "delete the temp file now and clean up the logs tomorrow",
+      "approve",
+      "wait",
+      ""
+    ].join("\n"))
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain("name at least one file")
+    expect(run.stdout).toContain(`✔ approved with edited arguments {"paths":["app-2025-03.log"]}`)
+    expect(run.stdout).toContain("Assistant › Done: deleted app-2025-03.log.")
+    expect(run.stdout).toContain("Assistant › notes.txt says:\n  > Release checklist")
+    expect(run.stdout).toContain("⏸  The turn paused: 1 call needs your approval, 1 call is scheduled for later.")
+    expect(run.stdout).toContain("The scheduled cleanup ran: deleted app-2025-04.log.")
+    expect(run.files).toEqual(["app.log", "notes.txt", "todo.txt"])
+  }, timeout)
+
+  it("input that ends before a decision exits 1 with a message, not a stack trace", async () => {
+    const run = await demo([], "delete the old logs\n")
+    expect(run.code).toBe(1)
+    expect(run.stderr.trim()).toBe("The input ended before a decision on delete_files (call_2_1) was given.")
+    expect(run.files).toEqual(allFiles)
+  }, timeout)
+
+  it("a malformed flag exits non-zero with a message, not a stack trace", async () => {
+    const run = await demo(["--cleanup-delay", "soon"])
+    expect(run.code).not.toBe(0)
+    expect(run.stdout + run.stderr).toContain("'soon' is not a duration")
+    expect(run.stdout + run.stderr).not.toMatch(/\n\s+at /)
+    expect(run.files).toEqual([])
+  }, timeout)
+})

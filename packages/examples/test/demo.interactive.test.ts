@@ -1,0 +1,206 @@
+/**
+ * The demo, interactively: its `@effect/cli` prompts are driven by scripted
+ * key presses through a mock `Terminal`, on a real sandbox folder.
+ */
+import * as Command from "@effect/cli/Command"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as FileSystem from "@effect/platform/FileSystem"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Layer, Option } from "effect"
+import * as Io from "../src/demo/Io.js"
+import * as Demo from "../src/demo/main.js"
+import { style } from "../src/demo/render.js"
+import { seedFiles } from "../src/demo/sandbox.js"
+import type { Key } from "./support/capture.js"
+import { backspace, consoleOf, down, enter, makeTranscript, terminalLayer, typed } from "./support/capture.js"
+
+const settings = (sandbox: string): Demo.Settings => ({
+  approveAll: false,
+  rejectAll: Option.none(),
+  messages: [],
+  sandbox: Option.some(sandbox),
+  cleanupDelay: Duration.millis(30),
+  offline: true,
+  interactive: true,
+  color: false,
+  typingDelay: 0
+})
+
+/** Runs the interactive demo on a fresh sandbox with these key presses; returns the transcript and the files left. */
+const session = (keys: ReadonlyArray<Key>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
+    const transcript = makeTranscript()
+    const summary = yield* Demo.program(settings(sandbox)).pipe(
+      Effect.provide(Layer.mergeAll(terminalLayer(transcript, keys), Io.fromLines([]), NodePath.layer)),
+      Effect.withConsole(consoleOf(transcript))
+    )
+    const files = (yield* fs.readDirectory(sandbox)).sort()
+    return { summary, text: transcript.text(), files }
+  }).pipe(Effect.provide(NodeFileSystem.layer))
+
+const allFiles = seedFiles.map((file) => file.name).sort()
+
+describe("the interactive demo", () => {
+  it.scopedLive("approve after editing (an invalid edit is re-asked), wait for a scheduled call, reject and cancel", () =>
+    Effect.gen(function*() {
+      const { files, text } = yield* session([
+        // An empty message is re-asked.
+        enter,
+        ...typed("delete the old logs"),
+        enter,
+        // Decision on delete_files: "Edit the arguments".
+        down,
+        enter,
+        // Invalid arguments are re-asked, then fixed.
+        ...typed(`{"paths":[]}`),
+        enter,
+        ...backspace(2),
+        ...typed(`"app-2025-03.log"]}`),
+        enter,
+        // A scheduled call: "Wait until …".
+        ...typed("clean up tomorrow"),
+        enter,
+        enter,
+        // A mixed pause: reject the deletion with a reason, cancel the cleanup without one.
+        ...typed("delete the temp file now and clean up the logs tomorrow"),
+        enter,
+        down,
+        down,
+        enter,
+        ...typed("keep it"),
+        enter,
+        down,
+        down,
+        down,
+        enter,
+        enter
+        // Then the input ends: as Ctrl-C at the next prompt.
+      ])
+
+      expect(text).toContain("model:   the built-in scripted demo model (no OPENAI_API_KEY is set")
+      expect(text).toContain("Type a request (or exit to leave).")
+      // The pending call: name, id, why, pretty arguments.
+      expect(text).toContain("┌ delete_files (call_2_1) · needs your approval: it deletes files for good")
+      expect(text).toContain(`│   {\n│     "paths": [\n│       "app-2025-03.log",\n│       "app-2025-04.log"\n│     ]\n│   }`)
+      expect(text).toContain("name at least one file")
+      expect(text).toContain(`✔ approved with edited arguments {"paths":["app-2025-03.log"]}`)
+      expect(text).toContain("Assistant › Done: deleted app-2025-03.log.")
+      // The scheduled call shows when it runs, and the demo waits for it.
+      expect(text).toMatch(/┌ schedule_cleanup \(call_4_1\) · scheduled for \d\d:\d\d:\d\d \(in \d+m?s\)/)
+      expect(text).toContain("⏳ Waiting until")
+      expect(text).toContain("Assistant › The scheduled cleanup ran: deleted app-2025-04.log.")
+      // The mixed pause.
+      expect(text).toContain("⏸  The turn paused: 1 call needs your approval, 1 call is scheduled for later.")
+      expect(text).toContain("✘ rejected: keep it")
+      expect(text).toContain("OK, I did not delete anything (reason: keep it).")
+      expect(text).toContain("I cancelled the scheduled cleanup, as asked.")
+      expect(text).toContain("Bye.")
+      expect(files).toEqual(allFiles.filter((name) => name !== "app-2025-03.log" && name !== "app-2025-04.log"))
+    }))
+
+  it.scopedLive("Ctrl-C at a decision leaves cleanly and runs nothing", () =>
+    Effect.gen(function*() {
+      const { files, summary, text } = yield* session([...typed("delete the old logs"), enter])
+      expect(text).toContain("delete_files: your decision")
+      expect(text).toContain("Bye.")
+      expect(text).not.toMatch(/Error|at .*\.ts:\d+/)
+      expect(summary.completed).toBe(0)
+      expect(files).toEqual(allFiles)
+    }))
+
+  it.scopedLive("'exit' ends the session", () =>
+    Effect.gen(function*() {
+      const { summary, text } = yield* session([...typed("what is in notes.txt?"), enter, ...typed("exit"), enter])
+      expect(text).toContain("notes.txt says:\n  > Release checklist")
+      expect(summary.completed).toBe(1)
+      expect(text).not.toContain("Bye.")
+    }))
+})
+
+describe("the demo reading lines", () => {
+  it.scopedLive("messages and decisions come from the lines, in order; bad answers are re-asked", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
+      const transcript = makeTranscript()
+      const summary = yield* Demo.program({ ...settings(sandbox), interactive: false }).pipe(
+        Effect.provide(Layer.mergeAll(
+          terminalLayer(transcript, []),
+          Io.fromLines(["delete the old logs", "maybe", "reject not yet", "", "list the files"]),
+          NodePath.layer
+        )),
+        Effect.withConsole(consoleOf(transcript))
+      )
+      const text = transcript.text()
+      expect(text).toContain("You › delete the old logs")
+      expect(text).toContain("Not understood: 'maybe'. Answer one of: approve | edit <json> | reject [reason].")
+      expect(text).toContain("✘ rejected: not yet")
+      expect(text).toContain("The folder holds: app-2025-03.log (95d)")
+      expect(summary.completed).toBe(2)
+      expect((yield* fs.readDirectory(sandbox)).sort()).toEqual(allFiles)
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+
+  it.scopedLive("input that ends before a decision fails with a clear message", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
+      const transcript = makeTranscript()
+      const error = yield* Demo.program({ ...settings(sandbox), interactive: false }).pipe(
+        Effect.provide(Layer.mergeAll(terminalLayer(transcript, []), Io.fromLines(["delete the old logs"]), NodePath.layer)),
+        Effect.withConsole(consoleOf(transcript)),
+        Effect.flip
+      )
+      expect(error).toMatchObject({ _tag: "DemoFailed", code: 1 })
+      expect(error._tag === "DemoFailed" && error.reason).toBe(
+        "The input ended before a decision on delete_files (call_2_1) was given."
+      )
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+})
+
+describe("flags", () => {
+  it.effect("--help lists every flag", () =>
+    Effect.gen(function*() {
+      const transcript = makeTranscript()
+      yield* Command.run(Demo.command, { name: "chat-ts demo", version: "0.1.0" })(["node", "demo", "--help"]).pipe(
+        Effect.provide(Layer.mergeAll(terminalLayer(transcript, []), NodeFileSystem.layer, NodePath.layer)),
+        Effect.withConsole(consoleOf(transcript))
+      )
+      for (const flag of ["--approve-all", "--reject-all", "--message", "--sandbox", "--cleanup-delay", "--offline"]) {
+        expect(transcript.text()).toContain(flag)
+      }
+    }))
+
+  it.scopedLive("--approve-all and --reject-all together are refused", () =>
+    Effect.gen(function*() {
+      const error = yield* Demo.program({
+        ...settings("unused"),
+        approveAll: true,
+        rejectAll: Option.some("no")
+      }).pipe(
+        Effect.provide(Layer.mergeAll(terminalLayer(makeTranscript(), []), Io.fromLines([]), NodePath.layer)),
+        Effect.provide(NodeFileSystem.layer),
+        Effect.withConsole(consoleOf(makeTranscript())),
+        Effect.flip
+      )
+      expect(error).toMatchObject({ _tag: "DemoFailed", code: 2 })
+    }))
+
+  it.effect("a blanket decision answers without asking: approvals approved, scheduled calls left to their time", () =>
+    Effect.gen(function*() {
+      const transcript = makeTranscript()
+      const asks: Io.Io = { nextMessage: Effect.die("unused"), decide: () => Effect.die("asked the person") }
+      const call = { _tag: "ToolCall" as const, id: "c1", name: "delete_files", arguments: "{}", status: { _tag: "Proposed" as const } }
+      const approveAll = Io.withBlanketDecision(asks, { _tag: "ApproveAll" }, style(false))
+      const rejectAll = Io.withBlanketDecision(asks, { _tag: "RejectAll", reason: "not now" }, style(false))
+      const decided = yield* Effect.all([
+        approveAll.decide({ call, kind: { _tag: "Approval" }, policy: undefined }),
+        approveAll.decide({ call, kind: { _tag: "Scheduled", at: 0 }, policy: undefined }),
+        rejectAll.decide({ call, kind: { _tag: "Scheduled", at: 0 }, policy: undefined })
+      ]).pipe(Effect.withConsole(consoleOf(transcript)))
+      expect(decided).toEqual([Io.Decision.Approve(), Io.Decision.Wait(), Io.Decision.Reject({ reason: "not now" })])
+      expect(transcript.text()).toBe("  (--approve-all: approve)\n  (--approve-all: wait)\n  (--reject-all: reject)\n")
+    }))
+})

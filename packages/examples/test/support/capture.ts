@@ -1,0 +1,128 @@
+/**
+ * Test support: capture what a program prints (through `Console` and the
+ * platform `Terminal`) in one transcript, and drive `@effect/cli` prompts
+ * with scripted key presses through a mock `Terminal`.
+ */
+import * as Terminal from "@effect/platform/Terminal"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
+
+/** Removes ANSI escape sequences (colours, cursor moves, erasing). */
+export const stripAnsi = (text: string): string =>
+  // eslint-disable-next-line no-control-regex
+  text.replace(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b[78]|\u0007/g, "")
+
+/** A transcript that `Console` and `Terminal.display` write into. */
+export interface Transcript {
+  /** Everything printed so far, without ANSI codes. */
+  readonly text: () => string
+  readonly write: (text: string) => void
+}
+
+export const makeTranscript = (): Transcript => {
+  const chunks: Array<string> = []
+  return { text: () => stripAnsi(chunks.join("")), write: (text) => void chunks.push(text) }
+}
+
+const format = (args: ReadonlyArray<unknown>): string =>
+  args.map((arg) => (typeof arg === "string" ? arg : JSON.stringify(arg))).join(" ") + "\n"
+
+/** A `Console` writing into the transcript. */
+export const consoleOf = (transcript: Transcript): Console.Console => {
+  const line = (...args: ReadonlyArray<unknown>) => transcript.write(format(args))
+  const noop = () => {}
+  const unsafe: Console.UnsafeConsole = {
+    assert: noop,
+    clear: noop,
+    count: noop,
+    countReset: noop,
+    debug: line,
+    dir: line,
+    dirxml: line,
+    error: line,
+    group: noop,
+    groupCollapsed: noop,
+    groupEnd: noop,
+    info: line,
+    log: line,
+    table: line,
+    time: noop,
+    timeEnd: noop,
+    timeLog: noop,
+    trace: line,
+    warn: line
+  }
+  const lift = (f: (...args: ReadonlyArray<any>) => void) => (...args: ReadonlyArray<any>) => Effect.sync(() => f(...args))
+  return {
+    [Console.TypeId]: Console.TypeId,
+    assert: lift(noop),
+    clear: Effect.void,
+    count: lift(noop),
+    countReset: lift(noop),
+    debug: lift(line),
+    dir: lift(line),
+    dirxml: lift(line),
+    error: lift(line),
+    group: lift(noop),
+    groupEnd: Effect.void,
+    info: lift(line),
+    log: lift(line),
+    table: lift(line),
+    time: lift(noop),
+    timeEnd: lift(noop),
+    timeLog: lift(noop),
+    trace: lift(line),
+    warn: lift(line),
+    unsafe
+  }
+}
+
+/** A key press for the mock terminal. */
+export interface Key {
+  readonly name: string
+  readonly input?: string
+  readonly ctrl?: boolean
+}
+
+/** Key presses typing `text` (one per character). */
+export const typed = (text: string): ReadonlyArray<Key> => [...text].map((char) => ({ name: char, input: char }))
+
+export const enter: Key = { name: "return" }
+export const down: Key = { name: "down" }
+export const tab: Key = { name: "tab" }
+export const backspace = (times: number): ReadonlyArray<Key> => Array.from({ length: times }, () => ({ name: "backspace" }))
+
+/**
+ * A mock terminal: prompts read the given key presses in order (whichever
+ * prompt is showing takes the next one); when they run out the input ends,
+ * as when the person presses Ctrl-C. Output goes to the transcript.
+ */
+export const terminalLayer = (transcript: Transcript, keys: ReadonlyArray<Key>): Layer.Layer<Terminal.Terminal> =>
+  Layer.effect(
+    Terminal.Terminal,
+    Effect.gen(function*() {
+      const input = yield* Mailbox.make<Terminal.UserInput>()
+      yield* input.offerAll(
+        keys.map((key) => ({
+          input: Option.fromNullable(key.input),
+          key: { name: key.name, ctrl: key.ctrl ?? false, meta: false, shift: false }
+        }))
+      )
+      yield* input.end
+      return Terminal.Terminal.of({
+        columns: Effect.succeed(120),
+        rows: Effect.succeed(40),
+        isTTY: Effect.succeed(true),
+        readInput: Effect.succeed(input),
+        readLine: Effect.fail(new Terminal.QuitException()),
+        display: (text) => Effect.sync(() => transcript.write(text))
+      })
+    })
+  )
+
+/** The transcript's `Console` and a terminal that only displays (no input). */
+export const outputLayer = (transcript: Transcript): Layer.Layer<Terminal.Terminal> =>
+  Layer.merge(terminalLayer(transcript, []), Console.setConsole(consoleOf(transcript)))
