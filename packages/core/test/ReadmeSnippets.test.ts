@@ -166,7 +166,7 @@ const robust = (messages: Messages.Messages) =>
     return yield* chat.complete(messages).pipe(
       // The error carries the latest messages: calls that already ran are in them and will not run again.
       Effect.catchTags({
-        RateLimited: (error) => chat.resume(error.messages ?? messages),
+        RateLimited: (error) => (ChatError.isRetryable(error) ? chat.resume(error.messages ?? messages) : Effect.fail(error)),
         StepLimitReached: (error) => chat.resume(error.messages, { maxSteps: 20 })
       })
     )
