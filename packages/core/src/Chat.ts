@@ -318,6 +318,16 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           ...(r.providerMetadata === undefined ? {} : { providerMetadata: r.providerMetadata })
         })).pipe(
           Effect.tap((message) =>
+            Effect.annotateCurrentSpan({
+              "gen_ai.usage.input_tokens": message.usage?.inputTokens ?? 0,
+              "gen_ai.usage.output_tokens": message.usage?.outputTokens ?? 0,
+              "gen_ai.response.finish_reasons": message.finishReason ?? "other"
+            })
+          ),
+          Effect.withSpan("chat-ts.model", {
+            attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream }
+          }),
+          Effect.tap((message) =>
             Effect.forEach(Messages.toolCallsOf(message), (call) => emit(ChatEvent.ToolCall({ call })), { discard: true }).pipe(
               Effect.zipRight(emit(ChatEvent.StepFinished({
                 step,
@@ -367,7 +377,11 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           }
           defect ??= { id: call.id, name: call.name, detail: Cause.pretty(exit.cause) }
           yield* apply(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
-        })
+        }).pipe(
+          Effect.withSpan("chat-ts.tool", {
+            attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id }
+          })
+        )
 
       // Calls a person rejected during the pause got their answer outside any
       // stream: announce them once, when the turn moves past their response.
@@ -443,6 +457,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       })
 
       return loop.pipe(
+        Effect.withSpan("chat-ts.turn", { attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream } }),
         Effect.mapError(withState),
         Effect.onInterrupt(() =>
           Effect.suspend(() => {
