@@ -5,7 +5,7 @@
  *
  *   npx tsx src/embeddings.ts
  */
-import { type ChatError, EmbeddingModel } from "@chat-ts/core"
+import { EmbeddingModel } from "@chat-ts/core"
 import { Console, Effect } from "effect"
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
@@ -17,11 +17,7 @@ const documents = [
 ]
 
 // #region program
-export const program: Effect.Effect<
-  ReadonlyArray<{ readonly text: string; readonly score: number }>,
-  ChatError.ModelError,
-  EmbeddingModel.EmbeddingModel
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const model = yield* EmbeddingModel.EmbeddingModel
   const question = "When is my refund paid back?"
   const { vectors } = yield* model.embed([question, ...documents])

@@ -6,7 +6,7 @@
  *
  *   npx tsx src/human-in-the-loop.ts      # asks you on the terminal
  */
-import { Action, Chat, ChatError, ChatOutcome, LanguageModel, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as Prompt from "@effect/cli/Prompt"
 import { Console, Context, Effect, Schema } from "effect"
@@ -64,11 +64,7 @@ const resolvePending = (reason: PauseReason.PauseReason, messages: Messages.Mess
 // #endregion resolve
 
 // #region loop
-export const program: Effect.Effect<
-  ChatOutcome.Result,
-  Chat.TurnError | ChatError.ResolveError | ChatError.DuplicateToolName,
-  LanguageModel.LanguageModel | AskUser
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make({ tools: toolkit })
   let result = yield* chat.complete(Messages.fromUser("Delete the old logs."))
   while (result.outcome._tag === "Paused") {

@@ -5,7 +5,7 @@
  *
  *   npx tsx src/middleware.ts
  */
-import { Chat, ChatError, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
+import { Chat, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect, Layer, Stream } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -50,11 +50,7 @@ export const withMiddleware = <E, R>(
   pirateVoice.pipe(Layer.provide(logging), Layer.provide(model))
 // #endregion layer
 
-export const program: Effect.Effect<
-  ChatOutcome.Result,
-  Chat.TurnError | ChatError.DuplicateToolName,
-  LanguageModel.LanguageModel
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make()
   const result = yield* chat.complete(Messages.fromUser("Where should I keep my savings?"))
   if (ChatOutcome.isComplete(result.outcome)) yield* Console.log(result.outcome.value)

@@ -6,7 +6,7 @@
  *
  *   npx tsx src/scheduled-calls.ts
  */
-import { Action, Chat, ChatError, ChatOutcome, LanguageModel, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, ChatOutcome, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Clock, Console, DateTime, Duration, Effect, Schema } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -33,11 +33,7 @@ export const handlers = toolkit.toLayer({
 const iso = (millis: number) => new Date(millis).toISOString()
 
 // #region program
-export const program: Effect.Effect<
-  ChatOutcome.Result,
-  Chat.TurnError | ChatError.DuplicateToolName,
-  LanguageModel.LanguageModel
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make({ tools: toolkit })
   const messages = Messages.fromUser("Remind Sam to water the plants.")
 

@@ -5,19 +5,8 @@
  *
  *   npx tsx src/streaming.ts
  */
-import {
-  Action,
-  Chat,
-  ChatError,
-  type ChatEvent,
-  LanguageModel,
-  Messages,
-  PauseReason,
-  Tool,
-  Toolkit
-} from "@chat-ts/core"
+import { Action, Chat, type ChatEvent, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import type { PlatformError } from "@effect/platform/Error"
 import * as Terminal from "@effect/platform/Terminal"
 import { Console, Effect, Option, Schema, Stream } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -75,11 +64,7 @@ const printTurn = (chat: Chat.Service, messages: Messages.Messages) =>
 // #endregion print
 
 // #region program
-export const program: Effect.Effect<
-  Messages.Messages,
-  Chat.TurnError | ChatError.ResolveError | ChatError.DuplicateToolName | PlatformError,
-  LanguageModel.LanguageModel | Terminal.Terminal
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make({ tools: toolkit })
   let last = yield* printTurn(chat, Messages.fromUser("Find me the cheapest flight from Lisbon to Porto on 12 June and book it."))
   while (last._tag === "Paused") {

@@ -4,7 +4,7 @@
  *
  *   npx tsx src/structured-output.ts
  */
-import { Chat, ChatError, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
+import { Chat, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect, Schema } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -16,11 +16,7 @@ const User = Schema.Struct({
   likes: Schema.Array(Schema.String)
 }).annotations({ identifier: "User" })
 
-export const program: Effect.Effect<
-  ChatOutcome.Result<typeof User.Type>,
-  Chat.TurnError | ChatError.StructuredOutputError | ChatError.DuplicateToolName,
-  LanguageModel.LanguageModel
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make()
   const result = yield* chat.completeStructured(
     Messages.fromUser("Extract the user: “Hi, I'm Ada. I love mathematics, poetry and long walks.”"),

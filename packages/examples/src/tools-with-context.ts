@@ -6,7 +6,7 @@
  *
  *   npx tsx src/tools-with-context.ts
  */
-import { Action, Chat, ChatError, LanguageModel, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Context, Effect, Schema } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -89,11 +89,7 @@ const turnFor = (chat: Chat.Service<CurrentUser>, user: Context.Tag.Service<Curr
     return result
   }).pipe(Effect.provideService(CurrentUser, user))
 
-export const program: Effect.Effect<
-  ReadonlyArray<Messages.Messages>,
-  Chat.TurnError | ChatError.ResolveError | ChatError.DuplicateToolName,
-  LanguageModel.LanguageModel
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make({ tools: toolkit })
   const ana = yield* turnFor(chat, { name: "Ana", canRefund: true })
   const bob = yield* turnFor(chat, { name: "Bob", canRefund: false })

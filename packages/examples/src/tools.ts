@@ -4,7 +4,7 @@
  *
  *   npx tsx src/tools.ts
  */
-import { Chat, ChatError, ChatOutcome, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
+import { Chat, ChatOutcome, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect, Schema } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -34,11 +34,7 @@ export const handlers = toolkit.toLayer({
 // #endregion tool
 
 // #region program
-export const program: Effect.Effect<
-  ChatOutcome.Result,
-  Chat.TurnError | ChatError.DuplicateToolName,
-  LanguageModel.LanguageModel
-> = Effect.gen(function*() {
+export const program = Effect.gen(function*() {
   const chat = yield* Chat.make({ tools: toolkit, maxSteps: 5 })
   const result = yield* chat.complete(Messages.fromUser("Do I need an umbrella in Lisbon today?"))
   for (const call of Messages.toolCalls(result.messages)) {

@@ -1,0 +1,38 @@
+// Human in the loop: edits, expiry and moving on while calls are pending.
+import { Action, ChatError, Messages, Toolkit } from "@chat-ts/core"
+import { Clock, Duration, Effect, Either } from "effect"
+import { toolkit } from "../human-in-the-loop.js"
+
+/** Approves call `id` with edited arguments: the tool runs with them and the model sees them. */
+export const approveEdited = (messages: Messages.Messages, id: string) =>
+  // #region edit
+  Messages.approve(messages, id, { paths: ["app-2025-03.log"] })
+  // #endregion edit
+
+// #region expiry
+// An approval nobody gives within a day is rejected by policy on the next resume.
+export const expiring = toolkit.pipe(
+  Toolkit.withStrategy(() =>
+    Effect.map(Clock.currentTimeMillis, (now) =>
+      Action.RequireApproval({ expiresAt: now + Duration.toMillis(Duration.days(1)) }))
+  )
+)
+// #endregion expiry
+
+/** The person sends a new message instead of deciding. */
+export const moveOn = (paused: Messages.Messages): Either.Either<Messages.Messages, ChatError.PendingToolCalls> =>
+  // #region supersede
+  // Without `supersede` this fails with PendingToolCalls naming the undecided calls.
+  Messages.append(paused, Messages.user("Actually, keep them all."), {
+    supersede: "The user moved on without deciding."
+  })
+  // #endregion supersede
+
+/** Deciding a call twice is refused: it would run twice. */
+export const decideTwice = (messages: Messages.Messages, id: string) =>
+  // #region twice
+  Messages.approve(messages, id).pipe(
+    Either.flatMap((approved) => Messages.approve(approved, id)),
+    Either.mapLeft((error) => error._tag) // "ToolCallAlreadyResolved"
+  )
+  // #endregion twice
