@@ -94,7 +94,7 @@ export type Outcome = Data.TaggedEnum<{
   Complete: { readonly response: Message; readonly usage: Usage }
   /** The turn used `maxSteps` model calls without a final answer. */
   StepLimit: { readonly maxSteps: number }
-  /** Approved edits do not match their tools' parameters; nothing ran. */
+  /** Approved edits do not match their tools' parameters; nothing ran, and those calls await approval again. */
   InvalidEdits: { readonly edits: ReadonlyArray<InvalidEdit & { readonly name: string }> }
   /** Tool calls of an earlier response are still pending while new input follows them. */
   PendingCalls: { readonly ids: ReadonlyArray<string> }
@@ -291,7 +291,13 @@ const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Re
           edits.push({ ...edit, name: call.name })
         }
       }
-      if (edits.length > 0) return [messages, Outcome.InvalidEdits({ edits })]
+      if (edits.length > 0) {
+        // Nothing runs; the refused calls wait for a new decision (approve with a valid edit, or reject).
+        const refused = new Set(edits.map((edit) => edit.id))
+        const reverted = mapCalls(response, (call) =>
+          refused.has(call.id) ? { ...call, status: { _tag: "AwaitingApproval" } } : call)
+        return [replaceMessage(messages, lastIndex, reverted), Outcome.InvalidEdits({ edits })]
+      }
     }
     // A call left running by a crash or an interruption is never run again.
     const recovered = mapCalls(response, (call) =>

@@ -105,8 +105,9 @@ describe("Chat: the seed flow", () => {
       expect(ran(rec)).toEqual(["list_files"])
       expect(model.requests).toHaveLength(1)
 
-      // Fixing the edit lets the turn go on from the same pause.
-      const fixed = yield* Messages.approve(first.messages, "c2", { paths: ["b.log"] })
+      // The error's messages hold the call awaiting approval again: fixing the edit goes on from the same pause.
+      expect(statusOf(error.messages!, "c2")).toBe("AwaitingApproval")
+      const fixed = yield* Messages.approve(error.messages!, "c2", { paths: ["b.log"] })
       complete(yield* chat.resume(fixed))
       expect(rec.calls[1]?.params).toEqual({ paths: ["b.log"] })
     }))

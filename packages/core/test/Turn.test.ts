@@ -1,4 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
+import * as Either from "effect/Either"
 import * as Messages from "../src/Messages.js"
 import type { Message } from "../src/Messages.js"
 import * as Turn from "../src/Turn.js"
@@ -103,7 +104,7 @@ describe("Turn.step", () => {
       expect(statusOf(next, "a")).toEqual({ _tag: "Failed", error: "boom", editedArguments: edited })
     })
 
-    it("reports invalid edits and changes nothing", () => {
+    it("reports invalid edits, runs nothing and puts the refused calls back to awaiting approval", () => {
       const messages = conversation(
         response([
           call("a", { _tag: "Approved", editedArguments: "{\"n\":\"x\"}" }, { name: "count" }),
@@ -118,7 +119,12 @@ describe("Turn.step", () => {
       expect(outcome).toEqual(
         Turn.Outcome.InvalidEdits({ edits: [{ id: "a", detail: "n: expected a number", name: "count" }] })
       )
-      expectUnchanged(messages, next)
+      // Only the refused call changed: it waits for a new decision; the others are as they were (nothing started).
+      expect(Messages.findTool(next, "a")?.status).toEqual({ _tag: "AwaitingApproval" })
+      expect(Messages.findTool(next, "b")?.status).toEqual({ _tag: "Approved" })
+      expect(Messages.findTool(next, "c")?.status).toEqual({ _tag: "Running" })
+      // The person can decide again from these messages.
+      expect(Either.isRight(Messages.approve(next, "a", { n: 1 }))).toBe(true)
     })
 
     it("ignores reported invalid edits of calls that have no edited arguments", () => {

@@ -245,10 +245,8 @@ export const play = (script: Script, maxEvents = 2000): Trace => {
       case "InvalidEdits": {
         // The person corrects the edits the shell refused.
         for (const edit of outcome.edits) {
-          messages = Messages.updateTool(messages, edit.id, (call) => ({
-            ...call,
-            status: { _tag: "Approved", editedArguments: validEdit(edit.id) }
-          }))
+          // The refused call awaits approval again: approve it with a valid edit.
+          messages = get(Messages.approve(messages, edit.id, validEdit(edit.id)), `re-approving ${edit.id}`)
           invalid.delete(edit.id)
         }
         event = Turn.Event.Resume({ now })
