@@ -1,0 +1,296 @@
+/**
+ * The results of a run: the machine, every scenario's numbers, the targets
+ * checked against them, and their rendering as Markdown (RESULTS.md and the
+ * console).
+ */
+import { readFileSync } from "node:fs"
+import { createRequire } from "node:module"
+import * as os from "node:os"
+import { notes } from "./notes.js"
+import type * as Loop from "./scenarios/loop.js"
+import type * as Many from "./scenarios/many.js"
+import type * as Pause from "./scenarios/pause.js"
+import type * as Reducer from "./scenarios/reducer.js"
+import type * as Streaming from "./scenarios/streaming.js"
+import { type Mode, titles } from "./scenarios/index.js"
+
+export interface Machine {
+  readonly cpu: string
+  readonly cores: number
+  readonly memoryGB: number
+  readonly node: string
+  readonly platform: string
+  /** 1-minute load average when the run started: other work on the machine skews wall-clock times. */
+  readonly loadAverageAtStart: number
+}
+
+export const machine = (): Machine => ({
+  cpu: os.cpus()[0]?.model.trim() ?? "unknown",
+  cores: os.cpus().length,
+  memoryGB: Math.round((os.totalmem() / 1024 ** 3) * 10) / 10,
+  node: process.version,
+  platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+  loadAverageAtStart: Math.round(os.loadavg()[0]! * 100) / 100
+})
+
+const packages = ["effect", "ai", "@ai-sdk/openai", "@openai/agents", "@effect/ai", "openai", "tinybench", "zod"] as const
+
+/** Installed versions of the libraries measured. */
+export const versions = (): Record<string, string> => {
+  const require = createRequire(import.meta.url)
+  const out: Record<string, string> = {}
+  for (const name of packages) {
+    try {
+      const main = require.resolve(name)
+      let dir = main
+      while (dir !== "/" && !dir.endsWith(`node_modules/${name}`)) dir = dir.slice(0, dir.lastIndexOf("/"))
+      out[name] = (JSON.parse(readFileSync(`${dir}/package.json`, "utf8")) as { version: string }).version
+    } catch {
+      out[name] = "?"
+    }
+  }
+  return out
+}
+
+export interface Scenarios {
+  readonly loop?: Loop.Result
+  readonly pause?: Pause.Result
+  readonly streaming?: Streaming.Result
+  readonly reducer?: Reducer.Result
+  readonly many?: ReadonlyArray<Many.Result>
+}
+
+export interface Target {
+  readonly id: keyof typeof notes
+  readonly goal: string
+  readonly actual: string
+  readonly met: boolean
+}
+
+export interface Results {
+  readonly mode: Mode
+  readonly date: string
+  readonly machine: Machine
+  readonly versions: Record<string, string>
+  /** Seconds each job (child process) took. */
+  readonly seconds: Record<string, number>
+  readonly scenarios: Scenarios
+  readonly targets: ReadonlyArray<Target>
+}
+
+const fmt = (value: number, digits = 1): string =>
+  Number.isFinite(value) ? value.toLocaleString("en-US", { maximumFractionDigits: digits, minimumFractionDigits: digits }) : "–"
+
+const ms = (us: number, digits = 2): string => fmt(us / 1000, digits)
+
+const table = (head: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
+  [
+    `| ${head.join(" | ")} |`,
+    `| ${head.map((_, i) => (i === 0 ? "---" : "---:")).join(" | ")} |`,
+    ...rows.map((row) => `| ${row.join(" | ")} |`)
+  ].join("\n")
+
+const peers = (rows: ReadonlyArray<Loop.Row>, steps: number) =>
+  rows.filter((r) => r.steps === steps && r.library !== "chat-ts" && r.library !== "openai (hand loop)")
+
+/** Checks the issue's targets against the numbers. */
+export const evaluate = (scenarios: Scenarios): Array<Target> => {
+  const targets: Array<Target> = []
+  if (scenarios.loop !== undefined) {
+    const rows = scenarios.loop.rows
+    const parts: Array<string> = []
+    let met = true
+    for (const steps of [...new Set(rows.map((r) => r.steps))]) {
+      const ours = rows.find((r) => r.steps === steps && r.library === "chat-ts")!
+      const fastest = peers(rows, steps).sort((a, b) => a.perStep.medianUs - b.perStep.medianUs)[0]!
+      const r = ours.perStep.medianUs / fastest.perStep.medianUs
+      met &&= r <= 0.5
+      parts.push(`N=${steps}: ${fmt(ours.perStep.medianUs)} µs vs ${fastest.library} ${fmt(fastest.perStep.medianUs)} µs (${fmt(r, 2)}×)`)
+    }
+    targets.push({ id: "loop", goal: "per-step overhead ≤ 0.5× the fastest peer", actual: parts.join("; "), met })
+  }
+  if (scenarios.streaming !== undefined) {
+    const rows = scenarios.streaming.rows.filter((r) => r.consumer.startsWith("(b)") || r.consumer.startsWith("(c)"))
+    targets.push({
+      id: "streaming",
+      goal: "streaming ≤ 1.1× the bare openai SDK",
+      actual: rows.map((r) => `${r.consumer.slice(0, 3)} ${fmt(r.ratio, 2)}×`).join("; "),
+      met: rows.every((r) => r.ratio <= 1.1)
+    })
+  }
+  if (scenarios.pause !== undefined) {
+    const ours = scenarios.pause.rows.filter((r) => r.library === "chat-ts")
+    targets.push({
+      id: "pauseSize",
+      goal: "pause state ≤ 1.2× the messages' own JSON",
+      actual: ours.map((r) => `${r.historyMessages}: ${fmt(r.sizeRatio, 3)}×`).join("; "),
+      met: ours.every((r) => r.sizeRatio <= 1.2)
+    })
+    const largest = ours.sort((a, b) => b.historyMessages - a.historyMessages)[0]
+    if (largest !== undefined) {
+      const resume = largest.timings.resume
+      const restore = largest.timings["restore (decode + approve + resume)"]
+      targets.push({
+        id: "resume",
+        goal: `resume of a ${largest.historyMessages.toLocaleString("en-US")}-message conversation < 50 ms`,
+        actual: `resume ${ms(resume.wallMedianUs)} ms wall (${ms(resume.medianUs)} ms CPU); ` +
+          `decode + approve + resume ${ms(restore.wallMedianUs)} ms wall (${ms(restore.medianUs)} ms CPU)`,
+        met: resume.wallMedianUs < 50_000
+      })
+    }
+  }
+  return targets
+}
+
+const loopSection = (result: Loop.Result): string => {
+  const chat = new Map(result.rows.filter((r) => r.library === "chat-ts").map((r) => [r.steps, r.perStep.medianUs]))
+  return table(
+    ["Library", "N", "median µs/step", "p95 µs/step", "wall median µs/step", "allocated KB/step", "× chat-ts"],
+    result.rows.map((r) => [
+      r.library,
+      String(r.steps),
+      fmt(r.perStep.medianUs),
+      fmt(r.perStep.p95Us),
+      fmt(r.perStep.wallMedianUs),
+      fmt(r.allocatedBytesPerStep / 1024),
+      fmt(r.perStep.medianUs / chat.get(r.steps)!, 2)
+    ])
+  )
+}
+
+const pauseSection = (result: Pause.Result): string =>
+  table(
+    [
+      "History",
+      "Library",
+      "state KB",
+      "wire JSON KB",
+      "× wire",
+      "encode ms",
+      "decode ms",
+      "approve ms",
+      "resume ms",
+      "decode+approve+resume ms",
+      "resume wall ms"
+    ],
+    result.rows.map((r) => [
+      r.historyMessages.toLocaleString("en-US"),
+      r.library,
+      fmt(r.stateBytes / 1024),
+      fmt(r.wireBytes / 1024),
+      fmt(r.sizeRatio, 3),
+      ms(r.timings.encode.medianUs),
+      ms(r.timings.decode.medianUs),
+      ms(r.timings.approve.medianUs, 3),
+      ms(r.timings.resume.medianUs),
+      ms(r.timings["restore (decode + approve + resume)"].medianUs),
+      ms(r.timings.resume.wallMedianUs)
+    ])
+  )
+
+const streamingSection = (result: Streaming.Result): string =>
+  `${result.events.toLocaleString("en-US")} SSE events, ${fmt(result.bytes / 1024 / 1024, 2)} MB, ` +
+  (result.intervalUs > 0 ? `one event every ${result.intervalUs} µs from the server.` : "the whole body at once.") +
+  "\n\n" +
+  table(
+    ["Consumer", "CPU ms/stream (median)", "p95", "CPU µs/event", "× (a)", "wall ms (median)"],
+    result.rows.map((r) => [
+      r.consumer,
+      ms(r.timing.medianUs, 1),
+      ms(r.timing.p95Us, 1),
+      fmt(r.cpuUsPerEvent, 2),
+      fmt(r.ratio, 2),
+      ms(r.timing.wallMedianUs, 0)
+    ])
+  )
+
+const reducerSection = (result: Reducer.Result): string =>
+  table(
+    ["Steps", "History", "Events", "µs/event (median)", "events/s", "turn ms (median)", "turn p95 ms"],
+    result.rows.map((r) => [
+      String(r.steps),
+      r.historyMessages.toLocaleString("en-US"),
+      r.events.toLocaleString("en-US"),
+      fmt(r.usPerEvent, 2),
+      Math.round(r.eventsPerSecond).toLocaleString("en-US"),
+      ms(r.perTurn.medianUs),
+      ms(r.perTurn.p95Us)
+    ])
+  )
+
+const manySection = (rows: ReadonlyArray<Many.Result>): string =>
+  table(
+    [
+      "Library",
+      "Conversations",
+      "pause all ms",
+      "resume all ms",
+      "total ms",
+      "CPU ms",
+      "heap per paused conversation",
+      "peak RSS MB",
+      "RSS before MB"
+    ],
+    rows.map((r) => [
+      r.library,
+      r.conversations.toLocaleString("en-US"),
+      String(r.pauseMs),
+      String(r.resumeMs),
+      String(r.totalMs),
+      String(r.cpuMs),
+      `${fmt(r.heapPerPausedBytes / 1024, 2)} KB`,
+      fmt(r.peakRssMB),
+      fmt(r.baselineRssMB)
+    ])
+  )
+
+/** The scenario tables, for the console and RESULTS.md. */
+export const sections = (results: Results): string => {
+  const s = results.scenarios
+  const out: Array<string> = []
+  if (s.loop) out.push(`### ${titles.loop}\n\n${loopSection(s.loop)}`)
+  if (s.pause) out.push(`### ${titles.pause}\n\n${pauseSection(s.pause)}`)
+  if (s.streaming) out.push(`### ${titles.streaming}\n\n${streamingSection(s.streaming)}`)
+  if (s.reducer) out.push(`### ${titles.reducer}\n\n${reducerSection(s.reducer)}`)
+  if (s.many) out.push(`### ${titles.many}\n\n${manySection(s.many)}`)
+  return out.join("\n\n")
+}
+
+export const targetsTable = (targets: ReadonlyArray<Target>): string =>
+  table(
+    ["Target", "Result", "Met"],
+    targets.map((t) => [t.goal, t.actual, t.met ? "yes" : "**no**"])
+  )
+
+/** RESULTS.md. */
+export const markdown = (results: Results): string => {
+  const m = results.machine
+  const versions = Object.entries(results.versions).map(([k, v]) => `${k} ${v}`).join(", ")
+  const missed = results.targets.filter((t) => !t.met)
+  return [
+    "# Benchmark results",
+    "",
+    `Generated by \`npm run bench\` on ${results.date}. How to run and read these: [docs/benchmarks.md](../../docs/benchmarks.md).`,
+    "",
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGB} GB memory, ${m.platform}`,
+    `- Node ${m.node}; load average ${m.loadAverageAtStart} when the run started`,
+    `- Libraries: ${versions}`,
+    "- Times are **CPU time** of the measuring process (user + system, all threads) unless marked wall; medians" +
+    " and p95 over tinybench samples after warm-up. Every scenario ran in a child process of its own" +
+    " (scenario 5: one per library).",
+    "",
+    "## Targets",
+    "",
+    targetsTable(results.targets),
+    "",
+    ...(missed.length === 0 ? [] : ["## Where a target is missed, and why", "", ...missed.map((t) => notes[t.id]), ""]),
+    "## Results",
+    "",
+    sections(results),
+    "",
+    "## Notes",
+    "",
+    notes.general,
+    ""
+  ].join("\n")
+}

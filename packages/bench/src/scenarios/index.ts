@@ -1,0 +1,87 @@
+/**
+ * The scenarios, their sizes for a full run and for the smoke run of the
+ * tests, and the jobs (one child process each) a run is made of.
+ */
+import { type Budget, smokeBudget } from "../harness.js"
+import type * as Loop from "./loop.js"
+import type * as Many from "./many.js"
+import type * as Pause from "./pause.js"
+import type * as Reducer from "./reducer.js"
+import type * as Streaming from "./streaming.js"
+
+export type Mode = "full" | "smoke"
+
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many"] as const
+export type ScenarioId = (typeof scenarioIds)[number]
+
+export const titles: Record<ScenarioId, string> = {
+  loop: "1. Loop overhead per step",
+  pause: "2. Pause → serialise → resume",
+  streaming: "3. Streaming overhead",
+  reducer: "4. Reducer throughput (Turn.step)",
+  many: "5. Many conversations"
+}
+
+const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
+  warmupTime,
+  warmupIterations,
+  time,
+  iterations
+})
+
+export interface Configs {
+  readonly loop: Loop.Config
+  readonly pause: Pause.Config
+  readonly streaming: Streaming.Config
+  readonly reducer: Reducer.Config
+  readonly many: Omit<Many.Config, "library">
+}
+
+export const configs: Record<Mode, Configs> = {
+  full: {
+    loop: { steps: [1, 10, 100], budget: budget(500, 20, 2000, 200), allocTurns: 200 },
+    pause: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 3, 1000, 50) },
+    streaming: { deltas: 10_000, intervalUs: 100, budget: budget(0, 2, 0, 10) },
+    reducer: {
+      cases: [{ steps: 100, history: 0 }, { steps: 1000, history: 0 }, { steps: 100, history: 10_000 }],
+      budget: budget(200, 5, 1000, 30)
+    },
+    many: { conversations: 10_000 }
+  },
+  smoke: {
+    loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
+    pause: { sizes: [4], budget: smokeBudget },
+    streaming: { deltas: 20, intervalUs: 0, budget: smokeBudget },
+    reducer: { cases: [{ steps: 3, history: 4 }], budget: smokeBudget },
+    many: { conversations: 25 }
+  }
+}
+
+/** One child process: a scenario, and for `many` the library it measures. */
+export type Job =
+  | { readonly scenario: Exclude<ScenarioId, "many">; readonly mode: Mode }
+  | { readonly scenario: "many"; readonly mode: Mode; readonly library: Many.Library }
+
+export const jobsFor = (ids: ReadonlyArray<ScenarioId>, mode: Mode, manyLibraries: ReadonlyArray<Many.Library>): Array<Job> =>
+  ids.flatMap((scenario): Array<Job> =>
+    scenario === "many"
+      ? manyLibraries.map((library) => ({ scenario, mode, library }))
+      : [{ scenario, mode }]
+  )
+
+/** Runs one job in this process. */
+export const runJob = async (job: Job): Promise<unknown> => {
+  const config = configs[job.mode]
+  switch (job.scenario) {
+    case "loop":
+      return (await import("./loop.js")).run(config.loop)
+    case "pause":
+      return (await import("./pause.js")).run(config.pause)
+    case "streaming":
+      return (await import("./streaming.js")).run(config.streaming)
+    case "reducer":
+      return (await import("./reducer.js")).run(config.reducer)
+    case "many":
+      return (await import("./many.js")).run({ ...config.many, library: job.library })
+  }
+}

@@ -1,0 +1,108 @@
+/**
+ * Smoke runs of every scenario at tiny sizes, in this process, so the harness
+ * cannot rot. They check that each scenario runs and produces well-formed
+ * results; they never assert on timings.
+ */
+import { describe, expect, it } from "vitest"
+import type { Timing } from "../src/harness.js"
+import { evaluate, markdown, type Results, type Scenarios } from "../src/report.js"
+import { configs } from "../src/scenarios/index.js"
+import * as Loop from "../src/scenarios/loop.js"
+import * as Many from "../src/scenarios/many.js"
+import * as Pause from "../src/scenarios/pause.js"
+import * as Reducer from "../src/scenarios/reducer.js"
+import * as Streaming from "../src/scenarios/streaming.js"
+
+const smoke = configs.smoke
+
+const expectTiming = (timing: Timing): void => {
+  expect(timing.samples).toBeGreaterThanOrEqual(1)
+  for (const key of ["medianUs", "p95Us", "meanUs", "minUs", "maxUs", "wallMedianUs", "wallP95Us"] as const) {
+    expect(Number.isFinite(timing[key]), key).toBe(true)
+    expect(timing[key], key).toBeGreaterThanOrEqual(0)
+  }
+  expect(timing.p95Us).toBeGreaterThanOrEqual(timing.medianUs)
+}
+
+const scenarios: { -readonly [K in keyof Scenarios]: Scenarios[K] } = {}
+
+describe("bench scenarios (smoke sizes)", () => {
+  it("1. loop overhead: one row per library and N, per-step timings and allocations", async () => {
+    const result = await Loop.run(smoke.loop)
+    expect(result.rows).toHaveLength(Loop.libraries.length * smoke.loop.steps.length)
+    for (const row of result.rows) {
+      expect(Loop.libraries).toContain(row.library)
+      expect(row.modelCalls).toBe(row.steps + 1)
+      expectTiming(row.perTurn)
+      expectTiming(row.perStep)
+      expect(row.allocatedBytesPerStep).toBeGreaterThan(0)
+    }
+    scenarios.loop = result
+  }, 30_000)
+
+  it("2. pause → serialise → resume: both libraries, every phase, sizes against the wire JSON", async () => {
+    const result = await Pause.run(smoke.pause)
+    expect(result.rows.map((r) => r.library)).toEqual(["chat-ts", "@openai/agents"])
+    for (const row of result.rows) {
+      expect(row.historyMessages).toBe(smoke.pause.sizes[0])
+      expect(row.stateBytes).toBeGreaterThan(0)
+      expect(row.wireBytes).toBeGreaterThan(0)
+      expect(row.sizeRatio).toBeCloseTo(row.stateBytes / row.wireBytes, 2)
+      for (const phase of Pause.phases) expectTiming(row.timings[phase])
+    }
+    scenarios.pause = result
+  }, 30_000)
+
+  it("3. streaming: four consumers of the loopback stream, ratios to the bare SDK", async () => {
+    const result = await Streaming.run(smoke.streaming)
+    // role, the deltas, the call's start and fragments, finish, usage
+    expect(result.events).toBeGreaterThan(smoke.streaming.deltas + 4)
+    expect(result.rows.map((r) => r.consumer)).toEqual([...Streaming.consumers])
+    expect(result.rows[0]!.ratio).toBe(1)
+    for (const row of result.rows) {
+      expectTiming(row.timing)
+      expect(row.ratio).toBeGreaterThan(0)
+    }
+    scenarios.streaming = result
+  }, 30_000)
+
+  it("4. reducer throughput: events per second of whole turns", async () => {
+    const result = await Reducer.run(smoke.reducer)
+    const [row] = result.rows
+    expect(row).toBeDefined()
+    expect(row!.events).toBe(4 * smoke.reducer.cases[0]!.steps + 2)
+    expectTiming(row!.perTurn)
+    expect(row!.eventsPerSecond).toBeGreaterThan(0)
+    scenarios.reducer = result
+  }, 30_000)
+
+  it("5. many conversations: every library pauses and resumes them all", async () => {
+    const rows: Array<Many.Result> = []
+    for (const library of Many.libraries) {
+      const result = await Many.run({ ...smoke.many, library })
+      expect(result.library).toBe(library)
+      expect(result.conversations).toBe(smoke.many.conversations)
+      expect(result.totalMs).toBe(result.pauseMs + result.resumeMs)
+      expect(result.peakRssMB).toBeGreaterThanOrEqual(result.baselineRssMB)
+      expect(Number.isFinite(result.heapPerPausedBytes)).toBe(true)
+      rows.push(result)
+    }
+    scenarios.many = rows
+  }, 30_000)
+
+  it("the targets and RESULTS.md are derived from the results", () => {
+    const targets = evaluate(scenarios)
+    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume"])
+    const results: Results = {
+      mode: "smoke",
+      date: new Date(0).toISOString(),
+      machine: { cpu: "test", cores: 1, memoryGB: 1, node: process.version, platform: "test", loadAverageAtStart: 0 },
+      versions: {},
+      seconds: {},
+      scenarios,
+      targets
+    }
+    const md = markdown(results)
+    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5."]) expect(md).toContain(heading)
+  })
+})
