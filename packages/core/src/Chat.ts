@@ -325,7 +325,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             })
           ),
           Effect.withSpan("chat-ts.model", {
-            attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream }
+            attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream },
+            captureStackTrace: false
           }),
           Effect.tap((message) =>
             Effect.forEach(Messages.toolCallsOf(message), (call) => emit(ChatEvent.ToolCall({ call })), { discard: true }).pipe(
@@ -379,7 +380,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           yield* apply(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
         }).pipe(
           Effect.withSpan("chat-ts.tool", {
-            attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id }
+            attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
+            captureStackTrace: false
           })
         )
 
@@ -457,7 +459,12 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       })
 
       return loop.pipe(
-        Effect.withSpan("chat-ts.turn", { attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream } }),
+        // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
+        // (packages/bench, scenario 1), and the call site it records is always this file.
+        Effect.withSpan("chat-ts.turn", {
+          attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
+          captureStackTrace: false
+        }),
         Effect.mapError(withState),
         Effect.onInterrupt(() =>
           Effect.suspend(() => {
