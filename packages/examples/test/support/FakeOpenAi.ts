@@ -15,36 +15,60 @@ export interface Recorded {
   readonly body: { readonly [key: string]: unknown }
 }
 
+/** What the fake answers to one chat completion request. */
+export type Reply =
+  | { readonly text: string }
+  | { readonly toolCalls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: string }> }
+
 export interface FakeOpenAi {
   readonly baseURL: string
   readonly requests: ReadonlyArray<Recorded>
 }
 
-const completion = (model: string, text: string) => ({
+const toolCallsOf = (reply: Reply) =>
+  "toolCalls" in reply
+    ? reply.toolCalls.map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: call.arguments } }))
+    : undefined
+
+const completion = (model: string, reply: Reply) => ({
   id: "chatcmpl-fake",
   object: "chat.completion",
   created: 0,
   model,
-  choices: [{ index: 0, message: { role: "assistant", content: text, refusal: null }, finish_reason: "stop", logprobs: null }],
+  choices: [{
+    index: 0,
+    message: "text" in reply
+      ? { role: "assistant", content: reply.text, refusal: null }
+      : { role: "assistant", content: null, refusal: null, tool_calls: toolCallsOf(reply) },
+    finish_reason: "text" in reply ? "stop" : "tool_calls",
+    logprobs: null
+  }],
   usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 }
 })
 
-const chunks = (model: string, text: string): string => {
+const chunks = (model: string, reply: Reply): string => {
   const base = { id: "chatcmpl-fake", object: "chat.completion.chunk", created: 0, model }
-  const pieces = text.match(/.{1,5}/g) ?? []
+  const pieces = "text" in reply ? reply.text.match(/.{1,5}/g) ?? [] : []
+  const calls = (toolCallsOf(reply) ?? []).map((call, index) => ({
+    ...base,
+    choices: [{ index: 0, delta: { role: "assistant", tool_calls: [{ index, ...call }] }, finish_reason: null }]
+  }))
   const events = [
     ...pieces.map((piece, i) => ({
       ...base,
       choices: [{ index: 0, delta: i === 0 ? { role: "assistant", content: piece } : { content: piece }, finish_reason: null }]
     })),
-    { ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] },
+    ...calls,
+    { ...base, choices: [{ index: 0, delta: {}, finish_reason: "text" in reply ? "stop" : "tool_calls" }] },
     { ...base, choices: [], usage: { prompt_tokens: 7, completion_tokens: 3, total_tokens: 10 } }
   ]
   return events.map((event) => `data: ${JSON.stringify(event)}\n\n`).join("") + "data: [DONE]\n\n"
 }
 
-/** Starts the server for the scope; every chat completion answers `text`. */
-export const make = (text: string): Effect.Effect<FakeOpenAi, never, Scope.Scope> =>
+/** Starts the server for the scope; chat completions answer `text`, or what `answer` gives for the request body. */
+export const make = (
+  answer: string | ((body: { readonly [key: string]: unknown }) => Reply)
+): Effect.Effect<FakeOpenAi, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.async<{ server: http.Server; fake: FakeOpenAi }>((resume) => {
       const requests: Array<Recorded> = []
@@ -55,12 +79,13 @@ export const make = (text: string): Effect.Effect<FakeOpenAi, never, Scope.Scope
           const body = (raw === "" ? {} : JSON.parse(raw)) as { readonly [key: string]: unknown }
           requests.push({ path: req.url ?? "", authorization: req.headers.authorization, body })
           const model = String(body["model"] ?? "unknown")
+          const reply: Reply = typeof answer === "string" ? { text: answer } : answer(body)
           if (req.url === "/v1/chat/completions" && body["stream"] === true) {
             res.writeHead(200, { "content-type": "text/event-stream" })
-            res.end(chunks(model, text))
+            res.end(chunks(model, reply))
           } else if (req.url === "/v1/chat/completions") {
             res.writeHead(200, { "content-type": "application/json" })
-            res.end(JSON.stringify(completion(model, text)))
+            res.end(JSON.stringify(completion(model, reply)))
           } else if (req.url === "/v1/embeddings") {
             const inputs = body["input"] as ReadonlyArray<string>
             res.writeHead(200, { "content-type": "application/json" })

@@ -1,0 +1,184 @@
+/**
+ * The doc snippets that are not examples run here too, so the docs show code
+ * that works, not just code that compiles.
+ */
+import { Chat, ChatError, Messages } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { ConfigProvider, Effect, Either, Fiber, Layer, Ref, TestClock } from "effect"
+import { spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import * as HumanInTheLoop from "../src/human-in-the-loop.js"
+import * as Architecture from "../src/snippets/architecture.js"
+import * as Errors from "../src/snippets/errors.js"
+import * as HitlExtras from "../src/snippets/hitl-extras.js"
+import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
+import * as ToolServices from "../src/snippets/tool-services.js"
+import * as FakeOpenAi from "./support/FakeOpenAi.js"
+
+describe("snippets", () => {
+  it.effect("tools: a handler's typed failure reaches the model as the call's result", () =>
+    Effect.gen(function*() {
+      const statuses = yield* ToolServices.askTwoCities
+      expect(statuses).toEqual([
+        { _tag: "Completed", result: { temperature: 17 } },
+        { _tag: "Failed", error: { error: "I know no city called Atlantis." } }
+      ])
+    }))
+
+  it("architecture: the reducer walked by hand", () => {
+    expect(Architecture.walkthrough()).toEqual(["CallModel", "Decide", "Pause", "RunTools", "CallModel"])
+  })
+
+  describe("human in the loop", () => {
+    const paused = Effect.gen(function*() {
+      const model = MockLanguageModel.make(HumanInTheLoop.offline)
+      const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(
+        Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+      )
+      const result = yield* chat.complete(Messages.fromUser("Delete the old logs."))
+      return { chat, messages: result.messages, id: Messages.toolCalls(result.messages)[0]!.id }
+    })
+
+    it.effect("an edited approval runs with the edit", () =>
+      Effect.gen(function*() {
+        const { chat, id, messages } = yield* paused
+        const done = yield* chat.resume(yield* HitlExtras.approveEdited(messages, id))
+        expect(Messages.findTool(done.messages, id)!.status).toMatchObject({
+          _tag: "Completed",
+          result: { deleted: ["app-2025-03.log"] }
+        })
+      }))
+
+    it.effect("moving on rejects the pending call with the reason; deciding twice is refused", () =>
+      Effect.gen(function*() {
+        const { id, messages } = yield* paused
+        expect(Messages.append(messages, Messages.user("next"))).toMatchObject(Either.left({ _tag: "PendingToolCalls" }))
+        const next = yield* HitlExtras.moveOn(messages)
+        expect(Messages.findTool(next, id)!.status).toEqual({
+          _tag: "Rejected",
+          by: "user",
+          reason: "The user moved on without deciding."
+        })
+        expect(HitlExtras.decideTwice(messages, id)).toEqual(Either.left("ToolCallAlreadyResolved"))
+      }))
+
+    it.effect("an approval nobody gives in a day expires", () =>
+      Effect.gen(function*() {
+        const model = MockLanguageModel.make(HumanInTheLoop.offline)
+        const chat = yield* Chat.make({ tools: HitlExtras.expiring }).pipe(
+          Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+        )
+        const first = yield* chat.complete(Messages.fromUser("Delete the old logs."))
+        yield* TestClock.adjust("25 hours")
+        const later = yield* chat.resume(first.messages)
+        expect(Messages.toolCalls(later.messages)[0]!.status).toMatchObject({ _tag: "Rejected", by: "policy" })
+        expect(later.outcome._tag).toBe("Complete")
+      }))
+  })
+
+  describe("errors", () => {
+    it.effect("reply turns errors into text", () =>
+      Effect.gen(function*() {
+        const model = MockLanguageModel.make([MockLanguageModel.fail(new ChatError.AuthenticationError({ message: "bad key" }))])
+        const chat = yield* Chat.make().pipe(Effect.provide(model.layer))
+        expect(yield* Errors.reply(chat, Messages.fromUser("hi"))).toBe("The model refused our key: check OPENAI_API_KEY.")
+      }))
+
+    it.effect("completeWithRetries resumes from the error's messages: a tool that ran is not run again", () =>
+      Effect.gen(function*() {
+        let deletions = 0
+        const handlers = HumanInTheLoop.toolkit.toLayer({
+          delete_files: ({ paths }) => Effect.sync(() => (deletions++, { deleted: [...paths] }))
+        })
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "d1", name: "delete_files", arguments: { paths: ["a.log"] } }]),
+          MockLanguageModel.fail(new ChatError.ServerError({ message: "overloaded", status: 503 })),
+          MockLanguageModel.text("Deleted a.log.")
+        ])
+        const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
+        const paused = yield* chat.complete(Messages.fromUser("Delete a.log"))
+        const approved = yield* Messages.approve(paused.messages, "d1")
+        const fiber = yield* Effect.fork(Errors.completeWithRetries(chat, approved))
+        yield* TestClock.adjust("2 seconds")
+        const done = yield* Fiber.join(fiber)
+        expect(done.outcome._tag).toBe("Complete")
+        expect(deletions).toBe(1)
+      }))
+
+    it.effect("carryOn goes on after a handler died", () =>
+      Effect.gen(function*() {
+        const handlers = HumanInTheLoop.toolkit.toLayer({ delete_files: () => Effect.die("disk on fire") })
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "d1", name: "delete_files", arguments: { paths: ["a.log"] } }]),
+          MockLanguageModel.text("Sorry, the deletion failed.")
+        ])
+        const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
+        const paused = yield* chat.complete(Messages.fromUser("Delete a.log"))
+        const error = yield* chat.resume(yield* Messages.approve(paused.messages, "d1")).pipe(Effect.flip)
+        expect(error._tag).toBe("ToolHandlerDefect")
+        const done = yield* Errors.carryOn(chat, error as ChatError.ToolHandlerDefect)
+        expect(done.outcome._tag).toBe("Complete")
+      }))
+  })
+
+  describe("persistence", () => {
+    it.effect("signed documents load back, and tampered ones are refused", () =>
+      Effect.gen(function*() {
+        const messages = Messages.fromUser("hello")
+        const stored = yield* PersistenceExtras.save(messages)
+        expect(yield* PersistenceExtras.load(stored)).toEqual(messages)
+        const error = yield* PersistenceExtras.load(stored.replace("hello", "HELLO")).pipe(Effect.flip)
+        expect(error._tag).toBe("StateDecodeError")
+      }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["STATE_SECRET", "test-secret"]])))))
+
+    it.effect("checkpoints hold the latest state", () =>
+      Effect.gen(function*() {
+        const model = MockLanguageModel.make(HumanInTheLoop.offline)
+        const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(
+          Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+        )
+        const store = yield* Ref.make("")
+        const result = yield* PersistenceExtras.completeDurably(chat, store, Messages.fromUser("Delete the old logs."))
+        expect(yield* Messages.fromJson(yield* Ref.get(store))).toEqual(result.messages)
+      }))
+  })
+
+  describe("the README's example, against a fake OpenAI server", () => {
+    const answer = (body: { readonly [key: string]: unknown }): FakeOpenAi.Reply => {
+      const messages = body["messages"] as ReadonlyArray<{ readonly role: string; readonly content?: unknown }>
+      const tool = messages.find((message) => message.role === "tool")
+      if (tool === undefined) {
+        return { toolCalls: [{ id: "call_1", name: "delete_files", arguments: `{"paths":["a.log","b.log"]}` }] }
+      }
+      return { text: String(tool.content).includes("rejected") ? "OK, I kept them." : "Deleted a.log and b.log." }
+    }
+
+    for (const [key, expected, deleted] of [["y", "Deleted a.log and b.log.", true], ["n", "OK, I kept them.", false]] as const) {
+      it.scopedLive(`answering '${key}' at the prompt`, () =>
+        Effect.gen(function*() {
+          const fake = yield* FakeOpenAi.make(answer)
+          const run = yield* Effect.promise(() => runSnippet("src/snippets/readme.ts", fake.baseURL, key))
+          expect(run.code).toBe(0)
+          expect(run.stdout).toContain("Run delete_files")
+          expect(run.stdout).toContain(expected)
+          expect(run.stdout.includes("deleting a.log, b.log")).toBe(deleted)
+          expect(fake.requests).toHaveLength(2)
+        }), 60_000)
+    }
+  })
+})
+
+const runSnippet = (file: string, baseURL: string, input: string) =>
+  new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+    const child = spawn("npx", ["tsx", file], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: baseURL, NO_COLOR: "1" },
+      stdio: ["pipe", "pipe", "inherit"]
+    })
+    let stdout = ""
+    child.stdout.on("data", (chunk) => (stdout += chunk))
+    child.on("error", reject)
+    child.on("close", (code) => resolve({ code, stdout }))
+    child.stdin.end(input)
+  })
