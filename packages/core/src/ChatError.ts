@@ -229,6 +229,8 @@ export type ChatError =
   | PendingToolCalls
   | StateDecodeError
   | DuplicateToolName
+  | StoreError
+  | ConcurrentModification
 
 /** Returns a copy of an error that carries the given messages (for errors that have the field). */
 export const withMessages = <E extends { readonly _tag: string }>(
@@ -256,3 +258,31 @@ const messagesCarriers: ReadonlySet<string> = new Set([
   "MalformedResponse",
   "InvalidEditedArguments"
 ])
+
+// ---------------------------------------------------------------------------
+// Storage errors
+// ---------------------------------------------------------------------------
+
+/** The conversation store failed (the database could not be reached, a query failed). */
+export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreError")("StoreError", {
+  detail: Schema.String
+}) {
+  override get message() {
+    return `The conversation store failed: ${this.detail}`
+  }
+}
+
+/** Someone else saved the conversation since it was loaded: reload it instead of overwriting their change. */
+export class ConcurrentModification extends Schema.TaggedError<ConcurrentModification>(
+  "@chat-ts/ConcurrentModification"
+)("ConcurrentModification", {
+  id: Schema.String,
+  expectedVersion: Schema.Number,
+  actualVersion: Schema.optional(Schema.Number)
+}) {
+  override get message() {
+    return this.actualVersion === undefined
+      ? `Conversation '${this.id}' was expected at version ${this.expectedVersion} but does not exist.`
+      : `Conversation '${this.id}' is at version ${this.actualVersion}, not ${this.expectedVersion}: it changed since it was loaded.`
+  }
+}

@@ -46,3 +46,6 @@ export * as Toolkit from "./Toolkit.js"
 
 /** Tamper-evident (HMAC-signed) storage of conversations. */
 export * as SignedState from "./SignedState.js"
+
+/** Where paused conversations live between a pause and its resume. */
+export * as ConversationStore from "./ConversationStore.js"
