@@ -2,7 +2,7 @@
  * The doc snippets that are not examples run here too, so the docs show code
  * that works, not just code that compiles.
  */
-import { Chat, ChatError, Messages } from "@chat-ts/core"
+import { Chat, ChatError, ConversationStore, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Fiber, Layer, Ref, TestClock } from "effect"
@@ -10,6 +10,7 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as HumanInTheLoop from "../src/human-in-the-loop.js"
 import * as Architecture from "../src/snippets/architecture.js"
+import * as ConversationStoreSnippet from "../src/snippets/conversation-store.js"
 import * as Errors from "../src/snippets/errors.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
 import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
@@ -143,6 +144,21 @@ describe("snippets", () => {
         expect(yield* Messages.fromJson(yield* Ref.get(store))).toEqual(result.messages)
       }))
   })
+
+  it.effect("a conversation store keeps a pause until approvals arrive, then the resumed turn", () =>
+    Effect.gen(function*() {
+      const model = MockLanguageModel.make(HumanInTheLoop.offline)
+      const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(
+        Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+      )
+      const paused = yield* ConversationStoreSnippet.start(chat, "conv-1", "Delete the old logs.")
+      expect(paused.outcome._tag).toBe("Paused")
+      expect(yield* ConversationStoreSnippet.waitingIds).toEqual(["conv-1"])
+      const done = yield* ConversationStoreSnippet.approveAll(chat, "conv-1")
+      expect(done.outcome._tag).toBe("Complete")
+      expect(yield* ConversationStoreSnippet.waitingIds).toEqual([])
+      expect(yield* ConversationStoreSnippet.isStored("conv-1")).toBe(true)
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
   describe("the README's example, against a fake OpenAI server", () => {
     const answer = (body: { readonly [key: string]: unknown }): FakeOpenAi.Reply => {
