@@ -108,6 +108,8 @@ export const program = (
     )
     const summary = yield* Session.run(io, s).pipe(
       Effect.provide(chat),
+      // Ctrl-C while the model answers or a scheduled call is awaited (not at a prompt).
+      Effect.onInterrupt(() => Console.log(s.dim("\nInterrupted; calls that had not run will not run. Bye."))),
       Effect.catchTags({
         Quit: () => Effect.as(Console.log(s.dim("\nBye.")), { completed: 0, failed: 0, messages: [] }),
         InputEnded: (error) => new DemoFailed({ code: 1, reason: error.message })
