@@ -130,10 +130,26 @@ const view = (messages: Messages.Messages): TurnView => {
   return { lastIndex, steps }
 }
 
+/**
+ * For arrays of messages seen here: how many leading messages hold no
+ * unresolved call. Messages are immutable, so this never changes for a given
+ * array, and an array derived here (one message replaced, one appended) keeps
+ * what still holds: checking for stranded calls then costs O(1) per event of a
+ * turn instead of a scan of the whole conversation (packages/bench, scenario 4).
+ */
+const settledPrefix = new WeakMap<Messages.Messages, number>()
+
+/** `next`, made from `previous` with its first `unchanged` messages kept as they were. */
+const derived = (previous: Messages.Messages, next: Messages.Messages, unchanged: number): Messages.Messages => {
+  const settled = settledPrefix.get(previous)
+  if (settled !== undefined) settledPrefix.set(next, Math.min(settled, unchanged))
+  return next
+}
+
 const replaceMessage = (messages: Messages.Messages, index: number, message: Message): Messages.Messages => {
   const next = messages.slice()
   next[index] = message
-  return next
+  return derived(messages, next, index)
 }
 
 const mapCalls = (
@@ -170,11 +186,13 @@ const interruptedError =
 /** Pending calls anywhere before the current response (stranded by new input). */
 const strandedCalls = (messages: Messages.Messages, upTo: number): ReadonlyArray<string> => {
   const ids: Array<string> = []
-  for (let i = 0; i < upTo; i++) {
+  const settled = settledPrefix.get(messages) ?? 0
+  for (let i = settled; i < upTo; i++) {
     for (const part of messages[i]!.parts) {
       if (part._tag === "ToolCall" && !Messages.isResolved(part)) ids.push(part.id)
     }
   }
+  if (ids.length === 0 && upTo > settled) settledPrefix.set(messages, upTo)
   return ids
 }
 
@@ -325,7 +343,7 @@ const onModelResponded = (
       part._tag === "ToolCall" ? { ...part, status: { _tag: "Proposed" } } : part
     )
   }
-  return advance([...current[0], message], config, undefined)
+  return advance(derived(current[0], [...current[0], message], current[0].length), config, undefined)
 }
 
 const onDecided = (messages: Messages.Messages, event: Extract<Event, { _tag: "Decided" }>, config: Config): Result => {
