@@ -3,6 +3,9 @@
  * key presses through a mock `Terminal`, on a real sandbox folder.
  */
 import * as Command from "@effect/cli/Command"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -175,8 +178,9 @@ describe("flags", () => {
 
   it.scopedLive("--approve-all and --reject-all together are refused", () =>
     Effect.gen(function*() {
+      const sandbox = path.join(os.tmpdir(), `chat-ts-demo-refused-${process.pid}`)
       const error = yield* Demo.program({
-        ...settings("unused"),
+        ...settings(sandbox),
         approveAll: true,
         rejectAll: Option.some("no")
       }).pipe(
@@ -186,6 +190,8 @@ describe("flags", () => {
         Effect.flip
       )
       expect(error).toMatchObject({ _tag: "DemoFailed", code: 2 })
+      // Refused before anything was created.
+      expect(fs.existsSync(sandbox)).toBe(false)
     }))
 
   it.effect("a blanket decision answers without asking: approvals approved, scheduled calls left to their time", () =>

@@ -70,11 +70,14 @@ export const program = (
   DemoFailed | ChatError.DuplicateToolName,
   Terminal.Terminal | FileSystem.FileSystem | Path.Path | Io.LineInput
 > =>
+  // Contradictory flags are refused before anything is created (the sandbox folder included).
+  settings.approveAll && Option.isSome(settings.rejectAll)
+    ? Effect.fail(new DemoFailed({ code: 2, reason: "Give either --approve-all or --reject-all, not both." }))
+    : run(settings)
+
+const run = (settings: Settings) =>
   Effect.gen(function*() {
     const s = style(settings.color)
-    if (settings.approveAll && Option.isSome(settings.rejectAll)) {
-      return yield* new DemoFailed({ code: 2, reason: "Give either --approve-all or --reject-all, not both." })
-    }
     const choice = yield* Models.choose({ offline: settings.offline })
     const { root } = yield* Sandbox.Sandbox
 
