@@ -28,6 +28,7 @@ import * as ChatOutcome from "./ChatOutcome.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Messages from "./Messages.js"
+import * as PauseReason from "./PauseReason.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
@@ -438,6 +439,11 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
               break
             case "Wait": {
               const now = yield* Clock.currentTimeMillis
+              const due = PauseReason.toolIds(outcome.reason).filter((id) => {
+                const call = Messages.findTool(messages, id)
+                return call?.status._tag === "Scheduled" && call.status.at <= outcome.until
+              })
+              yield* emit(ChatEvent.Waiting({ until: outcome.until, toolIds: due }))
               yield* Effect.sleep(Duration.millis(Math.max(0, outcome.until - now)))
               state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis }))
               break

@@ -22,6 +22,8 @@ export type ChatEvent = Data.TaggedEnum<{
   ToolCall: { readonly call: ToolCallPart }
   /** A call got its answer: completed, failed or rejected (see `call.status`). */
   ToolResult: { readonly call: ToolCallPart }
+  /** With `waitForScheduled`: the turn sleeps until `until` (epoch millis), when these scheduled calls are due. */
+  Waiting: { readonly until: number; readonly toolIds: ReadonlyArray<string> }
   /** Model call number `step` of the turn finished. */
   StepFinished: { readonly step: number; readonly usage: Usage; readonly finishReason: FinishReason }
   /** The turn paused; resolve the calls in `messages` and stream them again to go on. */
@@ -32,3 +34,9 @@ export type ChatEvent = Data.TaggedEnum<{
 
 /** Constructors and matchers of chat events. */
 export const ChatEvent = Data.taggedEnum<ChatEvent>()
+
+/** The last event of a stream: the turn paused or completed. */
+export type Final = Extract<ChatEvent, { readonly _tag: "Paused" | "Completed" }>
+
+/** Whether an event is the last one of its stream (`Paused` or `Completed`). */
+export const isFinal = (event: ChatEvent): event is Final => event._tag === "Paused" || event._tag === "Completed"

@@ -27,6 +27,8 @@ const describeEvent = (event: ChatEvent.ChatEvent): string => {
       return `ToolCall ${event.call.id} ${event.call.name}`
     case "ToolResult":
       return `ToolResult ${event.call.id} ${event.call.status._tag}`
+    case "Waiting":
+      return `Waiting ${event.until} ${event.toolIds.join(",")}`
     case "StepFinished":
       return `StepFinished ${event.step} ${event.usage.inputTokens}/${event.usage.outputTokens} ${event.finishReason}`
     case "Paused":
@@ -213,12 +215,16 @@ describe("Chat.stream: scheduled calls and options", () => {
         (event) => Effect.sync(() => events.push(event))
       ).pipe(Effect.fork)
       yield* TestClock.adjust("59 minutes")
-      expect(events.map(describeEvent)).toEqual(["ToolCall r remind", "StepFinished 1 10/5 tool-calls"])
+      expect(events.map(describeEvent)).toEqual([
+        "ToolCall r remind",
+        "StepFinished 1 10/5 tool-calls",
+        `Waiting ${60 * 60 * 1000} r`
+      ])
       expect(reminded).toEqual([])
       yield* TestClock.adjust("1 minute")
       yield* Fiber.join(fiber)
       expect(reminded).toEqual(["stand up"])
-      expect(events.map(describeEvent).slice(2)).toEqual([
+      expect(events.map(describeEvent).slice(3)).toEqual([
         "ToolResult r Completed",
         "TextDelta \"Remi\"",
         "TextDelta \"nded\"",

@@ -137,6 +137,7 @@ const render = (event: ChatEvent.ChatEvent): string =>
     ToolCall: ({ call }) => `\n[${call.name} ${Messages.effectiveArguments(call)}]`,
     ToolResult: ({ call }) => `\n[${call.id}: ${call.status._tag}]`,
     StepFinished: ({ step, usage }) => `\n(step ${step}: ${usage.inputTokens}+${usage.outputTokens} tokens)\n`,
+    Waiting: ({ until }) => `\n(waiting until ${new Date(until).toISOString()})`,
     Paused: ({ reason }) => `\n(paused on ${PauseReason.toolIds(reason).join(", ")})`,
     Completed: () => "\n(done)"
   })

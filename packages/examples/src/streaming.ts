@@ -5,7 +5,7 @@
  *
  *   npx tsx src/streaming.ts
  */
-import { Action, Chat, type ChatEvent, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, ChatEvent, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as Terminal from "@effect/platform/Terminal"
 import { Console, Effect, Option, Schema, Stream } from "effect"
@@ -59,7 +59,8 @@ const printTurn = (chat: Chat.Service, messages: Messages.Messages) =>
       }
     }
     const last = yield* chat.stream(messages).pipe(Stream.tap(print), Stream.runLast)
-    return Option.getOrThrow(last) as Extract<ChatEvent.ChatEvent, { _tag: "Paused" | "Completed" }>
+    // A stream that did not fail ends with its final event: Paused or Completed.
+    return Option.getOrThrow(Option.filter(last, ChatEvent.isFinal))
   })
 // #endregion print
 

@@ -105,6 +105,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
                 }
                 case "ReasoningDelta":
                 case "StepFinished":
+                case "Waiting": // the decision line already said when the call runs
                   return Effect.void
                 case "ToolCall": {
                   inText = false
