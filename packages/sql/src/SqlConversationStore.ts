@@ -1,7 +1,7 @@
 /**
  * A `ConversationStore` in a SQL database, through `@effect/sql`'s
  * `SqlClient` (SQLite with `@effect/sql-sqlite-node`, PostgreSQL with
- * `@effect/sql-pg`, …: any dialect with `ON CONFLICT` and `RETURNING`).
+ * `@effect/sql-pg`, …: any dialect with `ON CONFLICT` and `RETURNING`; tested on SQLite).
  *
  * One row per conversation: its versioned JSON document, its version, the
  * ids of its pending calls and when it was saved. Saves with an
