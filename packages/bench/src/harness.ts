@@ -87,26 +87,29 @@ export interface Task {
  * Times each task with tinybench on the CPU clock (wall time is recorded
  * alongside), one task after the other in this process. Each task is called
  * once first (its result checked by the task itself); the results are per call.
+ * A task with `beforeEach` is measured by iterations only: its untimed
+ * preparation may cost far more than the call, and a time budget counted in
+ * call time would then take forever.
  */
 export const timeTasks = async (tasks: ReadonlyArray<Task>, budget: Budget): Promise<Record<string, Timing>> => {
-  const bench = new Bench({
-    now: cpuNow,
-    time: budget.time,
-    iterations: budget.iterations,
-    warmup: budget.warmupIterations > 0 || budget.warmupTime > 0,
-    warmupTime: budget.warmupTime,
-    warmupIterations: budget.warmupIterations,
-    retainSamples: true,
-    throws: true
-  })
-  const walls = new Map<string, Array<number>>()
+  const out: Record<string, Timing> = {}
   for (const task of tasks) {
     await task.beforeEach?.()
     const probe = task.fn()
     const isAsync = probe instanceof Promise
     if (isAsync) await probe
+    const prepared = task.beforeEach !== undefined
+    const bench = new Bench({
+      now: cpuNow,
+      time: prepared ? 0 : budget.time,
+      iterations: budget.iterations,
+      warmup: budget.warmupIterations > 0 || budget.warmupTime > 0,
+      warmupTime: prepared ? 0 : budget.warmupTime,
+      warmupIterations: budget.warmupIterations,
+      retainSamples: true,
+      throws: true
+    })
     const wall: Array<number> = []
-    walls.set(task.name, wall)
     const fn = isAsync
       ? async () => {
         const start = performance.now()
@@ -127,18 +130,12 @@ export const timeTasks = async (tasks: ReadonlyArray<Task>, budget: Budget): Pro
         }
       })
     })
-  }
-  await bench.run()
-  const out: Record<string, Timing> = {}
-  for (const task of bench.tasks) {
-    const result = task.result
-    if (result.state !== "completed") {
-      throw new Error(`task ${task.name} did not complete: ${result.state}`)
-    }
+    await bench.run()
+    const result = bench.tasks[0]!.result
+    if (result.state !== "completed") throw new Error(`task ${task.name} did not complete: ${result.state}`)
     const samples = result.latency.samples ?? []
     // Warm-up calls come first in the wall samples: keep the measured ones.
-    const wall = walls.get(task.name)!.slice(-samples.length)
-    out[task.name] = summarise(samples, wall, result.latency.rme)
+    out[task.name] = summarise(samples, wall.slice(-samples.length), result.latency.rme)
   }
   return out
 }

@@ -9,7 +9,7 @@
  * (loop, pause, streaming, reducer, many); `--out` writes the two files under
  * another directory (default: this package).
  */
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -48,6 +48,9 @@ export const parseArgs = (argv: ReadonlyArray<string>): Options => {
 
 const jobName = (job: Job): string => (job.scenario === "many" ? `many:${job.library}` : job.scenario)
 
+/** The running child; `main` ends it with this process, so a stopped run leaves no benchmark behind. */
+let running: ChildProcess | undefined
+
 /** Runs one job in a child process and returns its result. */
 const runChild = (job: Job, dir: string): Promise<{ seconds: number; result: unknown }> =>
   new Promise((resolve, reject) => {
@@ -57,8 +60,10 @@ const runChild = (job: Job, dir: string): Promise<{ seconds: number; result: unk
       ["--expose-gc", "--import", "tsx", fileURLToPath(new URL("./child.ts", import.meta.url)), JSON.stringify(job), file],
       { cwd: packageDir, stdio: ["ignore", "inherit", "inherit"] }
     )
+    running = child
     child.once("error", reject)
     child.once("exit", (code, signal) => {
+      running = undefined
       if (code !== 0) {
         reject(new Error(`job ${jobName(job)} failed (exit ${code ?? signal})`))
         return
@@ -113,6 +118,13 @@ export const write = (results: Results, out: string): void => {
 }
 
 const main = async (): Promise<void> => {
+  process.once("exit", () => running?.kill())
+  for (const signal of ["SIGINT", "SIGTERM"] as const) {
+    process.once(signal, () => {
+      running?.kill()
+      process.exit(130)
+    })
+  }
   const options = parseArgs(process.argv.slice(2))
   const results = await runAll(options)
   console.log(`\n${sections(results)}\n\n### Targets\n\n${targetsTable(results.targets)}\n`)

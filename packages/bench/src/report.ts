@@ -283,7 +283,13 @@ export const markdown = (results: Results): string => {
     "",
     targetsTable(results.targets),
     "",
-    ...(missed.length === 0 ? [] : ["## Where a target is missed, and why", "", ...missed.map((t) => notes[t.id]), ""]),
+    "## Why: what the numbers come from, what was fixed, what remains",
+    "",
+    ...(missed.length === 0 ? ["Every target is met in this run.", ""] : [
+      `Missed in this run: ${missed.map((t) => t.goal).join("; ")}.`,
+      ""
+    ]),
+    ...results.targets.flatMap((t) => [`${t.met ? "" : "(Missed) "}${notes[t.id]}`, ""]),
     "## Results",
     "",
     sections(results),

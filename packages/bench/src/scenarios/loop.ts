@@ -57,7 +57,9 @@ const perStep = (timing: Timing, calls: number): Timing => ({
   p95Us: timing.p95Us / calls,
   meanUs: timing.meanUs / calls,
   minUs: timing.minUs / calls,
-  maxUs: timing.maxUs / calls
+  maxUs: timing.maxUs / calls,
+  wallMedianUs: timing.wallMedianUs / calls,
+  wallP95Us: timing.wallP95Us / calls
 })
 
 export const run = async (config: Config): Promise<Result> => {

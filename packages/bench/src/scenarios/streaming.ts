@@ -4,6 +4,7 @@
  * consumed to the end, each consumer ending up with the whole text and the
  * tool call's arguments:
  *   (a) the bare `openai` SDK (the baseline),
+ *   (a′) the same SDK stream pulled through `Stream.fromAsyncIterable` (the floor of any Effect-stream consumer),
  *   (b) chat-ts's provider `OpenAiChatCompletions` `stream` (gathered with `LanguageModel.collect`),
  *   (c) `chat.stream` (the turn pauses on the tool call, which needs approval),
  *   (d) the AI SDK's `streamText` with `@ai-sdk/openai` at the same server.
@@ -95,7 +96,13 @@ const GetWeather = Tool.make(
 )
 const weatherKit = Toolkit.make(GetWeather).pipe(Toolkit.withStrategy(() => Action.RequireApproval()))
 
-export const consumers = ["(a) openai SDK", "(b) chat-ts provider stream", "(c) chat.stream", "(d) ai streamText"] as const
+export const consumers = [
+  "(a) openai SDK",
+  "(a′) openai SDK in an Effect Stream",
+  "(b) chat-ts provider stream",
+  "(c) chat.stream",
+  "(d) ai streamText"
+] as const
 
 /** Builds the four consumers against `baseURL`; each streams the whole response once and checks it. */
 export const makeConsumers = async (baseURL: string, expected: Expected) => {
@@ -121,6 +128,32 @@ export const makeConsumers = async (baseURL: string, expected: Expected) => {
       }
     }
     check("openai", expected, text, name, args.join(""))
+  }
+
+  // The floor of any consumer built on Effect streams: the same SDK stream, each chunk pulled
+  // through Stream.fromAsyncIterable and handled in Stream.runForEach, nothing else.
+  const effectStream = async (): Promise<void> => {
+    const stream = await sdk.chat.completions.create({
+      model,
+      messages: [{ role: "user", content: prompt }],
+      tools: [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }],
+      stream: true,
+      stream_options: { include_usage: true }
+    })
+    let text = ""
+    let name = ""
+    const args: Array<string> = []
+    await Effect.runPromise(Stream.runForEach(Stream.fromAsyncIterable(stream, (error) => error), (chunk) =>
+      Effect.sync(() => {
+        const delta = chunk.choices[0]?.delta
+        if (delta === undefined) return
+        if (typeof delta.content === "string") text += delta.content
+        for (const call of delta.tool_calls ?? []) {
+          if (call.function?.name) name = call.function.name
+          if (call.function?.arguments) args.push(call.function.arguments)
+        }
+      })))
+    check("openai in an Effect Stream", expected, text, name, args.join(""))
   }
 
   const layer = OpenAiChatCompletions.layer({ model, retry: false }).pipe(
@@ -191,7 +224,13 @@ export const makeConsumers = async (baseURL: string, expected: Expected) => {
     check("ai", expected, text, name, args)
   }
 
-  return { "(a) openai SDK": bare, "(b) chat-ts provider stream": provider, "(c) chat.stream": chatStream, "(d) ai streamText": ai }
+  return {
+    "(a) openai SDK": bare,
+    "(a′) openai SDK in an Effect Stream": effectStream,
+    "(b) chat-ts provider stream": provider,
+    "(c) chat.stream": chatStream,
+    "(d) ai streamText": ai
+  }
 }
 
 export const run = async (config: Config): Promise<Result> => {
