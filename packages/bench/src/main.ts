@@ -4,10 +4,12 @@
  * `RESULTS.md`.
  *
  *   tsx src/main.ts [--smoke] [--only=loop,pause,...] [--out=<dir>]
+ *   tsx src/main.ts --render [--out=<dir>]
  *
  * `--smoke` runs tiny sizes (what the tests run); `--only` picks scenarios
  * (loop, pause, streaming, reducer, many); `--out` writes the two files under
- * another directory (default: this package).
+ * another directory (default: this package). `--render` runs nothing: it
+ * writes RESULTS.md again from `results/latest.json` (after editing the notes).
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
@@ -24,6 +26,8 @@ export interface Options {
   readonly mode: Mode
   readonly only: ReadonlyArray<ScenarioId>
   readonly out: string
+  /** Only render RESULTS.md from the existing results/latest.json. */
+  readonly render: boolean
   /** Print progress and tables. */
   readonly verbose: boolean
 }
@@ -32,8 +36,10 @@ export const parseArgs = (argv: ReadonlyArray<string>): Options => {
   let mode: Mode = "full"
   let only: ReadonlyArray<ScenarioId> = scenarioIds
   let out = packageDir
+  let render = false
   for (const arg of argv) {
     if (arg === "--smoke") mode = "smoke"
+    else if (arg === "--render") render = true
     else if (arg.startsWith("--only=")) {
       const ids = arg.slice("--only=".length).split(",").filter((id) => id !== "")
       for (const id of ids) {
@@ -43,7 +49,7 @@ export const parseArgs = (argv: ReadonlyArray<string>): Options => {
     } else if (arg.startsWith("--out=")) out = path.resolve(arg.slice("--out=".length))
     else throw new Error(`unknown argument ${arg}`)
   }
-  return { mode, only, out, verbose: true }
+  return { mode, only, out, render, verbose: true }
 }
 
 const jobName = (job: Job): string => (job.scenario === "many" ? `many:${job.library}` : job.scenario)
@@ -126,6 +132,13 @@ const main = async (): Promise<void> => {
     })
   }
   const options = parseArgs(process.argv.slice(2))
+  if (options.render) {
+    const file = path.join(options.out, "results", "latest.json")
+    const saved = JSON.parse(readFileSync(file, "utf8")) as Results
+    writeFileSync(path.join(options.out, "RESULTS.md"), markdown(saved))
+    console.error(`wrote ${path.join(options.out, "RESULTS.md")} from ${file}`)
+    return
+  }
   const results = await runAll(options)
   console.log(`\n${sections(results)}\n\n### Targets\n\n${targetsTable(results.targets)}\n`)
   write(results, options.out)

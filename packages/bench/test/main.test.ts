@@ -19,11 +19,12 @@ describe("npm run bench", () => {
     expect(parseArgs([]).mode).toBe("full")
     const options = parseArgs(["--smoke", "--only=reducer,many", `--out=${out}`])
     expect(options).toMatchObject({ mode: "smoke", only: ["reducer", "many"], out })
+    expect(parseArgs(["--render"]).render).toBe(true)
     expect(() => parseArgs(["--only=nope"])).toThrow(/unknown scenario/)
   })
 
   it("runs a scenario in a child process and writes latest.json and RESULTS.md", async () => {
-    const results = await runAll({ mode: "smoke", only: ["reducer"], out, verbose: false })
+    const results = await runAll({ mode: "smoke", only: ["reducer"], out, render: false, verbose: false })
     expect(results.scenarios.reducer?.rows).toHaveLength(1)
     expect(results.seconds.reducer).toBeGreaterThanOrEqual(0)
     expect(results.machine.cores).toBeGreaterThan(0)
