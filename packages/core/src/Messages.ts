@@ -227,7 +227,8 @@ const stringifyEdit = (edited: unknown): string => (typeof edited === "string" ?
 
 /**
  * Approves a call that awaits approval or is scheduled (it then runs on the
- * next resume, without asking its strategy again). `edited` replaces the
+ * next resume, without asking its strategy again; if the approval request had
+ * an `expiresAt` and that resume comes after it, the call is rejected by policy). `edited` replaces the
  * arguments: a JSON value, or JSON text. It is checked against the tool's
  * parameters at resume; the model then sees the edited arguments.
  */
@@ -238,12 +239,17 @@ export const approve: {
   (args) => Array.isArray(args[0]),
   (messages: Messages, id: string, edited?: unknown): Either.Either<Messages, ChatError.ResolveError> =>
     Either.map(checkDecidable(messages, id), () =>
-      updateTool(messages, id, (call) => ({
-        ...call,
-        status: edited === undefined
-          ? { _tag: "Approved" }
-          : { _tag: "Approved", editedArguments: stringifyEdit(edited) }
-      })))
+      updateTool(messages, id, (call) => {
+        const expiresAt = call.status._tag === "AwaitingApproval" ? call.status.expiresAt : undefined
+        return {
+          ...call,
+          status: {
+            _tag: "Approved",
+            ...(edited === undefined ? {} : { editedArguments: stringifyEdit(edited) }),
+            ...(expiresAt === undefined ? {} : { expiresAt })
+          }
+        }
+      }))
 )
 
 /**

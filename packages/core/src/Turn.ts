@@ -173,12 +173,16 @@ const edited = (call: ToolCallPart): { editedArguments?: string } => {
     : {}
 }
 
-const expiredText = (at: number): string => {
+const instantText = (at: number): string => {
   // Any finite time is a valid expiry, but only ±8.64e15 ms is a valid Date (toISOString throws beyond).
   const date = new Date(at)
-  const when = Number.isNaN(date.getTime()) ? `${at} (epoch ms)` : date.toISOString()
-  return `The approval request expired at ${when} without a decision.`
+  return Number.isNaN(date.getTime()) ? `${at} (epoch ms)` : date.toISOString()
 }
+
+const expiredText = (at: number): string => `The approval request expired at ${instantText(at)} without a decision.`
+
+const lateApprovalText = (at: number): string =>
+  `The approval came too late: the request expired at ${instantText(at)}, before the turn resumed.`
 
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
@@ -231,6 +235,10 @@ const advance = (messages: Messages.Messages, config: Config, now: number | unde
       status.expiresAt <= now
     ) {
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+    }
+    if (now !== undefined && status._tag === "Approved" && status.expiresAt !== undefined && status.expiresAt <= now) {
+      // Fail closed: an approval only counts if the turn resumes before the request's deadline.
+      return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt) } }
     }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }

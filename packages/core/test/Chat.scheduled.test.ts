@@ -215,4 +215,18 @@ describe("Chat: approval expiry", () => {
       complete(yield* chat.resume(yield* Messages.approve(first.messages, "t")))
       expect(moved).toEqual([100])
     }))
+
+  it.effect("an approval resumed after the deadline does not run the call (fail closed)", () =>
+    Effect.gen(function*() {
+      const { chat, first, model, moved } = yield* setupTransfer
+      yield* TestClock.adjust("10 minutes")
+      const approved = yield* Messages.approve(first.messages, "t") // in time…
+      yield* TestClock.adjust("6 minutes")
+      const after = yield* chat.resume(approved) // …but the turn resumes after the deadline
+      complete(after)
+      expect(moved).toEqual([])
+      const result = seen(model.requests[1], "t").result
+      expect(result?.isError).toBe(true)
+      expect(result?.text).toContain("came too late")
+    }))
 })

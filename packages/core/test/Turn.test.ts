@@ -227,6 +227,24 @@ describe("Turn.step", () => {
       expect(Messages.projectToolCall(Messages.findTool(next, "a")!).result?.isError).toBe(true)
     })
 
+    it("an approval counts only if the turn resumes before the request's deadline (fail closed)", () => {
+      const expiresAt = T0 + 1000
+      const waiting = conversation(response([call("a", { _tag: "AwaitingApproval", expiresAt })]))
+      const approved = Messages.approve(waiting, "a")
+      if (Either.isLeft(approved)) throw approved.left
+      expect(statusOf(approved.right, "a")).toEqual({ _tag: "Approved", expiresAt })
+
+      const [inTime, runs] = step(approved.right, Event.Resume({ now: expiresAt - 1 }))
+      expect(expectOutcome(runs, "RunTools").calls.map((c) => c.id)).toEqual(["a"])
+      expect(statusOf(inTime, "a")).toEqual({ _tag: "Running" })
+
+      const [late, outcome] = step(approved.right, Event.Resume({ now: expiresAt }))
+      expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
+      const status = statusOf(late, "a")
+      expect(status).toMatchObject({ _tag: "Rejected", by: "policy" })
+      expect((status as { reason?: string }).reason).toContain("came too late")
+    })
+
     it("stays total for an expiry outside the range of dates (e.g. nanoseconds by mistake)", () => {
       const expiresAt = 6_629_409_702_163_775_000
       const messages = conversation(response([call("a", { _tag: "AwaitingApproval", expiresAt })]))

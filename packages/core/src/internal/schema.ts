@@ -22,7 +22,9 @@ export const AwaitingApproval = Schema.TaggedStruct("AwaitingApproval", {
 export const Scheduled = Schema.TaggedStruct("Scheduled", { at: Millis })
 export const Approved = Schema.TaggedStruct("Approved", {
   /** Replacement arguments (JSON text) chosen by the person who approved. */
-  editedArguments: Schema.optional(Schema.String)
+  editedArguments: Schema.optional(Schema.String),
+  /** The approval request's deadline, kept so that an approval resumed after it fails closed. */
+  expiresAt: Schema.optional(Millis)
 })
 export const Running = Schema.TaggedStruct("Running", {
   editedArguments: Schema.optional(Schema.String)
