@@ -61,11 +61,14 @@ export interface TurnOptions {
    * a call decided, started or finished). Store them to survive a crash: a
    * call recorded as running is never run again on resume.
    */
-  readonly checkpoint?: (messages: Messages.Messages) => Effect.Effect<void>
+  readonly checkpoint?: (messages: Messages.Messages) => Effect.Effect<void, CheckpointError>
 }
 
+/** What a `checkpoint` may fail with: the store failed, or another writer saved first. The turn then stops with it. */
+export type CheckpointError = ChatError.StoreError | ChatError.ConcurrentModification
+
 /** The errors of a turn. */
-export type TurnError = ChatError.TurnError | ChatError.PendingToolCalls
+export type TurnError = ChatError.TurnError | ChatError.PendingToolCalls | CheckpointError
 
 /** A chat: runs turns that may pause for people and for time. `R`: the services its strategies use. */
 export interface Service<R = never> {
@@ -279,7 +282,10 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       // Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`).
       let takenIds: Set<string> | undefined
 
-      const apply = (event: Turn.Event): Effect.Effect<Turn.Result> =>
+      // A checkpoint that failed while tools ran: the turn stops with it once they all finished.
+      let checkpointFailure: CheckpointError | undefined
+
+      const apply = (event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> =>
         Effect.suspend(() => {
           const before = current
           const result = Turn.step(before, event, config)
@@ -345,44 +351,48 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         )
       }
 
+      /** Applies a tool's result; a failing checkpoint is kept for later, so sibling calls are not interrupted. */
+      const record = (event: Turn.Event): Effect.Effect<void> =>
+        apply(event).pipe(Effect.catchAll((error) => Effect.sync(() => void (checkpointFailure ??= error))))
+
       const runOne = (call: ToolCallPart): Effect.Effect<void> =>
         Effect.gen(function*() {
           const entry = entries.get(call.name)
           if (entry === undefined) {
-            yield* apply(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
+            yield* record(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
             return
           }
           const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
           if (Either.isLeft(params)) {
-            yield* apply(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
+            yield* record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
             return
           }
           const exit = yield* Effect.exit(entry.handler.handle(params.right, { id: call.id, name: call.name }))
           if (Exit.isSuccess(exit)) {
             const encoded = Schema.encodeUnknownEither(entry.tool.success as Schema.Schema<unknown, unknown>)(exit.value)
             if (Either.isRight(encoded)) {
-              yield* apply(Turn.Event.ToolSucceeded({ id: call.id, result: encoded.right ?? null }))
+              yield* record(Turn.Event.ToolSucceeded({ id: call.id, result: encoded.right ?? null }))
             } else {
               defect ??= { id: call.id, name: call.name, detail: `its result does not match its success schema: ${formatParseError(encoded.left)}` }
-              yield* apply(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
+              yield* record(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
             }
             return
           }
           const failure = Cause.failureOption(exit.cause)
           if (failure._tag === "Some") {
             const encoded = Schema.encodeUnknownEither(entry.tool.failure as Schema.Schema<unknown, unknown>)(failure.value)
-            yield* apply(Turn.Event.ToolFailed({
+            yield* record(Turn.Event.ToolFailed({
               id: call.id,
               error: Either.isRight(encoded) ? encoded.right : String(failure.value)
             }))
             return
           }
           if (Cause.isInterruptedOnly(exit.cause)) {
-            yield* apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))
+            yield* record(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))
             return
           }
           defect ??= { id: call.id, name: call.name, detail: Cause.pretty(exit.cause) }
-          yield* apply(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
+          yield* record(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
         }).pipe(
           Effect.withSpan("chat-ts.tool", {
             attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
@@ -427,6 +437,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
                 runOne,
                 outcome.calls.length > 1 ? { concurrency, discard: true } : { discard: true }
               )
+              if (checkpointFailure !== undefined) return yield* Effect.fail(checkpointFailure)
               if (defect !== undefined) {
                 return yield* new ChatError.ToolHandlerDefect({ ...defect, messages: current })
               }
@@ -481,7 +492,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             const running = lastCalls(current).filter((call) => call.status._tag === "Running")
             return Effect.forEach(
               running,
-              (call) => apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError })),
+              (call) => Effect.ignore(apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))),
               { discard: true }
             )
           })

@@ -122,18 +122,19 @@ export const layerMemory: Layer.Layer<ConversationStore> = Layer.effect(Conversa
 /**
  * A `checkpoint` for `chat.complete` / `resume` / `stream` that saves every
  * state of the turn to the store, starting from `version` and checking each
- * save against the previous one.
+ * save against the previous one. When another writer saved first, the turn
+ * stops with `ConcurrentModification` (before anything runs, if it lost the
+ * race to resume).
  */
 export const checkpoint = (
   store: Service,
   id: string,
   version: number
-): (messages: Messages.Messages) => Effect.Effect<void> => {
+): (messages: Messages.Messages) => Effect.Effect<void, ChatError.StoreError | ChatError.ConcurrentModification> => {
   let current = version
   return (messages) =>
     store.save(id, messages, { expectedVersion: current }).pipe(
       Effect.tap((stored) => Effect.sync(() => (current = stored.version))),
-      Effect.orDie,
       Effect.asVoid
     )
 }

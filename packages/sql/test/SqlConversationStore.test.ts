@@ -3,7 +3,7 @@ import { MockLanguageModel } from "@chat-ts/core/testing"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Option, Schema, TestClock } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -180,6 +180,12 @@ describe("SqlConversationStore with Chat", () => {
 
       const exits = yield* Effect.all([Effect.exit(worker), Effect.exit(worker)], { concurrency: "unbounded" })
       expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
+      // The late worker stops with a typed error, before running anything.
+      const [refused] = exits.filter(Exit.isFailure)
+      expect(refused && Exit.isFailure(refused) ? Cause.failureOption(refused.cause) : undefined).toMatchObject({
+        _tag: "Some",
+        value: { _tag: "ConcurrentModification", id: "conv", expectedVersion: 1 }
+      })
       expect(deleted).toEqual([["a.log"]])
     }))
 })

@@ -4,7 +4,7 @@
  * call and ask the person for a decision; scheduled calls the person lets
  * wait are waited for (`waitForScheduled`) and the turn goes on by itself.
  */
-import { Chat, ChatError, ChatEvent, Messages, PauseReason } from "@chat-ts/core"
+import { Chat, ChatEvent, Messages, PauseReason } from "@chat-ts/core"
 import * as Terminal from "@effect/platform/Terminal"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -181,7 +181,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
       const result = yield* turn(input).pipe(
         Effect.map((messages) => ({ ok: true as const, messages })),
         Effect.catchIf(
-          (error): error is ChatError.TurnError | ChatError.PendingToolCalls => !isIoError(error),
+          (error): error is Chat.TurnError => !isIoError(error),
           (error) =>
             Console.log(s.red(`✗ The turn failed: ${describeError(error)}`)).pipe(
               Effect.as({ ok: false as const, messages: ("messages" in error && error.messages) || input })
@@ -198,7 +198,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
 const isIoError = (error: { readonly _tag: string }): error is Quit | InputEnded =>
   error._tag === "Quit" || error._tag === "InputEnded"
 
-const describeError = (error: ChatError.TurnError | ChatError.PendingToolCalls): string => {
+const describeError = (error: Chat.TurnError): string => {
   switch (error._tag) {
     case "AuthenticationError":
       return `the model refused the credentials (${error.message}). Check OPENAI_API_KEY.`
