@@ -384,9 +384,10 @@ const onToolResult = (
 
 /**
  * One step of the turn: applies `event` to `messages` and says what to do
- * next. Pure and total: the input is never mutated, and an event that does not
- * fit the state (a result for a call that is not running, a response when the
- * model was not due) changes nothing.
+ * next. Pure and total: the input is never mutated, and what an event that
+ * does not fit the state carries (a result for a call that is not running, a
+ * response when the model was not due) is dropped; the outcome is then what the
+ * state itself calls for (which may start calls a person already approved).
  */
 export const step = (messages: Messages.Messages, event: Event, config: Config = defaultConfig): Result => {
   switch (event._tag) {
