@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/chatCompletions.js"
 import { withRetry } from "./internal/retry.js"
+import { decodeStream } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -55,23 +56,13 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrapScoped(
-        Effect.flatMap(Internal.toBody(request, options), (body) =>
-          withRetry(
-            client.streamChatCompletion({ ...body, stream: true, stream_options: { include_usage: true } }),
-            options.retry
-          ).pipe(
-            Effect.map((chunks) =>
-              Stream.suspend(() => {
-                const state = new Internal.StreamState()
-                return chunks.pipe(
-                  Stream.mapConcat((chunk) => state.push(chunk)),
-                  Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => state.end())))
-                )
-              })
-            )
-          ))
-      )
+      Stream.unwrap(Effect.map(Internal.toBody(request, options), (body) =>
+        decodeStream(
+          client.streamChatCompletion({ ...body, stream: true, stream_options: { include_usage: true } }),
+          options.retry,
+          () => new Internal.StreamState(),
+          (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk))
+        )))
 
     return LanguageModel.make({ generate, stream })
   })

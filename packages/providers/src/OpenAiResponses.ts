@@ -20,6 +20,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
 import { withRetry } from "./internal/retry.js"
+import { decodeStream } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -66,20 +67,13 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrapScoped(
-        Effect.flatMap(Internal.toBody(request, options), (body) =>
-          withRetry(client.streamResponse({ ...body, stream: true }), options.retry).pipe(
-            Effect.map((events) =>
-              Stream.suspend(() => {
-                const state = new Internal.StreamState(client.redact)
-                return events.pipe(
-                  Stream.mapConcatEffect((event) => state.push(event)),
-                  Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => state.end())))
-                )
-              })
-            )
-          ))
-      )
+      Stream.unwrap(Effect.map(Internal.toBody(request, options), (body) =>
+        decodeStream(
+          client.streamResponse({ ...body, stream: true }),
+          options.retry,
+          () => new Internal.StreamState(client.redact),
+          (events, state) => Stream.mapConcatEffect(events, (event) => state.push(event))
+        )))
 
     return LanguageModel.make({ generate, stream })
   })
