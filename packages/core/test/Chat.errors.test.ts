@@ -135,6 +135,20 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
   const Risky = Tool.make("risky", { description: "Might blow up.", parameters: { n: Schema.Number }, success: Schema.Number })
   const kit = Toolkit.make(Risky)
 
+  /** A `risky` handler that signals `started` and then never finishes; `runs()` counts its starts. */
+  const hangingRisky = Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    let count = 0
+    const handlers = kit.toLayer({
+      risky: () =>
+        Effect.suspend(() => {
+          count++
+          return Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
+        })
+    })
+    return { started, handlers, runs: () => count }
+  })
+
   it.effect("a handler defect: ToolHandlerDefect with messages where no call is Running; resuming never reruns it", () =>
     Effect.gen(function*() {
       const runs: Array<number> = []
@@ -175,15 +189,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
 
   it.effect("an interruption while a tool runs: the checkpoint holds no Running call and resuming does not run it again", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      let runs = 0
-      const handlers = kit.toLayer({
-        risky: () =>
-          Effect.suspend(() => {
-            runs++
-            return Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
-          })
-      })
+      const { started, handlers, runs } = yield* hangingRisky
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "r1", name: "risky", arguments: { n: 1 } }]),
         MockLanguageModel.text("It was interrupted.")
@@ -206,21 +212,13 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
 
       const result = yield* chat.resume(afterInterrupt)
       expect(complete(result).value).toBe("It was interrupted.")
-      expect(runs).toBe(1)
+      expect(runs()).toBe(1)
       expect(seen(model.requests[1], "r1").result?.text).toContain("interrupted")
     }))
 
   it.effect("a crash while a tool runs: resuming the checkpoint that still says Running records it as failed, never reruns", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      let runs = 0
-      const handlers = kit.toLayer({
-        risky: () =>
-          Effect.suspend(() => {
-            runs++
-            return Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
-          })
-      })
+      const { started, handlers, runs } = yield* hangingRisky
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "r1", name: "risky", arguments: { n: 1 } }]),
         MockLanguageModel.text("Its outcome is unknown.")
@@ -237,7 +235,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
 
       const result = yield* chat.resume(crashed)
       complete(result)
-      expect(runs).toBe(1)
+      expect(runs()).toBe(1)
       expect(statusOf(result.messages, "r1")).toBe("Failed")
       expect(seen(model.requests[1], "r1").result?.isError).toBe(true)
       yield* Fiber.interrupt(fiber)
@@ -245,15 +243,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
 
   it.effect("interrupting a stream while a tool runs leaves the same consistent checkpoint", () =>
     Effect.gen(function*() {
-      const started = yield* Deferred.make<void>()
-      let runs = 0
-      const handlers = kit.toLayer({
-        risky: () =>
-          Effect.suspend(() => {
-            runs++
-            return Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
-          })
-      })
+      const { started, handlers, runs } = yield* hangingRisky
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "r1", name: "risky", arguments: { n: 1 } }]),
         MockLanguageModel.text("ok")
@@ -268,7 +258,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       const last = saved[saved.length - 1]!
       expectNothingRunning(last)
       complete(yield* chat.resume(last))
-      expect(runs).toBe(1)
+      expect(runs()).toBe(1)
     }))
 
   it.effect("every change of state is checkpointed, ending with the returned messages", () =>
