@@ -22,6 +22,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Action from "./Action.js"
+import { jsonProblem } from "./internal/schema.js"
 import { ChatEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
@@ -64,8 +65,12 @@ export interface TurnOptions {
   readonly checkpoint?: (messages: Messages.Messages) => Effect.Effect<void, CheckpointError>
 }
 
-/** What a `checkpoint` may fail with: the store failed, or another writer saved first. The turn then stops with it. */
-export type CheckpointError = ChatError.StoreError | ChatError.ConcurrentModification
+/**
+ * What a `checkpoint` may fail with: the store failed, another writer saved
+ * first, or the state could not be encoded. The turn then stops with it (after
+ * the calls already running finished), and the error carries the latest messages.
+ */
+export type CheckpointError = ChatError.StoreError | ChatError.ConcurrentModification | ChatError.StateEncodeError
 
 /** The errors of a turn. */
 export type TurnError = ChatError.TurnError | ChatError.PendingToolCalls | CheckpointError
@@ -88,6 +93,23 @@ export interface Service<R = never> {
     messages: Messages.Messages,
     options?: TurnOptions
   ) => Effect.Effect<ChatOutcome.Result, TurnError, R>
+  /**
+   * Approves a pending call (like `Messages.approve`), checking edited
+   * arguments against the tool's parameters now: a bad edit is an
+   * `InvalidEditedArguments` at once, with the messages unchanged. `edited`
+   * is the arguments as a value; a string is a JSON string, never JSON text.
+   */
+  readonly approve: (
+    messages: Messages.Messages,
+    id: string,
+    edited?: unknown
+  ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
+  /** Rejects a pending call (same as `Messages.reject`); the model sees `reason`. */
+  readonly reject: (
+    messages: Messages.Messages,
+    id: string,
+    reason?: string
+  ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** The turn as a stream of events; a pause ends the stream with a `Paused` event. */
   readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError, R>
   /** Like `complete`, asking for a JSON answer decoded with `schema`; pauses and resumes the same way. */
@@ -124,12 +146,42 @@ const defectError = "The tool failed unexpectedly (an internal error); it may ha
 const formatParseError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
 
 const parseJson = (text: string): Either.Either<unknown, string> => {
+  let json: unknown
   try {
-    return Either.right(JSON.parse(text === "" ? "{}" : text))
+    json = JSON.parse(text === "" ? "{}" : text)
   } catch (error) {
     return Either.left(`The arguments are not valid JSON (${(error as Error).message}).`)
   }
+  // Only plain data reaches a handler: no "__proto__" key (it would pick the prototype of what Schema decodes), no hostile nesting.
+  const problem = jsonProblem(json)
+  return problem === undefined ? Either.right(json) : Either.left(`The arguments are not accepted: ${problem.replace(/^\$/, "the value")}.`)
 }
+
+/** The JSON a result or error is stored as: `value` written and read back, or why it cannot be stored. */
+const toStoredJson = (value: unknown): Either.Either<unknown, string> => {
+  let json: unknown
+  try {
+    const text = JSON.stringify(value)
+    json = text === undefined ? null : JSON.parse(text)
+  } catch (error) {
+    return Either.left(`it cannot be written as JSON (${(error as Error).message})`)
+  }
+  const problem = jsonProblem(json)
+  return problem === undefined ? Either.right(json) : Either.left(`it cannot be stored as JSON (${problem})`)
+}
+
+/** The longest single sleep the runtime's timers take (2^31 - 1 ms, about 24.8 days); longer waits sleep in parts. */
+const maxSleepMillis = 2 ** 31 - 1
+
+/** Sleeps on the `Clock` until `until` (epoch millis), however far away: Effect never wakes a single sleep past 24.8 days. */
+const sleepUntil = (until: number): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    while (true) {
+      const left = until - (yield* Clock.currentTimeMillis)
+      if (!(left > 0)) return
+      yield* Effect.sleep(Duration.millis(Math.min(left, maxSleepMillis)))
+    }
+  })
 
 /** Decodes a call's effective arguments with its tool's parameters; `Left` holds a message for the model. */
 const decodeArguments = (tool: Tool.Any, text: string): Either.Either<unknown, string> =>
@@ -167,6 +219,32 @@ const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): Rea
     taken.add(id)
     return id === part.id ? part : { ...part, id }
   })
+}
+
+/**
+ * The checkpoints of one turn, serialised: each save writes the latest state
+ * (never an older one than the save before it), one at a time, so parallel
+ * calls never race each other's versions and the last save is the turn's final
+ * state. A checkpoint that throws or dies fails as a `StoreError`.
+ */
+const saver = (
+  checkpoint: TurnOptions["checkpoint"],
+  initial: Messages.Messages,
+  latest: () => Messages.Messages
+): Effect.Effect<void, CheckpointError> => {
+  if (checkpoint === undefined) return Effect.void
+  const lock = Effect.unsafeMakeSemaphore(1)
+  let saved = initial
+  return lock.withPermits(1)(Effect.suspend(() => {
+    const state = latest()
+    if (state === saved) return Effect.void
+    return Effect.suspend(() => checkpoint(state)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.fail(new ChatError.StoreError({ detail: `the checkpoint died: ${defect instanceof Error ? defect.message : String(defect)}` }))
+      ),
+      Effect.tap(() => Effect.sync(() => void (saved = state)))
+    )
+  }))
 }
 
 /** Builds the response format asked of the model for a structured turn. */
@@ -242,16 +320,21 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         | undefined
       if (strategy === undefined) return Effect.succeed(Turn.Decision.Execute())
       return Effect.suspend(() => {
-        const decided = strategy({ id: call.id, name: call.name, params: params.right, arguments: call.arguments }, entry.tool.metadata)
+        const decided = strategy(
+          { id: call.id, name: call.name, params: params.right, arguments: call.arguments, metadata: entry.tool.metadata },
+          entry.tool.metadata
+        )
         return Effect.isEffect(decided) ? decided : Effect.succeed(decided)
       }).pipe(
         Effect.exit,
         Effect.flatMap((exit) => {
-          if (Exit.isSuccess(exit)) return Effect.succeed(toDecision(exit.value, now))
+          const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now) : Either.left("it failed")
+          if (Either.isRight(decision)) return Effect.succeed(decision.right)
           // Fail closed: a strategy that breaks never lets a call run without a person.
-          return Effect.logWarning(`The strategy of tool '${call.name}' failed; the call now requires approval.`, exit.cause).pipe(
-            Effect.as(Turn.Decision.RequireApproval({}))
-          )
+          return Effect.logWarning(
+            `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.left}; the call now requires approval.`,
+            ...(Exit.isFailure(exit) ? [exit.cause] : [])
+          ).pipe(Effect.as(Turn.Decision.RequireApproval({})))
         })
       )
     }
@@ -270,7 +353,6 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         waitForScheduled: turnOptions.waitForScheduled ?? false
       }
       const emit = mode.emit ?? (() => Effect.void)
-      const checkpoint = turnOptions.checkpoint ?? (() => Effect.void)
       const modelOptions: LanguageModel.Options = {
         ...options.modelOptions,
         ...turnOptions.modelOptions,
@@ -284,6 +366,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 
       // A checkpoint that failed while tools ran: the turn stops with it once they all finished.
       let checkpointFailure: CheckpointError | undefined
+      const save = saver(turnOptions.checkpoint, input, () => current)
 
       const apply = (event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> =>
         Effect.suspend(() => {
@@ -293,7 +376,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           if (result[0] === before) return Effect.succeed(result)
           const resolved = newlyResolved(before, result[0])
           return Effect.forEach(resolved, (call) => emit(ChatEvent.ToolResult({ call })), { discard: true }).pipe(
-            Effect.zipRight(checkpoint(result[0])),
+            Effect.zipRight(save),
             Effect.as(result)
           )
         })
@@ -367,23 +450,32 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             yield* record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
             return
           }
-          const exit = yield* Effect.exit(entry.handler.handle(params.right, { id: call.id, name: call.name }))
+          // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
+          const exit = yield* Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name })))
           if (Exit.isSuccess(exit)) {
             const encoded = Schema.encodeUnknownEither(entry.tool.success as Schema.Schema<unknown, unknown>)(exit.value)
-            if (Either.isRight(encoded)) {
-              yield* record(Turn.Event.ToolSucceeded({ id: call.id, result: encoded.right ?? null }))
-            } else {
+            if (Either.isLeft(encoded)) {
               defect ??= { id: call.id, name: call.name, detail: `its result does not match its success schema: ${formatParseError(encoded.left)}` }
               yield* record(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
+              return
             }
+            // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
+            const stored = toStoredJson(encoded.right)
+            if (Either.isLeft(stored)) {
+              defect ??= { id: call.id, name: call.name, detail: `its result cannot be recorded: ${stored.left}` }
+              yield* record(Turn.Event.ToolFailed({ id: call.id, error: `The tool ran, but its result could not be recorded: ${stored.left}.` }))
+              return
+            }
+            yield* record(Turn.Event.ToolSucceeded({ id: call.id, result: stored.right }))
             return
           }
           const failure = Cause.failureOption(exit.cause)
           if (failure._tag === "Some") {
             const encoded = Schema.encodeUnknownEither(entry.tool.failure as Schema.Schema<unknown, unknown>)(failure.value)
+            const stored = Either.isRight(encoded) ? toStoredJson(encoded.right) : Either.left("")
             yield* record(Turn.Event.ToolFailed({
               id: call.id,
-              error: Either.isRight(encoded) ? encoded.right : String(failure.value)
+              error: Either.isRight(stored) ? stored.right : String(failure.value)
             }))
             return
           }
@@ -449,13 +541,12 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
               state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis }))
               break
             case "Wait": {
-              const now = yield* Clock.currentTimeMillis
               const due = PauseReason.toolIds(outcome.reason).filter((id) => {
                 const call = Messages.findTool(messages, id)
                 return call?.status._tag === "Scheduled" && call.status.at <= outcome.until
               })
               yield* emit(ChatEvent.Waiting({ until: outcome.until, toolIds: due }))
-              yield* Effect.sleep(Duration.millis(Math.max(0, outcome.until - now)))
+              yield* sleepUntil(outcome.until)
               state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis }))
               break
             }
@@ -521,10 +612,25 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const complete = (messages: Messages.Messages, turnOptions: TurnOptions = {}) =>
       Effect.map(runTurn(messages, turnOptions, { stream: false, emit: undefined }), toResult)
 
+    const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
+      Effect.flatMap(Messages.approve(messages, id, edited), (approved) => {
+        const call = Messages.findTool(approved, id)!
+        if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) return Effect.succeed(approved)
+        const entry = entries.get(call.name)
+        const decoded = entry === undefined
+          ? Either.left(`no tool named '${call.name}' serves this chat`)
+          : decodeArguments(entry.tool, call.status.editedArguments)
+        return Either.isRight(decoded)
+          ? Effect.succeed(approved)
+          : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail: decoded.left, messages }))
+      })
+
     const service: Service<R> = {
       tools: declarations,
       complete,
       resume: complete,
+      approve,
+      reject: (messages, id, reason) => Messages.reject(messages, id, reason),
       // The events go through a bounded mailbox: offering is an ordinary effect (the turn waits
       // only when the consumer lags 64 events behind) and the consumer takes whatever has arrived
       // in one chunk. Stream.asyncScoped ran a fiber and a promise per event: on a 10,000-delta
@@ -579,19 +685,39 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     return service
   })
 
-const toDecision = (action: Action.Action, now: number): Turn.Decision => {
-  switch (action._tag) {
-    case "Execute":
-      return Turn.Decision.Execute()
-    case "RequireApproval":
-      return Turn.Decision.RequireApproval({
-        expiresAt: action.expiresAt === undefined ? undefined : Action.toMillis(action.expiresAt)
-      })
-    case "Defer":
-      return Turn.Decision.Defer({ at: Action.deferredUntil(action, now) })
-    case "Reject":
-      return Turn.Decision.Reject({ reason: action.reason })
+/**
+ * The reducer's decision for a strategy's action, or why the action is not one
+ * (a strategy written in JavaScript, or cast, may return anything).
+ */
+const toDecision = (action: unknown, now: number): Either.Either<Turn.Decision, string> => {
+  if (typeof action !== "object" || action === null || !("_tag" in action)) {
+    return Either.left(`it returned ${describe(action)}, not an Action`)
   }
+  const decision = Either.try(() => {
+    const a = action as Action.Action
+    switch (a._tag) {
+      case "Execute":
+        return Turn.Decision.Execute()
+      case "RequireApproval":
+        return Turn.Decision.RequireApproval({ expiresAt: a.expiresAt === undefined ? undefined : Action.toMillis(a.expiresAt) })
+      case "Defer":
+        // Exactly one of `at` and `after`: a Defer that names no time has no time to run at.
+        return (a.at === undefined) === (a.after === undefined) ? undefined : Turn.Decision.Defer({ at: Action.deferredUntil(a, now) })
+      case "Reject":
+        return Turn.Decision.Reject({ reason: a.reason })
+      default:
+        return undefined
+    }
+  })
+  if (Either.isLeft(decision) || decision.right === undefined || !Turn.isValidDecision(decision.right)) {
+    return Either.left(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
+  }
+  return Either.right(decision.right)
+}
+
+const describe = (u: unknown): string => {
+  const text = Either.getOrUndefined(Either.try(() => JSON.stringify(u)))
+  return text === undefined ? String(typeof u) : text.length > 200 ? `${text.slice(0, 200)}…` : text
 }
 
 /** A layer providing `Chat` (for toolkits whose strategies need no services). */

@@ -3,7 +3,8 @@
  *
  * Errors raised after a turn changed its state carry the latest `messages`,
  * so tool calls that already ran are never lost or run again: store or resume
- * from `error.messages` when it is present.
+ * from `error.messages` when it is present (after a `ConcurrentModification`,
+ * reload the conversation instead: another writer owns it now).
  *
  * @since 0.1.0
  */
@@ -178,7 +179,8 @@ export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArgu
   id: Schema.String,
   name: Schema.String,
   detail: Schema.String,
-  ...messagesField
+  /** The messages as they were: nothing was changed or run. */
+  messages: Schema.Array(Message)
 }) {
   override get message() {
     return `The edited arguments of call '${this.id}' do not match the parameters of tool '${this.name}': ${this.detail}`
@@ -188,10 +190,30 @@ export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArgu
 /** New input was added while tool calls still wait for a decision or a time. */
 export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@chat-ts/PendingToolCalls")(
   "PendingToolCalls",
-  { ids: Schema.Array(Schema.String) }
+  { ids: Schema.Array(Schema.String), ...messagesField }
 ) {
   override get message() {
     return `Tool calls ${this.ids.join(", ")} are still pending: approve or reject them, or append with { supersede } to reject them.`
+  }
+}
+
+/** A conversation could not be encoded as JSON (a value JSON cannot hold, such as a BigInt, a cycle or a `NaN` time). */
+export class StateEncodeError extends Schema.TaggedError<StateEncodeError>("@chat-ts/StateEncodeError")(
+  "StateEncodeError",
+  { detail: Schema.String, ...messagesField }
+) {
+  override get message() {
+    return `The conversation could not be encoded as JSON: ${this.detail}`
+  }
+}
+
+/** A secret (for example `SignedState`'s signing key) is missing or too weak to use. */
+export class InvalidSecret extends Schema.TaggedError<InvalidSecret>("@chat-ts/InvalidSecret")(
+  "InvalidSecret",
+  { detail: Schema.String }
+) {
+  override get message() {
+    return `The secret cannot be used: ${this.detail}`
   }
 }
 
@@ -216,7 +238,7 @@ export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@c
 }
 
 /** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
-export type ResolveError = UnknownToolCall | ToolCallAlreadyResolved | ToolCallNotAwaitingDecision
+export type ResolveError = UnknownToolCall | ToolCallAlreadyResolved | ToolCallNotAwaitingDecision | InvalidEditedArguments
 
 /** Any error a turn (`complete`, `resume`, `stream`) may fail with. */
 export type TurnError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments
@@ -228,6 +250,8 @@ export type ChatError =
   | ResolveError
   | PendingToolCalls
   | StateDecodeError
+  | StateEncodeError
+  | InvalidSecret
   | DuplicateToolName
   | StoreError
   | ConcurrentModification
@@ -256,7 +280,11 @@ const messagesCarriers: ReadonlySet<string> = new Set([
   "InvalidRequest",
   "ContextLengthExceeded",
   "MalformedResponse",
-  "InvalidEditedArguments"
+  "InvalidEditedArguments",
+  "PendingToolCalls",
+  "StateEncodeError",
+  "StoreError",
+  "ConcurrentModification"
 ])
 
 // ---------------------------------------------------------------------------
@@ -265,7 +293,8 @@ const messagesCarriers: ReadonlySet<string> = new Set([
 
 /** The conversation store failed (the database could not be reached, a query failed). */
 export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreError")("StoreError", {
-  detail: Schema.String
+  detail: Schema.String,
+  ...messagesField
 }) {
   override get message() {
     return `The conversation store failed: ${this.detail}`
@@ -278,7 +307,8 @@ export class ConcurrentModification extends Schema.TaggedError<ConcurrentModific
 )("ConcurrentModification", {
   id: Schema.String,
   expectedVersion: Schema.Number,
-  actualVersion: Schema.optional(Schema.Number)
+  actualVersion: Schema.optional(Schema.Number),
+  ...messagesField
 }) {
   override get message() {
     return this.actualVersion === undefined

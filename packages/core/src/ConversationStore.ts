@@ -52,12 +52,15 @@ export interface SaveOptions {
 export interface Service {
   /** The conversation with this id, if stored. */
   readonly load: (id: string) => Effect.Effect<Option.Option<Stored>, ChatError.StoreError | ChatError.StateDecodeError>
-  /** Saves the messages; fails with `ConcurrentModification` when `expectedVersion` is not the stored one. */
+  /**
+   * Saves the messages; fails with `ConcurrentModification` when `expectedVersion` is not the stored one,
+   * and with `StateEncodeError` (nothing written) when JSON cannot hold them.
+   */
   readonly save: (
     id: string,
     messages: Messages.Messages,
     options?: SaveOptions
-  ) => Effect.Effect<Stored, ChatError.StoreError | ChatError.ConcurrentModification>
+  ) => Effect.Effect<Stored, ChatError.StoreError | ChatError.ConcurrentModification | ChatError.StateEncodeError>
   /** Every conversation with calls still pending, oldest first. */
   readonly listPending: Effect.Effect<ReadonlyArray<PendingSummary>, ChatError.StoreError>
   /** Removes a conversation (nothing happens if it is not stored). */
@@ -101,9 +104,10 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
       }),
     save: (id, messages, options) =>
       Effect.gen(function*() {
+        const document = yield* Messages.toJson(messages)
         const version = yield* checkVersion(id, rows.get(id)?.version, options)
         const updatedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        rows.set(id, { document: Messages.toJson(messages), version, updatedAt, pending: pendingIds(messages) })
+        rows.set(id, { document, version, updatedAt, pending: pendingIds(messages) })
         return { id, messages, version, updatedAt }
       }),
     listPending: Effect.sync(() =>
@@ -130,7 +134,7 @@ export const checkpoint = (
   store: Service,
   id: string,
   version: number
-): (messages: Messages.Messages) => Effect.Effect<void, ChatError.StoreError | ChatError.ConcurrentModification> => {
+): (messages: Messages.Messages) => Effect.Effect<void, ChatError.StoreError | ChatError.ConcurrentModification | ChatError.StateEncodeError> => {
   let current = version
   return (messages) =>
     store.save(id, messages, { expectedVersion: current }).pipe(

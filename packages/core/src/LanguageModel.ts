@@ -153,15 +153,36 @@ export const toStreamParts = (response: Response): Stream.Stream<StreamPart> =>
     }
   ])
 
+/** A tool call being streamed. */
+interface PendingCall {
+  readonly id: string
+  readonly index: number
+  name: string
+  started: boolean
+  readonly args: Array<string>
+}
+
 /**
  * Gathers streamed parts into a whole response: text deltas join into text
  * parts, tool call fragments (possibly interleaved) into tool calls, in the
- * order they started.
+ * order they started. A call that starts with the id of a call already
+ * started is a new call (as `generate` would return it; the chat then makes
+ * its id unique), and later fragments with that id belong to the newest one.
  */
 export class Accumulator {
   private readonly parts: Array<Part> = []
-  private readonly calls = new Map<string, { index: number; name: string; args: Array<string> }>()
+  private readonly calls: Array<PendingCall> = []
+  /** The newest call of each id: where its fragments go. */
+  private readonly latest = new Map<string, PendingCall>()
   private finished: Extract<StreamPart, { _tag: "Finish" }> | undefined
+
+  private open(id: string, name: string, started: boolean): PendingCall {
+    const call: PendingCall = { id, index: this.parts.length, name, started, args: [] }
+    this.calls.push(call)
+    this.latest.set(id, call)
+    this.parts.push({ _tag: "ToolCall", id, name, arguments: "", status: { _tag: "Proposed" } })
+    return call
+  }
 
   /** Adds one part. */
   add(part: StreamPart): void {
@@ -191,22 +212,19 @@ export class Accumulator {
         return
       }
       case "ToolCallStart": {
-        const known = this.calls.get(part.id)
-        if (known !== undefined) {
-          // A later start may bring the name a first fragment lacked.
-          if (known.name === "" && part.name !== "") known.name = part.name
+        const known = this.latest.get(part.id)
+        if (known !== undefined && !known.started) {
+          // Fragments came before their start: the start names that call.
+          known.started = true
+          if (known.name === "") known.name = part.name
           return
         }
-        this.calls.set(part.id, { index: this.parts.length, name: part.name, args: [] })
-        this.parts.push({ _tag: "ToolCall", id: part.id, name: part.name, arguments: "", status: { _tag: "Proposed" } })
+        this.open(part.id, part.name, true)
         return
       }
       case "ToolCallDelta": {
-        const call = this.calls.get(part.id)
-        if (call === undefined) {
-          this.calls.set(part.id, { index: this.parts.length, name: "", args: [part.argumentsDelta] })
-          this.parts.push({ _tag: "ToolCall", id: part.id, name: "", arguments: "", status: { _tag: "Proposed" } })
-        } else call.args.push(part.argumentsDelta)
+        const call = this.latest.get(part.id) ?? this.open(part.id, "", false)
+        call.args.push(part.argumentsDelta)
         return
       }
       case "Part":
@@ -228,10 +246,10 @@ export class Accumulator {
     const finished = this.finished
     if (finished === undefined) return undefined
     const parts = this.parts.slice()
-    for (const [id, call] of this.calls) {
+    for (const call of this.calls) {
       parts[call.index] = {
         _tag: "ToolCall",
-        id,
+        id: call.id,
         name: call.name,
         arguments: call.args.join(""),
         status: { _tag: "Proposed" }

@@ -223,14 +223,14 @@ const checkDecidable = (messages: Messages, id: string): Either.Either<S.ToolCal
   return Either.left(new ChatError.ToolCallAlreadyResolved({ id, status: call.status._tag }))
 }
 
-const stringifyEdit = (edited: unknown): string => (typeof edited === "string" ? edited : JSON.stringify(edited))
-
 /**
  * Approves a call that awaits approval or is scheduled (it then runs on the
  * next resume, without asking its strategy again; if the approval request had
- * an `expiresAt` and that resume comes after it, the call is rejected by policy). `edited` replaces the
- * arguments: a JSON value, or JSON text. It is checked against the tool's
- * parameters at resume; the model then sees the edited arguments.
+ * an `expiresAt` and that resume comes after it, the call is rejected by policy).
+ * `edited` replaces the arguments: a JSON value (a string is a JSON string, never
+ * read as JSON text: use `approveJson` for text). It is checked against the
+ * tool's parameters at resume (or at once with `chat.approve`); the model then
+ * sees the edited arguments.
  */
 export const approve: {
   (id: string, edited?: unknown): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
@@ -238,19 +238,49 @@ export const approve: {
 } = dual(
   (args) => Array.isArray(args[0]),
   (messages: Messages, id: string, edited?: unknown): Either.Either<Messages, ChatError.ResolveError> =>
-    Either.map(checkDecidable(messages, id), () =>
-      updateTool(messages, id, (call) => {
-        const expiresAt = call.status._tag === "AwaitingApproval" ? call.status.expiresAt : undefined
-        return {
-          ...call,
-          status: {
-            _tag: "Approved",
-            ...(edited === undefined ? {} : { editedArguments: stringifyEdit(edited) }),
-            ...(expiresAt === undefined ? {} : { expiresAt })
-          }
-        }
-      }))
+    approveWith(messages, id, edited === undefined ? undefined : { value: edited })
 )
+
+/**
+ * Approves a call with edited arguments given as JSON text (for example typed
+ * by a person). Text that is not JSON is an `InvalidEditedArguments` at once.
+ */
+export const approveJson: {
+  (id: string, json: string): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, json: string): Either.Either<Messages, ChatError.ResolveError>
+} = dual(3, (messages: Messages, id: string, json: string): Either.Either<Messages, ChatError.ResolveError> => {
+  let value: unknown
+  try {
+    value = JSON.parse(json)
+  } catch (error) {
+    return Either.flatMap(checkDecidable(messages, id), (call) =>
+      Either.left(invalidEdit(messages, call, `not JSON: ${(error as Error).message}`)))
+  }
+  return approveWith(messages, id, { value, text: json })
+})
+
+const invalidEdit = (messages: Messages, call: S.ToolCallPart, detail: string): ChatError.InvalidEditedArguments =>
+  new ChatError.InvalidEditedArguments({ id: call.id, name: call.name, detail, messages })
+
+const approveWith = (
+  messages: Messages,
+  id: string,
+  edit: { readonly value: unknown; readonly text?: string } | undefined
+): Either.Either<Messages, ChatError.ResolveError> =>
+  Either.flatMap(checkDecidable(messages, id), (call) => {
+    const problem = edit === undefined ? undefined : S.jsonProblem(edit.value)
+    if (problem !== undefined) return Either.left(invalidEdit(messages, call, `the edit is not JSON data: ${problem}`))
+    const status = call.status
+    return Either.right(updateTool(messages, id, () => ({
+      ...call,
+      status: {
+        _tag: "Approved",
+        ...(edit === undefined ? {} : { editedArguments: edit.text ?? JSON.stringify(edit.value) }),
+        ...(status._tag === "AwaitingApproval" && status.expiresAt !== undefined ? { expiresAt: status.expiresAt } : {}),
+        ...(status._tag === "Scheduled" ? { scheduledAt: status.at } : {})
+      }
+    })))
+  })
 
 /**
  * Rejects a call that awaits approval or is scheduled. The model sees the
@@ -409,15 +439,26 @@ const checkIntegrity = (messages: Messages): string | undefined => {
   return undefined
 }
 
-/** Encodes a conversation into its versioned JSON document. */
-export const encode = (messages: Messages): Document => ({
-  format: "chat-ts/messages",
-  version: currentVersion,
-  messages: Schema.encodeSync(Schema.Array(S.Message))(messages)
-})
+const encodeMessages = Schema.encodeEither(Schema.Array(S.Message))
 
-/** Encodes a conversation as a JSON string (the versioned document). */
-export const toJson = (messages: Messages): string => JSON.stringify(encode(messages))
+/**
+ * Encodes a conversation into its versioned JSON document. A conversation
+ * that JSON cannot hold (a result with a BigInt, a cycle, nesting deeper than
+ * 256 levels, a `NaN` time…) is a `StateEncodeError`, never a throw.
+ */
+export const encode = (messages: Messages): Either.Either<Document, ChatError.StateEncodeError> =>
+  encodeMessages(messages).pipe(
+    Either.mapLeft((error) => new ChatError.StateEncodeError({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })),
+    Either.map((encoded) => ({ format: "chat-ts/messages" as const, version: currentVersion, messages: encoded }))
+  )
+
+/**
+ * Encodes a conversation as a JSON string (the versioned document), or a
+ * `StateEncodeError` (see `encode`). Total: it never throws, and `fromJson`
+ * reads back exactly what it writes.
+ */
+export const toJson = (messages: Messages): Either.Either<string, ChatError.StateEncodeError> =>
+  Either.map(encode(messages), (document) => JSON.stringify(document))
 
 const decodeDocument = Schema.decodeUnknownEither(Document, { onExcessProperty: "error" })
 

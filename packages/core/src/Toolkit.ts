@@ -23,13 +23,19 @@ export type TypeId = typeof TypeId
 /** The tools of a list, keyed by name. */
 export type ToolsByName<Tools extends ReadonlyArray<Tool.Any>> = { readonly [T in Tools[number] as T["name"]]: T }
 
-/** A call as a strategy sees it: id, tool name, decoded parameters and the raw arguments. */
+/**
+ * A call as a strategy sees it: id, tool name, decoded parameters, the raw
+ * arguments and its tool's metadata. A union over the tools: checking
+ * `call.name` narrows `params` and `metadata` to that tool's types.
+ */
 export type Call<Tools extends Record<string, Tool.Any>> = {
   readonly [Name in keyof Tools]: {
     readonly id: string
     readonly name: Name
     readonly params: Tool.Params<Tools[Name]>
     readonly arguments: string
+    /** The metadata of this call's tool (the same as the strategy's second argument, typed per tool). */
+    readonly metadata: Tool.Metadata<Tools[Name]>
   }
 }[keyof Tools]
 
@@ -113,7 +119,8 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
               call: Tool.CallInfo
             ) => Effect.Effect<unknown, unknown, HandlersContext<H>>
             out = Context.add(out, Tool.handlerTag(tool.name), {
-              handle: (params, call) => Effect.provide(handler(params, call), context)
+              // Suspended: a handler that throws instead of returning an Effect dies in its own call.
+              handle: (params, call) => Effect.suspend(() => Effect.provide(handler(params, call), context))
             })
           }
           return out as Context.Context<HandlersOf<Tools>>

@@ -20,10 +20,17 @@
  *   once their time has come; an approval that expired is rejected by policy.
  * - A call left `Running` by a crash is never run again: it is recorded as
  *   failed (its outcome is unknown).
+ * - Nothing from a response cut short (finish reason `length`,
+ *   `content-filter` or `error`) runs: its calls fail with a message saying
+ *   why, and the model may try again within `maxSteps`.
+ * - It fails closed on bad input: a decision it does not know, or a time that
+ *   is not finite epoch milliseconds, makes the call await approval; an
+ *   approval deadline that is not a valid time counts as passed.
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import { isMillis } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "./PauseReason.js"
@@ -230,13 +237,21 @@ const advance = (messages: Messages.Messages, config: Config, now: number | unde
   const started: Array<ToolCallPart> = []
   response = mapCalls(response, (call) => {
     const status = call.status
+    // A time that is not a valid instant (state built by hand) never counts as "not yet": fail closed.
+    if (status._tag === "Scheduled" && !isMillis(status.at)) return { ...call, status: { _tag: "AwaitingApproval" } }
+    if (status._tag === "AwaitingApproval" && status.expiresAt !== undefined && !isMillis(status.expiresAt)) {
+      return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+    }
     if (
       now !== undefined && status._tag === "AwaitingApproval" && status.expiresAt !== undefined &&
       status.expiresAt <= now
     ) {
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
     }
-    if (now !== undefined && status._tag === "Approved" && status.expiresAt !== undefined && status.expiresAt <= now) {
+    if (
+      status._tag === "Approved" && status.expiresAt !== undefined &&
+      (!isMillis(status.expiresAt) || (now !== undefined && status.expiresAt <= now))
+    ) {
       // Fail closed: an approval only counts if the turn resumes before the request's deadline.
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt) } }
     }
@@ -280,7 +295,29 @@ export const pauseReason = (
   return { _tag: "Mixed", approvals, scheduled }
 }
 
+/** Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed). */
+export const isValidDecision = (decision: unknown): decision is Decision => {
+  if (typeof decision !== "object" || decision === null) return false
+  const d = decision as { readonly _tag?: unknown; readonly [key: string]: unknown }
+  switch (d._tag) {
+    case "Execute":
+      return true
+    case "RequireApproval":
+      return d.expiresAt === undefined || isMillis(d.expiresAt)
+    case "Defer":
+      return isMillis(d.at)
+    case "Reject":
+      return typeof d.reason === "string"
+    case "Invalid":
+      return typeof d.message === "string"
+    default:
+      return false
+  }
+}
+
 const applyDecision = (call: ToolCallPart, decision: Decision, now: number): ToolCallPart => {
+  // Fail closed: whatever the reducer cannot read makes the call wait for a person.
+  if (!isValidDecision(decision)) return { ...call, status: { _tag: "AwaitingApproval" } }
   switch (decision._tag) {
     case "Execute":
       return { ...call, status: { _tag: "Approved" } }
@@ -292,7 +329,7 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
           : { _tag: "AwaitingApproval", expiresAt: decision.expiresAt }
       }
     case "Defer":
-      return { ...call, status: decision.at <= now ? { _tag: "Approved" } : { _tag: "Scheduled", at: decision.at } }
+      return { ...call, status: isMillis(now) && decision.at <= now ? { _tag: "Approved" } : { _tag: "Scheduled", at: decision.at } }
     case "Reject":
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: decision.reason } }
     case "Invalid":
@@ -304,6 +341,13 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
 // The reducer
 // ---------------------------------------------------------------------------
 
+/** The status an approved call had before the person approved it. */
+const unapproved = (status: ToolCallPart["status"]): ToolCallPart["status"] => {
+  if (status._tag !== "Approved") return status
+  if (status.scheduledAt !== undefined) return { _tag: "Scheduled", at: status.scheduledAt }
+  return status.expiresAt === undefined ? { _tag: "AwaitingApproval" } : { _tag: "AwaitingApproval", expiresAt: status.expiresAt }
+}
+
 const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Resume" }>, config: Config): Result => {
   const { lastIndex } = view(messages)
   if (lastIndex !== undefined) {
@@ -313,15 +357,20 @@ const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Re
       const edits: Array<InvalidEdit & { name: string }> = []
       for (const edit of invalid) {
         const call = Messages.toolCallsOf(response).find((c) => c.id === edit.id)
-        if (call !== undefined && call.status._tag === "Approved" && call.status.editedArguments !== undefined) {
+        const status = call?.status
+        // An approval past its deadline is rejected by policy below, whatever its edit.
+        if (
+          call !== undefined && status?._tag === "Approved" && status.editedArguments !== undefined &&
+          (status.expiresAt === undefined || (isMillis(status.expiresAt) && status.expiresAt > event.now))
+        ) {
           edits.push({ ...edit, name: call.name })
         }
       }
       if (edits.length > 0) {
-        // Nothing runs; the refused calls wait for a new decision (approve with a valid edit, or reject).
+        // Nothing runs; the refused calls are put back exactly as they were before the
+        // approval (deadline or scheduled time included) and wait for a new decision.
         const refused = new Set(edits.map((edit) => edit.id))
-        const reverted = mapCalls(response, (call) =>
-          refused.has(call.id) ? { ...call, status: { _tag: "AwaitingApproval" } } : call)
+        const reverted = mapCalls(response, (call) => refused.has(call.id) ? { ...call, status: unapproved(call.status) } : call)
         return [replaceMessage(messages, lastIndex, reverted), Outcome.InvalidEdits({ edits })]
       }
     }
@@ -343,15 +392,33 @@ const onModelResponded = (
   const current = advance(messages, config, undefined)
   // A response is only taken when the model was due to be called.
   if (current[1]._tag !== "CallModel") return current
+  const cut = cutShort(event.message.finishReason)
   const message: Message = {
     ...event.message,
     role: "assistant",
     // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
+    // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
     parts: event.message.parts.map((part) =>
-      part._tag === "ToolCall" ? { ...part, status: { _tag: "Proposed" } } : part
+      part._tag !== "ToolCall"
+        ? part
+        : { ...part, status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
     )
   }
   return advance(derived(current[0], [...current[0], message], current[0].length), config, undefined)
+}
+
+/** Why calls of a response that ended this way do not run, or `undefined` when they may. */
+const cutShort = (reason: Message["finishReason"]): string | undefined => {
+  switch (reason) {
+    case "length":
+      return "The response was cut off at the output token limit, so this call did not run: its arguments may be incomplete. Call the tool again if it is still needed."
+    case "content-filter":
+      return "The response was stopped by the provider's content filter, so this call did not run."
+    case "error":
+      return "The response ended with an error, so this call did not run."
+    default:
+      return undefined
+  }
 }
 
 const onDecided = (messages: Messages.Messages, event: Extract<Event, { _tag: "Decided" }>, config: Config): Result => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Exit, Fiber, Layer, Schema, Stream } from "effect"
+import { Cause, Deferred, Effect, Either, Exit, Fiber, Layer, Schema, Stream } from "effect"
 import { Chat, ChatError, type ChatEvent, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import {
@@ -226,7 +226,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
       let stored = ""
       const fiber = yield* chat.complete(Messages.fromUser("Go."), {
-        checkpoint: (messages) => Effect.sync(() => (stored = Messages.toJson(messages)))
+        checkpoint: (messages) => Effect.sync(() => (stored = Either.getOrThrow(Messages.toJson(messages))))
       }).pipe(Effect.fork)
       yield* Deferred.await(started)
       // The process "dies" here: only what was stored survives.

@@ -414,7 +414,7 @@ describe("Chat: what the model gets wrong is fed back to it", () => {
       // Every call got its own result.
       for (const id of ids) expect(seen(model.requests[2], id).result?.isError).toBe(false)
       // The stored conversation is valid (ids are unique, as decoding demands).
-      expect(yield* Messages.fromJson(Messages.toJson(result.messages))).toEqual(result.messages)
+      expect(yield* Messages.fromJson(Either.getOrThrow(Messages.toJson(result.messages)))).toEqual(result.messages)
     }))
 
   it.effect("a handler's typed failure is fed back, encoded with the tool's failure schema", () =>
@@ -709,7 +709,7 @@ describe("Chat: persistence", () => {
       const chat1 = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model1.layer, fileHandlers(before))))
       const first = yield* chat1.complete(ask)
       paused(first)
-      const stored = Messages.toJson(first.messages)
+      const stored = Either.getOrThrow(Messages.toJson(first.messages))
       expect(typeof stored).toBe("string")
 
       // Process 2: a new chat, new handlers, new model; only the JSON crosses over.
@@ -727,7 +727,7 @@ describe("Chat: persistence", () => {
       expect(seen(model2.requests[0], "c1").result?.value).toEqual(["a.log", "b.log"])
       expect(seen(model2.requests[0], "c2").result?.value).toEqual({ deleted: 1 })
       // The completed conversation round-trips too.
-      expect(yield* Messages.fromJson(Messages.toJson(done.messages))).toEqual(done.messages)
+      expect(yield* Messages.fromJson(Either.getOrThrow(Messages.toJson(done.messages)))).toEqual(done.messages)
     }))
 })
 

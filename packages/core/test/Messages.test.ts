@@ -1,3 +1,4 @@
+import * as Either from "effect/Either"
 import { describe, expect, it } from "@effect/vitest"
 import * as Messages from "../src/Messages.js"
 import type { Message, ToolCallStatus } from "../src/Messages.js"
@@ -125,12 +126,29 @@ describe("Messages", () => {
       expect(messages).toStrictEqual(before)
     })
 
-    it("approves with edited arguments given as a JSON value or as JSON text", () => {
+    it("approves with edited arguments given as a JSON value, or as JSON text with approveJson", () => {
       const value = right(Messages.approve(paused(), "a", { path: "/tmp" }))
       expect(statusOf(value, "a")).toEqual({ _tag: "Approved", editedArguments: "{\"path\":\"/tmp\"}" })
-      const textual = right(Messages.approve(paused(), "a", "{\"path\": \"/var\"}"))
+      const textual = right(Messages.approveJson(paused(), "a", "{\"path\": \"/var\"}"))
       expect(statusOf(textual, "a")).toEqual({ _tag: "Approved", editedArguments: "{\"path\": \"/var\"}" })
       expect(Messages.effectiveArguments(Messages.findTool(textual, "a")!)).toBe("{\"path\": \"/var\"}")
+    })
+
+    it("never reads a string edit as JSON text: it is a JSON string (which no object parameters accept)", () => {
+      const text = right(Messages.approve(paused(), "a", "{\"path\": \"/var\"}"))
+      expect(statusOf(text, "a")).toEqual({ _tag: "Approved", editedArguments: JSON.stringify("{\"path\": \"/var\"}") })
+    })
+
+    it("refuses edits that are not JSON data, and JSON text that is not JSON, with InvalidEditedArguments", () => {
+      const cyclic: { self?: unknown } = {}
+      cyclic.self = cyclic
+      for (const edit of [{ n: 10n }, cyclic, { when: new Date(0) }, { n: Number.NaN }, JSON.parse("{\"__proto__\":{\"admin\":true}}")]) {
+        const error = left(Messages.approve(paused(), "a", edit))
+        expect(error).toMatchObject({ _tag: "InvalidEditedArguments", id: "a", name: "tool_a" })
+      }
+      expect(left(Messages.approveJson(paused(), "a", "{not json"))).toMatchObject({ _tag: "InvalidEditedArguments", id: "a" })
+      // An unknown id is still UnknownToolCall, whatever the edit.
+      expect(left(Messages.approve(paused(), "nope", { n: 10n }))._tag).toBe("UnknownToolCall")
     })
 
     it("works data-last", () => {
@@ -141,7 +159,8 @@ describe("Messages", () => {
 
     it("may approve a scheduled call early (it runs on the next resume)", () => {
       const next = right(Messages.approve(paused(), "b"))
-      expect(statusOf(next, "b")).toStrictEqual({ _tag: "Approved" })
+      // The scheduled time is kept, so that a refused edit can put the call back as it was.
+      expect(statusOf(next, "b")).toStrictEqual({ _tag: "Approved", scheduledAt: T0 + 1000 })
       const [, outcome] = step(next, Turn.Event.Resume({ now: T0 }))
       expect(outcome._tag).toBe("RunTools")
     })
@@ -342,10 +361,10 @@ describe("Messages", () => {
 
     it("round-trips through JSON unchanged", () => {
       const messages = rich()
-      const json = Messages.toJson(messages)
+      const json = Either.getOrThrow(Messages.toJson(messages))
       expect(JSON.parse(json)).toMatchObject({ format: "chat-ts/messages", version: Messages.currentVersion })
       expect(right(Messages.fromJson(json))).toStrictEqual(snapshot(messages))
-      expect(right(Messages.decode(Messages.encode(messages)))).toStrictEqual(snapshot(messages))
+      expect(right(Messages.decode(Either.getOrThrow(Messages.encode(messages))))).toStrictEqual(snapshot(messages))
     })
 
     it("rejects text that is not JSON", () => {
@@ -400,7 +419,7 @@ describe("Messages", () => {
     })
 
     it("accepts the stored document it writes, and its statuses resume correctly", () => {
-      const restored = right(Messages.fromJson(Messages.toJson(paused())))
+      const restored = right(Messages.fromJson(Either.getOrThrow(Messages.toJson(paused()))))
       const approved = right(Messages.approve(restored, "a"))
       const [, outcome] = step(approved, Turn.Event.Resume({ now: T0 }))
       expect(expectOutcome(outcome, "RunTools").calls.map((c) => c.id)).toEqual(["a"])

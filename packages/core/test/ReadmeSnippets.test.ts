@@ -182,7 +182,7 @@ const pauseAndStore = (conversationId: string) =>
     const chat = yield* Chat.make({ tools: FileTools })
     const result = yield* chat.complete(Messages.fromUser("Delete the old logs."), {
       // Called after every change of state: a crash loses nothing, and a call stored as running never runs twice.
-      checkpoint: (messages) => Effect.sync(() => store.set(conversationId, Messages.toJson(messages)))
+      checkpoint: (messages) => Effect.map(Messages.toJson(messages), (json) => void store.set(conversationId, json))
     })
     return result.outcome._tag
   })
@@ -197,9 +197,11 @@ const approveAllAndResume = (conversationId: string) =>
 // #endregion
 
 // #region signed
-const secret = Redacted.make("a server-side secret")
-const signed = (messages: Messages.Messages) => SignedState.sign(messages, secret) // a JSON string to hand out
-const unsigned = (json: string) => SignedState.verify(json, secret) // StateDecodeError if anything changed
+const secret = Redacted.make("a server-side secret of 32 bytes or more")
+// A JSON string to hand out, bound to its conversation and version (keep the latest version on the server).
+const signed = (messages: Messages.Messages, version: number) => SignedState.sign(messages, secret, { conversationId: "c1", version })
+// StateDecodeError if anything changed, or if it is another conversation's or an older version (a replay).
+const unsigned = (json: string, latest: number) => SignedState.verify(json, secret, { conversationId: "c1", atLeastVersion: latest })
 // #endregion
 
 // #region layer
@@ -398,13 +400,15 @@ describe("README snippets", () => {
       expect(files.size).toBe(0)
     }))
 
-  it.effect("signed: a signed paused conversation verifies; a changed one does not", () =>
+  it.effect("signed: a signed paused conversation verifies; a changed one or an older one does not", () =>
     Effect.gen(function*() {
       const messages = Messages.fromUser("hi")
-      const json = yield* signed(messages)
-      expect(yield* unsigned(json)).toEqual(messages)
-      const error = yield* Effect.flip(unsigned(json.replace("hi", "ho")))
+      const json = yield* signed(messages, 3)
+      expect((yield* unsigned(json, 3)).messages).toEqual(messages)
+      const error = yield* Effect.flip(unsigned(json.replace("hi", "ho"), 3))
       expect(error._tag).toBe("StateDecodeError")
+      const replay = yield* Effect.flip(unsigned(json, 4))
+      expect(replay.message).toContain("replayed")
     }))
 
   it.effect("layer: the chat as a service", () =>

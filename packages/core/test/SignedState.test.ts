@@ -2,7 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Redacted } from "effect"
 import { Messages, SignedState } from "../src/index.js"
 
-const secret = Redacted.make("server-side secret")
+const secret = Redacted.make("a server-side secret, 32 bytes or more")
+const conv = { conversationId: "conv-1", version: 3 }
+const expected = { conversationId: "conv-1", atLeastVersion: 3 }
 
 const paused: Messages.Messages = [
   Messages.user("Delete the old logs."),
@@ -19,39 +21,75 @@ const paused: Messages.Messages = [
 ]
 
 describe("SignedState", () => {
-  it.effect("round-trips a paused conversation", () =>
+  it.effect("round-trips a paused conversation with its version", () =>
     Effect.gen(function*() {
-      const signed = yield* SignedState.sign(paused, secret)
-      expect(yield* SignedState.verify(signed, secret)).toEqual(paused)
+      const signed = yield* SignedState.sign(paused, secret, conv)
+      expect(yield* SignedState.verify(signed, secret, expected)).toEqual({ messages: paused, version: 3 })
+      // A newer version than the latest known one is accepted too (the caller then records it).
+      expect((yield* SignedState.verify(signed, secret, { ...expected, atLeastVersion: 1 })).version).toBe(3)
     }))
 
   it.effect("refuses a document whose approval status was edited", () =>
     Effect.gen(function*() {
-      const signed = yield* SignedState.sign(paused, secret)
+      const signed = yield* SignedState.sign(paused, secret, conv)
       const tampered = signed.replace("\"AwaitingApproval\"", "\"Approved\"")
       expect(tampered).not.toEqual(signed)
       // The tampered document is still well-formed data: only the signature catches it.
-      const inner = JSON.parse(tampered).document
+      const inner = JSON.parse(tampered).payload.document
       expect(Either.isRight(Messages.decode(inner))).toBe(true)
-      const error = yield* Effect.flip(SignedState.verify(tampered, secret))
+      const error = yield* Effect.flip(SignedState.verify(tampered, secret, expected))
       expect(error._tag).toBe("StateDecodeError")
       expect(error.message).toContain("signature does not match")
     }))
 
+  it.effect("refuses a replay: an older signed state of the same conversation", () =>
+    Effect.gen(function*() {
+      // v3: the payment awaits approval. v4: it was approved and paid. The v3 document is replayed.
+      const old = yield* SignedState.sign(paused, secret, conv)
+      const error = yield* Effect.flip(SignedState.verify(old, secret, { ...expected, atLeastVersion: 4 }))
+      expect(error._tag).toBe("StateDecodeError")
+      expect(error.message).toContain("older than 4")
+    }))
+
+  it.effect("refuses a document signed for another conversation, and a changed binding", () =>
+    Effect.gen(function*() {
+      const other = yield* SignedState.sign(paused, secret, { conversationId: "conv-2", version: 9 })
+      const error = yield* Effect.flip(SignedState.verify(other, secret, expected))
+      expect(error.message).toContain("another conversation")
+      // Rewriting the id or the version in the document breaks the signature.
+      const moved = other.replace("\"conv-2\"", "\"conv-1\"")
+      expect((yield* Effect.flip(SignedState.verify(moved, secret, expected))).message).toContain("signature does not match")
+      const bumped = (yield* SignedState.sign(paused, secret, conv)).replace("\"version\":3", "\"version\":30")
+      expect((yield* Effect.flip(SignedState.verify(bumped, secret, expected))).message).toContain("signature does not match")
+    }))
+
   it.effect("refuses another key, a missing signature and garbage", () =>
     Effect.gen(function*() {
-      const signed = yield* SignedState.sign(paused, secret)
-      const other = yield* Effect.flip(SignedState.verify(signed, Redacted.make("another secret")))
+      const signed = yield* SignedState.sign(paused, secret, conv)
+      const other = yield* Effect.flip(SignedState.verify(signed, Redacted.make("another secret that is long enough!!"), expected))
       expect(other.message).toContain("signature does not match")
-      const unsigned = yield* Effect.flip(SignedState.verify(Messages.toJson(paused), secret))
+      const unsigned = yield* Effect.flip(SignedState.verify(Either.getOrThrow(Messages.toJson(paused)), secret, expected))
       expect(unsigned.message).toContain("not a signed document")
-      const garbage = yield* Effect.flip(SignedState.verify("{]", secret))
+      const garbage = yield* Effect.flip(SignedState.verify("{]", secret, expected))
       expect(garbage._tag).toBe("StateDecodeError")
+    }))
+
+  it.effect("an empty or short secret is a typed InvalidSecret, for signing and verifying", () =>
+    Effect.gen(function*() {
+      for (const weak of ["", "short", "x".repeat(SignedState.minimumSecretBytes - 1)]) {
+        const signing = yield* Effect.flip(SignedState.sign(paused, Redacted.make(weak), conv))
+        expect(signing._tag).toBe("InvalidSecret")
+        const verifying = yield* Effect.flip(SignedState.verify("{}", Redacted.make(weak), expected))
+        expect(verifying._tag).toBe("InvalidSecret")
+        expect(verifying.message).not.toContain(weak === "" ? "\u0000" : weak)
+      }
+      expect(yield* Effect.either(SignedState.sign(paused, Redacted.make("x".repeat(SignedState.minimumSecretBytes)), conv)))
+        .toMatchObject({ _tag: "Right" })
     }))
 
   it.effect("never puts the secret in the output", () =>
     Effect.gen(function*() {
-      const signed = yield* SignedState.sign(paused, secret)
+      const signed = yield* SignedState.sign(paused, secret, conv)
       expect(signed).not.toContain("server-side secret")
     }))
 })

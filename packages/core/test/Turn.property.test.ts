@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import { Either, FastCheck as fc } from "effect"
 import * as Messages from "../src/Messages.js"
 import type { ToolCallStatus } from "../src/Messages.js"
 import * as Turn from "../src/Turn.js"
@@ -139,7 +139,7 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
   it.prop("round-trips every state of a played turn through JSON exactly", [Arb.script], ([script]) => {
     const trace = play(script)
     for (const entry of trace.entries) {
-      expect(right(Messages.fromJson(Messages.toJson(entry.after)))).toStrictEqual(entry.after)
+      expect(right(Messages.fromJson(Either.getOrThrow(Messages.toJson(entry.after))))).toStrictEqual(entry.after)
     }
   }, runs)
 
@@ -149,7 +149,7 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
     ([script]) => {
       const trace = play(script)
       for (const entry of trace.entries) {
-        const loaded = right(Messages.fromJson(Messages.toJson(entry.before)))
+        const loaded = right(Messages.fromJson(Either.getOrThrow(Messages.toJson(entry.before))))
         expect(Turn.step(loaded, entry.event, trace.config)).toStrictEqual([entry.after, entry.outcome])
       }
     },
@@ -360,11 +360,11 @@ describe("Turn.step properties (any state, any event)", () => {
   // null prototype (or an own "__proto__" key), which decoding rebuilds as
   // plain objects. The played turns above check the JSON round trip strictly.
   it.prop("decodes what it encodes", [Arb.conversation], ([messages]) => {
-    expect(right(Messages.decode(Messages.encode(messages)))).toEqual(messages)
+    expect(right(Messages.decode(Either.getOrThrow(Messages.encode(messages))))).toEqual(messages)
   }, runs)
 
   it.prop("steps a stored-and-loaded conversation like the original", [stateAndEvent], ([[messages, event, config]]) => {
-    const loaded = right(Messages.decode(Messages.encode(messages)))
+    const loaded = right(Messages.decode(Either.getOrThrow(Messages.encode(messages))))
     expect(Turn.step(loaded, event, config)).toEqual(Turn.step(messages, event, config))
   }, runs)
 })

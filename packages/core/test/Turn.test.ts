@@ -270,7 +270,7 @@ describe("Turn.step", () => {
       expect(outcome).toEqual(Turn.Outcome.StepLimit({ maxSteps: 2 }))
       expectUnchanged(messages, next)
 
-      const restored = right(Messages.fromJson(Messages.toJson(messages)))
+      const restored = right(Messages.fromJson(Either.getOrThrow(Messages.toJson(messages))))
       expect(step(restored, Event.Resume({ now: T0 }), config({ maxSteps: 2 }))[1]).toEqual(
         Turn.Outcome.StepLimit({ maxSteps: 2 })
       )

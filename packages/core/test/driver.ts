@@ -225,7 +225,7 @@ export const play = (script: Script, maxEvents = 2000): Trace => {
             case "approveEdited":
             case "approveInvalidEdit": {
               const edit = choice === "approve" ? undefined : choice === "approveEdited" ? validEdit(id) : invalidEdit(id)
-              messages = get(Messages.approve(messages, id, edit), `approving ${id}`)
+              messages = get(edit === undefined ? Messages.approve(messages, id) : Messages.approveJson(messages, id, edit), `approving ${id}`)
               approvedAt.set(id, entries.length)
               if (choice === "approveInvalidEdit") invalid.add(id)
               break
@@ -237,7 +237,7 @@ export const play = (script: Script, maxEvents = 2000): Trace => {
         }
         now += script.clock[(pauses - 1) % script.clock.length]! + (force ? 1_000_000 : 0)
         if (script.storeAtPause[(pauses - 1) % script.storeAtPause.length]) {
-          messages = get(Messages.fromJson(Messages.toJson(messages)), "loading the stored conversation")
+          messages = get(Messages.fromJson(Either.getOrThrow(Messages.toJson(messages))), "loading the stored conversation")
         }
         event = Turn.Event.Resume({ now, invalidEdits: [...invalid].map((id) => ({ id, detail: "not valid" })) })
         break
@@ -246,7 +246,7 @@ export const play = (script: Script, maxEvents = 2000): Trace => {
         // The person corrects the edits the shell refused.
         for (const edit of outcome.edits) {
           // The refused call awaits approval again: approve it with a valid edit.
-          messages = get(Messages.approve(messages, edit.id, validEdit(edit.id)), `re-approving ${edit.id}`)
+          messages = get(Messages.approveJson(messages, edit.id, validEdit(edit.id)), `re-approving ${edit.id}`)
           invalid.delete(edit.id)
         }
         event = Turn.Event.Resume({ now })

@@ -45,7 +45,7 @@ export const pause = (file: string): Effect.Effect<ChatOutcome.Result, Errors, L
     const fs = yield* FileSystem.FileSystem
     const chat = yield* Chat.make({ tools: toolkit })
     const result = yield* chat.complete(Messages.fromUser("Pay the electricity bill: 84.20 EUR to ACME Power."))
-    yield* fs.writeFileString(file, Messages.toJson(result.messages))
+    yield* fs.writeFileString(file, yield* Messages.toJson(result.messages))
     if (result.outcome._tag === "Paused") {
       for (const call of Messages.pendingTools(result.messages)) {
         yield* Console.log(`waiting for approval: ${call.name} ${call.arguments} (${call.id})`)
@@ -73,7 +73,7 @@ export const resume = (
     }
     const chat = yield* Chat.make({ tools: toolkit })
     const result = yield* chat.resume(messages)
-    yield* fs.writeFileString(file, Messages.toJson(result.messages))
+    yield* fs.writeFileString(file, yield* Messages.toJson(result.messages))
     yield* Console.log(result.outcome._tag === "Complete" ? result.outcome.value : "Paused again.")
     return result
   }).pipe(Effect.provide(handlers))

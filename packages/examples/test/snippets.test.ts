@@ -124,14 +124,18 @@ describe("snippets", () => {
   })
 
   describe("persistence", () => {
-    it.effect("signed documents load back, and tampered ones are refused", () =>
+    it.effect("signed documents load back; tampered, replayed and moved ones are refused", () =>
       Effect.gen(function*() {
         const messages = Messages.fromUser("hello")
-        const stored = yield* PersistenceExtras.save(messages)
-        expect(yield* PersistenceExtras.load(stored)).toEqual(messages)
-        const error = yield* PersistenceExtras.load(stored.replace("hello", "HELLO")).pipe(Effect.flip)
-        expect(error._tag).toBe("StateDecodeError")
-      }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["STATE_SECRET", "test-secret"]])))))
+        const stored = yield* PersistenceExtras.save(messages, "conv-1", 2)
+        expect(yield* PersistenceExtras.load(stored, "conv-1", 2)).toEqual({ messages, version: 2 })
+        const tampered = yield* PersistenceExtras.load(stored.replace("hello", "HELLO"), "conv-1", 2).pipe(Effect.flip)
+        expect(tampered._tag).toBe("StateDecodeError")
+        const replayed = yield* PersistenceExtras.load(stored, "conv-1", 3).pipe(Effect.flip)
+        expect(replayed.message).toContain("replayed")
+        const moved = yield* PersistenceExtras.load(stored, "conv-2", 2).pipe(Effect.flip)
+        expect(moved.message).toContain("another conversation")
+      }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["STATE_SECRET", "a test secret of at least 32 bytes"]])))))
 
     it.effect("checkpoints hold the latest state", () =>
       Effect.gen(function*() {

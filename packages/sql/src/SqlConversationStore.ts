@@ -74,7 +74,7 @@ export const make = (
 
     const save: ConversationStore.Service["save"] = (id, messages, saveOptions) =>
       Effect.gen(function*() {
-        const document = Messages.toJson(messages)
+        const document = yield* Messages.toJson(messages)
         const pending = JSON.stringify(ConversationStore.pendingIds(messages))
         const updatedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const expected = saveOptions?.expectedVersion

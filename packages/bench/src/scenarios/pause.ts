@@ -67,7 +67,7 @@ const chatTs = async (entries: ReadonlyArray<history.Entry>, budget: Budget): Pr
   const paused = await Effect.runPromise(chat.complete(input))
   if (paused.outcome._tag !== "Paused") throw new Error("chat-ts: the turn did not pause")
   const id = PauseReason.toolIds(paused.outcome.reason)[0]!
-  const json = Messages.toJson(paused.messages)
+  const json = Either.getOrThrow(Messages.toJson(paused.messages))
   const decoded = Either.getOrThrow(Messages.fromJson(json))
   const approved = Either.getOrThrow(Messages.approve(decoded, id))
   const resume = async (messages: Messages.Messages) => {
@@ -75,7 +75,7 @@ const chatTs = async (entries: ReadonlyArray<history.Entry>, budget: Budget): Pr
     if (done.outcome._tag !== "Complete") throw new Error("chat-ts: the turn did not complete")
   }
   const timings = await timeTasks([
-    { name: "encode", fn: () => Messages.toJson(paused.messages) },
+    { name: "encode", fn: () => Either.getOrThrow(Messages.toJson(paused.messages)) },
     { name: "decode", fn: () => Either.getOrThrow(Messages.fromJson(json)) },
     { name: "approve", fn: () => Either.getOrThrow(Messages.approve(decoded, id)) },
     { name: "resume", fn: () => resume(approved) },

@@ -8,8 +8,71 @@
 import * as Schema from "effect/Schema"
 import { Usage } from "../Usage.js"
 
-/** Epoch milliseconds (UTC). */
-export const Millis = Schema.Number.pipe(Schema.finite())
+/** The latest and earliest epoch milliseconds a JavaScript `Date` can hold (±100,000,000 days). */
+export const maxMillis = 8.64e15
+
+/** Epoch milliseconds (UTC): a finite number a `Date` can hold. */
+export const Millis = Schema.Number.pipe(Schema.finite(), Schema.between(-maxMillis, maxMillis))
+
+/** Whether a value is a time the state may hold: finite epoch milliseconds a `Date` can hold. */
+export const isMillis = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u) && Math.abs(u) <= maxMillis
+
+/** How deeply a stored JSON value (a tool result or error, provider metadata) may nest. */
+export const maxJsonDepth = 256
+
+/**
+ * Why `value` is not plain JSON data that `JSON.stringify` writes and
+ * `JSON.parse` reads back unchanged, or `undefined` when it is: only `null`,
+ * booleans, finite numbers, strings, arrays and plain objects, at most
+ * `maxJsonDepth` deep (which also rules out cycles), and no `__proto__` key
+ * (decoding one into an object would set that object's prototype). Iterative:
+ * a hostile value cannot overflow the stack.
+ */
+export const jsonProblem = (value: unknown): string | undefined => {
+  const stack: Array<readonly [unknown, number, string]> = [[value, 0, "$"]]
+  while (stack.length > 0) {
+    const [v, depth, path] = stack.pop()!
+    switch (typeof v) {
+      case "string":
+      case "boolean":
+        continue
+      case "number":
+        if (!Number.isFinite(v)) return `${path} is ${v}, which JSON cannot hold`
+        continue
+      case "object": {
+        if (v === null) continue
+        if (depth >= maxJsonDepth) return `${path} nests deeper than ${maxJsonDepth} levels (or is cyclic)`
+        if (Array.isArray(v)) {
+          for (let i = 0; i < v.length; i++) stack.push([v[i], depth + 1, `${path}[${i}]`])
+          continue
+        }
+        const proto = Object.getPrototypeOf(v)
+        if (proto !== Object.prototype && proto !== null) return `${path} is not a plain object`
+        for (const key of Object.keys(v)) {
+          if (key === "__proto__") return `${path} has a "__proto__" key, which is not allowed`
+          const descriptor = Object.getOwnPropertyDescriptor(v, key)!
+          if (!("value" in descriptor)) return `${path}.${key} is an accessor, not data`
+          stack.push([descriptor.value, depth + 1, `${path}.${key}`])
+        }
+        continue
+      }
+      default:
+        return `${path} is ${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}, which JSON cannot hold`
+    }
+  }
+  return undefined
+}
+
+/** Plain JSON data (see `jsonProblem`); what tool results and errors are stored as. */
+export const Json: Schema.Schema<unknown> = Schema.declare(
+  (u: unknown): u is unknown => jsonProblem(u) === undefined,
+  {
+    identifier: "Json",
+    description: "plain JSON data",
+    message: (issue) => jsonProblem(issue.actual) ?? "not JSON data",
+    arbitrary: () => (fc) => fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown)
+  }
+)
 
 // ---------------------------------------------------------------------------
 // Tool call statuses
@@ -24,17 +87,19 @@ export const Approved = Schema.TaggedStruct("Approved", {
   /** Replacement arguments (JSON text) chosen by the person who approved. */
   editedArguments: Schema.optional(Schema.String),
   /** The approval request's deadline, kept so that an approval resumed after it fails closed. */
-  expiresAt: Schema.optional(Millis)
+  expiresAt: Schema.optional(Millis),
+  /** When the call was scheduled for, if a person approved it early: a refused edit puts it back. */
+  scheduledAt: Schema.optional(Millis)
 })
 export const Running = Schema.TaggedStruct("Running", {
   editedArguments: Schema.optional(Schema.String)
 })
 export const Completed = Schema.TaggedStruct("Completed", {
-  result: Schema.Unknown,
+  result: Json,
   editedArguments: Schema.optional(Schema.String)
 })
 export const Failed = Schema.TaggedStruct("Failed", {
-  error: Schema.Unknown,
+  error: Json,
   editedArguments: Schema.optional(Schema.String)
 })
 export const Rejected = Schema.TaggedStruct("Rejected", {
@@ -58,7 +123,7 @@ export type ToolCallStatus = typeof ToolCallStatus.Type
 // Parts
 // ---------------------------------------------------------------------------
 
-const ProviderMetadata = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+const ProviderMetadata = Schema.Record({ key: Schema.String, value: Json })
 
 export const TextPart = Schema.TaggedStruct("Text", { text: Schema.String })
 export type TextPart = typeof TextPart.Type
