@@ -426,8 +426,8 @@ const onDecided = (messages: Messages.Messages, event: Extract<Event, { _tag: "D
   if (lastIndex === undefined) return advance(messages, config, event.now)
   const decisions = new Map(event.decisions.map((d) => [d.id, d.decision]))
   const response = mapCalls(messages[lastIndex]!, (call) => {
-    const decision = decisions.get(call.id)
-    return decision === undefined || call.status._tag !== "Proposed" ? call : applyDecision(call, decision, event.now)
+    // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
+    return !decisions.has(call.id) || call.status._tag !== "Proposed" ? call : applyDecision(call, decisions.get(call.id)!, event.now)
   })
   return advance(replaceMessage(messages, lastIndex, response), config, event.now)
 }

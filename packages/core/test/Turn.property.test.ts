@@ -197,6 +197,41 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
     }
   }, runs)
 
+  it.prop(
+    "no sequence of decisions, refused edits and resumes ever runs a call after its approval deadline",
+    [Arb.script],
+    ([script]) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        if (entry.outcome._tag !== "RunTools") continue
+        for (const call of entry.outcome.calls) {
+          const decided = trace.decisions.get(call.id)
+          if (decided?.decision._tag !== "RequireApproval" || decided.decision.expiresAt === undefined) continue
+          // Started by a Resume strictly before the deadline.
+          expect(nowOf(entry.event), `${call.id} started on ${entry.event._tag}`).toBeDefined()
+          expect(nowOf(entry.event)!).toBeLessThan(decided.decision.expiresAt)
+        }
+      }
+    },
+    runs
+  )
+
+  it.prop(
+    "no call ever runs twice across any interleaving of resumes, checkpoints and crashes",
+    [Arb.script, fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 6 })],
+    ([script, crashes]) => {
+      const trace = play(script, { crashes })
+      for (const [id, count] of trace.runs) expect(count, `${id} ran ${count} times`).toBe(1)
+      // A call whose worker died is answered as interrupted, never left running or run again.
+      const final = Messages.toolCalls(trace.messages)
+      expect(final.filter((call) => call.status._tag === "Running")).toEqual([])
+      for (const call of final) {
+        if (trace.runs.has(call.id)) expect(["Completed", "Failed"]).toContain(call.status._tag)
+      }
+    },
+    runs
+  )
+
   it.prop("never calls the model more than maxSteps times in a turn", [Arb.script], ([script]) => {
     const trace = play(script)
     expect(trace.modelCalls.length).toBeLessThanOrEqual(script.maxSteps)

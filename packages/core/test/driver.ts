@@ -103,8 +103,21 @@ const claimed = (i: number): ToolCallStatus =>
     ? { _tag: "Approved", editedArguments: "{\"claimed\":true}" }
     : { _tag: "Running" }
 
+/** Options of `play`. */
+export interface PlayOptions {
+  readonly maxEvents?: number
+  /**
+   * Event numbers at which the process "crashes" while tools run: their results
+   * are lost, the stored (JSON) state of the last step is loaded back, and the
+   * turn resumes from it, as a new worker would.
+   */
+  readonly crashes?: ReadonlyArray<number>
+}
+
 /** Plays a script to the end of the turn. Throws when the turn gets stuck or does not end. */
-export const play = (script: Script, maxEvents = 2000): Trace => {
+export const play = (script: Script, options: PlayOptions = {}): Trace => {
+  const maxEvents = options.maxEvents ?? 2000
+  const crashes = new Set(options.crashes ?? [])
   const config = configOf(script)
   const entries: Array<Entry> = []
   const calls = new Map<string, CallScript>()
@@ -156,7 +169,14 @@ export const play = (script: Script, maxEvents = 2000): Trace => {
 
   let event: Turn.Event = Turn.Event.Resume({ now })
   const queue: Array<Turn.Event> = []
+  let fixes = 0
   for (let i = 0; i < maxEvents; i++) {
+    if (crashes.has(i) && queue.length > 0) {
+      // The worker dies with calls in flight; another loads the last checkpoint and resumes.
+      queue.length = 0
+      messages = get(Messages.fromJson(Either.getOrThrow(Messages.toJson(messages))), "loading the checkpoint")
+      event = Turn.Event.Resume({ now })
+    }
     const [, outcome] = send(event)
     if (queue.length > 0 && outcome._tag !== "AwaitTools") {
       throw new Error(`the turn moved on (${outcome._tag}) while calls were still running`)
@@ -243,6 +263,8 @@ export const play = (script: Script, maxEvents = 2000): Trace => {
         break
       }
       case "InvalidEdits": {
+        // The person takes a while to correct them: the clock moves, deadlines may pass.
+        now += script.clock[fixes++ % script.clock.length]!
         // The person corrects the edits the shell refused.
         for (const edit of outcome.edits) {
           // The refused call awaits approval again: approve it with a valid edit.
