@@ -18,6 +18,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
+import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -702,7 +703,9 @@ const toDecision = (action: unknown, now: number): Either.Either<Turn.Decision, 
         return Turn.Decision.RequireApproval({ expiresAt: a.expiresAt === undefined ? undefined : Action.toMillis(a.expiresAt) })
       case "Defer":
         // Exactly one of `at` and `after`: a Defer that names no time has no time to run at.
-        return (a.at === undefined) === (a.after === undefined) ? undefined : Turn.Decision.Defer({ at: Action.deferredUntil(a, now) })
+        if ((a.at === undefined) === (a.after === undefined)) return undefined
+        if (a.after !== undefined && !isDelay(a.after)) return undefined
+        return Turn.Decision.Defer({ at: Action.deferredUntil(a, now) })
       case "Reject":
         return Turn.Decision.Reject({ reason: a.reason })
       default:
@@ -713,6 +716,14 @@ const toDecision = (action: unknown, now: number): Either.Either<Turn.Decision, 
     return Either.left(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
   }
   return Either.right(decision.right)
+}
+
+/** Whether a `Defer`'s `after` is a finite, non-negative duration (Duration reads `NaN` and negatives as zero). */
+const isDelay = (after: Duration.DurationInput): boolean => {
+  if (typeof after === "number") return Number.isFinite(after) && after >= 0
+  if (typeof after === "bigint") return after >= 0n
+  if (Array.isArray(after)) return after.every((n) => typeof n === "number" && Number.isFinite(n) && n >= 0)
+  return Option.match(Duration.decodeUnknown(after), { onNone: () => false, onSome: Duration.isFinite })
 }
 
 const describe = (u: unknown): string => {
