@@ -51,6 +51,14 @@ describe("snippets", () => {
         })
       }))
 
+    it.effect("an edit approved through the chat is checked at once; a bad one leaves the messages unchanged", () =>
+      Effect.gen(function*() {
+        const { chat, id, messages } = yield* paused
+        expect(yield* HitlExtras.approveChecked(chat, messages, id)).toEqual(messages)
+        const good = yield* chat.approve(messages, id, { paths: ["app-2025-03.log"] })
+        expect(Messages.findTool(good, id)!.status._tag).toBe("Approved")
+      }))
+
     it.effect("moving on rejects the pending call with the reason; deciding twice is refused", () =>
       Effect.gen(function*() {
         const { id, messages } = yield* paused

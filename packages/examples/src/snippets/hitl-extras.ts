@@ -1,5 +1,5 @@
 // Human in the loop: edits, expiry and moving on while calls are pending.
-import { Action, ChatError, Messages, Toolkit } from "@chat-ts/core"
+import { Action, type Chat, ChatError, Messages, Toolkit } from "@chat-ts/core"
 import { Clock, Duration, Effect, Either } from "effect"
 import { toolkit } from "../human-in-the-loop.js"
 
@@ -8,6 +8,16 @@ export const approveEdited = (messages: Messages.Messages, id: string) =>
   // #region edit
   Messages.approve(messages, id, { paths: ["app-2025-03.log"] })
   // #endregion edit
+
+/** Approves with an edit checked against the tool's parameters now, not at resume. */
+export const approveChecked = (chat: Chat.Service, messages: Messages.Messages, id: string) =>
+  // #region approve-checked
+  chat.approve(messages, id, { paths: "app-2025-03.log" }).pipe(
+    Effect.catchTag("InvalidEditedArguments", (error) =>
+      // `paths` must be an array: nothing changed, ask the person again with `error.detail`.
+      Effect.succeed(error.messages))
+  )
+  // #endregion approve-checked
 
 // #region expiry
 // An approval nobody gives within a day is rejected by policy on the next resume.
