@@ -248,6 +248,33 @@ const saver = (
   }))
 }
 
+/** Provider metadata as it is stored: plain JSON (`undefined` fields dropped), or left out when JSON cannot hold it. */
+const metadataField = (metadata: { readonly [key: string]: unknown } | undefined): { providerMetadata?: { readonly [key: string]: unknown } } => {
+  if (metadata === undefined) return {}
+  const stored = toStoredJson(metadata)
+  return Either.isRight(stored) && typeof stored.right === "object" && stored.right !== null && !Array.isArray(stored.right)
+    ? { providerMetadata: stored.right as { readonly [key: string]: unknown } }
+    : {}
+}
+
+/** A part of a model response as it is stored (a provider's odd metadata never makes the state unwritable). */
+const storablePart = (part: Messages.Part): Messages.Part => {
+  if (part._tag !== "Reasoning" || part.providerMetadata === undefined) return part
+  const { providerMetadata, ...rest } = part
+  return { ...rest, ...metadataField(providerMetadata) }
+}
+
+/** Token counts as stored: a count that is not a finite number (a provider's bug) counts as 0. */
+const storableUsage = (usage: LanguageModel.Response["usage"]): LanguageModel.Response["usage"] => {
+  const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0)
+  return {
+    inputTokens: count(usage?.inputTokens),
+    outputTokens: count(usage?.outputTokens),
+    ...(usage?.reasoningTokens === undefined ? {} : { reasoningTokens: count(usage.reasoningTokens) }),
+    ...(usage?.cachedInputTokens === undefined ? {} : { cachedInputTokens: count(usage.cachedInputTokens) })
+  }
+}
+
 /** Builds the response format asked of the model for a structured turn. */
 export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat => {
   const json = JsonSchema.make(schema.ast)
@@ -407,10 +434,10 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         return Effect.map(response, (r): Message => ({
           role: "assistant",
           // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
-          parts: uniqueIds(takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts),
-          usage: r.usage,
+          parts: uniqueIds(takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts.map(storablePart)),
+          usage: storableUsage(r.usage),
           finishReason: r.finishReason,
-          ...(r.providerMetadata === undefined ? {} : { providerMetadata: r.providerMetadata })
+          ...metadataField(r.providerMetadata)
         })).pipe(
           Effect.tap((message) =>
             Effect.annotateCurrentSpan({

@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Fiber, Layer, Logger, Option, Schema, Stream, TestClock } from "effect"
-import { Action, Chat, ChatError, ConversationStore, type LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
+import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { complete, expectNothingRunning, paused, statusOf } from "./Chat.helpers.js"
 
@@ -439,5 +439,33 @@ describe("Chat: strategy metadata is typed per tool", () => {
       const result = yield* chat.complete(Messages.fromUser("Work and pay."))
       expect(paused(result).reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["p"] })
       expect(ran.map((r) => r.name)).toEqual(["work"])
+    }))
+})
+
+describe("Chat: a provider's odd response never makes the state unwritable", () => {
+  it.effect("undefined metadata fields are dropped, a BigInt in metadata is left out, NaN token counts count as 0", () =>
+    Effect.gen(function*() {
+      const model = {
+        generate: () =>
+          Effect.succeed<LanguageModel.Response>({
+            parts: [
+              { _tag: "Reasoning", text: "hmm", providerMetadata: { odd: { big: 1n } } },
+              Messages.text("Hello.")
+            ],
+            usage: { inputTokens: Number.NaN, outputTokens: 3, reasoningTokens: Number.POSITIVE_INFINITY },
+            finishReason: "stop",
+            providerMetadata: { openai: { responseId: "r1", model: undefined } }
+          })
+      }
+      const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(LanguageModel.make(model))))
+      const saved: Array<string> = []
+      const result = yield* chat.complete(Messages.fromUser("Hi."), {
+        checkpoint: (messages) => Effect.map(Messages.toJson(messages), (json) => void saved.push(json))
+      })
+      const response = complete(result).response
+      expect(response.providerMetadata).toEqual({ openai: { responseId: "r1" } })
+      expect(response.parts[0]).toEqual({ _tag: "Reasoning", text: "hmm" })
+      expect(response.usage).toEqual({ inputTokens: 0, outputTokens: 3, reasoningTokens: 0 })
+      expect(Either.getOrThrow(Messages.fromJson(saved[saved.length - 1]!))).toEqual(result.messages)
     }))
 })
