@@ -15,6 +15,7 @@ import * as Errors from "../src/snippets/errors.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
 import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
 import * as ToolServices from "../src/snippets/tool-services.js"
+import * as TypedMetadata from "../src/snippets/typed-metadata.js"
 import * as FakeOpenAi from "./support/FakeOpenAi.js"
 
 describe("snippets", () => {
@@ -26,6 +27,22 @@ describe("snippets", () => {
         { _tag: "Failed", error: { error: "I know no city called Atlantis." } }
       ])
     }))
+
+  it("tools with context: a strategy reads each tool's own metadata", () => {
+    const strategy = TypedMetadata.toolkit.strategy!
+    const email = (to: string) =>
+      strategy(
+        { id: "e", name: "send_email", params: { to, body: "hi" }, arguments: "{}", metadata: TypedMetadata.toolkit.tools.send_email.metadata },
+        TypedMetadata.toolkit.tools.send_email.metadata
+      )
+    const transfer = (amount: number) =>
+      strategy(
+        { id: "t", name: "transfer", params: { iban: "DE00", amount }, arguments: "{}", metadata: TypedMetadata.toolkit.tools.transfer.metadata },
+        TypedMetadata.toolkit.tools.transfer.metadata
+      )
+    expect([email("bob@example.com"), email("eve@elsewhere.org"), transfer(50), transfer(500)].map((a) => (a as { _tag: string })._tag))
+      .toEqual(["Execute", "RequireApproval", "Execute", "RequireApproval"])
+  })
 
   it("architecture: the reducer walked by hand", () => {
     expect(Architecture.walkthrough()).toEqual(["CallModel", "Decide", "Pause", "RunTools", "CallModel"])
