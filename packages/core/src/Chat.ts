@@ -9,29 +9,24 @@
  *
  * @since 0.1.0
  */
-import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import * as Action from "./Action.js"
-import { jsonProblem } from "./internal/schema.js"
 import { ChatEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
+import * as Json from "./internal/json.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
+import * as Strategy from "./internal/strategy.js"
+import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Messages from "./Messages.js"
-import * as PauseReason from "./PauseReason.js"
-import type { Message, ToolCallPart } from "./Messages.js"
 import * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import * as Turn from "./Turn.js"
@@ -132,148 +127,8 @@ export type StrategiesContext<K> = Toolkit.StrategyContext<KitsOf<K>>
 /** The handler services of these toolkits. */
 export type HandlersContext<K> = Toolkit.HandlersOfToolkit<KitsOf<K>>
 
-interface Entry {
-  readonly tool: Tool.Any
-  readonly kit: Toolkit.Any
-  readonly handler: Tool.HandlerService
-}
-
 /** How many events `stream` buffers ahead of a slow consumer before the turn waits. */
 const streamCapacity = 64
-
-const interruptedError = "The call was interrupted while running; its outcome is unknown and it will not be run again."
-const defectError = "The tool failed unexpectedly (an internal error); it may have partly run."
-
-const formatParseError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
-
-const parseJson = (text: string): Either.Either<unknown, string> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text === "" ? "{}" : text)
-  } catch (error) {
-    return Either.left(`The arguments are not valid JSON (${(error as Error).message}).`)
-  }
-  // Only plain data reaches a handler: no "__proto__" key (it would pick the prototype of what Schema decodes), no hostile nesting.
-  const problem = jsonProblem(json)
-  return problem === undefined ? Either.right(json) : Either.left(`The arguments are not accepted: ${problem.replace(/^\$/, "the value")}.`)
-}
-
-/** The JSON a result or error is stored as: `value` written and read back, or why it cannot be stored. */
-const toStoredJson = (value: unknown): Either.Either<unknown, string> => {
-  let json: unknown
-  try {
-    const text = JSON.stringify(value)
-    json = text === undefined ? null : JSON.parse(text)
-  } catch (error) {
-    return Either.left(`it cannot be written as JSON (${(error as Error).message})`)
-  }
-  const problem = jsonProblem(json)
-  return problem === undefined ? Either.right(json) : Either.left(`it cannot be stored as JSON (${problem})`)
-}
-
-/** The longest single sleep the runtime's timers take (2^31 - 1 ms, about 24.8 days); longer waits sleep in parts. */
-const maxSleepMillis = 2 ** 31 - 1
-
-/** Sleeps on the `Clock` until `until` (epoch millis), however far away: Effect never wakes a single sleep past 24.8 days. */
-const sleepUntil = (until: number): Effect.Effect<void> =>
-  Effect.gen(function*() {
-    while (true) {
-      const left = until - (yield* Clock.currentTimeMillis)
-      if (!(left > 0)) return
-      yield* Effect.sleep(Duration.millis(Math.min(left, maxSleepMillis)))
-    }
-  })
-
-/** Decodes a call's effective arguments with its tool's parameters; `Left` holds a message for the model. */
-const decodeArguments = (tool: Tool.Any, text: string): Either.Either<unknown, string> =>
-  Either.flatMap(parseJson(text), (json) =>
-    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json).pipe(
-      Either.mapLeft((error) =>
-        `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`
-      )
-    ))
-
-const lastCalls = (messages: Messages.Messages): ReadonlyArray<ToolCallPart> => {
-  const last = messages[messages.length - 1]
-  return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
-}
-
-/** Calls of the last response that became resolved between two states. */
-const newlyResolved = (before: Messages.Messages, after: Messages.Messages): ReadonlyArray<ToolCallPart> => {
-  const previous = new Map(lastCalls(before).map((call) => [call.id, call]))
-  return lastCalls(after).filter((call) => {
-    if (!Messages.isResolved(call)) return false
-    const old = previous.get(call.id)
-    return old === undefined ? false : !Messages.isResolved(old)
-  })
-}
-
-/**
- * Makes tool call ids unique within the conversation (a provider may repeat or
- * omit them). `taken` holds the ids already used; the ids given out are added.
- */
-const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> => {
-  return parts.map((part) => {
-    if (part._tag !== "ToolCall") return part
-    let id = part.id === "" ? `call_${taken.size + 1}` : part.id
-    for (let n = 2; taken.has(id); n++) id = `${part.id || "call"}_${n}`
-    taken.add(id)
-    return id === part.id ? part : { ...part, id }
-  })
-}
-
-/**
- * The checkpoints of one turn, serialised: each save writes the latest state
- * (never an older one than the save before it), one at a time, so parallel
- * calls never race each other's versions and the last save is the turn's final
- * state. A checkpoint that throws or dies fails as a `StoreError`.
- */
-const saver = (
-  checkpoint: TurnOptions["checkpoint"],
-  initial: Messages.Messages,
-  latest: () => Messages.Messages
-): Effect.Effect<void, CheckpointError> => {
-  if (checkpoint === undefined) return Effect.void
-  const lock = Effect.unsafeMakeSemaphore(1)
-  let saved = initial
-  return lock.withPermits(1)(Effect.suspend(() => {
-    const state = latest()
-    if (state === saved) return Effect.void
-    return Effect.suspend(() => checkpoint(state)).pipe(
-      Effect.catchAllDefect((defect) =>
-        Effect.fail(new ChatError.StoreError({ detail: `the checkpoint died: ${defect instanceof Error ? defect.message : String(defect)}` }))
-      ),
-      Effect.tap(() => Effect.sync(() => void (saved = state)))
-    )
-  }))
-}
-
-/** Provider metadata as it is stored: plain JSON (`undefined` fields dropped), or left out when JSON cannot hold it. */
-const metadataField = (metadata: { readonly [key: string]: unknown } | undefined): { providerMetadata?: { readonly [key: string]: unknown } } => {
-  if (metadata === undefined) return {}
-  const stored = toStoredJson(metadata)
-  return Either.isRight(stored) && typeof stored.right === "object" && stored.right !== null && !Array.isArray(stored.right)
-    ? { providerMetadata: stored.right as { readonly [key: string]: unknown } }
-    : {}
-}
-
-/** A part of a model response as it is stored (a provider's odd metadata never makes the state unwritable). */
-const storablePart = (part: Messages.Part): Messages.Part => {
-  if (part._tag !== "Reasoning" || part.providerMetadata === undefined) return part
-  const { providerMetadata, ...rest } = part
-  return { ...rest, ...metadataField(providerMetadata) }
-}
-
-/** Token counts as stored: a count that is not a finite number (a provider's bug) counts as 0. */
-const storableUsage = (usage: LanguageModel.Response["usage"]): LanguageModel.Response["usage"] => {
-  const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0)
-  return {
-    inputTokens: count(usage?.inputTokens),
-    outputTokens: count(usage?.outputTokens),
-    ...(usage?.reasoningTokens === undefined ? {} : { reasoningTokens: count(usage.reasoningTokens) }),
-    ...(usage?.cachedInputTokens === undefined ? {} : { cachedInputTokens: count(usage.cachedInputTokens) })
-  }
-}
 
 /** Builds the response format asked of the model for a structured turn. */
 export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat => {
@@ -308,7 +163,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       : Array.isArray(options.tools)
       ? options.tools
       : [options.tools as Toolkit.Any]
-    const entries = new Map<string, Entry>()
+    const entries = new Map<string, TurnRunner.Entry>()
     for (const kit of kits) {
       for (const tool of kit.list) {
         if (entries.has(tool.name)) return yield* new ChatError.DuplicateToolName({ name: tool.name })
@@ -321,50 +176,28 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const defaults = { maxSteps: options.maxSteps ?? Turn.defaultConfig.maxSteps }
     const concurrency = options.concurrency ?? "unbounded"
 
-    const checkEdits = (messages: Messages.Messages): ReadonlyArray<Turn.InvalidEdit> => {
-      const invalid: Array<Turn.InvalidEdit> = []
-      for (const call of lastCalls(messages)) {
-        if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) continue
-        const entry = entries.get(call.name)
-        const decoded = entry === undefined
-          ? Either.left(`no tool named '${call.name}' serves this chat`)
-          : decodeArguments(entry.tool, call.status.editedArguments)
-        if (Either.isLeft(decoded)) invalid.push({ id: call.id, detail: decoded.left })
-      }
-      return invalid
+    /** Why an approved call's edited arguments do not fit its tool, if they do not. */
+    const editProblem = (call: Messages.ToolCallPart): string | undefined => {
+      if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) return undefined
+      const entry = entries.get(call.name)
+      if (entry === undefined) return `no tool named '${call.name}' serves this chat`
+      return Either.getLeft(Json.decodeArguments(entry.tool, call.status.editedArguments)).pipe(Option.getOrUndefined)
     }
 
-    const decideOne = (call: ToolCallPart, now: number): Effect.Effect<Turn.Decision, never, R> => {
-      const entry = entries.get(call.name)
-      if (entry === undefined) {
-        return Effect.succeed(Turn.Decision.Invalid({
-          message: `There is no tool named '${call.name}'. Available tools: ${available}.`
-        }))
-      }
-      const params = decodeArguments(entry.tool, call.arguments)
-      if (Either.isLeft(params)) return Effect.succeed(Turn.Decision.Invalid({ message: params.left }))
-      const strategy = entry.kit.strategy as
-        | ((call: Toolkit.Call<Record<string, Tool.Any>>, metadata: unknown) => Action.Action | Effect.Effect<Action.Action, never, R>)
-        | undefined
-      if (strategy === undefined) return Effect.succeed(Turn.Decision.Execute())
-      return Effect.suspend(() => {
-        const decided = strategy(
-          { id: call.id, name: call.name, params: params.right, arguments: call.arguments, metadata: entry.tool.metadata },
-          entry.tool.metadata
-        )
-        return Effect.isEffect(decided) ? decided : Effect.succeed(decided)
-      }).pipe(
-        Effect.exit,
-        Effect.flatMap((exit) => {
-          const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now) : Either.left("it failed")
-          if (Either.isRight(decision)) return Effect.succeed(decision.right)
-          // Fail closed: a strategy that breaks never lets a call run without a person.
-          return Effect.logWarning(
-            `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.left}; the call now requires approval.`,
-            ...(Exit.isFailure(exit) ? [exit.cause] : [])
-          ).pipe(Effect.as(Turn.Decision.RequireApproval({})))
-        })
-      )
+    const checkEdits = (messages: Messages.Messages): ReadonlyArray<Turn.InvalidEdit> =>
+      TurnRunner.lastCalls(messages).flatMap((call) => {
+        const detail = editProblem(call)
+        return detail === undefined ? [] : [{ id: call.id, detail }]
+      })
+
+    const env: TurnRunner.Env<R> = {
+      entries,
+      model,
+      declarations,
+      system: options.system,
+      concurrency,
+      decide: (call, now) => Strategy.decide<R>(entries.get(call.name), call, now, available),
+      checkEdits
     }
 
     const runTurn = (
@@ -375,266 +208,30 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         readonly emit: ((event: ChatEvent) => Effect.Effect<void>) | undefined
         readonly responseFormat?: LanguageModel.ResponseFormat
       }
-    ): Effect.Effect<{ messages: Messages.Messages; outcome: Turn.Outcome }, TurnError, R> => {
-      const config: Turn.Config = {
-        maxSteps: turnOptions.maxSteps ?? defaults.maxSteps,
-        waitForScheduled: turnOptions.waitForScheduled ?? false
-      }
-      const emit = mode.emit ?? (() => Effect.void)
-      const modelOptions: LanguageModel.Options = {
-        ...options.modelOptions,
-        ...turnOptions.modelOptions,
-        ...(mode.responseFormat === undefined ? {} : { responseFormat: mode.responseFormat })
-      }
-      // The latest state; read when the turn fails or is interrupted.
-      let current: Messages.Messages = input
-      let defect: { id: string; name: string; detail: string } | undefined
-      // Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`).
-      let takenIds: Set<string> | undefined
+    ): Effect.Effect<TurnRunner.Ended, TurnError, R> =>
+      TurnRunner.run(env, {
+        config: {
+          maxSteps: turnOptions.maxSteps ?? defaults.maxSteps,
+          waitForScheduled: turnOptions.waitForScheduled ?? false
+        },
+        modelOptions: {
+          ...options.modelOptions,
+          ...turnOptions.modelOptions,
+          ...(mode.responseFormat === undefined ? {} : { responseFormat: mode.responseFormat })
+        },
+        checkpoint: turnOptions.checkpoint,
+        stream: mode.stream,
+        emit: mode.emit ?? (() => Effect.void)
+      }, input)
 
-      // A checkpoint that failed while tools ran: the turn stops with it once they all finished.
-      let checkpointFailure: CheckpointError | undefined
-      const save = saver(turnOptions.checkpoint, input, () => current)
-
-      const apply = (event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> =>
-        Effect.suspend(() => {
-          const before = current
-          const result = Turn.step(before, event, config)
-          current = result[0]
-          if (result[0] === before) return Effect.succeed(result)
-          const resolved = newlyResolved(before, result[0])
-          return Effect.forEach(resolved, (call) => emit(ChatEvent.ToolResult({ call })), { discard: true }).pipe(
-            Effect.zipRight(save),
-            Effect.as(result)
-          )
-        })
-
-      const withState = <E extends { readonly _tag: string }>(error: E): E =>
-        current === input ? error : ChatError.withMessages(error, current)
-
-      const callModel = (messages: Messages.Messages, step: number): Effect.Effect<Message, ChatError.ModelError> => {
-        const request: LanguageModel.Request = {
-          messages: options.system === undefined ? messages : [Messages.system(options.system), ...messages],
-          tools: declarations,
-          options: modelOptions
-        }
-        const response: Effect.Effect<LanguageModel.Response, ChatError.ModelError> = mode.stream
-          ? LanguageModel.collect(
-            model.stream(request).pipe(
-              Stream.tap((part) =>
-                part._tag === "TextDelta"
-                  ? emit(ChatEvent.TextDelta({ text: part.text }))
-                  : part._tag === "ReasoningDelta" && part.text !== ""
-                  ? emit(ChatEvent.ReasoningDelta({ text: part.text }))
-                  : Effect.void
-              )
-            )
-          )
-          : model.generate(request)
-        return Effect.map(response, (r): Message => ({
-          role: "assistant",
-          // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
-          parts: uniqueIds(takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts.map(storablePart)),
-          usage: storableUsage(r.usage),
-          finishReason: r.finishReason,
-          ...metadataField(r.providerMetadata)
-        })).pipe(
-          Effect.tap((message) =>
-            Effect.annotateCurrentSpan({
-              "gen_ai.usage.input_tokens": message.usage?.inputTokens ?? 0,
-              "gen_ai.usage.output_tokens": message.usage?.outputTokens ?? 0,
-              "gen_ai.response.finish_reasons": message.finishReason ?? "other"
-            })
-          ),
-          Effect.withSpan("chat-ts.model", {
-            attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream },
-            captureStackTrace: false
-          }),
-          Effect.tap((message) =>
-            Effect.forEach(Messages.toolCallsOf(message), (call) => emit(ChatEvent.ToolCall({ call })), { discard: true }).pipe(
-              Effect.zipRight(emit(ChatEvent.StepFinished({
-                step,
-                usage: message.usage ?? LanguageModel.noUsage,
-                finishReason: message.finishReason ?? "other"
-              })))
-            )
-          )
-        )
-      }
-
-      /** Applies a tool's result; a failing checkpoint is kept for later, so sibling calls are not interrupted. */
-      const record = (event: Turn.Event): Effect.Effect<void> =>
-        apply(event).pipe(Effect.catchAll((error) => Effect.sync(() => void (checkpointFailure ??= error))))
-
-      const runOne = (call: ToolCallPart): Effect.Effect<void> =>
-        Effect.gen(function*() {
-          const entry = entries.get(call.name)
-          if (entry === undefined) {
-            yield* record(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
-            return
-          }
-          const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
-          if (Either.isLeft(params)) {
-            yield* record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
-            return
-          }
-          // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-          const exit = yield* Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name })))
-          if (Exit.isSuccess(exit)) {
-            const encoded = Schema.encodeUnknownEither(entry.tool.success as Schema.Schema<unknown, unknown>)(exit.value)
-            if (Either.isLeft(encoded)) {
-              defect ??= { id: call.id, name: call.name, detail: `its result does not match its success schema: ${formatParseError(encoded.left)}` }
-              yield* record(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
-              return
-            }
-            // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
-            const stored = toStoredJson(encoded.right)
-            if (Either.isLeft(stored)) {
-              defect ??= { id: call.id, name: call.name, detail: `its result cannot be recorded: ${stored.left}` }
-              yield* record(Turn.Event.ToolFailed({ id: call.id, error: `The tool ran, but its result could not be recorded: ${stored.left}.` }))
-              return
-            }
-            yield* record(Turn.Event.ToolSucceeded({ id: call.id, result: stored.right }))
-            return
-          }
-          const failure = Cause.failureOption(exit.cause)
-          if (failure._tag === "Some") {
-            const encoded = Schema.encodeUnknownEither(entry.tool.failure as Schema.Schema<unknown, unknown>)(failure.value)
-            const stored = Either.isRight(encoded) ? toStoredJson(encoded.right) : Either.left("")
-            yield* record(Turn.Event.ToolFailed({
-              id: call.id,
-              error: Either.isRight(stored) ? stored.right : String(failure.value)
-            }))
-            return
-          }
-          if (Cause.isInterruptedOnly(exit.cause)) {
-            yield* record(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))
-            return
-          }
-          defect ??= { id: call.id, name: call.name, detail: Cause.pretty(exit.cause) }
-          yield* record(Turn.Event.ToolFailed({ id: call.id, error: defectError }))
-        }).pipe(
-          Effect.withSpan("chat-ts.tool", {
-            attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
-            captureStackTrace: false
-          })
-        )
-
-      // Calls a person rejected during the pause got their answer outside any
-      // stream: announce them once, when the turn moves past their response.
-      let rejectionsAnnounced = false
-      const announceRejections = Effect.suspend(() => {
-        rejectionsAnnounced = true
-        const rejected = lastCalls(input).filter((call) => call.status._tag === "Rejected" && call.status.by === "user")
-        return Effect.forEach(rejected, (call) => emit(ChatEvent.ToolResult({ call })), { discard: true })
-      })
-
-      const loop = Effect.gen(function*() {
-        let state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis, invalidEdits: checkEdits(input) }))
-        while (true) {
-          const [messages, outcome] = state
-          switch (outcome._tag) {
-            case "CallModel": {
-              if (!rejectionsAnnounced) yield* announceRejections
-              const message = yield* callModel(messages, outcome.step)
-              state = yield* apply(Turn.Event.ModelResponded({ message }))
-              break
-            }
-            case "Decide": {
-              const now = yield* Clock.currentTimeMillis
-              const decisions = yield* Effect.forEach(
-                outcome.calls,
-                (call) => Effect.map(decideOne(call, now), (decision) => ({ id: call.id, decision })),
-                // One call needs no child fiber: forking one costs more than the rest of the step.
-                outcome.calls.length > 1 ? { concurrency } : undefined
-              )
-              state = yield* apply(Turn.Event.Decided({ now, decisions }))
-              break
-            }
-            case "RunTools": {
-              yield* Effect.forEach(
-                outcome.calls,
-                runOne,
-                outcome.calls.length > 1 ? { concurrency, discard: true } : { discard: true }
-              )
-              if (checkpointFailure !== undefined) return yield* Effect.fail(checkpointFailure)
-              if (defect !== undefined) {
-                return yield* new ChatError.ToolHandlerDefect({ ...defect, messages: current })
-              }
-              state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis }))
-              break
-            }
-            case "AwaitTools":
-              // Only seen while tools run; reaching it here means the messages hold calls nobody runs.
-              state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis }))
-              break
-            case "Wait": {
-              const due = PauseReason.toolIds(outcome.reason).filter((id) => {
-                const call = Messages.findTool(messages, id)
-                return call?.status._tag === "Scheduled" && call.status.at <= outcome.until
-              })
-              yield* emit(ChatEvent.Waiting({ until: outcome.until, toolIds: due }))
-              yield* sleepUntil(outcome.until)
-              state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis }))
-              break
-            }
-            case "Pause":
-            case "Complete":
-              return { messages, outcome }
-            case "StepLimit":
-              return yield* new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages })
-            case "InvalidEdits": {
-              const first = outcome.edits[0]!
-              return yield* new ChatError.InvalidEditedArguments({
-                id: first.id,
-                name: first.name,
-                detail: outcome.edits.map((edit) => `${edit.id}: ${edit.detail}`).join("; "),
-                messages
-              })
-            }
-            case "PendingCalls":
-              return yield* new ChatError.PendingToolCalls({ ids: outcome.ids })
-          }
-        }
-      })
-
-      return loop.pipe(
-        // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
-        // (packages/bench, scenario 1), and the call site it records is always this file.
-        Effect.withSpan("chat-ts.turn", {
-          attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
-          captureStackTrace: false
-        }),
-        Effect.mapError(withState),
-        Effect.onInterrupt(() =>
-          Effect.suspend(() => {
-            const running = lastCalls(current).filter((call) => call.status._tag === "Running")
-            return Effect.forEach(
-              running,
-              (call) => Effect.ignore(apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))),
-              { discard: true }
-            )
-          })
-        )
-      )
-    }
-
-    const toResult = (run: { messages: Messages.Messages; outcome: Turn.Outcome }): ChatOutcome.Result => {
+    const toResult = (run: TurnRunner.Ended): ChatOutcome.Result => {
       const outcome = run.outcome
-      if (outcome._tag === "Complete") {
-        return {
+      return outcome._tag === "Complete"
+        ? {
           messages: run.messages,
-          outcome: ChatOutcome.Complete({
-            response: outcome.response,
-            value: Messages.textOf(outcome.response),
-            usage: outcome.usage
-          })
+          outcome: ChatOutcome.Complete({ response: outcome.response, value: Messages.textOf(outcome.response), usage: outcome.usage })
         }
-      }
-      if (outcome._tag === "Pause") {
-        return { messages: run.messages, outcome: ChatOutcome.Paused({ reason: outcome.reason, usage: outcome.usage }) }
-      }
-      throw new Error(`unexpected final outcome ${outcome._tag}`)
+        : { messages: run.messages, outcome: ChatOutcome.Paused({ reason: outcome.reason, usage: outcome.usage }) }
     }
 
     const complete = (messages: Messages.Messages, turnOptions: TurnOptions = {}) =>
@@ -643,14 +240,10 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
       Effect.flatMap(Messages.approve(messages, id, edited), (approved) => {
         const call = Messages.findTool(approved, id)!
-        if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) return Effect.succeed(approved)
-        const entry = entries.get(call.name)
-        const decoded = entry === undefined
-          ? Either.left(`no tool named '${call.name}' serves this chat`)
-          : decodeArguments(entry.tool, call.status.editedArguments)
-        return Either.isRight(decoded)
+        const detail = editProblem(call)
+        return detail === undefined
           ? Effect.succeed(approved)
-          : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail: decoded.left, messages }))
+          : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
 
     const service: Service<R> = {
@@ -695,8 +288,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             if (outcome._tag === "Paused") return Effect.succeed({ messages: result.messages, outcome })
             const text = outcome.value
             return Either.flatMap(
-              parseJson(text),
-              (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(json), formatParseError)
+              Json.parse(text, "answer's contents"),
+              (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(json), Json.formatParseError)
             ).pipe(
               Either.match({
                 onLeft: (detail) => Effect.fail(new ChatError.StructuredOutputError({ detail, text, messages: result.messages })),
@@ -712,51 +305,6 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     }
     return service
   })
-
-/**
- * The reducer's decision for a strategy's action, or why the action is not one
- * (a strategy written in JavaScript, or cast, may return anything).
- */
-const toDecision = (action: unknown, now: number): Either.Either<Turn.Decision, string> => {
-  if (typeof action !== "object" || action === null || !("_tag" in action)) {
-    return Either.left(`it returned ${describe(action)}, not an Action`)
-  }
-  const decision = Either.try(() => {
-    const a = action as Action.Action
-    switch (a._tag) {
-      case "Execute":
-        return Turn.Decision.Execute()
-      case "RequireApproval":
-        return Turn.Decision.RequireApproval({ expiresAt: a.expiresAt === undefined ? undefined : Action.toMillis(a.expiresAt) })
-      case "Defer":
-        // Exactly one of `at` and `after`: a Defer that names no time has no time to run at.
-        if ((a.at === undefined) === (a.after === undefined)) return undefined
-        if (a.after !== undefined && !isDelay(a.after)) return undefined
-        return Turn.Decision.Defer({ at: Action.deferredUntil(a, now) })
-      case "Reject":
-        return Turn.Decision.Reject({ reason: a.reason })
-      default:
-        return undefined
-    }
-  })
-  if (Either.isLeft(decision) || decision.right === undefined || !Turn.isValidDecision(decision.right)) {
-    return Either.left(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
-  }
-  return Either.right(decision.right)
-}
-
-/** Whether a `Defer`'s `after` is a finite, non-negative duration (Duration reads `NaN` and negatives as zero). */
-const isDelay = (after: Duration.DurationInput): boolean => {
-  if (typeof after === "number") return Number.isFinite(after) && after >= 0
-  if (typeof after === "bigint") return after >= 0n
-  if (Array.isArray(after)) return after.every((n) => typeof n === "number" && Number.isFinite(n) && n >= 0)
-  return Option.match(Duration.decodeUnknown(after), { onNone: () => false, onSome: Duration.isFinite })
-}
-
-const describe = (u: unknown): string => {
-  const text = Either.getOrUndefined(Either.try(() => JSON.stringify(u)))
-  return text === undefined ? String(typeof u) : text.length > 200 ? `${text.slice(0, 200)}…` : text
-}
 
 /** A layer providing `Chat` (for toolkits whose strategies need no services). */
 export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(

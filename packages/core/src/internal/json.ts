@@ -1,0 +1,91 @@
+/**
+ * What may enter a conversation from outside: JSON text from a model or a
+ * person parsed into plain data (never an object whose prototype it chose),
+ * and values from handlers and providers made storable, so that the state
+ * always encodes.
+ *
+ * @internal
+ */
+import * as Either from "effect/Either"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import type * as LanguageModel from "../LanguageModel.js"
+import type * as Messages from "../Messages.js"
+import type * as Tool from "../Tool.js"
+import { jsonProblem } from "./schema.js"
+
+/** A Schema parse error as text. */
+export const formatParseError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+
+/**
+ * Parses JSON text into plain data (`what` names it in messages): no
+ * `"__proto__"` key (it would pick the prototype of what Schema decodes), no
+ * nesting past the stored limit. An empty text is an empty object.
+ */
+export const parse = (text: string, what: string): Either.Either<unknown, string> => {
+  let json: unknown
+  try {
+    json = JSON.parse(text === "" ? "{}" : text)
+  } catch (error) {
+    return Either.left(`The ${what} are not valid JSON (${(error as Error).message}).`)
+  }
+  const problem = jsonProblem(json)
+  return problem === undefined ? Either.right(json) : Either.left(`The ${what} are not accepted: ${problem.replace(/^\$/, "the value")}.`)
+}
+
+/** Decodes a call's arguments (JSON text) with its tool's parameters; `Left` holds a message for the model. */
+export const decodeArguments = (tool: Tool.Any, text: string): Either.Either<unknown, string> =>
+  Either.flatMap(parse(text, "arguments"), (json) =>
+    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json).pipe(
+      Either.mapLeft((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
+    ))
+
+/** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
+export const toStoredJson = (value: unknown): Either.Either<unknown, string> => {
+  let json: unknown
+  try {
+    const text = JSON.stringify(value)
+    json = text === undefined ? null : JSON.parse(text)
+  } catch (error) {
+    return Either.left(`it cannot be written as JSON (${(error as Error).message})`)
+  }
+  const problem = jsonProblem(json)
+  return problem === undefined ? Either.right(json) : Either.left(`it cannot be stored as JSON (${problem})`)
+}
+
+type Metadata = { readonly [key: string]: unknown }
+
+/** Provider metadata as it is stored: plain JSON, or left out when JSON cannot hold it. */
+const metadataField = (metadata: Metadata | undefined): { providerMetadata?: Metadata } => {
+  if (metadata === undefined) return {}
+  const stored = toStoredJson(metadata)
+  return Either.isRight(stored) && typeof stored.right === "object" && stored.right !== null && !Array.isArray(stored.right)
+    ? { providerMetadata: stored.right as Metadata }
+    : {}
+}
+
+const storablePart = (part: Messages.Part): Messages.Part => {
+  if (part._tag !== "Reasoning" || part.providerMetadata === undefined) return part
+  const { providerMetadata, ...rest } = part
+  return { ...rest, ...metadataField(providerMetadata) }
+}
+
+/** Token counts as stored: a count that is not a finite number (a provider's bug) counts as 0. */
+const storableUsage = (usage: LanguageModel.Response["usage"]): LanguageModel.Response["usage"] => {
+  const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0)
+  return {
+    inputTokens: count(usage?.inputTokens),
+    outputTokens: count(usage?.outputTokens),
+    ...(usage?.reasoningTokens === undefined ? {} : { reasoningTokens: count(usage.reasoningTokens) }),
+    ...(usage?.cachedInputTokens === undefined ? {} : { cachedInputTokens: count(usage.cachedInputTokens) })
+  }
+}
+
+/** A model response as the assistant message it is stored as: a provider's odd metadata or counts never make the state unwritable. */
+export const toMessage = (response: LanguageModel.Response, parts: ReadonlyArray<Messages.Part>): Messages.Message => ({
+  role: "assistant",
+  parts: parts.map(storablePart),
+  usage: storableUsage(response.usage),
+  finishReason: response.finishReason,
+  ...metadataField(response.providerMetadata)
+})

@@ -1,0 +1,387 @@
+/**
+ * One turn, run: the loop that feeds the reducer's outcomes to the model, the
+ * strategies, the handlers and the clock. `Chat` builds the environment once
+ * per chat; `run` interprets one turn in it. The state of a running turn (its
+ * latest messages, a handler's defect, a failed checkpoint) lives in a `Run`.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import type { CheckpointError, TurnError, TurnOptions } from "../Chat.js"
+import { ChatEvent } from "../ChatEvent.js"
+import * as ChatError from "../ChatError.js"
+import * as LanguageModel from "../LanguageModel.js"
+import * as Messages from "../Messages.js"
+import type { Message, ToolCallPart } from "../Messages.js"
+import * as PauseReason from "../PauseReason.js"
+import type * as Tool from "../Tool.js"
+import type * as Toolkit from "../Toolkit.js"
+import * as Turn from "../Turn.js"
+import { decodeArguments, formatParseError, toMessage, toStoredJson } from "./json.js"
+
+/** A tool of the chat: its toolkit and its handler. */
+export interface Entry {
+  readonly tool: Tool.Any
+  readonly kit: Toolkit.Any
+  readonly handler: Tool.HandlerService
+}
+
+/** What a chat gives every turn it runs. */
+export interface Env<R> {
+  readonly entries: ReadonlyMap<string, Entry>
+  readonly model: LanguageModel.Service
+  readonly declarations: ReadonlyArray<LanguageModel.ToolDeclaration>
+  readonly system: string | undefined
+  readonly concurrency: number | "unbounded"
+  readonly decide: (call: ToolCallPart, now: number) => Effect.Effect<Turn.Decision, never, R>
+  /** The approved edits of the messages that do not match their tools. */
+  readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
+}
+
+/** How one turn runs. */
+export interface Mode {
+  readonly config: Turn.Config
+  readonly modelOptions: LanguageModel.Options
+  readonly checkpoint: TurnOptions["checkpoint"]
+  /** Whether the model streams (its deltas are emitted). */
+  readonly stream: boolean
+  readonly emit: (event: ChatEvent) => Effect.Effect<void>
+}
+
+/** How a turn ended, when it did not fail. */
+export interface Ended {
+  readonly messages: Messages.Messages
+  readonly outcome: Extract<Turn.Outcome, { readonly _tag: "Pause" | "Complete" }>
+}
+
+const interruptedError = "The call was interrupted while running; its outcome is unknown and it will not be run again."
+const defectError = "The tool failed unexpectedly (an internal error); it may have partly run."
+
+/** The longest single sleep the runtime's timers take (2^31 - 1 ms, about 24.8 days); longer waits sleep in parts. */
+const maxSleepMillis = 2 ** 31 - 1
+
+/** Sleeps on the `Clock` until `until` (epoch millis), however far away: Effect never wakes a single sleep past 24.8 days. */
+const sleepUntil = (until: number): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    while (true) {
+      const left = until - (yield* Clock.currentTimeMillis)
+      if (!(left > 0)) return
+      yield* Effect.sleep(Duration.millis(Math.min(left, maxSleepMillis)))
+    }
+  })
+
+/** The tool calls of the last message, when it is a model response. */
+export const lastCalls = (messages: Messages.Messages): ReadonlyArray<ToolCallPart> => {
+  const last = messages[messages.length - 1]
+  return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
+}
+
+/** Calls of the last response that became resolved between two states. */
+const newlyResolved = (before: Messages.Messages, after: Messages.Messages): ReadonlyArray<ToolCallPart> => {
+  const previous = new Map(lastCalls(before).map((call) => [call.id, call]))
+  return lastCalls(after).filter((call) => {
+    if (!Messages.isResolved(call)) return false
+    const old = previous.get(call.id)
+    return old === undefined ? false : !Messages.isResolved(old)
+  })
+}
+
+/**
+ * Makes tool call ids unique within the conversation (a provider may repeat or
+ * omit them). `taken` holds the ids already used; the ids given out are added.
+ */
+const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> =>
+  parts.map((part) => {
+    if (part._tag !== "ToolCall") return part
+    let id = part.id === "" ? `call_${taken.size + 1}` : part.id
+    for (let n = 2; taken.has(id); n++) id = `${part.id || "call"}_${n}`
+    taken.add(id)
+    return id === part.id ? part : { ...part, id }
+  })
+
+/**
+ * The checkpoints of one turn, serialised: each save writes the latest state
+ * (never an older one than the save before it), one at a time, so parallel
+ * calls never race each other's versions and the last save is the turn's final
+ * state. A checkpoint that throws or dies fails as a `StoreError`.
+ */
+const saver = (
+  checkpoint: TurnOptions["checkpoint"],
+  initial: Messages.Messages,
+  latest: () => Messages.Messages
+): Effect.Effect<void, CheckpointError> => {
+  if (checkpoint === undefined) return Effect.void
+  const lock = Effect.unsafeMakeSemaphore(1)
+  let saved = initial
+  return lock.withPermits(1)(Effect.suspend(() => {
+    const state = latest()
+    if (state === saved) return Effect.void
+    return Effect.suspend(() => checkpoint(state)).pipe(
+      Effect.catchAllDefect((defect) =>
+        Effect.fail(new ChatError.StoreError({ detail: `the checkpoint died: ${defect instanceof Error ? defect.message : String(defect)}` }))
+      ),
+      Effect.tap(() => Effect.sync(() => void (saved = state)))
+    )
+  }))
+}
+
+/** The state of one running turn and the steps it takes. */
+class Run<R> {
+  /** The latest state; read when the turn fails or is interrupted. */
+  current: Messages.Messages
+  /** The first handler that died: the turn fails with it once every call of the response finished. */
+  defect: { readonly id: string; readonly name: string; readonly detail: string } | undefined
+  /** A checkpoint that failed while tools ran: the turn stops with it once they all finished. */
+  checkpointFailure: CheckpointError | undefined
+  /** Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`). */
+  takenIds: Set<string> | undefined
+  rejectionsAnnounced = false
+  readonly save: Effect.Effect<void, CheckpointError>
+
+  constructor(readonly env: Env<R>, readonly mode: Mode, readonly input: Messages.Messages) {
+    this.current = input
+    this.save = saver(mode.checkpoint, input, () => this.current)
+  }
+
+  /** Steps the reducer, announces the calls it resolved, then checkpoints. */
+  apply(event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> {
+    return Effect.suspend(() => {
+      const before = this.current
+      const result = Turn.step(before, event, this.mode.config)
+      this.current = result[0]
+      if (result[0] === before) return Effect.succeed(result)
+      return Effect.forEach(newlyResolved(before, result[0]), (call) => this.mode.emit(ChatEvent.ToolResult({ call })), {
+        discard: true
+      }).pipe(Effect.zipRight(this.save), Effect.as(result))
+    })
+  }
+
+  /** Applies a tool's result; a failing checkpoint is kept for later, so sibling calls are not interrupted. */
+  record(event: Turn.Event): Effect.Effect<void> {
+    return this.apply(event).pipe(Effect.catchAll((error) => Effect.sync(() => void (this.checkpointFailure ??= error))))
+  }
+
+  /** An error that carries the latest messages when the turn changed state. */
+  withState<E extends { readonly _tag: string }>(error: E): E {
+    return this.current === this.input ? error : ChatError.withMessages(error, this.current)
+  }
+
+  /** Calls the model (streaming its deltas when asked) and returns its response as an assistant message. */
+  callModel(messages: Messages.Messages, step: number): Effect.Effect<Message, ChatError.ModelError> {
+    const { env, mode } = this
+    const request: LanguageModel.Request = {
+      messages: env.system === undefined ? messages : [Messages.system(env.system), ...messages],
+      tools: env.declarations,
+      options: mode.modelOptions
+    }
+    const response = mode.stream
+      ? LanguageModel.collect(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(part))))
+      : env.model.generate(request)
+    return Effect.map(response, (r) =>
+      // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
+      toMessage(r, uniqueIds(this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts))).pipe(
+        Effect.tap((message) =>
+          Effect.annotateCurrentSpan({
+            "gen_ai.usage.input_tokens": message.usage?.inputTokens ?? 0,
+            "gen_ai.usage.output_tokens": message.usage?.outputTokens ?? 0,
+            "gen_ai.response.finish_reasons": message.finishReason ?? "other"
+          })
+        ),
+        Effect.withSpan("chat-ts.model", {
+          attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream },
+          captureStackTrace: false
+        }),
+        Effect.tap((message) => this.emitResponse(message, step))
+      )
+  }
+
+  private emitDelta(part: LanguageModel.StreamPart): Effect.Effect<void> {
+    if (part._tag === "TextDelta") return this.mode.emit(ChatEvent.TextDelta({ text: part.text }))
+    if (part._tag === "ReasoningDelta" && part.text !== "") return this.mode.emit(ChatEvent.ReasoningDelta({ text: part.text }))
+    return Effect.void
+  }
+
+  private emitResponse(message: Message, step: number): Effect.Effect<void> {
+    return Effect.forEach(Messages.toolCallsOf(message), (call) => this.mode.emit(ChatEvent.ToolCall({ call })), {
+      discard: true
+    }).pipe(
+      Effect.zipRight(this.mode.emit(ChatEvent.StepFinished({
+        step,
+        usage: message.usage ?? LanguageModel.noUsage,
+        finishReason: message.finishReason ?? "other"
+      })))
+    )
+  }
+
+  /** Runs one started call and records its result; never fails (a handler's defect is kept for later). */
+  runOne(call: ToolCallPart): Effect.Effect<void> {
+    const entry = this.env.entries.get(call.name)
+    if (entry === undefined) return this.record(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
+    const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
+    if (Either.isLeft(params)) return this.record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
+    // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
+    return Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name }))).pipe(
+      Effect.flatMap((exit) => this.record(this.resultEvent(entry.tool, call, exit))),
+      Effect.withSpan("chat-ts.tool", {
+        attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
+        captureStackTrace: false
+      })
+    )
+  }
+
+  /** The event a handler's exit makes: its encoded result or typed failure, or a defect (kept for the turn's error). */
+  private resultEvent(tool: Tool.Any, call: ToolCallPart, exit: Exit.Exit<unknown, unknown>): Turn.Event {
+    const fail = (error: unknown) => Turn.Event.ToolFailed({ id: call.id, error })
+    const die = (detail: string, error: string = defectError) => {
+      this.defect ??= { id: call.id, name: call.name, detail }
+      return fail(error)
+    }
+    if (Exit.isSuccess(exit)) {
+      const encoded = Schema.encodeUnknownEither(tool.success as Schema.Schema<unknown, unknown>)(exit.value)
+      if (Either.isLeft(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.left)}`)
+      // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
+      const stored = toStoredJson(encoded.right)
+      if (Either.isLeft(stored)) {
+        return die(`its result cannot be recorded: ${stored.left}`, `The tool ran, but its result could not be recorded: ${stored.left}.`)
+      }
+      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.right })
+    }
+    const failure = Cause.failureOption(exit.cause)
+    if (failure._tag === "Some") {
+      const encoded = Schema.encodeUnknownEither(tool.failure as Schema.Schema<unknown, unknown>)(failure.value)
+      const stored = Either.isRight(encoded) ? toStoredJson(encoded.right) : Either.left("")
+      return fail(Either.isRight(stored) ? stored.right : String(failure.value))
+    }
+    if (Cause.isInterruptedOnly(exit.cause)) return fail(interruptedError)
+    return die(Cause.pretty(exit.cause))
+  }
+
+  /** Calls a person rejected during the pause got their answer outside any stream: announce them once. */
+  announceRejections(): Effect.Effect<void> {
+    if (this.rejectionsAnnounced) return Effect.void
+    this.rejectionsAnnounced = true
+    const rejected = lastCalls(this.input).filter((call) => call.status._tag === "Rejected" && call.status.by === "user")
+    return Effect.forEach(rejected, (call) => this.mode.emit(ChatEvent.ToolResult({ call })), { discard: true })
+  }
+
+  /** Records the calls still running as interrupted (their outcome is unknown; they never run again). */
+  interruptRunning(): Effect.Effect<void> {
+    return Effect.suspend(() =>
+      Effect.forEach(
+        lastCalls(this.current).filter((call) => call.status._tag === "Running"),
+        (call) => Effect.ignore(this.apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))),
+        { discard: true }
+      )
+    )
+  }
+
+  /** Does what one outcome asks and returns the next result, or how the turn ended. */
+  next([messages, outcome]: Turn.Result): Effect.Effect<Turn.Result | Ended, TurnError, R> {
+    switch (outcome._tag) {
+      case "CallModel":
+        return this.announceRejections().pipe(
+          Effect.zipRight(this.callModel(messages, outcome.step)),
+          Effect.flatMap((message) => this.apply(Turn.Event.ModelResponded({ message })))
+        )
+      case "Decide":
+        return this.decide(outcome.calls)
+      case "RunTools":
+        return this.runTools(outcome.calls)
+      case "AwaitTools":
+        // Only seen while tools run; reaching it here means the messages hold calls nobody runs.
+        return this.resume
+      case "Wait":
+        return this.wait(messages, outcome)
+      case "Pause":
+      case "Complete":
+        return Effect.succeed({ messages, outcome })
+      case "StepLimit":
+        return new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages })
+      case "InvalidEdits": {
+        const first = outcome.edits[0]!
+        return new ChatError.InvalidEditedArguments({
+          id: first.id,
+          name: first.name,
+          detail: outcome.edits.map((edit) => `${edit.id}: ${edit.detail}`).join("; "),
+          messages
+        })
+      }
+      case "PendingCalls":
+        return new ChatError.PendingToolCalls({ ids: outcome.ids })
+    }
+  }
+
+  private get resume(): Effect.Effect<Turn.Result, CheckpointError> {
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => this.apply(Turn.Event.Resume({ now })))
+  }
+
+  private decide(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, CheckpointError, R> {
+    return Effect.gen(this, function*() {
+      const now = yield* Clock.currentTimeMillis
+      const decisions = yield* Effect.forEach(
+        calls,
+        (call) => Effect.map(this.env.decide(call, now), (decision) => ({ id: call.id, decision })),
+        // One call needs no child fiber: forking one costs more than the rest of the step.
+        calls.length > 1 ? { concurrency: this.env.concurrency } : undefined
+      )
+      return yield* this.apply(Turn.Event.Decided({ now, decisions }))
+    })
+  }
+
+  private runTools(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, TurnError> {
+    return Effect.gen(this, function*() {
+      yield* Effect.forEach(
+        calls,
+        (call) => this.runOne(call),
+        calls.length > 1 ? { concurrency: this.env.concurrency, discard: true } : { discard: true }
+      )
+      if (this.checkpointFailure !== undefined) return yield* Effect.fail(this.checkpointFailure)
+      if (this.defect !== undefined) return yield* new ChatError.ToolHandlerDefect({ ...this.defect, messages: this.current })
+      return yield* this.resume
+    })
+  }
+
+  private wait(
+    messages: Messages.Messages,
+    outcome: Extract<Turn.Outcome, { readonly _tag: "Wait" }>
+  ): Effect.Effect<Turn.Result, CheckpointError> {
+    const due = PauseReason.toolIds(outcome.reason).filter((id) => {
+      const call = Messages.findTool(messages, id)
+      return call?.status._tag === "Scheduled" && call.status.at <= outcome.until
+    })
+    return this.mode.emit(ChatEvent.Waiting({ until: outcome.until, toolIds: due })).pipe(
+      Effect.zipRight(sleepUntil(outcome.until)),
+      Effect.zipRight(this.resume)
+    )
+  }
+}
+
+const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
+
+/** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
+export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError, R> => {
+  const turn = new Run(env, mode, input)
+  const loop = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    let step: Turn.Result | Ended = yield* turn.apply(Turn.Event.Resume({ now, invalidEdits: env.checkEdits(input) }))
+    while (!isEnded(step)) step = yield* turn.next(step)
+    return step
+  })
+  return loop.pipe(
+    // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
+    // (packages/bench, scenario 1), and the call site it records is always this file.
+    Effect.withSpan("chat-ts.turn", {
+      attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
+      captureStackTrace: false
+    }),
+    Effect.mapError((error) => turn.withState(error)),
+    Effect.onInterrupt(() => turn.interruptRunning())
+  )
+}
