@@ -42,6 +42,8 @@ export interface Options {
   readonly parallelToolCalls?: boolean
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string
+  /** `false`: never ask for strict mode, whatever the declarations say: no `strict` field is sent at all (some compatible servers refuse it). */
+  readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: Retry.Policy
 }

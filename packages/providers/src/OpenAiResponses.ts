@@ -53,6 +53,8 @@ export interface Options {
   readonly includeEncryptedReasoning?: boolean
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string
+  /** `false`: never ask for strict mode, whatever the declarations say: tools and the response format are sent with `strict: false`. */
+  readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: Retry.Policy
 }

@@ -122,26 +122,30 @@ export const toMessages = (
     (groups) => groups.flat()
   )
 
-/** A tool declaration as a Chat Completions function tool. */
-export const toTool = (declaration: LanguageModel.ToolDeclaration): ChatCompletionTool => ({
+/**
+ * A tool declaration as a Chat Completions function tool: `strict: true` when
+ * the declaration is strict, no `strict` field otherwise (nor at all when the
+ * layer turned strict mode off: some servers refuse the field).
+ */
+export const toTool = (declaration: LanguageModel.ToolDeclaration, strict = true): ChatCompletionTool => ({
   type: "function",
   function: {
     name: declaration.name,
     ...(declaration.description === "" ? {} : { description: declaration.description }),
     parameters: { ...declaration.parameters },
-    ...(declaration.strict ? { strict: true } : {})
+    ...(declaration.strict && strict ? { strict: true } : {})
   }
 })
 
 const toToolChoice = (choice: LanguageModel.ToolChoice): ChatCompletionToolChoiceOption =>
   typeof choice === "string" ? choice : { type: "function", function: { name: choice.tool } }
 
-const toResponseFormat = (format: LanguageModel.ResponseFormat): ResponseFormatJSONSchema => ({
+const toResponseFormat = (format: LanguageModel.ResponseFormat, strict: boolean): ResponseFormatJSONSchema => ({
   type: "json_schema",
   json_schema: {
     name: format.name,
     schema: { ...format.schema },
-    strict: format.strict,
+    ...(strict ? { strict: format.strict } : {}),
     ...optional("description", format.description)
   }
 })
@@ -158,10 +162,11 @@ export const toBody = (
     const parallelToolCalls = o.parallelToolCalls ?? options.parallelToolCalls
     const stop = o.stop ?? options.stop
     const hasTools = request.tools.length > 0
+    const strict = options.strict !== false
     return {
       model: options.model,
       messages,
-      ...(hasTools ? { tools: request.tools.map(toTool) } : {}),
+      ...(hasTools ? { tools: request.tools.map((tool) => toTool(tool, strict)) } : {}),
       ...(toolChoice === undefined || !hasTools ? {} : { tool_choice: toToolChoice(toolChoice) }),
       ...(parallelToolCalls === undefined || !hasTools ? {} : { parallel_tool_calls: parallelToolCalls }),
       ...optional("temperature", o.temperature ?? options.temperature),
@@ -172,7 +177,7 @@ export const toBody = (
         ? { max_tokens: maxTokens }
         : { max_completion_tokens: maxTokens }),
       ...optional("reasoning_effort", o.reasoningEffort ?? options.reasoningEffort),
-      ...(o.responseFormat === undefined ? {} : { response_format: toResponseFormat(o.responseFormat) }),
+      ...(o.responseFormat === undefined ? {} : { response_format: toResponseFormat(o.responseFormat, strict) }),
       ...optional("user", options.user),
       ...o.providerOptions
     }

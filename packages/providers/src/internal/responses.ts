@@ -157,13 +157,16 @@ export const toInput = (messages: Messages.Messages, chain: boolean): Either.Eit
   }))
 }
 
-/** A tool declaration as a Responses function tool (`strict` is always sent: the API's default is strict). */
-export const toTool = (declaration: LanguageModel.ToolDeclaration): FunctionTool => ({
+/**
+ * A tool declaration as a Responses function tool (`strict` is always sent:
+ * the API's default is strict); `strict: false` when the layer turned it off.
+ */
+export const toTool = (declaration: LanguageModel.ToolDeclaration, strict = true): FunctionTool => ({
   type: "function",
   name: declaration.name,
   ...(declaration.description === "" ? {} : { description: declaration.description }),
   parameters: { ...declaration.parameters },
-  strict: declaration.strict
+  strict: declaration.strict && strict
 })
 
 /** Whether the responses are stored on OpenAI's side (needed for chaining). */
@@ -183,6 +186,7 @@ export const toBody = (
     const hasTools = request.tools.length > 0
     const encrypted = !store && (options.includeEncryptedReasoning ?? true)
     const format = o.responseFormat
+    const strict = options.strict !== false
     return {
       model: options.model,
       ...optional("instructions", input.instructions),
@@ -190,7 +194,7 @@ export const toBody = (
       store,
       ...optional("previous_response_id", input.previousResponseId),
       ...(encrypted ? { include: ["reasoning.encrypted_content"] } : {}),
-      ...(hasTools ? { tools: request.tools.map(toTool) } : {}),
+      ...(hasTools ? { tools: request.tools.map((tool) => toTool(tool, strict)) } : {}),
       ...(toolChoice === undefined || !hasTools
         ? {}
         : { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.tool } }),
@@ -207,7 +211,7 @@ export const toBody = (
             type: "json_schema",
             name: format.name,
             schema: { ...format.schema },
-            strict: format.strict,
+            strict: format.strict && strict,
             ...optional("description", format.description)
           }
         }
