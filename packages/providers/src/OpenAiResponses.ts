@@ -2,8 +2,9 @@
  * The core `LanguageModel` on OpenAI's Responses API (POST /responses).
  *
  * Stateless by default: the whole conversation is sent with `store: false`,
- * and reasoning comes back encrypted (`include: ["reasoning.encrypted_content"]`)
- * so it can be sent back on the next call; a Reasoning part keeps the
+ * and a reasoning model's reasoning comes back encrypted
+ * (`include: ["reasoning.encrypted_content"]`) so it can be sent back on the
+ * next call; a Reasoning part keeps the
  * encrypted content as its `signature` and the item id in its
  * `providerMetadata`. With `previousResponseId: true` responses are stored and
  * chained: only what follows the last response is sent, and the response id
@@ -49,7 +50,13 @@ export interface Options {
    * messages after the last stored response are sent.
    */
   readonly previousResponseId?: boolean
-  /** When not storing, ask for reasoning's encrypted content so it can be sent back (default `true`). */
+  /**
+   * When not storing, ask for reasoning's encrypted content so it can be sent
+   * back. Default: only for reasoning models (reasoning effort or summary
+   * asked for, or an `o1`/`o3`/`o4…`, `gpt-5` but not `gpt-5-chat`, or
+   * `codex` model id), since other models answer 400 to it; set it for a
+   * reasoning model behind another name (an Azure deployment).
+   */
   readonly includeEncryptedReasoning?: boolean
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string

@@ -71,11 +71,16 @@ const outputItems = (message: Messages.Message): Array<ResponseInputItem> => {
 }
 
 /**
- * A model response as input items, in part order: reasoning (when it carries
- * its item id, with its encrypted content), text, `function_call`s with the
- * effective arguments; then the `function_call_output`s of resolved calls.
+ * A model response as input items, in part order: reasoning, text,
+ * `function_call`s with the effective arguments; then the
+ * `function_call_output`s of resolved calls. Reasoning goes back only in a
+ * form the server resolves: with its item id, and, when nothing is stored,
+ * with its encrypted content (an id alone is a 404 with `store: false`).
  */
-const assistantItems = (message: Messages.Message): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+const assistantItems = (
+  message: Messages.Message,
+  stored: boolean
+): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   const out: Array<ResponseInputItem> = []
   for (const part of message.parts) {
     switch (part._tag) {
@@ -84,7 +89,7 @@ const assistantItems = (message: Messages.Message): Either.Either<Array<Response
         break
       case "Reasoning": {
         const id = metadataString(part.providerMetadata, "itemId")
-        if (id === undefined) break
+        if (id === undefined || (!stored && part.signature === undefined)) break
         out.push({
           type: "reasoning",
           id,
@@ -106,14 +111,17 @@ const assistantItems = (message: Messages.Message): Either.Either<Array<Response
   return Either.right(out)
 }
 
-const messageItems = (message: Messages.Message): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+const messageItems = (
+  message: Messages.Message,
+  stored: boolean
+): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   switch (message.role) {
     case "system":
       return Either.map(systemText(message), (content) => [{ role: "system", content }])
     case "user":
       return Either.map(userItem(message), (item) => [item])
     case "assistant":
-      return assistantItems(message)
+      return assistantItems(message, stored)
   }
 }
 
@@ -142,7 +150,11 @@ export interface Input {
  * carries its id, only what follows it is sent: the answers to its calls and
  * the later messages.
  */
-export const toInput = (messages: Messages.Messages, chain: boolean): Either.Either<Input, ChatError.InvalidRequest> => {
+export const toInput = (
+  messages: Messages.Messages,
+  chain: boolean,
+  stored: boolean
+): Either.Either<Input, ChatError.InvalidRequest> => {
   let leading = 0
   while (leading < messages.length && messages[leading]!.role === "system") leading++
   const system = traverse(messages.slice(0, leading), systemText)
@@ -150,7 +162,7 @@ export const toInput = (messages: Messages.Messages, chain: boolean): Either.Eit
   const instructions = system.right.length === 0 ? undefined : system.right.join("\n\n")
   const point = chain ? chainPoint(messages) : undefined
   const rest = point === undefined ? messages.slice(leading) : messages.slice(Math.max(point.index + 1, leading))
-  return Either.map(traverse(rest, messageItems), (groups) => ({
+  return Either.map(traverse(rest, (message) => messageItems(message, stored)), (groups) => ({
     instructions,
     input: point === undefined ? groups.flat() : [...outputItems(messages[point.index]!), ...groups.flat()],
     previousResponseId: point?.responseId
@@ -169,6 +181,17 @@ export const toTool = (declaration: LanguageModel.ToolDeclaration, strict = true
   strict: declaration.strict && strict
 })
 
+/**
+ * Whether the model reasons, as far as its settings and id tell: reasoning
+ * asked for, or an OpenAI reasoning family (o1, o3, o4…, gpt-5 but its chat
+ * variants, codex). Other models answer 400 to `reasoning.encrypted_content`.
+ */
+export const isReasoningModel = (options: Options): boolean => {
+  if (options.reasoningEffort !== undefined || options.reasoningSummary !== undefined) return true
+  const id = options.model.toLowerCase().replace(/^.*\//, "")
+  return /^(o\d|gpt-5|codex)/.test(id) && !/^gpt-5(\.\d+)?-chat/.test(id)
+}
+
 /** Whether the responses are stored on OpenAI's side (needed for chaining). */
 export const isStored = (options: Options): boolean => options.previousResponseId === true || options.store === true
 
@@ -177,14 +200,15 @@ export const toBody = (
   request: LanguageModel.Request,
   options: Options
 ): Either.Either<ResponseCreateParamsNonStreaming, ChatError.InvalidRequest> =>
-  Either.map(toInput(request.messages, options.previousResponseId === true), (input) => {
+  Either.map(toInput(request.messages, options.previousResponseId === true, isStored(options)), (input) => {
     const o = request.options
     const store = isStored(options)
     const toolChoice = o.toolChoice ?? options.toolChoice
     const parallelToolCalls = o.parallelToolCalls ?? options.parallelToolCalls
     const effort = o.reasoningEffort ?? options.reasoningEffort
     const hasTools = request.tools.length > 0
-    const encrypted = !store && (options.includeEncryptedReasoning ?? true)
+    const encrypted = !store &&
+      (options.includeEncryptedReasoning ?? isReasoningModel({ ...options, ...optional("reasoningEffort", effort) }))
     const format = o.responseFormat
     const strict = options.strict !== false
     return {
