@@ -42,6 +42,12 @@ export interface Options {
   readonly parallelToolCalls?: boolean
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string
+  /**
+   * Ask for usage at the end of a stream (`stream_options: { include_usage: true }`,
+   * default `true`); `false` sends no `stream_options` (older vLLM and
+   * Fireworks answer 400 to it). `providerOptions.stream_options` wins over both.
+   */
+  readonly streamUsage?: boolean
   /** `false`: never ask for strict mode, whatever the declarations say: no `strict` field is sent at all (some compatible servers refuse it). */
   readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
@@ -60,7 +66,11 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
       Stream.unwrap(Effect.map(Internal.toBody(request, options), (body) =>
         decodeStream(
-          client.streamChatCompletion({ ...body, stream: true, stream_options: { include_usage: true } }),
+          client.streamChatCompletion({
+            ...(options.streamUsage === false ? {} : { stream_options: { include_usage: true } }),
+            ...body,
+            stream: true
+          }),
           options.retry,
           () => new Internal.StreamState(),
           (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk))
