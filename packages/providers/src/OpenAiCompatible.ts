@@ -62,7 +62,8 @@ export const openrouter: Preset = {
   apiKeyEnv: "OPENROUTER_API_KEY",
   endpoints: ["chat-completions"],
   notes: "Model ids are `vendor/model` (e.g. `openai/gpt-4o-mini`). Optional attribution headers " +
-    "(`HTTP-Referer`, `X-Title`) go in `headers`. Reasoning arrives as `reasoning` and becomes Reasoning parts."
+    "(`HTTP-Referer`, `X-Title`) go in `headers`. Reasoning arrives as `reasoning` and becomes Reasoning parts; " +
+    "its `reasoning_details` (signed or encrypted reasoning) are kept on the message and sent back with it."
 }
 
 /** DeepSeek. */
@@ -71,8 +72,9 @@ export const deepseek: Preset = {
   baseURL: "https://api.deepseek.com",
   apiKeyEnv: "DEEPSEEK_API_KEY",
   endpoints: ["chat-completions"],
-  notes: "Models `deepseek-chat` and `deepseek-reasoner`. The reasoner's `reasoning_content` becomes a Reasoning " +
-    "part and is never sent back (the API refuses it as input). Use `maxTokensParameter: \"max_tokens\"`."
+  notes: "Models `deepseek-chat` and `deepseek-reasoner`. Thinking mode's `reasoning_content` becomes a Reasoning " +
+    "part and is sent back on the assistant messages of the current tool loop (the API answers 400 without it), " +
+    "not on earlier turns. Use `maxTokensParameter: \"max_tokens\"`."
 }
 
 /** Groq. */
@@ -111,7 +113,8 @@ export const gemini: Preset = {
   apiKeyEnv: "GEMINI_API_KEY",
   endpoints: ["chat-completions", "embeddings"],
   notes: "Gemini models (e.g. `gemini-2.5-flash`) and embeddings through Google's OpenAI-compatible endpoint; " +
-    "no Responses API. A key from Google AI Studio."
+    "no Responses API. A key from Google AI Studio. Gemini 3's thought signatures (`extra_content` on tool calls) " +
+    "are kept on the message and sent back on each call, as the endpoint requires."
 }
 
 /** Every preset, by name. */

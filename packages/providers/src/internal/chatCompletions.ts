@@ -24,6 +24,7 @@ import {
   fileUrl,
   isImage,
   metadataKey,
+  metadataString,
   newCallId,
   optional,
   stringField,
@@ -73,29 +74,73 @@ const userMessage = (message: Messages.Message): Either.Either<ChatCompletionMes
   )
 }
 
+/** What compatible servers need back on an assistant message, from its `providerMetadata.openai`. */
+interface Extras {
+  /** OpenRouter's `reasoning_details`, sent back as they came. */
+  readonly reasoningDetails?: ReadonlyArray<unknown>
+  /** Per call id, the call's `extra_content` (Gemini's `google.thought_signature`). */
+  readonly toolCallExtra?: { readonly [id: string]: unknown }
+}
+
+const extrasOf = (message: Messages.Message): Extras => {
+  const entry = message.providerMetadata?.[metadataKey]
+  if (typeof entry !== "object" || entry === null) return {}
+  const details: unknown = Reflect.get(entry, "reasoningDetails")
+  const extra: unknown = Reflect.get(entry, "toolCallExtra")
+  return {
+    ...(Array.isArray(details) ? { reasoningDetails: details } : {}),
+    ...(typeof extra === "object" && extra !== null ? { toolCallExtra: extra as { readonly [id: string]: unknown } } : {})
+  }
+}
+
+/** The field of a Reasoning part read from `reasoning_content` (DeepSeek, vLLM, Kimi), which goes back. */
+const reasoningContentField = "reasoning_content"
+
+/**
+ * The reasoning DeepSeek's thinking mode needs back in a tool loop (a 400
+ * otherwise): the text of the parts read from `reasoning_content`.
+ */
+const reasoningContentOf = (message: Messages.Message): string | undefined => {
+  const texts = message.parts.flatMap((part) =>
+    part._tag === "Reasoning" && metadataString(part.providerMetadata, "field") === reasoningContentField ? [part.text] : []
+  )
+  return texts.length === 0 ? undefined : texts.join("")
+}
+
 /**
  * The assistant message, then one `tool` message per answered call. Tool
  * calls go through `Messages.projectToolCall`: the model sees the effective
  * (possibly edited) arguments, and a call without a result gets no answer.
- * Reasoning is not sent back (the API takes none).
+ * What compatible servers need back goes back: `reasoning_content` within the
+ * current turn (`inTurn`: after the last user message), OpenRouter's
+ * `reasoning_details`, and each call's `extra_content`. Other reasoning is not
+ * sent back (OpenAI takes none).
  */
 const assistantMessages = (
-  message: Messages.Message
+  message: Messages.Message,
+  inTurn: boolean
 ): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
   if (message.parts.some((part) => part._tag === "File")) {
     return Either.left(unsupported("Chat Completions does not take files in assistant messages."))
   }
+  const extras = extrasOf(message)
   const projected = Messages.toolCallsOf(message).map(Messages.projectToolCall)
   const text = textOf(message)
   const toolCalls = projected.map((call): ChatCompletionMessageFunctionToolCall => ({
     id: call.id,
     type: "function",
-    function: { name: call.name, arguments: call.arguments }
+    function: { name: call.name, arguments: call.arguments },
+    ...(extras.toolCallExtra !== undefined && Object.hasOwn(extras.toolCallExtra, call.id)
+      ? { extra_content: extras.toolCallExtra[call.id] }
+      : {})
   }))
+  const reasoning = inTurn ? reasoningContentOf(message) : undefined
   const out: Array<ChatCompletionMessageParam> = [{
     role: "assistant",
     content: text === "" && toolCalls.length > 0 ? null : text,
-    ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls })
+    ...(toolCalls.length === 0 ? {} : { tool_calls: toolCalls }),
+    ...(reasoning === undefined ? {} : { reasoning_content: reasoning }),
+    ...(extras.reasoningDetails === undefined ? {} : { reasoning_details: extras.reasoningDetails })
   }]
   for (const call of projected) {
     if (call.result === undefined) continue
@@ -107,20 +152,23 @@ const assistantMessages = (
 /** The conversation as Chat Completions messages. */
 export const toMessages = (
   messages: Messages.Messages
-): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> =>
-  Either.map(
-    traverse(messages, (message): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+  let lastUser = messages.length - 1
+  while (lastUser >= 0 && messages[lastUser]!.role !== "user") lastUser--
+  return Either.map(
+    traverse(messages.map((message, index) => [message, index] as const), ([message, index]): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
       switch (message.role) {
         case "system":
           return Either.map(systemText(message), (content) => [{ role: "system", content }])
         case "user":
           return Either.map(userMessage(message), (m) => [m])
         case "assistant":
-          return assistantMessages(message)
+          return assistantMessages(message, index > lastUser)
       }
     }),
     (groups) => groups.flat()
   )
+}
 
 /**
  * A tool declaration as a Chat Completions function tool: `strict: true` when
@@ -218,9 +266,25 @@ export const fromFinishReason = (reason: string | null | undefined, hasToolCalls
 export const reasoningOf = (message: unknown): string | undefined =>
   stringField(message, "reasoning_content") ?? stringField(message, "reasoning")
 
-const metadata = (id: string, model: string): { readonly [key: string]: unknown } => ({
-  [metadataKey]: { completionId: id, model }
+/** The Reasoning part's metadata: marks text read from `reasoning_content`, which goes back in a tool loop. */
+const reasoningMetadata = (message: unknown): { readonly providerMetadata?: { readonly [key: string]: unknown } } =>
+  stringField(message, reasoningContentField) === undefined ? {} : { providerMetadata: { [metadataKey]: { field: reasoningContentField } } }
+
+const metadata = (id: string, model: string, extras: Extras = {}): { readonly [key: string]: unknown } => ({
+  [metadataKey]: {
+    completionId: id,
+    model,
+    ...(extras.reasoningDetails === undefined || extras.reasoningDetails.length === 0
+      ? {}
+      : { reasoningDetails: extras.reasoningDetails }),
+    ...(extras.toolCallExtra === undefined || Object.keys(extras.toolCallExtra).length === 0
+      ? {}
+      : { toolCallExtra: extras.toolCallExtra })
+  }
 })
+
+/** A field the SDK types do not declare. */
+const field = (u: unknown, key: string): unknown => typeof u === "object" && u !== null ? Reflect.get(u, key) : undefined
 
 /** A whole completion as a core response (the first choice). */
 export const fromCompletion = (
@@ -233,23 +297,27 @@ export const fromCompletion = (
   const message = choice.message
   const parts: Array<Messages.Part> = []
   const reasoning = reasoningOf(message)
-  if (reasoning !== undefined && reasoning !== "") parts.push({ _tag: "Reasoning", text: reasoning })
+  if (reasoning !== undefined && reasoning !== "") parts.push({ _tag: "Reasoning", text: reasoning, ...reasoningMetadata(message) })
   if (typeof message.content === "string" && message.content !== "") parts.push(Messages.text(message.content))
   if (typeof message.refusal === "string" && message.refusal !== "") parts.push(Messages.text(message.refusal))
+  const toolCallExtra: Array<[string, unknown]> = []
   for (const call of message.tool_calls ?? []) {
     if (call.type !== "function") continue
-    parts.push(Messages.toolCall({
-      id: call.id === "" ? newCallId() : call.id,
-      name: call.function.name,
-      arguments: call.function.arguments
-    }))
+    const id = call.id === "" ? newCallId() : call.id
+    const extra = field(call, "extra_content")
+    if (extra !== undefined && extra !== null) toolCallExtra.push([id, extra])
+    parts.push(Messages.toolCall({ id, name: call.function.name, arguments: call.function.arguments }))
   }
+  const details = field(message, "reasoning_details")
   const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
   return Either.right({
     parts,
     usage: fromUsage(completion.usage),
     finishReason: fromFinishReason(choice.finish_reason, hasToolCalls),
-    providerMetadata: metadata(completion.id, completion.model)
+    providerMetadata: metadata(completion.id, completion.model, {
+      ...(Array.isArray(details) ? { reasoningDetails: details } : {}),
+      toolCallExtra: Object.fromEntries(toolCallExtra)
+    })
   })
 }
 
@@ -264,6 +332,8 @@ export class StreamState {
   private usage: LanguageModel.Response["usage"] | undefined
   private id = ""
   private model = ""
+  private readonly reasoningDetails: Array<{ [key: string]: unknown }> = []
+  private readonly toolCallExtra = new Map<string, unknown>()
 
   /** The parts of one chunk. */
   push(chunk: ChatCompletionChunk): Array<LanguageModel.StreamPart> {
@@ -276,7 +346,11 @@ export class StreamState {
       const delta = choice.delta
       if (delta !== undefined && delta !== null) {
         const reasoning = reasoningOf(delta)
-        if (reasoning !== undefined && reasoning !== "") out.push({ _tag: "ReasoningDelta", text: reasoning })
+        if (reasoning !== undefined && reasoning !== "") {
+          out.push({ _tag: "ReasoningDelta", text: reasoning, ...reasoningMetadata(delta) })
+        }
+        const details = field(delta, "reasoning_details")
+        if (Array.isArray(details)) for (const detail of details) this.addDetail(detail)
         if (typeof delta.content === "string" && delta.content !== "") out.push({ _tag: "TextDelta", text: delta.content })
         if (typeof delta.refusal === "string" && delta.refusal !== "") out.push({ _tag: "TextDelta", text: delta.refusal })
         for (const fragment of delta.tool_calls ?? []) this.toolFragment(fragment, out)
@@ -301,10 +375,30 @@ export class StreamState {
       this.hasToolCalls = true
       out.push({ _tag: "ToolCallStart", id: call.id, name: fragment.function?.name ?? "" })
     }
+    const extra = field(fragment, "extra_content")
+    if (extra !== undefined && extra !== null) this.toolCallExtra.set(call.id, extra)
     const args = fragment.function?.arguments
     if (typeof args === "string" && args !== "") {
       call.hasArguments = true
       out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: args })
+    }
+  }
+
+  /** Merges one streamed `reasoning_details` entry: entries of the same `index` are one detail in pieces. */
+  private addDetail(detail: unknown): void {
+    if (typeof detail !== "object" || detail === null || Array.isArray(detail)) return
+    const entry = detail as { readonly [key: string]: unknown }
+    const known = typeof entry.index === "number" ? this.reasoningDetails.find((d) => d.index === entry.index) : undefined
+    if (known === undefined) {
+      this.reasoningDetails.push({ ...entry })
+      return
+    }
+    for (const [key, value] of Object.entries(entry)) {
+      const before = known[key]
+      const next = (key === "text" || key === "summary" || key === "data") && typeof before === "string" && typeof value === "string"
+        ? before + value
+        : value
+      Object.defineProperty(known, key, { value: next, enumerable: true, writable: true, configurable: true })
     }
   }
 
@@ -319,7 +413,10 @@ export class StreamState {
       _tag: "Finish",
       usage: this.usage ?? LanguageModel.noUsage,
       finishReason: fromFinishReason(this.finishReason, this.hasToolCalls),
-      providerMetadata: metadata(this.id, this.model)
+      providerMetadata: metadata(this.id, this.model, {
+        reasoningDetails: this.reasoningDetails,
+        toolCallExtra: Object.fromEntries(this.toolCallExtra)
+      })
     }])
   }
 }
