@@ -60,7 +60,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), (body) =>
         withRetry(client.createChatCompletion({ ...body, stream: false }), options.retry).pipe(
-          Effect.flatMap((completion) => Internal.fromCompletion(completion))
+          Effect.flatMap((completion) => Internal.fromCompletion(completion, client.redact))
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
@@ -72,7 +72,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
             stream: true
           }),
           options.retry,
-          () => new Internal.StreamState(),
+          () => new Internal.StreamState(client.redact),
           (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk))
         )))
 

@@ -19,11 +19,13 @@ import type {
 import type { CompletionUsage } from "openai/resources/completions"
 import type { ResponseFormatJSONSchema } from "openai/resources/shared"
 import type { Options } from "../OpenAiChatCompletions.js"
-import { malformed } from "./errors.js"
+import { malformed, type Redactor } from "./errors.js"
 import {
   fileUrl,
   isImage,
   metadataKey,
+  argumentsText,
+  callIdOf,
   metadataString,
   newCallId,
   optional,
@@ -286,13 +288,33 @@ const metadata = (id: string, model: string, extras: Extras = {}): { readonly [k
 /** A field the SDK types do not declare. */
 const field = (u: unknown, key: string): unknown => typeof u === "object" && u !== null ? Reflect.get(u, key) : undefined
 
+/** The error message a server put next to `finish_reason: "error"` (OpenRouter: `error.message` on the body or chunk). */
+const errorMessageOf = (...holders: ReadonlyArray<unknown>): string | undefined => {
+  for (const holder of holders) {
+    const error = field(holder, "error")
+    const message = stringField(error, "message") ?? (typeof error === "string" ? error : undefined)
+    if (message !== undefined && message !== "") return message
+  }
+  return undefined
+}
+
+/** `finish_reason: "error"`: the server failed while generating (vLLM, OpenRouter). */
+const finishedWithError = (message: string | undefined, redact: Redactor): ChatError.ServerError =>
+  new ChatError.ServerError({
+    message: redact(`The server ended the response with finish_reason "error"${message === undefined ? "." : `: ${message}`}`)
+  })
+
 /** A whole completion as a core response (the first choice). */
 export const fromCompletion = (
-  completion: ChatCompletion
-): Either.Either<LanguageModel.Response, ChatError.MalformedResponse> => {
+  completion: ChatCompletion,
+  redact: Redactor = (text) => text
+): Either.Either<LanguageModel.Response, ChatError.MalformedResponse | ChatError.ServerError> => {
   const choice = completion.choices?.find((c) => c.index === 0) ?? completion.choices?.[0]
   if (choice === undefined || choice.message === undefined || choice.message === null) {
     return Either.left(malformed("The chat completion holds no choice."))
+  }
+  if ((choice.finish_reason as string) === "error") {
+    return Either.left(finishedWithError(errorMessageOf(choice, completion), redact))
   }
   const message = choice.message
   const parts: Array<Messages.Part> = []
@@ -303,10 +325,10 @@ export const fromCompletion = (
   const toolCallExtra: Array<[string, unknown]> = []
   for (const call of message.tool_calls ?? []) {
     if (call.type !== "function") continue
-    const id = call.id === "" ? newCallId() : call.id
+    const id = callIdOf(call.id)
     const extra = field(call, "extra_content")
     if (extra !== undefined && extra !== null) toolCallExtra.push([id, extra])
-    parts.push(Messages.toolCall({ id, name: call.function.name, arguments: call.function.arguments }))
+    parts.push(Messages.toolCall({ id, name: call.function.name, arguments: argumentsText(call.function.arguments) }))
   }
   const details = field(message, "reasoning_details")
   const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
@@ -327,6 +349,10 @@ export const fromCompletion = (
  */
 export class StreamState {
   private readonly ids = new Map<number, { id: string; hasArguments: boolean }>()
+  private lastIndex: number | undefined
+  private error: string | undefined
+
+  constructor(private readonly redact: Redactor = (text) => text) {}
   private finishReason: string | undefined
   private hasToolCalls = false
   private usage: LanguageModel.Response["usage"] | undefined
@@ -355,7 +381,10 @@ export class StreamState {
         if (typeof delta.refusal === "string" && delta.refusal !== "") out.push({ _tag: "TextDelta", text: delta.refusal })
         for (const fragment of delta.tool_calls ?? []) this.toolFragment(fragment, out)
       }
-      if (choice.finish_reason !== null && choice.finish_reason !== undefined) this.finishReason = choice.finish_reason
+      if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
+        this.finishReason = choice.finish_reason
+        if ((choice.finish_reason as string) === "error") this.error ??= errorMessageOf(choice, chunk)
+      }
     }
     return out
   }
@@ -364,9 +393,14 @@ export class StreamState {
     fragment: ChatCompletionChunk.Choice.Delta.ToolCall,
     out: Array<LanguageModel.StreamPart>
   ): void {
-    const index = fragment.index ?? this.ids.size
-    let call = this.ids.get(index)
     const freshId = fragment.id !== undefined && fragment.id !== null && fragment.id !== "" ? fragment.id : undefined
+    // A fragment without `index` continues the open call, unless it names another call.
+    const open = this.lastIndex === undefined ? undefined : this.ids.get(this.lastIndex)
+    const index = fragment.index ?? (open !== undefined && (freshId === undefined || freshId === open.id)
+      ? this.lastIndex!
+      : this.ids.size)
+    this.lastIndex = index
+    let call = this.ids.get(index)
     // Some compatible servers send each whole call under the same index: a new
     // id on an index whose call already has arguments starts another call.
     if (call === undefined || (freshId !== undefined && freshId !== call.id && call.hasArguments)) {
@@ -377,8 +411,8 @@ export class StreamState {
     }
     const extra = field(fragment, "extra_content")
     if (extra !== undefined && extra !== null) this.toolCallExtra.set(call.id, extra)
-    const args = fragment.function?.arguments
-    if (typeof args === "string" && args !== "") {
+    const args = argumentsText(fragment.function?.arguments)
+    if (args !== "") {
       call.hasArguments = true
       out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: args })
     }
@@ -409,6 +443,7 @@ export class StreamState {
         new ChatError.NetworkError({ message: "The model's stream ended before the response was complete (no finish reason)." })
       )
     }
+    if (this.finishReason === "error") return Either.left(finishedWithError(this.error, this.redact))
     return Either.right([{
       _tag: "Finish",
       usage: this.usage ?? LanguageModel.noUsage,

@@ -22,8 +22,9 @@ import {
   fileUrl,
   isImage,
   metadataKey,
+  argumentsText,
+  callIdOf,
   metadataString,
-  newCallId,
   optional,
   systemText,
   traverse,
@@ -323,7 +324,7 @@ export const fromResponse = (
         })
         break
       case "function_call":
-        parts.push(Messages.toolCall({ id: item.call_id === "" ? newCallId() : item.call_id, name: item.name, arguments: item.arguments }))
+        parts.push(Messages.toolCall({ id: callIdOf(item.call_id), name: item.name, arguments: argumentsText(item.arguments) }))
         break
     }
   }
@@ -415,7 +416,7 @@ export class StreamState {
   }
 
   private startCall(item: { readonly id?: string | undefined; readonly call_id: string; readonly name: string }, index: number, out: Array<LanguageModel.StreamPart>): CallState {
-    const call: CallState = { id: item.call_id === "" ? newCallId() : item.call_id, hasArguments: false }
+    const call: CallState = { id: callIdOf(item.call_id), hasArguments: false }
     if (item.id !== undefined) this.callsByItem.set(item.id, call)
     this.callsByIndex.set(index, call)
     this.hasToolCalls = true

@@ -20,6 +20,13 @@ export const isImage = (file: Messages.FilePart): boolean => file.mediaType.toLo
 /** A fresh tool call id, for servers that send a call without one. */
 export const newCallId = (): string => `call_${randomUUID().replace(/-/g, "")}`
 
+/** The call id the server sent, or a fresh one when it is missing, `null` or empty (llama.cpp). */
+export const callIdOf = (id: unknown): string => typeof id === "string" && id !== "" ? id : newCallId()
+
+/** Tool call arguments as text: a string as sent; a JSON value (llama.cpp, TGI send objects) as its JSON text. */
+export const argumentsText = (args: unknown): string =>
+  typeof args === "string" ? args : args === undefined || args === null ? "" : JSON.stringify(args)
+
 /** The text parts of a message, concatenated (as `Messages.textOf`). */
 export const textOf = (message: Messages.Message): string => {
   let out = ""
