@@ -277,8 +277,69 @@ const finishReason = (response: Response, hasToolCalls: boolean): Messages.Finis
   }
 }
 
-const responseMetadata = (response: Response): { readonly [key: string]: unknown } => ({
-  [metadataKey]: { responseId: response.id, model: response.model }
+type MessageItem = Extract<ResponseOutputItem, { type: "message" }>
+type WebSearchItem = Extract<ResponseOutputItem, { type: "web_search_call" }>
+
+/** What a text part came from: its message item, `phase`, annotations (URL citations), and whether it is a refusal. */
+export interface TextSource {
+  readonly itemId: string
+  readonly phase?: string
+  readonly annotations?: ReadonlyArray<unknown>
+  readonly refusal?: true
+}
+
+/**
+ * What the output holds besides parts, kept in the message's
+ * `providerMetadata.openai`: `texts` (one `TextSource` per text part, in
+ * order) and `webSearchCalls` (the web-search items as the server sent them).
+ */
+export class OutputExtras {
+  private readonly texts: Array<TextSource> = []
+  private readonly searches: Array<WebSearchItem> = []
+  private readonly byKey = new Map<string, number>()
+
+  /** Records the source of the next text part; `key` (output and content index) lets a streamed part be completed later. */
+  textPart(item: { readonly id: string }, content: { readonly type: string }, key?: string): void {
+    if (key !== undefined) this.byKey.set(key, this.texts.length)
+    this.texts.push({ itemId: item.id, ...(content.type === "refusal" ? { refusal: true as const } : {}) })
+    this.complete(item as MessageItem, content, this.texts.length - 1)
+  }
+
+  /** Adds what only the finished item knows (`phase`, annotations) to the text part recorded under `key`. */
+  completeStreamed(item: MessageItem, contentIndex: number, key: string): void {
+    const index = this.byKey.get(key)
+    const content = item.content?.[contentIndex]
+    if (index !== undefined && content !== undefined) this.complete(item, content, index)
+  }
+
+  private complete(item: MessageItem, content: { readonly type: string }, index: number): void {
+    const phase: unknown = Reflect.get(item, "phase")
+    const annotations: unknown = Reflect.get(content, "annotations")
+    this.texts[index] = {
+      ...this.texts[index]!,
+      itemId: item.id ?? this.texts[index]!.itemId,
+      ...(typeof phase === "string" ? { phase } : {}),
+      ...(Array.isArray(annotations) && annotations.length > 0 ? { annotations } : {})
+    }
+  }
+
+  /** Records a web-search call. */
+  webSearch(item: WebSearchItem): void {
+    this.searches.push(item)
+  }
+
+  /** The entries to merge into `providerMetadata.openai` (`texts` only when they say more than one item id). */
+  metadata(): { readonly [key: string]: unknown } {
+    const telling = this.texts.length > 1 || this.texts.some((text) => Object.keys(text).length > 1)
+    return {
+      ...(telling ? { texts: this.texts } : {}),
+      ...(this.searches.length === 0 ? {} : { webSearchCalls: this.searches })
+    }
+  }
+}
+
+const responseMetadata = (response: Response, extras?: OutputExtras): { readonly [key: string]: unknown } => ({
+  [metadataKey]: { responseId: response.id, model: response.model, ...extras?.metadata() }
 })
 
 const reasoningText = (item: Extract<ResponseOutputItem, { type: "reasoning" }>): string => {
@@ -307,13 +368,19 @@ export const fromResponse = (
   if (response.status === "failed") return Either.left(failure(response, redact))
   if (!Array.isArray(response.output)) return Either.left(malformed("The response holds no output."))
   const parts: Array<Messages.Part> = []
+  const extras = new OutputExtras()
   for (const item of response.output) {
     switch (item.type) {
       case "message":
         for (const content of item.content ?? []) {
-          if (content.type === "output_text" && content.text !== "") parts.push(Messages.text(content.text))
-          else if (content.type === "refusal" && content.refusal !== "") parts.push(Messages.text(content.refusal))
+          const text = content.type === "output_text" ? content.text : content.refusal
+          if (text === "") continue
+          parts.push(Messages.text(text))
+          extras.textPart(item, content)
         }
+        break
+      case "web_search_call":
+        extras.webSearch(item)
         break
       case "reasoning":
         parts.push({
@@ -333,7 +400,7 @@ export const fromResponse = (
     parts,
     usage: fromUsage(response.usage),
     finishReason: finishReason(response, hasToolCalls),
-    providerMetadata: responseMetadata(response)
+    providerMetadata: responseMetadata(response, extras)
   })
 }
 
@@ -355,8 +422,12 @@ interface ReasoningState {
 export class StreamState {
   private readonly callsByItem = new Map<string, CallState>()
   private readonly callsByIndex = new Map<number, CallState>()
-  private readonly reasoning = new Map<string, ReasoningState>()
-  private readonly textItems = new Set<string>()
+  /** Reasoning by `output_index`: some servers (GitHub Copilot) change `item_id` between events of one item. */
+  private readonly reasoning = new Map<number, ReasoningState>()
+  /** Text parts started, by `output_index:content_index`. */
+  private readonly textParts = new Set<string>()
+  private lastText: string | undefined
+  private readonly extras = new OutputExtras()
   private hasToolCalls = false
   private finished = false
 
@@ -383,14 +454,13 @@ export class StreamState {
       }
       case "response.output_text.delta":
       case "response.refusal.delta":
-        this.textItems.add(event.item_id)
-        if (event.delta !== "") out.push({ _tag: "TextDelta", text: event.delta })
+        this.textDelta(event.item_id, event.output_index, event.content_index, event.type, event.delta, out)
         break
       case "response.reasoning_summary_text.delta":
-        this.reasoningDelta(event.item_id, event.summary_index, event.delta, out)
+        this.reasoningDelta(event.item_id, event.output_index, event.summary_index, event.delta, out)
         break
       case "response.reasoning_text.delta":
-        this.reasoningDelta(event.item_id, event.content_index, event.delta, out)
+        this.reasoningDelta(event.item_id, event.output_index, event.content_index, event.delta, out)
         break
       case "response.output_item.done":
         this.itemDone(event.item, event.output_index, out)
@@ -402,7 +472,7 @@ export class StreamState {
           _tag: "Finish",
           usage: fromUsage(event.response.usage),
           finishReason: finishReason(event.response, this.hasToolCalls),
-          providerMetadata: responseMetadata(event.response)
+          providerMetadata: responseMetadata(event.response, this.extras)
         })
         break
       case "response.failed":
@@ -431,16 +501,40 @@ export class StreamState {
         call.hasArguments = true
         out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: item.arguments })
       }
-    } else if (item.type === "reasoning") {
-      this.reasoning.set(item.id, { emitted: false, summaryIndex: 0 })
+    } else if (item.type === "reasoning" && !this.reasoning.has(index)) {
+      this.reasoning.set(index, { emitted: false, summaryIndex: 0 })
     }
   }
 
-  private reasoningDelta(itemId: string, index: number, delta: string, out: Array<LanguageModel.StreamPart>): void {
-    let state = this.reasoning.get(itemId)
+  /**
+   * A text or refusal delta. Parts are keyed by output and content index (not
+   * `item_id`, which some servers change between events): a new key starts a
+   * new text part, so two message items are not glued together.
+   */
+  private textDelta(
+    itemId: string,
+    outputIndex: number,
+    contentIndex: number,
+    type: "response.output_text.delta" | "response.refusal.delta",
+    delta: string,
+    out: Array<LanguageModel.StreamPart>
+  ): void {
+    if (delta === "") return
+    const key = `${outputIndex}:${contentIndex}`
+    const isNew = !this.textParts.has(key)
+    if (isNew) {
+      this.textParts.add(key)
+      this.extras.textPart({ id: itemId }, { type: type === "response.refusal.delta" ? "refusal" : "output_text" }, key)
+    }
+    out.push({ _tag: "TextDelta", text: delta, ...(isNew || key !== this.lastText ? { start: true } : {}) })
+    this.lastText = key
+  }
+
+  private reasoningDelta(itemId: string, outputIndex: number, index: number, delta: string, out: Array<LanguageModel.StreamPart>): void {
+    let state = this.reasoning.get(outputIndex)
     if (state === undefined) {
       state = { emitted: false, summaryIndex: index }
-      this.reasoning.set(itemId, state)
+      this.reasoning.set(outputIndex, state)
     }
     const separator = state.emitted && index !== state.summaryIndex ? "\n\n" : ""
     state.summaryIndex = index
@@ -464,7 +558,7 @@ export class StreamState {
         break
       }
       case "reasoning": {
-        const state = this.reasoning.get(item.id)
+        const state = this.reasoning.get(index)
         const emitted = state?.emitted === true
         out.push({
           _tag: "ReasoningDelta",
@@ -473,17 +567,28 @@ export class StreamState {
           ...(typeof item.encrypted_content === "string" ? { signature: item.encrypted_content } : {}),
           providerMetadata: reasoningMetadata(item.id)
         })
-        this.reasoning.set(item.id, { emitted: true, summaryIndex: state?.summaryIndex ?? 0 })
+        this.reasoning.set(index, { emitted: true, summaryIndex: state?.summaryIndex ?? 0 })
         break
       }
       case "message": {
-        if (this.textItems.has(item.id)) break
-        for (const content of item.content ?? []) {
+        for (const [contentIndex, content] of (item.content ?? []).entries()) {
+          const key = `${index}:${contentIndex}`
+          if (this.textParts.has(key)) {
+            this.extras.completeStreamed(item, contentIndex, key)
+            continue
+          }
           const text = content.type === "output_text" ? content.text : content.refusal
-          if (text !== "") out.push({ _tag: "TextDelta", text })
+          if (text === "") continue
+          this.textParts.add(key)
+          this.extras.textPart(item, content, key)
+          out.push({ _tag: "TextDelta", text, start: true })
+          this.lastText = key
         }
         break
       }
+      case "web_search_call":
+        this.extras.webSearch(item)
+        break
     }
   }
 
