@@ -237,14 +237,20 @@ export const toBody = (
 // Responses
 // ---------------------------------------------------------------------------
 
-/** The core usage of a Chat Completions usage. */
+/** The core usage of a Chat Completions usage, its counts validated (servers send `null`s and strings too). */
 export const fromUsage = (u: CompletionUsage | null | undefined): LanguageModel.Response["usage"] =>
-  u === null || u === undefined ? LanguageModel.noUsage : usage({
+  typeof u !== "object" || u === null ? LanguageModel.noUsage : usage({
     inputTokens: u.prompt_tokens,
     outputTokens: u.completion_tokens,
-    reasoningTokens: u.completion_tokens_details?.reasoning_tokens,
-    cachedInputTokens: u.prompt_tokens_details?.cached_tokens
+    reasoningTokens: field(u.completion_tokens_details, "reasoning_tokens"),
+    cachedInputTokens: field(u.prompt_tokens_details, "cached_tokens")
   })
+
+/** The usage of a chunk: `usage`, or Groq's `x_groq.usage`. */
+const chunkUsage = (chunk: ChatCompletionChunk): unknown => {
+  if (chunk.usage !== undefined && chunk.usage !== null) return chunk.usage
+  return field(field(chunk, "x_groq"), "usage")
+}
 
 /** The core finish reason; a response holding tool calls finishes with `tool-calls` whatever the server said. */
 export const fromFinishReason = (reason: string | null | undefined, hasToolCalls: boolean): Messages.FinishReason => {
@@ -366,7 +372,8 @@ export class StreamState {
     const out: Array<LanguageModel.StreamPart> = []
     if (chunk.id !== undefined && chunk.id !== "") this.id = chunk.id
     if (chunk.model !== undefined && chunk.model !== "") this.model = chunk.model
-    if (chunk.usage !== undefined && chunk.usage !== null) this.usage = fromUsage(chunk.usage)
+    const sent = chunkUsage(chunk)
+    if (typeof sent === "object" && sent !== null) this.usage = fromUsage(sent as CompletionUsage)
     for (const choice of chunk.choices ?? []) {
       if (choice.index !== 0 && choice.index !== undefined) continue
       const delta = choice.delta

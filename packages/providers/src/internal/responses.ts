@@ -252,11 +252,11 @@ export const toBody = (
 
 /** The core usage of a Responses usage. */
 export const fromUsage = (u: ResponseUsage | null | undefined): LanguageModel.Response["usage"] =>
-  u === null || u === undefined ? LanguageModel.noUsage : usage({
+  typeof u !== "object" || u === null ? LanguageModel.noUsage : usage({
     inputTokens: u.input_tokens,
     outputTokens: u.output_tokens,
-    reasoningTokens: u.output_tokens_details?.reasoning_tokens,
-    cachedInputTokens: u.input_tokens_details?.cached_tokens
+    reasoningTokens: (u.output_tokens_details as { readonly reasoning_tokens?: unknown } | null | undefined)?.reasoning_tokens,
+    cachedInputTokens: (u.input_tokens_details as { readonly cached_tokens?: unknown } | null | undefined)?.cached_tokens
   })
 
 const finishReason = (response: Response, hasToolCalls: boolean): Messages.FinishReason => {
