@@ -9,12 +9,13 @@
  * @since 0.1.0
  */
 import { type ChatError, LanguageModel } from "@chat-ts/core"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/chatCompletions.js"
 import { withRetry } from "./internal/retry.js"
-import { decodeStream } from "./internal/stream.js"
+import { decodeStream, withTotalTimeout } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -52,6 +53,14 @@ export interface Options {
   readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: Retry.Policy
+  /**
+   * The longest wait between two events of a stream, and for the first
+   * (default 5 minutes; `false`: no limit). Past it the stream fails with a
+   * `NetworkError`. The client's `timeout` only covers the wait for the headers.
+   */
+  readonly idleTimeout?: Duration.DurationInput | false
+  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
+  readonly totalTimeout?: Duration.DurationInput
 }
 
 /** Builds the model on the `OpenAiClient` in context. */
@@ -60,6 +69,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), (body) =>
         withRetry(client.createChatCompletion({ ...body, stream: false }), options.retry).pipe(
+          (attempts) => withTotalTimeout(attempts, options),
           Effect.flatMap((completion) => Internal.fromCompletion(completion, client.redact))
         ))
 
@@ -73,7 +83,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           }),
           options.retry,
           () => new Internal.StreamState(client.redact),
-          (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk))
+          (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk)),
+          options
         )))
 
     return LanguageModel.make({ generate, stream })

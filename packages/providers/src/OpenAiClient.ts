@@ -163,7 +163,10 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       openStream,
       createChatCompletion: (body) => request((client, signal) => client.chat.completions.create(body, { signal })),
       streamChatCompletion: (body) => openStream((client, signal) => client.chat.completions.create(body, { signal })),
-      createResponse: (body) => request((client, signal) => client.responses.create(body, { signal })),
+      // A plain POST: `responses.create` post-processes the body (output_text),
+      // which throws on a non-JSON page and made it look like a network error.
+      createResponse: (body) =>
+        request((client, signal) => client.post<Response>("/responses", { body, signal })),
       streamResponse: (body) => openStream((client, signal) => client.responses.create(body, { signal })),
       createEmbedding: (body) => request((client, signal) => client.embeddings.create(body, { signal }))
     }

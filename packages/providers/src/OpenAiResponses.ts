@@ -16,12 +16,13 @@
  * @since 0.1.0
  */
 import { type ChatError, LanguageModel } from "@chat-ts/core"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
 import { withRetry } from "./internal/retry.js"
-import { decodeStream } from "./internal/stream.js"
+import { decodeStream, withTotalTimeout } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -64,6 +65,14 @@ export interface Options {
   readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: Retry.Policy
+  /**
+   * The longest wait between two events of a stream, and for the first
+   * (default 5 minutes; `false`: no limit). Past it the stream fails with a
+   * `NetworkError`. The client's `timeout` only covers the wait for the headers.
+   */
+  readonly idleTimeout?: Duration.DurationInput | false
+  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
+  readonly totalTimeout?: Duration.DurationInput
 }
 
 /** Builds the model on the `OpenAiClient` in context. */
@@ -72,6 +81,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), (body) =>
         withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
+          (attempts) => withTotalTimeout(attempts, options),
           Effect.flatMap((response) => Internal.fromResponse(response, client.redact))
         ))
 
@@ -81,7 +91,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           client.streamResponse({ ...body, stream: true }),
           options.retry,
           () => new Internal.StreamState(client.redact),
-          (events, state) => Stream.mapConcatEffect(events, (event) => state.push(event))
+          (events, state) => Stream.mapConcatEffect(events, (event) => state.push(event)),
+          options
         )))
 
     return LanguageModel.make({ generate, stream })
