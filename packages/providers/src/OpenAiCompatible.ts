@@ -117,8 +117,28 @@ export const gemini: Preset = {
     "are kept on the message and sent back on each call, as the endpoint requires."
 }
 
+/** vLLM, self-hosted: no key unless started with `--api-key` (then give it in `apiKey`). */
+export const vllm: Preset = {
+  name: "vLLM",
+  baseURL: "http://localhost:8000/v1",
+  endpoints: ["chat-completions", "embeddings"],
+  notes: "Self-hosted; models by their Hugging Face id. Older versions answer 400 to `stream_options` " +
+    "(use `streamUsage: false`) and some to `strict` (use `strict: false` on the layer). With a reasoning parser, " +
+    "`reasoning_content` arrives as Reasoning parts. A failed generation ends with `finish_reason: \"error\"`, " +
+    "read as a `ServerError`."
+}
+
+/** The llama.cpp server (`llama-server`), local: no key. */
+export const llamacpp: Preset = {
+  name: "llama.cpp server",
+  baseURL: "http://localhost:8080/v1",
+  endpoints: ["chat-completions", "embeddings"],
+  notes: "Local, one model per server (start it with `--jinja` for tool calling). Tool calls may come without an " +
+    "id or with `arguments` as a JSON object: they get a fresh id and the object's JSON text."
+}
+
 /** Every preset, by name. */
-export const presets = { openai, ollama, openrouter, deepseek, groq, together, cerebras, gemini } as const
+export const presets = { openai, ollama, openrouter, deepseek, groq, together, cerebras, gemini, vllm, llamacpp } as const
 
 /** The name of a preset. */
 export type PresetName = keyof typeof presets
