@@ -112,3 +112,17 @@ describe("timeouts", () => {
       yield* server.waitForClientCloses(1)
     }))
 })
+
+describe("HTML with status 200, streamed", () => {
+  it.scoped("is a MalformedResponse on both APIs when a stream was asked for, not retried", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(htmlPage, htmlPage)
+      const responses = yield* responsesModel(server, { retry: Schedule.recurs(4) })
+      const viaResponses = yield* Effect.flip(Stream.runDrain(responses.stream(ask)))
+      const chat = yield* chatModel(server, { retry: Schedule.recurs(4) })
+      const viaChat = yield* Effect.flip(Stream.runDrain(chat.stream(ask)))
+      expect([viaResponses._tag, viaChat._tag]).toEqual(["MalformedResponse", "MalformedResponse"])
+      expect(server.requests).toHaveLength(2)
+    }))
+})
