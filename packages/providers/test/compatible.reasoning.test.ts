@@ -75,6 +75,20 @@ describe("compatible servers: reasoning that must go back", () => {
       }])
     }))
 
+  it.scoped("Gemini 3, streamed: the signature on the call's first fragment goes back the same way", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(
+        ReplayServer.sse(ReplayServer.fixture("constructed/gemini-stream-thought-signature.sse")),
+        ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse"))
+      )
+      const chat = yield* chatOn(server, "gemini-3-pro-preview")
+      yield* Stream.runDrain(chat.stream(Messages.fromUser("Weather in Paris?")))
+      expect(assistantOf(server, 1).tool_calls[0].extra_content).toEqual({
+        google: { thought_signature: "CsoBAVSoXO6Pz2kQ0tR3bW1cm9EZXZPc2lnbmF0dXJlQg==" }
+      })
+    }))
+
   it.scoped("OpenRouter: streamed reasoning_details are merged by index and go back on the message", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
