@@ -22,7 +22,7 @@ import { ChatEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
 import * as Json from "./internal/json.js"
-import * as JsonSchema from "./internal/jsonSchema.js"
+import * as Structured from "./internal/responseFormat.js"
 import * as Strategy from "./internal/strategy.js"
 import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -130,17 +130,15 @@ export type HandlersContext<K> = Toolkit.HandlersOfToolkit<KitsOf<K>>
 /** How many events `stream` buffers ahead of a slow consumer before the turn waits. */
 const streamCapacity = 64
 
+/** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model. */
+export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema
+
+const notStrictWarning = (what: string, reasons: ReadonlyArray<string>): string =>
+  `${what} is sent without strict mode, so the model may not follow its schema exactly: ${reasons.join("; ")}.`
+
 /** Builds the response format asked of the model for a structured turn. */
-export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat => {
-  const json = JsonSchema.make(schema.ast)
-  const identifier = schema.ast.annotations[Symbol.for("effect/annotation/Identifier")]
-  return {
-    type: "json",
-    name: typeof identifier === "string" ? identifier : "output",
-    schema: json,
-    strict: Tool.isStrictCompatible(json)
-  }
-}
+export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat =>
+  Structured.make(schema).format
 
 /**
  * Makes a chat from its toolkits. It needs the `LanguageModel` and the
@@ -151,7 +149,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   options: Options<Kits> = {}
 ): Effect.Effect<
   Service<StrategiesContext<Kits>>,
-  ChatError.DuplicateToolName,
+  MakeError,
   LanguageModel.LanguageModel | HandlersContext<Kits>
 > =>
   Effect.gen(function*() {
@@ -167,6 +165,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     for (const kit of kits) {
       for (const tool of kit.list) {
         if (entries.has(tool.name)) return yield* new ChatError.DuplicateToolName({ name: tool.name })
+        const wire = yield* Tool.wire(tool)
+        if (wire.notStrict.length > 0) yield* Effect.logWarning(notStrictWarning(`Tool '${tool.name}'`, wire.notStrict))
         const handler = Context.unsafeGet(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
         entries.set(tool.name, { tool, kit, handler })
       }
@@ -280,8 +280,12 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           )
           return Mailbox.toStream(mailbox)
         })),
-      completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) =>
-        runTurn(messages, turnOptions, { stream: false, emit: undefined, responseFormat: responseFormat(schema) }).pipe(
+      completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
+        const structured = Structured.make(schema)
+        const warn = structured.notStrict.length === 0
+          ? Effect.void
+          : Effect.logWarning(notStrictWarning(`The response format '${structured.format.name}'`, structured.notStrict))
+        return Effect.zipRight(warn, runTurn(messages, turnOptions, { stream: false, emit: undefined, responseFormat: structured.format })).pipe(
           Effect.flatMap((run): Effect.Effect<ChatOutcome.Result<A>, ChatError.StructuredOutputError> => {
             const result = toResult(run)
             const outcome = result.outcome
@@ -289,7 +293,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             const text = outcome.value
             return Either.flatMap(
               Json.parse(text, "answer's contents"),
-              (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(json), Json.formatParseError)
+              (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(structured.fromWire(json)), Json.formatParseError)
             ).pipe(
               Either.match({
                 onLeft: (detail) => Effect.fail(new ChatError.StructuredOutputError({ detail, text, messages: result.messages })),
@@ -302,6 +306,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             )
           })
         )
+      }
     }
     return service
   })
@@ -309,5 +314,5 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 /** A layer providing `Chat` (for toolkits whose strategies need no services). */
 export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(
   options: Options<Kits> & ([StrategiesContext<Kits>] extends [never] ? unknown : never)
-): Layer.Layer<Chat, ChatError.DuplicateToolName, LanguageModel.LanguageModel | HandlersContext<Kits>> =>
-  Layer.effect(Chat, make(options) as Effect.Effect<Service, ChatError.DuplicateToolName, LanguageModel.LanguageModel | HandlersContext<Kits>>)
+): Layer.Layer<Chat, MakeError, LanguageModel.LanguageModel | HandlersContext<Kits>> =>
+  Layer.effect(Chat, make(options) as Effect.Effect<Service, MakeError, LanguageModel.LanguageModel | HandlersContext<Kits>>)

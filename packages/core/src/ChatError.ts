@@ -253,6 +253,7 @@ export type ChatError =
   | StateEncodeError
   | InvalidSecret
   | DuplicateToolName
+  | InvalidToolSchema
   | StoreError
   | ConcurrentModification
 
@@ -314,5 +315,20 @@ export class ConcurrentModification extends Schema.TaggedError<ConcurrentModific
     return this.actualVersion === undefined
       ? `Conversation '${this.id}' was expected at version ${this.expectedVersion} but does not exist.`
       : `Conversation '${this.id}' is at version ${this.actualVersion}, not ${this.expectedVersion}: it changed since it was loaded.`
+  }
+}
+
+/**
+ * A tool cannot be declared to the model: its name is not 1–64 letters,
+ * digits, `_` or `-`, its parameters are not an object at the top, they
+ * cannot be written as JSON Schema, or the tool asks for `strict: true` and
+ * its parameters cannot be strict. Raised by `Chat.make`, before any request.
+ */
+export class InvalidToolSchema extends Schema.TaggedError<InvalidToolSchema>("@chat-ts/InvalidToolSchema")(
+  "InvalidToolSchema",
+  { tool: Schema.String, detail: Schema.String }
+) {
+  override get message() {
+    return `Tool '${this.tool}' cannot be declared to the model: ${this.detail}`
   }
 }

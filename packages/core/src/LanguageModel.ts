@@ -76,7 +76,12 @@ export interface Response {
 
 /** A piece of a streamed response. */
 export type StreamPart =
-  | { readonly _tag: "TextDelta"; readonly text: string }
+  | {
+    readonly _tag: "TextDelta"
+    readonly text: string
+    /** Starts a new text part even if the previous part is text too (a second message item). */
+    readonly start?: boolean
+  }
   | {
     readonly _tag: "ReasoningDelta"
     readonly text: string
@@ -189,7 +194,7 @@ export class Accumulator {
     switch (part._tag) {
       case "TextDelta": {
         const last = this.parts[this.parts.length - 1]
-        if (last !== undefined && last._tag === "Text") {
+        if (last !== undefined && last._tag === "Text" && part.start !== true) {
           this.parts[this.parts.length - 1] = { _tag: "Text", text: last.text + part.text }
         } else this.parts.push({ _tag: "Text", text: part.text })
         return

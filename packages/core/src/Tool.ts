@@ -10,8 +10,11 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as ChatError from "./ChatError.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
+import * as StrictSchema from "./internal/strictSchema.js"
 import type * as LanguageModel from "./LanguageModel.js"
 
 /** Identifies tools. */
@@ -38,6 +41,8 @@ export interface Tool<
   readonly metadata: Metadata
   /** What the model sees of this tool. */
   readonly declaration: LanguageModel.ToolDeclaration
+  /** `true`: strict mode or an `InvalidToolSchema` error; `false`: never strict; absent: strict when the parameters allow it. */
+  readonly strict?: boolean | undefined
 }
 
 /** Any tool. */
@@ -60,27 +65,88 @@ export type Failure<T extends Any> = Schema.Schema.Type<T["failure"]>
 /** The metadata of a tool. */
 export type Metadata<T extends Any> = T["metadata"]
 
-/** The declaration of a tool: an object JSON Schema, and whether it fits OpenAI-style strict mode. */
-const declare = (name: string, description: string, parameters: Schema.Schema.Any): LanguageModel.ToolDeclaration => {
-  const json = JsonSchema.make(parameters.ast)
-  return { name, description, parameters: json, strict: isStrictCompatible(json) }
+/** What the model sees of a tool, and how the model's arguments come back. */
+export interface Wire {
+  readonly declaration: LanguageModel.ToolDeclaration
+  /** Why the parameters are sent without strict mode although the tool did not turn it off (empty otherwise). */
+  readonly notStrict: ReadonlyArray<string>
+  /** Maps the model's parsed arguments back to the parameters' encoded form (`null` → absent where an optional property was sent nullable). */
+  readonly fromWire: (json: unknown) => unknown
 }
 
+/** The names providers accept for tools (and response formats): 1 to 64 letters, digits, `_` or `-`. */
+export const namePattern: RegExp = /^[a-zA-Z0-9_-]{1,64}$/
+
+const identity = (json: unknown): unknown => json
+
+const jsonSchemaOf = (schema: Schema.Schema.Any): Either.Either<JsonSchema.JsonSchema, string> => {
+  try {
+    return Either.right(JsonSchema.make(schema.ast))
+  } catch (error) {
+    return Either.left(`its parameters cannot be written as JSON Schema (${(error as Error).message.split("\n")[0]})`)
+  }
+}
+
+const isObjectRoot = (json: JsonSchema.JsonSchema): boolean =>
+  json.type === "object" && json.anyOf === undefined && json.$ref === undefined
+
+const toWire = (tool: Any): Either.Either<Wire, ChatError.InvalidToolSchema> => {
+  const invalid = (detail: string) => new ChatError.InvalidToolSchema({ tool: tool.name, detail })
+  if (!namePattern.test(tool.name)) return Either.left(invalid("its name must be 1 to 64 letters, digits, '_' or '-'"))
+  return Either.mapLeft(jsonSchemaOf(tool.parameters), invalid).pipe(
+    Either.filterOrLeft(isObjectRoot, () => invalid("its parameters must be an object at the top (a Struct), not a union or another type")),
+    Either.flatMap((json) => {
+      const loose = (notStrict: ReadonlyArray<string>): Wire => ({
+        declaration: { name: tool.name, description: tool.description, parameters: json, strict: false },
+        notStrict,
+        fromWire: identity
+      })
+      if (tool.strict === false) return Either.right(loose([]))
+      const strict = StrictSchema.make(json)
+      if (strict.reasons.length === 0) {
+        return Either.right({
+          declaration: { name: tool.name, description: tool.description, parameters: strict.schema, strict: true },
+          notStrict: [],
+          fromWire: strict.fromWire
+        })
+      }
+      return tool.strict === true
+        ? Either.left(invalid(`it asks for strict mode, which its parameters cannot have: ${strict.reasons.join("; ")}`))
+        : Either.right(loose(strict.reasons))
+    })
+  )
+}
+
+const wires = new WeakMap<Any, Either.Either<Wire, ChatError.InvalidToolSchema>>()
+
 /**
- * Whether every object in a JSON Schema lists all of its properties as
- * required and allows no others (what strict structured output demands).
+ * How a tool reaches the model: its parameters brought into strict mode
+ * when they can be (optional properties sent required and nullable), sent
+ * non-strict otherwise (with the reasons) or when the tool says `strict:
+ * false`; an `InvalidToolSchema` when no provider could take them.
+ */
+export const wire = (tool: Any): Either.Either<Wire, ChatError.InvalidToolSchema> => {
+  let known = wires.get(tool)
+  if (known === undefined) {
+    known = toWire(tool)
+    wires.set(tool, known)
+  }
+  return known
+}
+
+/** The model's parsed arguments in the parameters' encoded form, ready to decode (see `Wire.fromWire`). */
+export const fromWire = (tool: Any, json: unknown): unknown =>
+  Either.match(wire(tool), { onLeft: () => json, onRight: (w) => w.fromWire(json) })
+
+/**
+ * Whether a JSON Schema is accepted as it is in strict mode (OpenAI's
+ * Structured Outputs subset): an object at the top, every object closed with
+ * all its properties required, only supported keywords, within the limits.
  */
 export const isStrictCompatible = (schema: unknown): boolean => {
-  if (Array.isArray(schema)) return schema.every(isStrictCompatible)
-  if (typeof schema !== "object" || schema === null) return true
-  const record = schema as { readonly [key: string]: unknown }
-  if (record.type === "object" || "properties" in record) {
-    const properties = (record.properties ?? {}) as { readonly [key: string]: unknown }
-    const required = new Set((record.required ?? []) as ReadonlyArray<string>)
-    if (record.additionalProperties !== false) return false
-    if (Object.keys(properties).some((key) => !required.has(key))) return false
-  }
-  return Object.values(record).every(isStrictCompatible)
+  if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return false
+  const strict = StrictSchema.make(schema as JsonSchema.JsonSchema)
+  return strict.reasons.length === 0 && !strict.changed
 }
 
 /** Makes a tool. `parameters` is a Schema or the fields of a Struct; `success` defaults to `Schema.Void`. */
@@ -98,13 +164,14 @@ export const make = <
     readonly success?: Success
     readonly failure?: Failure
     readonly metadata?: Metadata
+    /** `false`: never strict mode; `true`: strict mode or `InvalidToolSchema` at `Chat.make`; default: strict when possible. */
+    readonly strict?: boolean
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
     ? options.parameters
     : Schema.Struct(options.parameters as Schema.Struct.Fields)) as ParametersSchema<P>
-  let declaration: LanguageModel.ToolDeclaration | undefined
-  return {
+  const tool: Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> = {
     [TypeId]: TypeId,
     name,
     description: options.description,
@@ -112,10 +179,20 @@ export const make = <
     success: (options.success ?? Schema.Void) as Success,
     failure: (options.failure ?? Schema.Never) as Failure,
     metadata: options.metadata as Metadata,
+    ...(options.strict === undefined ? {} : { strict: options.strict }),
     get declaration() {
-      return declaration ??= declare(name, options.description, parameters)
+      return Either.match(wire(tool), {
+        onLeft: (): LanguageModel.ToolDeclaration => ({
+          name,
+          description: options.description,
+          parameters: JsonSchema.make(parameters.ast),
+          strict: false
+        }),
+        onRight: (w) => w.declaration
+      })
     }
   }
+  return tool
 }
 
 /** The service behind a tool's handler: a function of decoded parameters. */

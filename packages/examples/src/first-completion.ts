@@ -3,7 +3,7 @@
  *
  *   npx tsx src/first-completion.ts
  */
-import { Chat, ChatError, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
+import { Chat, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect } from "effect"
 import { isMain, runExample } from "./shared/main.js"
@@ -12,7 +12,7 @@ import * as Models from "./shared/Models.js"
 // #region program
 export const program: Effect.Effect<
   ChatOutcome.Result,
-  Chat.TurnError | ChatError.DuplicateToolName,
+  Chat.TurnError | Chat.MakeError,
   LanguageModel.LanguageModel
 > = Effect.gen(function*() {
   const chat = yield* Chat.make()

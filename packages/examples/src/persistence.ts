@@ -36,7 +36,7 @@ export const handlers = toolkit.toLayer({
     Effect.succeed({ reference: `PAY-${payee.replace(/\W/g, "").slice(0, 4).toUpperCase()}-${Math.round(amount * 100)}` })
 })
 
-type Errors = Chat.TurnError | ChatError.ResolveError | ChatError.StateDecodeError | ChatError.DuplicateToolName | PlatformError
+type Errors = Chat.TurnError | ChatError.ResolveError | ChatError.StateDecodeError | Chat.MakeError | PlatformError
 
 // #region pause
 /** First process: run the turn until it pauses and save the messages. */

@@ -9,12 +9,13 @@
  * @since 0.1.0
  */
 import { type ChatError, LanguageModel } from "@chat-ts/core"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/chatCompletions.js"
 import { withRetry } from "./internal/retry.js"
-import { decodeStream } from "./internal/stream.js"
+import { decodeStream, withTotalTimeout } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -42,8 +43,24 @@ export interface Options {
   readonly parallelToolCalls?: boolean
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string
+  /**
+   * Ask for usage at the end of a stream (`stream_options: { include_usage: true }`,
+   * default `true`); `false` sends no `stream_options` (older vLLM and
+   * Fireworks answer 400 to it). `providerOptions.stream_options` wins over both.
+   */
+  readonly streamUsage?: boolean
+  /** `false`: never ask for strict mode, whatever the declarations say: no `strict` field is sent at all (some compatible servers refuse it). */
+  readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: Retry.Policy
+  /**
+   * The longest wait between two events of a stream, and for the first
+   * (default 5 minutes; `false`: no limit). Past it the stream fails with a
+   * `NetworkError`. The client's `timeout` only covers the wait for the headers.
+   */
+  readonly idleTimeout?: Duration.DurationInput | false
+  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
+  readonly totalTimeout?: Duration.DurationInput
 }
 
 /** Builds the model on the `OpenAiClient` in context. */
@@ -52,16 +69,22 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), (body) =>
         withRetry(client.createChatCompletion({ ...body, stream: false }), options.retry).pipe(
-          Effect.flatMap((completion) => Internal.fromCompletion(completion))
+          (attempts) => withTotalTimeout(attempts, options),
+          Effect.flatMap((completion) => Internal.fromCompletion(completion, client.redact))
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
       Stream.unwrap(Effect.map(Internal.toBody(request, options), (body) =>
         decodeStream(
-          client.streamChatCompletion({ ...body, stream: true, stream_options: { include_usage: true } }),
+          client.streamChatCompletion({
+            ...(options.streamUsage === false ? {} : { stream_options: { include_usage: true } }),
+            ...body,
+            stream: true
+          }),
           options.retry,
-          () => new Internal.StreamState(),
-          (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk))
+          () => new Internal.StreamState(client.redact),
+          (chunks, state) => Stream.mapConcat(chunks, (chunk) => state.push(chunk)),
+          options
         )))
 
     return LanguageModel.make({ generate, stream })

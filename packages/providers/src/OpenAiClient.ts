@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type { ChatError } from "@chat-ts/core"
+import { ChatError } from "@chat-ts/core"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -99,6 +99,12 @@ export interface Service {
 /** The OpenAI (or OpenAI-compatible) API client in use. */
 export class OpenAiClient extends Context.Tag("@chat-ts/providers/OpenAiClient")<OpenAiClient, Service>() {}
 
+/** An SDK promise that can also give the HTTP response (`APIPromise.withResponse`). */
+const hasResponse = <A>(
+  p: PromiseLike<A>
+): p is PromiseLike<A> & { readonly withResponse: () => Promise<{ readonly data: A; readonly response: globalThis.Response }> } =>
+  typeof (p as { readonly withResponse?: unknown }).withResponse === "function"
+
 /** Builds the client service. The SDK never reads the environment here: everything comes from `options`. */
 export const make = (options: Options = {}): Effect.Effect<Service> =>
   Effect.sync(() => {
@@ -141,9 +147,18 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
           Effect.sync(() => new AbortController()),
           (controller) => Effect.sync(() => controller.abort())
         )
-        const iterable = yield* request((client, signal) => {
+        const iterable = yield* request(async (client, signal) => {
           signal.addEventListener("abort", () => controller.abort(), { once: true })
-          return f(client, controller.signal)
+          const opened = f(client, controller.signal)
+          if (!hasResponse(opened)) return opened
+          const { data, response } = await opened.withResponse()
+          // A page (a proxy's or gateway's) instead of events: not a network failure, not worth a retry.
+          if ((response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
+            throw new ChatError.MalformedResponse({
+              message: `The model server answered a stream with an HTML page (HTTP ${response.status}), not events.`
+            })
+          }
+          return data
         })
         const iterator = iterable[Symbol.asyncIterator]()
         return Stream.repeatEffectOption(
@@ -163,7 +178,10 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       openStream,
       createChatCompletion: (body) => request((client, signal) => client.chat.completions.create(body, { signal })),
       streamChatCompletion: (body) => openStream((client, signal) => client.chat.completions.create(body, { signal })),
-      createResponse: (body) => request((client, signal) => client.responses.create(body, { signal })),
+      // A plain POST: `responses.create` post-processes the body (output_text),
+      // which throws on a non-JSON page and made it look like a network error.
+      createResponse: (body) =>
+        request((client, signal) => client.post<Response>("/responses", { body, signal })),
       streamResponse: (body) => openStream((client, signal) => client.responses.create(body, { signal })),
       createEmbedding: (body) => request((client, signal) => client.embeddings.create(body, { signal }))
     }

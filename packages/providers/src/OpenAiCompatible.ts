@@ -62,7 +62,8 @@ export const openrouter: Preset = {
   apiKeyEnv: "OPENROUTER_API_KEY",
   endpoints: ["chat-completions"],
   notes: "Model ids are `vendor/model` (e.g. `openai/gpt-4o-mini`). Optional attribution headers " +
-    "(`HTTP-Referer`, `X-Title`) go in `headers`. Reasoning arrives as `reasoning` and becomes Reasoning parts."
+    "(`HTTP-Referer`, `X-Title`) go in `headers`. Reasoning arrives as `reasoning` and becomes Reasoning parts; " +
+    "its `reasoning_details` (signed or encrypted reasoning) are kept on the message and sent back with it."
 }
 
 /** DeepSeek. */
@@ -71,8 +72,9 @@ export const deepseek: Preset = {
   baseURL: "https://api.deepseek.com",
   apiKeyEnv: "DEEPSEEK_API_KEY",
   endpoints: ["chat-completions"],
-  notes: "Models `deepseek-chat` and `deepseek-reasoner`. The reasoner's `reasoning_content` becomes a Reasoning " +
-    "part and is never sent back (the API refuses it as input). Use `maxTokensParameter: \"max_tokens\"`."
+  notes: "Models `deepseek-chat` and `deepseek-reasoner`. Thinking mode's `reasoning_content` becomes a Reasoning " +
+    "part and is sent back on the assistant messages of the current tool loop (the API answers 400 without it), " +
+    "not on earlier turns. Use `maxTokensParameter: \"max_tokens\"`."
 }
 
 /** Groq. */
@@ -111,11 +113,32 @@ export const gemini: Preset = {
   apiKeyEnv: "GEMINI_API_KEY",
   endpoints: ["chat-completions", "embeddings"],
   notes: "Gemini models (e.g. `gemini-2.5-flash`) and embeddings through Google's OpenAI-compatible endpoint; " +
-    "no Responses API. A key from Google AI Studio."
+    "no Responses API. A key from Google AI Studio. Gemini 3's thought signatures (`extra_content` on tool calls) " +
+    "are kept on the message and sent back on each call, as the endpoint requires."
+}
+
+/** vLLM, self-hosted: no key unless started with `--api-key` (then give it in `apiKey`). */
+export const vllm: Preset = {
+  name: "vLLM",
+  baseURL: "http://localhost:8000/v1",
+  endpoints: ["chat-completions", "embeddings"],
+  notes: "Self-hosted; models by their Hugging Face id. Older versions answer 400 to `stream_options` " +
+    "(use `streamUsage: false`) and some to `strict` (use `strict: false` on the layer). With a reasoning parser, " +
+    "`reasoning_content` arrives as Reasoning parts. A failed generation ends with `finish_reason: \"error\"`, " +
+    "read as a `ServerError`."
+}
+
+/** The llama.cpp server (`llama-server`), local: no key. */
+export const llamacpp: Preset = {
+  name: "llama.cpp server",
+  baseURL: "http://localhost:8080/v1",
+  endpoints: ["chat-completions", "embeddings"],
+  notes: "Local, one model per server (start it with `--jinja` for tool calling). Tool calls may come without an " +
+    "id or with `arguments` as a JSON object: they get a fresh id and the object's JSON text."
 }
 
 /** Every preset, by name. */
-export const presets = { openai, ollama, openrouter, deepseek, groq, together, cerebras, gemini } as const
+export const presets = { openai, ollama, openrouter, deepseek, groq, together, cerebras, gemini, vllm, llamacpp } as const
 
 /** The name of a preset. */
 export type PresetName = keyof typeof presets

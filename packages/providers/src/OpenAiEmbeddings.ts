@@ -9,6 +9,7 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CreateEmbeddingResponse } from "openai/resources/embeddings"
 import { withRetry } from "./internal/retry.js"
+import { tokenCount } from "./internal/shared.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -73,7 +74,7 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
         Effect.flatMap((response) =>
           Effect.map(toVectors(response, inputs.length), (vectors) => ({
             vectors,
-            inputTokens: response.usage?.prompt_tokens ?? 0,
+            inputTokens: tokenCount(response.usage?.prompt_tokens) ?? 0,
             model: response.model
           }))
         )

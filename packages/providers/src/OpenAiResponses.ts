@@ -2,8 +2,9 @@
  * The core `LanguageModel` on OpenAI's Responses API (POST /responses).
  *
  * Stateless by default: the whole conversation is sent with `store: false`,
- * and reasoning comes back encrypted (`include: ["reasoning.encrypted_content"]`)
- * so it can be sent back on the next call; a Reasoning part keeps the
+ * and a reasoning model's reasoning comes back encrypted
+ * (`include: ["reasoning.encrypted_content"]`) so it can be sent back on the
+ * next call; a Reasoning part keeps the
  * encrypted content as its `signature` and the item id in its
  * `providerMetadata`. With `previousResponseId: true` responses are stored and
  * chained: only what follows the last response is sent, and the response id
@@ -15,12 +16,13 @@
  * @since 0.1.0
  */
 import { type ChatError, LanguageModel } from "@chat-ts/core"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
 import { withRetry } from "./internal/retry.js"
-import { decodeStream } from "./internal/stream.js"
+import { decodeStream, withTotalTimeout } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 import type * as Retry from "./Retry.js"
 
@@ -49,12 +51,28 @@ export interface Options {
    * messages after the last stored response are sent.
    */
   readonly previousResponseId?: boolean
-  /** When not storing, ask for reasoning's encrypted content so it can be sent back (default `true`). */
+  /**
+   * When not storing, ask for reasoning's encrypted content so it can be sent
+   * back. Default: only for reasoning models (reasoning effort or summary
+   * asked for, or an `o1`/`o3`/`o4…`, `gpt-5` but not `gpt-5-chat`, or
+   * `codex` model id), since other models answer 400 to it; set it for a
+   * reasoning model behind another name (an Azure deployment).
+   */
   readonly includeEncryptedReasoning?: boolean
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string
+  /** `false`: never ask for strict mode, whatever the declarations say: tools and the response format are sent with `strict: false`. */
+  readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: Retry.Policy
+  /**
+   * The longest wait between two events of a stream, and for the first
+   * (default 5 minutes; `false`: no limit). Past it the stream fails with a
+   * `NetworkError`. The client's `timeout` only covers the wait for the headers.
+   */
+  readonly idleTimeout?: Duration.DurationInput | false
+  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
+  readonly totalTimeout?: Duration.DurationInput
 }
 
 /** Builds the model on the `OpenAiClient` in context. */
@@ -63,6 +81,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), (body) =>
         withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
+          (attempts) => withTotalTimeout(attempts, options),
           Effect.flatMap((response) => Internal.fromResponse(response, client.redact))
         ))
 
@@ -72,7 +91,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           client.streamResponse({ ...body, stream: true }),
           options.retry,
           () => new Internal.StreamState(client.redact),
-          (events, state) => Stream.mapConcatEffect(events, (event) => state.push(event))
+          (events, state) => Stream.mapConcatEffect(events, (event) => state.push(event)),
+          options
         )))
 
     return LanguageModel.make({ generate, stream })

@@ -18,7 +18,7 @@ export * as OpenAiResponses from "./OpenAiResponses.js"
 /** `EmbeddingModel` on POST /embeddings. */
 export * as OpenAiEmbeddings from "./OpenAiEmbeddings.js"
 
-/** Presets for OpenAI-compatible servers (Ollama, OpenRouter, DeepSeek, Groq, Together, Cerebras, Gemini). */
+/** Presets for OpenAI-compatible servers (Ollama, OpenRouter, DeepSeek, Groq, Together, Cerebras, Gemini, vLLM, llama.cpp). */
 export * as OpenAiCompatible from "./OpenAiCompatible.js"
 
 /** Retry policies of model calls. */

@@ -310,3 +310,24 @@ describe("OpenAiChatCompletions: request bodies", () => {
       expect(server.requests).toHaveLength(0)
     }))
 })
+
+describe("OpenAiChatCompletions: stream_options", () => {
+  it.scoped("streamUsage: false sends no stream_options (older vLLM / Fireworks refuse it); providerOptions can set it", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(
+        ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse")),
+        ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse"))
+      )
+      const off = yield* chatModel(server, { streamUsage: false })
+      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(off.stream(ask)))
+      expect(parts[parts.length - 1]!._tag).toBe("Finish")
+      const body = server.requests[0]!.body as Record<string, unknown>
+      expect(body).not.toHaveProperty("stream_options")
+      expect(body["stream"]).toBe(true)
+
+      const custom = yield* chatModel(server)
+      yield* Stream.runDrain(custom.stream(request(ask.messages, [], { providerOptions: { stream_options: { include_usage: false } } })))
+      expect((server.requests[1]!.body as Record<string, unknown>)["stream_options"]).toEqual({ include_usage: false })
+    }))
+})

@@ -22,14 +22,26 @@ const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(Confi
 describe("OpenAiCompatible", () => {
   it("documents every preset: a base URL, the key's variable (none for Ollama), notes", () => {
     const names = Object.keys(OpenAiCompatible.presets)
-    expect(names).toEqual(["openai", "ollama", "openrouter", "deepseek", "groq", "together", "cerebras", "gemini"])
+    expect(names).toEqual([
+      "openai",
+      "ollama",
+      "openrouter",
+      "deepseek",
+      "groq",
+      "together",
+      "cerebras",
+      "gemini",
+      "vllm",
+      "llamacpp"
+    ])
     expect(OpenAiCompatible.ollama.baseURL).toBe("http://localhost:11434/v1")
     expect(OpenAiCompatible.ollama.apiKeyEnv).toBeUndefined()
     expect(OpenAiCompatible.gemini.baseURL).toBe("https://generativelanguage.googleapis.com/v1beta/openai/")
     for (const preset of Object.values(OpenAiCompatible.presets)) {
       expect(preset.notes.length).toBeGreaterThan(0)
       expect(preset.endpoints).toContain("chat-completions")
-      if (preset !== OpenAiCompatible.ollama) {
+      if (preset.baseURL.startsWith("http://localhost:")) expect(preset.apiKeyEnv).toBeUndefined()
+      else {
         expect(preset.baseURL.startsWith("https://")).toBe(true)
         expect(preset.apiKeyEnv).toMatch(/^[A-Z_]+_API_KEY$/)
       }

@@ -3,6 +3,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import type * as OpenAiResponses from "../src/OpenAiResponses.js"
 import { decidedConversation, emailTool, request, responsesModel, weatherTool } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 
@@ -154,7 +155,8 @@ describe("OpenAiResponses: request bodies", () => {
       yield* model.generate(request(decidedConversation(), [weatherTool, emailTool], { toolChoice: "required", parallelToolCalls: true }))
       const body = server.requests[0]!.body as Record<string, unknown>
       expect(body["store"]).toBe(false)
-      expect(body["include"]).toEqual(["reasoning.encrypted_content"])
+      // gpt-4o does not reason: asking it for encrypted reasoning is a 400.
+      expect(body["include"]).toBeUndefined()
       expect(body["previous_response_id"]).toBeUndefined()
       expect(body["instructions"]).toBe("You are terse.")
       expect(body["max_output_tokens"]).toBe(200)
@@ -249,5 +251,77 @@ describe("OpenAiResponses: request bodies", () => {
           { type: "input_file", file_url: "https://example.com/a.pdf" }
         ]
       }])
+    }))
+})
+
+describe("OpenAiResponses: reasoning round trips that real models accept", () => {
+  it.scoped("asks for encrypted reasoning only from reasoning models (gpt-4o and gpt-4.1 answer 400 to it)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const cases: ReadonlyArray<readonly [Partial<OpenAiResponses.Options>, boolean]> = [
+        [{ model: "gpt-4o" }, false],
+        [{ model: "gpt-4.1-mini" }, false],
+        [{ model: "gpt-5-chat-latest" }, false],
+        [{ model: "gpt-5-mini" }, true],
+        [{ model: "o4-mini" }, true],
+        [{ model: "openai/o3" }, true],
+        [{ model: "my-azure-deployment", reasoningEffort: "low" }, true],
+        [{ model: "my-azure-deployment", includeEncryptedReasoning: true }, true],
+        [{ model: "gpt-5", includeEncryptedReasoning: false }, false],
+        [{ model: "gpt-5", store: true }, false]
+      ]
+      for (const [options] of cases) {
+        server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
+        const model = yield* responsesModel(server, options)
+        yield* model.generate(ask)
+      }
+      const asked = server.requests.map((r) => (r.body as Record<string, unknown>)["include"] !== undefined)
+      expect(asked).toEqual(cases.map(([, include]) => include))
+    }))
+
+  it.scoped("sends reasoning without encrypted content back by id only when responses are stored (else a 404)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const conversation = [
+        Messages.user("Calculate 100 * 200 / 3"),
+        {
+          role: "assistant" as const,
+          parts: [
+            { _tag: "Reasoning" as const, text: "", providerMetadata: { openai: { itemId: "rs_plain" } } },
+            Messages.text("6666.67")
+          ]
+        },
+        Messages.user("And times two?")
+      ]
+      server.enqueue(
+        ReplayServer.json(ReplayServer.fixture("responses/text.json")),
+        ReplayServer.json(ReplayServer.fixture("responses/text.json"))
+      )
+      yield* (yield* responsesModel(server, { model: "gpt-5" })).generate(request(conversation))
+      yield* (yield* responsesModel(server, { model: "gpt-5", store: true })).generate(request(conversation))
+      const inputs = server.requests.map((r) => (r.body as { input: ReadonlyArray<{ type?: string }> }).input)
+      expect(inputs[0]!.some((item) => item.type === "reasoning")).toBe(false)
+      expect(inputs[1]).toContainEqual({ type: "reasoning", id: "rs_plain", summary: [] })
+    }))
+
+  it.scoped("a recorded gpt-5 reasoning item goes back with its encrypted content on the next call (stream-function-call-reasoning.sse)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const sse = ReplayServer.fixture("responses/stream-function-call-reasoning.sse")
+      server.enqueue(ReplayServer.sse(sse), ReplayServer.json(ReplayServer.fixture("responses/text.json")))
+      const model = yield* responsesModel(server, { model: "gpt-5" })
+      const first = yield* LanguageModel.collect(model.stream(request([Messages.user("Calculate 100 * 200 / 3")])))
+      const parts = first.parts.map((part) =>
+        part._tag === "ToolCall" ? { ...part, status: { _tag: "Completed" as const, result: 6666 } } : part
+      )
+      yield* model.generate(request([Messages.user("Calculate 100 * 200 / 3"), { role: "assistant", parts }]))
+      const input = (server.requests[1]!.body as { input: ReadonlyArray<{ type?: string }> }).input
+      expect(input.filter((item) => item.type === "reasoning")).toEqual([{
+        type: "reasoning",
+        id: "rs_0050471a34b36ae60068c97bac4dcc819595fd0f80d6b3c405",
+        summary: [],
+        encrypted_content: encryptedOf(sse, "response.output_item.done", "reasoning")
+      }])
+      expect((server.requests[0]!.body as Record<string, unknown>)["include"]).toEqual(["reasoning.encrypted_content"])
     }))
 })

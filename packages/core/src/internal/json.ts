@@ -11,7 +11,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import type * as LanguageModel from "../LanguageModel.js"
 import type * as Messages from "../Messages.js"
-import type * as Tool from "../Tool.js"
+import * as Tool from "../Tool.js"
 import { jsonProblem } from "./schema.js"
 
 /** A Schema parse error as text. */
@@ -36,7 +36,8 @@ export const parse = (text: string, what: string): Either.Either<unknown, string
 /** Decodes a call's arguments (JSON text) with its tool's parameters; `Left` holds a message for the model. */
 export const decodeArguments = (tool: Tool.Any, text: string): Either.Either<unknown, string> =>
   Either.flatMap(parse(text, "arguments"), (json) =>
-    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json).pipe(
+    // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
+    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(Tool.fromWire(tool, json)).pipe(
       Either.mapLeft((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
     ))
 

@@ -10,7 +10,7 @@
  * each tool's metadata decides which is which. Without `OPENAI_API_KEY` the
  * demo runs offline on a built-in scripted model.
  */
-import { Chat, ChatError } from "@chat-ts/core"
+import { Chat } from "@chat-ts/core"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
@@ -67,7 +67,7 @@ export const program = (
   settings: Settings
 ): Effect.Effect<
   Session.Summary,
-  DemoFailed | ChatError.DuplicateToolName,
+  DemoFailed | Chat.MakeError,
   Terminal.Terminal | FileSystem.FileSystem | Path.Path | Io.LineInput
 > =>
   // Contradictory flags are refused before anything is created (the sandbox folder included).

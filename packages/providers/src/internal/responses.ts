@@ -22,8 +22,9 @@ import {
   fileUrl,
   isImage,
   metadataKey,
+  argumentsText,
+  callIdOf,
   metadataString,
-  newCallId,
   optional,
   systemText,
   traverse,
@@ -71,11 +72,16 @@ const outputItems = (message: Messages.Message): Array<ResponseInputItem> => {
 }
 
 /**
- * A model response as input items, in part order: reasoning (when it carries
- * its item id, with its encrypted content), text, `function_call`s with the
- * effective arguments; then the `function_call_output`s of resolved calls.
+ * A model response as input items, in part order: reasoning, text,
+ * `function_call`s with the effective arguments; then the
+ * `function_call_output`s of resolved calls. Reasoning goes back only in a
+ * form the server resolves: with its item id, and, when nothing is stored,
+ * with its encrypted content (an id alone is a 404 with `store: false`).
  */
-const assistantItems = (message: Messages.Message): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+const assistantItems = (
+  message: Messages.Message,
+  stored: boolean
+): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   const out: Array<ResponseInputItem> = []
   for (const part of message.parts) {
     switch (part._tag) {
@@ -84,7 +90,7 @@ const assistantItems = (message: Messages.Message): Either.Either<Array<Response
         break
       case "Reasoning": {
         const id = metadataString(part.providerMetadata, "itemId")
-        if (id === undefined) break
+        if (id === undefined || (!stored && part.signature === undefined)) break
         out.push({
           type: "reasoning",
           id,
@@ -106,14 +112,17 @@ const assistantItems = (message: Messages.Message): Either.Either<Array<Response
   return Either.right(out)
 }
 
-const messageItems = (message: Messages.Message): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+const messageItems = (
+  message: Messages.Message,
+  stored: boolean
+): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   switch (message.role) {
     case "system":
       return Either.map(systemText(message), (content) => [{ role: "system", content }])
     case "user":
       return Either.map(userItem(message), (item) => [item])
     case "assistant":
-      return assistantItems(message)
+      return assistantItems(message, stored)
   }
 }
 
@@ -142,7 +151,11 @@ export interface Input {
  * carries its id, only what follows it is sent: the answers to its calls and
  * the later messages.
  */
-export const toInput = (messages: Messages.Messages, chain: boolean): Either.Either<Input, ChatError.InvalidRequest> => {
+export const toInput = (
+  messages: Messages.Messages,
+  chain: boolean,
+  stored: boolean
+): Either.Either<Input, ChatError.InvalidRequest> => {
   let leading = 0
   while (leading < messages.length && messages[leading]!.role === "system") leading++
   const system = traverse(messages.slice(0, leading), systemText)
@@ -150,21 +163,35 @@ export const toInput = (messages: Messages.Messages, chain: boolean): Either.Eit
   const instructions = system.right.length === 0 ? undefined : system.right.join("\n\n")
   const point = chain ? chainPoint(messages) : undefined
   const rest = point === undefined ? messages.slice(leading) : messages.slice(Math.max(point.index + 1, leading))
-  return Either.map(traverse(rest, messageItems), (groups) => ({
+  return Either.map(traverse(rest, (message) => messageItems(message, stored)), (groups) => ({
     instructions,
     input: point === undefined ? groups.flat() : [...outputItems(messages[point.index]!), ...groups.flat()],
     previousResponseId: point?.responseId
   }))
 }
 
-/** A tool declaration as a Responses function tool (`strict` is always sent: the API's default is strict). */
-export const toTool = (declaration: LanguageModel.ToolDeclaration): FunctionTool => ({
+/**
+ * A tool declaration as a Responses function tool (`strict` is always sent:
+ * the API's default is strict); `strict: false` when the layer turned it off.
+ */
+export const toTool = (declaration: LanguageModel.ToolDeclaration, strict = true): FunctionTool => ({
   type: "function",
   name: declaration.name,
   ...(declaration.description === "" ? {} : { description: declaration.description }),
   parameters: { ...declaration.parameters },
-  strict: declaration.strict
+  strict: declaration.strict && strict
 })
+
+/**
+ * Whether the model reasons, as far as its settings and id tell: reasoning
+ * asked for, or an OpenAI reasoning family (o1, o3, o4…, gpt-5 but its chat
+ * variants, codex). Other models answer 400 to `reasoning.encrypted_content`.
+ */
+export const isReasoningModel = (options: Options): boolean => {
+  if (options.reasoningEffort !== undefined || options.reasoningSummary !== undefined) return true
+  const id = options.model.toLowerCase().replace(/^.*\//, "")
+  return /^(o\d|gpt-5|codex)/.test(id) && !/^gpt-5(\.\d+)?-chat/.test(id)
+}
 
 /** Whether the responses are stored on OpenAI's side (needed for chaining). */
 export const isStored = (options: Options): boolean => options.previousResponseId === true || options.store === true
@@ -174,15 +201,17 @@ export const toBody = (
   request: LanguageModel.Request,
   options: Options
 ): Either.Either<ResponseCreateParamsNonStreaming, ChatError.InvalidRequest> =>
-  Either.map(toInput(request.messages, options.previousResponseId === true), (input) => {
+  Either.map(toInput(request.messages, options.previousResponseId === true, isStored(options)), (input) => {
     const o = request.options
     const store = isStored(options)
     const toolChoice = o.toolChoice ?? options.toolChoice
     const parallelToolCalls = o.parallelToolCalls ?? options.parallelToolCalls
     const effort = o.reasoningEffort ?? options.reasoningEffort
     const hasTools = request.tools.length > 0
-    const encrypted = !store && (options.includeEncryptedReasoning ?? true)
+    const encrypted = !store &&
+      (options.includeEncryptedReasoning ?? isReasoningModel({ ...options, ...optional("reasoningEffort", effort) }))
     const format = o.responseFormat
+    const strict = options.strict !== false
     return {
       model: options.model,
       ...optional("instructions", input.instructions),
@@ -190,7 +219,7 @@ export const toBody = (
       store,
       ...optional("previous_response_id", input.previousResponseId),
       ...(encrypted ? { include: ["reasoning.encrypted_content"] } : {}),
-      ...(hasTools ? { tools: request.tools.map(toTool) } : {}),
+      ...(hasTools ? { tools: request.tools.map((tool) => toTool(tool, strict)) } : {}),
       ...(toolChoice === undefined || !hasTools
         ? {}
         : { tool_choice: typeof toolChoice === "string" ? toolChoice : { type: "function", name: toolChoice.tool } }),
@@ -207,7 +236,7 @@ export const toBody = (
             type: "json_schema",
             name: format.name,
             schema: { ...format.schema },
-            strict: format.strict,
+            strict: format.strict && strict,
             ...optional("description", format.description)
           }
         }
@@ -223,11 +252,11 @@ export const toBody = (
 
 /** The core usage of a Responses usage. */
 export const fromUsage = (u: ResponseUsage | null | undefined): LanguageModel.Response["usage"] =>
-  u === null || u === undefined ? LanguageModel.noUsage : usage({
+  typeof u !== "object" || u === null ? LanguageModel.noUsage : usage({
     inputTokens: u.input_tokens,
     outputTokens: u.output_tokens,
-    reasoningTokens: u.output_tokens_details?.reasoning_tokens,
-    cachedInputTokens: u.input_tokens_details?.cached_tokens
+    reasoningTokens: (u.output_tokens_details as { readonly reasoning_tokens?: unknown } | null | undefined)?.reasoning_tokens,
+    cachedInputTokens: (u.input_tokens_details as { readonly cached_tokens?: unknown } | null | undefined)?.cached_tokens
   })
 
 const finishReason = (response: Response, hasToolCalls: boolean): Messages.FinishReason => {
@@ -248,8 +277,69 @@ const finishReason = (response: Response, hasToolCalls: boolean): Messages.Finis
   }
 }
 
-const responseMetadata = (response: Response): { readonly [key: string]: unknown } => ({
-  [metadataKey]: { responseId: response.id, model: response.model }
+type MessageItem = Extract<ResponseOutputItem, { type: "message" }>
+type WebSearchItem = Extract<ResponseOutputItem, { type: "web_search_call" }>
+
+/** What a text part came from: its message item, `phase`, annotations (URL citations), and whether it is a refusal. */
+export interface TextSource {
+  readonly itemId: string
+  readonly phase?: string
+  readonly annotations?: ReadonlyArray<unknown>
+  readonly refusal?: true
+}
+
+/**
+ * What the output holds besides parts, kept in the message's
+ * `providerMetadata.openai`: `texts` (one `TextSource` per text part, in
+ * order) and `webSearchCalls` (the web-search items as the server sent them).
+ */
+export class OutputExtras {
+  private readonly texts: Array<TextSource> = []
+  private readonly searches: Array<WebSearchItem> = []
+  private readonly byKey = new Map<string, number>()
+
+  /** Records the source of the next text part; `key` (output and content index) lets a streamed part be completed later. */
+  textPart(item: { readonly id: string }, content: { readonly type: string }, key?: string): void {
+    if (key !== undefined) this.byKey.set(key, this.texts.length)
+    this.texts.push({ itemId: item.id, ...(content.type === "refusal" ? { refusal: true as const } : {}) })
+    this.complete(item as MessageItem, content, this.texts.length - 1)
+  }
+
+  /** Adds what only the finished item knows (`phase`, annotations) to the text part recorded under `key`. */
+  completeStreamed(item: MessageItem, contentIndex: number, key: string): void {
+    const index = this.byKey.get(key)
+    const content = item.content?.[contentIndex]
+    if (index !== undefined && content !== undefined) this.complete(item, content, index)
+  }
+
+  private complete(item: MessageItem, content: { readonly type: string }, index: number): void {
+    const phase: unknown = Reflect.get(item, "phase")
+    const annotations: unknown = Reflect.get(content, "annotations")
+    this.texts[index] = {
+      ...this.texts[index]!,
+      itemId: item.id ?? this.texts[index]!.itemId,
+      ...(typeof phase === "string" ? { phase } : {}),
+      ...(Array.isArray(annotations) && annotations.length > 0 ? { annotations } : {})
+    }
+  }
+
+  /** Records a web-search call. */
+  webSearch(item: WebSearchItem): void {
+    this.searches.push(item)
+  }
+
+  /** The entries to merge into `providerMetadata.openai` (`texts` only when they say more than one item id). */
+  metadata(): { readonly [key: string]: unknown } {
+    const telling = this.texts.length > 1 || this.texts.some((text) => Object.keys(text).length > 1)
+    return {
+      ...(telling ? { texts: this.texts } : {}),
+      ...(this.searches.length === 0 ? {} : { webSearchCalls: this.searches })
+    }
+  }
+}
+
+const responseMetadata = (response: Response, extras?: OutputExtras): { readonly [key: string]: unknown } => ({
+  [metadataKey]: { responseId: response.id, model: response.model, ...extras?.metadata() }
 })
 
 const reasoningText = (item: Extract<ResponseOutputItem, { type: "reasoning" }>): string => {
@@ -278,13 +368,19 @@ export const fromResponse = (
   if (response.status === "failed") return Either.left(failure(response, redact))
   if (!Array.isArray(response.output)) return Either.left(malformed("The response holds no output."))
   const parts: Array<Messages.Part> = []
+  const extras = new OutputExtras()
   for (const item of response.output) {
     switch (item.type) {
       case "message":
         for (const content of item.content ?? []) {
-          if (content.type === "output_text" && content.text !== "") parts.push(Messages.text(content.text))
-          else if (content.type === "refusal" && content.refusal !== "") parts.push(Messages.text(content.refusal))
+          const text = content.type === "output_text" ? content.text : content.refusal
+          if (text === "") continue
+          parts.push(Messages.text(text))
+          extras.textPart(item, content)
         }
+        break
+      case "web_search_call":
+        extras.webSearch(item)
         break
       case "reasoning":
         parts.push({
@@ -295,7 +391,7 @@ export const fromResponse = (
         })
         break
       case "function_call":
-        parts.push(Messages.toolCall({ id: item.call_id === "" ? newCallId() : item.call_id, name: item.name, arguments: item.arguments }))
+        parts.push(Messages.toolCall({ id: callIdOf(item.call_id), name: item.name, arguments: argumentsText(item.arguments) }))
         break
     }
   }
@@ -304,7 +400,7 @@ export const fromResponse = (
     parts,
     usage: fromUsage(response.usage),
     finishReason: finishReason(response, hasToolCalls),
-    providerMetadata: responseMetadata(response)
+    providerMetadata: responseMetadata(response, extras)
   })
 }
 
@@ -326,8 +422,12 @@ interface ReasoningState {
 export class StreamState {
   private readonly callsByItem = new Map<string, CallState>()
   private readonly callsByIndex = new Map<number, CallState>()
-  private readonly reasoning = new Map<string, ReasoningState>()
-  private readonly textItems = new Set<string>()
+  /** Reasoning by `output_index`: some servers (GitHub Copilot) change `item_id` between events of one item. */
+  private readonly reasoning = new Map<number, ReasoningState>()
+  /** Text parts started, by `output_index:content_index`. */
+  private readonly textParts = new Set<string>()
+  private lastText: string | undefined
+  private readonly extras = new OutputExtras()
   private hasToolCalls = false
   private finished = false
 
@@ -354,14 +454,13 @@ export class StreamState {
       }
       case "response.output_text.delta":
       case "response.refusal.delta":
-        this.textItems.add(event.item_id)
-        if (event.delta !== "") out.push({ _tag: "TextDelta", text: event.delta })
+        this.textDelta(event.item_id, event.output_index, event.content_index, event.type, event.delta, out)
         break
       case "response.reasoning_summary_text.delta":
-        this.reasoningDelta(event.item_id, event.summary_index, event.delta, out)
+        this.reasoningDelta(event.item_id, event.output_index, event.summary_index, event.delta, out)
         break
       case "response.reasoning_text.delta":
-        this.reasoningDelta(event.item_id, event.content_index, event.delta, out)
+        this.reasoningDelta(event.item_id, event.output_index, event.content_index, event.delta, out)
         break
       case "response.output_item.done":
         this.itemDone(event.item, event.output_index, out)
@@ -373,7 +472,7 @@ export class StreamState {
           _tag: "Finish",
           usage: fromUsage(event.response.usage),
           finishReason: finishReason(event.response, this.hasToolCalls),
-          providerMetadata: responseMetadata(event.response)
+          providerMetadata: responseMetadata(event.response, this.extras)
         })
         break
       case "response.failed":
@@ -387,7 +486,7 @@ export class StreamState {
   }
 
   private startCall(item: { readonly id?: string | undefined; readonly call_id: string; readonly name: string }, index: number, out: Array<LanguageModel.StreamPart>): CallState {
-    const call: CallState = { id: item.call_id === "" ? newCallId() : item.call_id, hasArguments: false }
+    const call: CallState = { id: callIdOf(item.call_id), hasArguments: false }
     if (item.id !== undefined) this.callsByItem.set(item.id, call)
     this.callsByIndex.set(index, call)
     this.hasToolCalls = true
@@ -402,16 +501,40 @@ export class StreamState {
         call.hasArguments = true
         out.push({ _tag: "ToolCallDelta", id: call.id, argumentsDelta: item.arguments })
       }
-    } else if (item.type === "reasoning") {
-      this.reasoning.set(item.id, { emitted: false, summaryIndex: 0 })
+    } else if (item.type === "reasoning" && !this.reasoning.has(index)) {
+      this.reasoning.set(index, { emitted: false, summaryIndex: 0 })
     }
   }
 
-  private reasoningDelta(itemId: string, index: number, delta: string, out: Array<LanguageModel.StreamPart>): void {
-    let state = this.reasoning.get(itemId)
+  /**
+   * A text or refusal delta. Parts are keyed by output and content index (not
+   * `item_id`, which some servers change between events): a new key starts a
+   * new text part, so two message items are not glued together.
+   */
+  private textDelta(
+    itemId: string,
+    outputIndex: number,
+    contentIndex: number,
+    type: "response.output_text.delta" | "response.refusal.delta",
+    delta: string,
+    out: Array<LanguageModel.StreamPart>
+  ): void {
+    if (delta === "") return
+    const key = `${outputIndex}:${contentIndex}`
+    const isNew = !this.textParts.has(key)
+    if (isNew) {
+      this.textParts.add(key)
+      this.extras.textPart({ id: itemId }, { type: type === "response.refusal.delta" ? "refusal" : "output_text" }, key)
+    }
+    out.push({ _tag: "TextDelta", text: delta, ...(isNew || key !== this.lastText ? { start: true } : {}) })
+    this.lastText = key
+  }
+
+  private reasoningDelta(itemId: string, outputIndex: number, index: number, delta: string, out: Array<LanguageModel.StreamPart>): void {
+    let state = this.reasoning.get(outputIndex)
     if (state === undefined) {
       state = { emitted: false, summaryIndex: index }
-      this.reasoning.set(itemId, state)
+      this.reasoning.set(outputIndex, state)
     }
     const separator = state.emitted && index !== state.summaryIndex ? "\n\n" : ""
     state.summaryIndex = index
@@ -435,7 +558,7 @@ export class StreamState {
         break
       }
       case "reasoning": {
-        const state = this.reasoning.get(item.id)
+        const state = this.reasoning.get(index)
         const emitted = state?.emitted === true
         out.push({
           _tag: "ReasoningDelta",
@@ -444,17 +567,28 @@ export class StreamState {
           ...(typeof item.encrypted_content === "string" ? { signature: item.encrypted_content } : {}),
           providerMetadata: reasoningMetadata(item.id)
         })
-        this.reasoning.set(item.id, { emitted: true, summaryIndex: state?.summaryIndex ?? 0 })
+        this.reasoning.set(index, { emitted: true, summaryIndex: state?.summaryIndex ?? 0 })
         break
       }
       case "message": {
-        if (this.textItems.has(item.id)) break
-        for (const content of item.content ?? []) {
+        for (const [contentIndex, content] of (item.content ?? []).entries()) {
+          const key = `${index}:${contentIndex}`
+          if (this.textParts.has(key)) {
+            this.extras.completeStreamed(item, contentIndex, key)
+            continue
+          }
           const text = content.type === "output_text" ? content.text : content.refusal
-          if (text !== "") out.push({ _tag: "TextDelta", text })
+          if (text === "") continue
+          this.textParts.add(key)
+          this.extras.textPart(item, content, key)
+          out.push({ _tag: "TextDelta", text, start: true })
+          this.lastText = key
         }
         break
       }
+      case "web_search_call":
+        this.extras.webSearch(item)
+        break
     }
   }
 

@@ -20,6 +20,13 @@ export const isImage = (file: Messages.FilePart): boolean => file.mediaType.toLo
 /** A fresh tool call id, for servers that send a call without one. */
 export const newCallId = (): string => `call_${randomUUID().replace(/-/g, "")}`
 
+/** The call id the server sent, or a fresh one when it is missing, `null` or empty (llama.cpp). */
+export const callIdOf = (id: unknown): string => typeof id === "string" && id !== "" ? id : newCallId()
+
+/** Tool call arguments as text: a string as sent; a JSON value (llama.cpp, TGI send objects) as its JSON text. */
+export const argumentsText = (args: unknown): string =>
+  typeof args === "string" ? args : args === undefined || args === null ? "" : JSON.stringify(args)
+
 /** The text parts of a message, concatenated (as `Messages.textOf`). */
 export const textOf = (message: Messages.Message): string => {
   let out = ""
@@ -49,18 +56,35 @@ export const metadataString = (
   key: string
 ): string | undefined => stringField(metadata?.[metadataKey], key)
 
-/** A usage without the optional counts the provider did not report. */
+/** The largest token count taken as sent; anything above is no count at all. */
+const maxCount = Number.MAX_SAFE_INTEGER
+
+/**
+ * A token count as servers send it, validated: a whole number from 0 up, or
+ * a string of digits (`"07"` → 7); anything else (`null`, `NaN`, negative,
+ * fractional, other strings) is no count.
+ */
+export const tokenCount = (u: unknown): number | undefined => {
+  const n = typeof u === "string" && /^\d{1,15}$/.test(u.trim()) ? Number(u.trim()) : u
+  return typeof n === "number" && Number.isInteger(n) && n >= 0 && n <= maxCount ? n : undefined
+}
+
+/** A usage from the counts as sent: validated (see `tokenCount`), 0 for a missing input or output count, optional ones left out. */
 export const usage = (counts: {
-  readonly inputTokens: number
-  readonly outputTokens: number
-  readonly reasoningTokens?: number | undefined
-  readonly cachedInputTokens?: number | undefined
-}): LanguageModel.Response["usage"] => ({
-  inputTokens: counts.inputTokens,
-  outputTokens: counts.outputTokens,
-  ...(counts.reasoningTokens === undefined ? {} : { reasoningTokens: counts.reasoningTokens }),
-  ...(counts.cachedInputTokens === undefined ? {} : { cachedInputTokens: counts.cachedInputTokens })
-})
+  readonly inputTokens: unknown
+  readonly outputTokens: unknown
+  readonly reasoningTokens?: unknown
+  readonly cachedInputTokens?: unknown
+}): LanguageModel.Response["usage"] => {
+  const reasoningTokens = tokenCount(counts.reasoningTokens)
+  const cachedInputTokens = tokenCount(counts.cachedInputTokens)
+  return {
+    inputTokens: tokenCount(counts.inputTokens) ?? 0,
+    outputTokens: tokenCount(counts.outputTokens) ?? 0,
+    ...(reasoningTokens === undefined ? {} : { reasoningTokens }),
+    ...(cachedInputTokens === undefined ? {} : { cachedInputTokens })
+  }
+}
 
 /** Copies `value` under `key` when it is defined (for exact optional properties). */
 export const optional = <K extends string, V>(key: K, value: V | undefined): { [P in K]?: V } =>
