@@ -64,8 +64,8 @@ export interface TurnOptions {
   readonly checkpoint?: (messages: Messages.Messages) => Effect.Effect<void, CheckpointError>
 }
 
-/** What a `checkpoint` may fail with: the store failed, or another writer saved first. The turn then stops with it. */
-export type CheckpointError = ChatError.StoreError | ChatError.ConcurrentModification
+/** What a `checkpoint` may fail with: the store failed, another writer saved first, or another worker took the lease. The turn then stops with it. */
+export type CheckpointError = ChatError.StoreError | ChatError.ConcurrentModification | ChatError.ConversationBusy
 
 /** The errors of a turn. */
 export type TurnError = ChatError.TurnError | ChatError.PendingToolCalls | CheckpointError
