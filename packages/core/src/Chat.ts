@@ -228,6 +228,14 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       return invalid
     }
 
+    /** Calls left running by a worker that died whose tool is idempotent and may start again. */
+    const rerunnable = (messages: Messages.Messages): ReadonlyArray<string> =>
+      lastCalls(messages).flatMap((call) => {
+        const tool = entries.get(call.name)?.tool
+        const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : undefined
+        return tool?.idempotent === true && attempt !== undefined && attempt < tool.maxAttempts ? [call.id] : []
+      })
+
     const decideOne = (call: ToolCallPart, now: number): Effect.Effect<Turn.Decision, never, R> => {
       const entry = entries.get(call.name)
       if (entry === undefined) {
@@ -367,7 +375,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             yield* record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
             return
           }
-          const exit = yield* Effect.exit(entry.handler.handle(params.right, { id: call.id, name: call.name }))
+          const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
+          const exit = yield* Effect.exit(entry.handler.handle(params.right, { id: call.id, name: call.name, attempt }))
           if (Exit.isSuccess(exit)) {
             const encoded = Schema.encodeUnknownEither(entry.tool.success as Schema.Schema<unknown, unknown>)(exit.value)
             if (Either.isRight(encoded)) {
@@ -410,7 +419,9 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       })
 
       const loop = Effect.gen(function*() {
-        let state = yield* apply(Turn.Event.Resume({ now: yield* Clock.currentTimeMillis, invalidEdits: checkEdits(input) }))
+        let state = yield* apply(
+          Turn.Event.Resume({ now: yield* Clock.currentTimeMillis, invalidEdits: checkEdits(input), rerun: rerunnable(input) })
+        )
         while (true) {
           const [messages, outcome] = state
           switch (outcome._tag) {

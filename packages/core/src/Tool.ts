@@ -38,6 +38,13 @@ export interface Tool<
   readonly metadata: Metadata
   /** What the model sees of this tool. */
   readonly declaration: LanguageModel.ToolDeclaration
+  /**
+   * Whether running a call twice is harmless (the handler passes an idempotency key, e.g. the call id
+   * and `attempt`, to what it calls). Only then is a call whose worker died mid-run run again.
+   */
+  readonly idempotent: boolean
+  /** How many times an idempotent call may be started in all (default 3); never more than once otherwise. */
+  readonly maxAttempts: number
 }
 
 /** Any tool. */
@@ -98,6 +105,10 @@ export const make = <
     readonly success?: Success
     readonly failure?: Failure
     readonly metadata?: Metadata
+    /** Running a call twice is harmless: after a crash mid-run, run it again (see `Tool.idempotent`). */
+    readonly idempotent?: boolean
+    /** For an idempotent tool, how many times a call may be started in all (default 3). */
+    readonly maxAttempts?: number
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -112,6 +123,8 @@ export const make = <
     success: (options.success ?? Schema.Void) as Success,
     failure: (options.failure ?? Schema.Never) as Failure,
     metadata: options.metadata as Metadata,
+    idempotent: options.idempotent === true,
+    maxAttempts: options.idempotent === true ? Math.max(1, Math.floor(options.maxAttempts ?? 3)) : 1,
     get declaration() {
       return declaration ??= declare(name, options.description, parameters)
     }
@@ -127,6 +140,8 @@ export interface HandlerService {
 export interface CallInfo {
   readonly id: string
   readonly name: string
+  /** Which run of this call this is: 1, or more when an idempotent call runs again after a crash. */
+  readonly attempt: number
 }
 
 /** The service key of the handler of the tool named `Name`. */
