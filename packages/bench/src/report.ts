@@ -11,6 +11,7 @@ import type * as Loop from "./scenarios/loop.js"
 import type * as Many from "./scenarios/many.js"
 import type * as Pause from "./scenarios/pause.js"
 import type * as Reducer from "./scenarios/reducer.js"
+import type * as Store from "./scenarios/store.js"
 import type * as Streaming from "./scenarios/streaming.js"
 import { type Mode, titles } from "./scenarios/index.js"
 
@@ -58,6 +59,7 @@ export interface Scenarios {
   readonly streaming?: Streaming.Result
   readonly reducer?: Reducer.Result
   readonly many?: ReadonlyArray<Many.Result>
+  readonly store?: Store.Result
 }
 
 export interface Target {
@@ -244,6 +246,30 @@ const manySection = (rows: ReadonlyArray<Many.Result>): string =>
     ])
   )
 
+const storeSection = (result: Store.Result): string =>
+  [
+    table(
+      ["Database", "History", "checkpoints", "bytes written per checkpoint", "whole document bytes", "call ms (median)", "call p95 ms", "call wall ms (median)", "call wall p95 ms"],
+      result.rows.map((r) => [
+        r.database,
+        r.historyMessages.toLocaleString("en-US"),
+        String(r.checkpoints),
+        r.bytesPerCheckpoint.toLocaleString("en-US"),
+        r.documentBytes.toLocaleString("en-US"),
+        ms(r.call.medianUs),
+        ms(r.call.p95Us),
+        ms(r.call.wallMedianUs),
+        ms(r.call.wallP95Us)
+      ])
+    ),
+    "",
+    "One sample is `Worker.resume` of the approved call: lease, load, approve, run the call and the final",
+    "model answer with a checkpoint after each change, release. Bytes are the parameters of the store's",
+    "writing statements; a store that rewrote the conversation would send at least the whole document",
+    "on every checkpoint. What still grows with the history is the load (one statement reading every",
+    "message row) and decoding it: a checkpoint's writes do not."
+  ].join("\n")
+
 /** The scenario tables, for the console and RESULTS.md. */
 export const sections = (results: Results): string => {
   const s = results.scenarios
@@ -253,6 +279,7 @@ export const sections = (results: Results): string => {
   if (s.streaming) out.push(`### ${titles.streaming}\n\n${streamingSection(s.streaming)}`)
   if (s.reducer) out.push(`### ${titles.reducer}\n\n${reducerSection(s.reducer)}`)
   if (s.many) out.push(`### ${titles.many}\n\n${manySection(s.many)}`)
+  if (s.store) out.push(`### ${titles.store}\n\n${storeSection(s.store)}`)
   return out.join("\n\n")
 }
 

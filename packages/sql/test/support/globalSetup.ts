@@ -3,7 +3,7 @@
  * `EmbeddedPostgres.ts`) and gives its URL to the tests as `postgresUrl`.
  */
 import type { TestProject } from "vitest/node"
-import * as EmbeddedPostgres from "./EmbeddedPostgres.js"
+import { EmbeddedPostgres } from "../../src/testing/index.js"
 
 declare module "vitest" {
   export interface ProvidedContext {

