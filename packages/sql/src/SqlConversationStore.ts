@@ -59,6 +59,7 @@ export const migrations = (
       yield* sql`CREATE TABLE ${sql(names.table)} (
         id TEXT PRIMARY KEY,
         version INTEGER NOT NULL,
+        incarnation TEXT NOT NULL,
         message_count INTEGER NOT NULL,
         pending TEXT NOT NULL,
         pending_count INTEGER NOT NULL,
@@ -115,9 +116,9 @@ export const make = (
     const names = tablesOf(options)
     const table = sql(names.table)
     const messagesTable = sql(names.messages)
-    const remembered = Internal.lru<string, { readonly version: number; readonly messages: Messages.Messages }>(
-      rememberedConversations
-    )
+    // What this store last read or wrote of a conversation: its incarnation (a new one each time the id is
+    // created, so a conversation removed and created again is never taken for the old one), version and messages.
+    const remembered = Internal.lru<string, Internal.Known>(rememberedConversations)
 
     const databaseNow = sql.onDialectOrElse({
       pg: () => sql.literal("CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
@@ -130,7 +131,7 @@ export const make = (
         : Effect.succeed(plus === 0 ? databaseNow : sql`(${databaseNow} + ${plus})`)
 
     const load: ConversationStore.Service["load"] = (id) =>
-      sql`SELECT c.version, c.updated_at, c.message_count, m.position, m.body
+      sql`SELECT c.incarnation, c.version, c.updated_at, c.message_count, m.position, m.body
           FROM ${table} c LEFT JOIN ${messagesTable} m ON m.conversation_id = c.id AND m.position < c.message_count
           WHERE c.id = ${id} ORDER BY m.position`.pipe(
         Effect.mapError(storeError(`loading '${id}'`)),
@@ -140,8 +141,8 @@ export const make = (
             onRight: Effect.succeed
           })
         ),
-        Effect.map(Option.map((stored) => {
-          remembered.set(id, { version: stored.version, messages: stored.messages })
+        Effect.map(Option.map(({ incarnation, stored }) => {
+          remembered.set(id, { incarnation, version: stored.version, messages: stored.messages })
           return stored
         }))
       )
@@ -178,11 +179,13 @@ export const make = (
       id: string,
       messages: Messages.Messages,
       updatedAt: number,
-      saveOptions: ConversationStore.SaveOptions | undefined
+      saveOptions: ConversationStore.SaveOptions | undefined,
+      incarnation: string | undefined
     ) => {
       const pending = ConversationStore.pendingIds(messages)
       const row = {
         id,
+        incarnation: globalThis.crypto.randomUUID(),
         version: 1,
         message_count: messages.length,
         pending: JSON.stringify(pending),
@@ -192,20 +195,21 @@ export const make = (
       const expected = saveOptions?.expectedVersion
       const owner = saveOptions?.lease?.owner
       const leased = owner === undefined ? sql`1 = 1` : sql`${table}.lease_owner = ${owner}`
+      const same = incarnation === undefined ? sql`1 = 1` : sql`incarnation = ${incarnation}`
       if (expected === 0) {
         return owner !== undefined
           ? Effect.succeed([])
-          : sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO NOTHING RETURNING version`
+          : sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO NOTHING RETURNING version, incarnation`
       }
       if (expected === undefined) {
         return sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO UPDATE SET
           version = ${table}.version + 1, message_count = ${row.message_count}, pending = ${row.pending},
           pending_count = ${row.pending_count}, updated_at = ${updatedAt}
-          WHERE ${leased} RETURNING version`
+          WHERE ${leased} RETURNING version, incarnation`
       }
       return sql`UPDATE ${table} SET version = ${expected + 1}, message_count = ${row.message_count},
           pending = ${row.pending}, pending_count = ${row.pending_count}, updated_at = ${updatedAt}
-          WHERE id = ${id} AND version = ${expected} AND ${leased} RETURNING version`
+          WHERE id = ${id} AND version = ${expected} AND ${same} AND ${leased} RETURNING version, incarnation`
     }
 
     /** Why a save was refused: another version, or another worker's lease. */
@@ -231,17 +235,20 @@ export const make = (
         const updatedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const expected = saveOptions?.expectedVersion
         const known = remembered.get(id)
-        const previous = expected !== undefined && expected !== 0 && known?.version === expected ? known.messages : undefined
+        const delta = expected !== undefined && expected !== 0 && known?.version === expected ? known : undefined
+        const write = (base: Internal.Known | undefined) =>
+          Effect.flatMap(writeRow(id, messages, updatedAt, saveOptions, base?.incarnation), Internal.decodeWritten)
         const written = yield* sql.withTransaction(Effect.gen(function*() {
-          const rows = yield* Effect.flatMap(writeRow(id, messages, updatedAt, saveOptions), Internal.decodeVersions)
-          const version = rows[0]?.version
-          if (version === undefined) return undefined
-          yield* writeMessages(id, messages, previous)
-          return version
+          // Only the changed messages when the stored state is the one this store knows; otherwise all of them.
+          const [changed] = delta === undefined ? [] : yield* write(delta)
+          const [row] = changed === undefined ? yield* write(undefined) : [changed]
+          if (row === undefined) return undefined
+          yield* writeMessages(id, messages, changed === undefined ? undefined : delta?.messages)
+          return row
         })).pipe(Effect.mapError(storeError(`saving '${id}'`)))
         if (written === undefined) return yield* refusal(id, saveOptions)
-        remembered.set(id, { version: written, messages })
-        return { id, messages, version: written, updatedAt }
+        remembered.set(id, { incarnation: written.incarnation, version: written.version, messages })
+        return { id, messages, version: written.version, updatedAt }
       })
 
     const listPending: ConversationStore.Service["listPending"] = (listOptions) =>

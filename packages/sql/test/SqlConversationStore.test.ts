@@ -78,6 +78,24 @@ for (const [name, client] of databases) {
       }).pipe(Effect.provide(migratedStore(client(), { table })))
     })
 
+    it.effect("a conversation removed and created again by another worker is never mixed with the old one", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const mine = yield* SqlConversationStore.make({ table })
+        const theirs = yield* SqlConversationStore.make({ table })
+        const long: Messages.Messages = [...paused, Messages.user("one"), Messages.assistant("two"), Messages.user("three")]
+        yield* mine.save("conv", long, { expectedVersion: 0 })
+        const loaded = Option.getOrThrow(yield* mine.load("conv"))
+        // Another worker removes it and stores a different conversation under the same id, at the same version.
+        yield* theirs.remove("conv")
+        yield* theirs.save("conv", done, { expectedVersion: 0 })
+        // This worker's save matches the version: it is written whole, never as a change of the old rows.
+        const mineNext = [...loaded.messages.slice(0, 4), Messages.user("changed")]
+        yield* mine.save("conv", mineNext, { expectedVersion: 1 })
+        expect(Option.map(yield* theirs.load("conv"), (s) => s.messages)).toEqual(Option.some(mineNext))
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
+
     it.effect("builds its layer without a statement; a missing table is a StoreError carrying the driver's error", () =>
       Effect.gen(function*() {
         const store = yield* SqlConversationStore.make({ table: uniqueTable() })

@@ -17,8 +17,15 @@ const Whole = Schema.Union(Schema.Int, Schema.compose(Schema.NumberFromString, S
 
 const formatError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
 
-/** Decodes the versions returned by a save. */
-export const decodeVersions = Schema.decodeUnknown(Schema.Array(Schema.Struct({ version: Whole })))
+/** Decodes what a save returns: the new version and the conversation's incarnation. */
+export const decodeWritten = Schema.decodeUnknown(Schema.Array(Schema.Struct({ version: Whole, incarnation: Schema.String })))
+
+/** What a store knows of a conversation it read or wrote. */
+export interface Known {
+  readonly incarnation: string
+  readonly version: number
+  readonly messages: Messages.Messages
+}
 
 /** Decodes the lease expiries returned by `acquire` / `renew`. */
 export const decodeExpiries = Schema.decodeUnknown(Schema.Array(Schema.Struct({ lease_expires_at: Whole })))
@@ -50,28 +57,37 @@ export const decodePending = (
     onRight: (r) => ({ id: r.id, version: r.version, updatedAt: r.updated_at, pending: r.pending })
   })
 
-const ConversationRow = Schema.Struct({
+const ConversationHead = Schema.Struct({
+  incarnation: Schema.String,
   version: Whole,
   updated_at: Whole,
-  message_count: Whole,
-  position: Schema.NullOr(Whole),
-  body: Schema.NullOr(Schema.String)
+  message_count: Whole
 })
-const decodeConversationRows = Schema.decodeUnknownEither(Schema.Array(ConversationRow))
+const decodeHead = Schema.decodeUnknownEither(ConversationHead)
+
+/** A message row's position and body; checked by hand, as a conversation may have many thousands. */
+const messageRow = (row: unknown): { readonly position: number; readonly body: string } | null | undefined => {
+  if (typeof row !== "object" || row === null) return undefined
+  const { body, position } = row as { readonly position?: unknown; readonly body?: unknown }
+  if (position === null && body === null) return null
+  const at = typeof position === "string" && /^\d+$/.test(position) ? Number(position) : position
+  return typeof at === "number" && Number.isSafeInteger(at) && typeof body === "string" ? { position: at, body } : undefined
+}
 
 /** Puts a conversation back together from its row joined with its message rows; `Left` says what is damaged. */
 export const decodeConversation = (
   id: string,
   rows: ReadonlyArray<unknown>
-): Either.Either<Option.Option<ConversationStore.Stored>, string> =>
-  Either.flatMap(Either.mapLeft(decodeConversationRows(rows), formatError), (decoded) => {
-    const head = decoded[0]
-    if (head === undefined) return Either.right(Option.none())
+): Either.Either<Option.Option<{ readonly incarnation: string; readonly stored: ConversationStore.Stored }>, string> => {
+  if (rows.length === 0) return Either.right(Option.none())
+  return Either.flatMap(Either.mapLeft(decodeHead(rows[0]), formatError), (head) => {
     const bodies: Array<string> = []
-    for (const row of decoded) {
-      if (row.position === null || row.body === null) continue
-      if (row.position !== bodies.length) return Either.left(`message ${bodies.length} is missing`)
-      bodies.push(row.body)
+    for (const row of rows) {
+      const message = messageRow(row)
+      if (message === null) continue
+      if (message === undefined) return Either.left(`message row ${bodies.length} is malformed`)
+      if (message.position !== bodies.length) return Either.left(`message ${bodies.length} is missing`)
+      bodies.push(message.body)
     }
     if (bodies.length !== head.message_count) {
       return Either.left(`it has ${bodies.length} of its ${head.message_count} messages`)
@@ -79,9 +95,11 @@ export const decodeConversation = (
     const document = `{"format":"chat-ts/messages","version":${Messages.currentVersion},"messages":[${bodies.join(",")}]}`
     return Either.mapBoth(Messages.fromJson(document), {
       onLeft: (error) => error.detail,
-      onRight: (messages) => Option.some({ id, messages, version: head.version, updatedAt: head.updated_at })
+      onRight: (messages) =>
+        Option.some({ incarnation: head.incarnation, stored: { id, messages, version: head.version, updatedAt: head.updated_at } })
     })
   })
+}
 
 /** One message as the JSON its row holds (the same as its entry in `Messages.toJson`). */
 export const encodeMessage = (message: Messages.Messages[number]): string =>
