@@ -55,6 +55,8 @@ export interface Row {
 
 export interface Result {
   readonly rows: ReadonlyArray<Row>
+  /** 1-minute load average when the scenario started (it may run apart from the others: `--only=store`). */
+  readonly loadAverageAtStart: number
 }
 
 const prompt = "Delete the old logs."
@@ -141,12 +143,13 @@ const measure = async (
 
 /** Runs the scenario on both databases; PostgreSQL is started for it and removed after. */
 export const run = async (config: Config): Promise<Result> => {
+  const loadAverageAtStart = Math.round(os.loadavg()[0]! * 100) / 100
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-bench-store-"))
   const server = await EmbeddedPostgres.start()
   try {
     const sqlite = await measure("SQLite", SqliteClient.layer({ filename: path.join(dir, "bench.db") }), config)
     const pg = await measure("PostgreSQL", PgClient.layer({ url: Redacted.make(server.url) }), config)
-    return { rows: [...sqlite, ...pg] }
+    return { rows: [...sqlite, ...pg], loadAverageAtStart }
   } finally {
     await server.stop()
     fs.rmSync(dir, { recursive: true, force: true })
