@@ -168,6 +168,15 @@ export const nextCursor = (items: ReadonlyArray<PendingSummary>, limit: number):
   return items.length < limit || last === undefined ? {} : { cursor: `${last.updatedAt}:${last.id}` }
 }
 
+/** A lease's length in milliseconds: a whole number from 1 ms to a year; anything else is refused (a zero or
+ * endless lease would let two workers in, or none ever again). */
+export const leaseMillis = (ttl: Duration.DurationInput): Effect.Effect<number, ChatError.StoreError> => {
+  const millis = Duration.decodeUnknown(ttl).pipe(Option.map(Duration.toMillis), Option.getOrElse(() => Number.NaN))
+  return Number.isFinite(millis) && millis >= 1 && millis <= 366 * 24 * 3600 * 1000
+    ? Effect.succeed(Math.floor(millis))
+    : Effect.fail(new ChatError.StoreError({ detail: `a lease lasts from 1 ms to a year, not ${String(ttl)}` }))
+}
+
 /** A conversation's lease as a store keeps it. */
 interface Held {
   readonly owner: string
@@ -225,21 +234,24 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
       }),
     remove: (id) => Effect.sync(() => void rows.delete(id)),
     acquire: (id, owner, ttl) =>
-      Effect.flatMap(now, (at): Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.ConversationNotFound> => {
+      Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]): Effect.Effect<
+        Lease,
+        ChatError.ConversationBusy | ChatError.ConversationNotFound
+      > => {
         const row = rows.get(id)
         if (row === undefined) return Effect.fail(new ChatError.ConversationNotFound({ id }))
         if (isHeldBy(row.lease, owner, at)) return Effect.fail(busy(id, row.lease!))
-        const lease = { id, owner, expiresAt: at + Duration.toMillis(ttl) }
+        const lease = { id, owner, expiresAt: at + millis }
         rows.set(id, { ...row, lease: { owner, expiresAt: lease.expiresAt } })
         return Effect.succeed(lease)
       }),
     renew: (lease, ttl) =>
-      Effect.flatMap(now, (at) => {
+      Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]) => {
         const row = rows.get(lease.id)
         if (row === undefined || row.lease?.owner !== lease.owner) {
           return Effect.fail(busy(lease.id, row?.lease ?? { owner: "", expiresAt: at }))
         }
-        const renewed = { ...lease, expiresAt: at + Duration.toMillis(ttl) }
+        const renewed = { ...lease, expiresAt: at + millis }
         rows.set(lease.id, { ...row, lease: { owner: lease.owner, expiresAt: renewed.expiresAt } })
         return Effect.succeed(renewed)
       }),

@@ -21,7 +21,6 @@ import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlError from "@effect/sql/SqlError"
 import type * as Statement from "@effect/sql/Statement"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
@@ -299,7 +298,7 @@ export const make = (
     const acquire: ConversationStore.Service["acquire"] = (id, owner, ttl) =>
       Effect.gen(function*() {
         const now = yield* leaseTime(0)
-        const until = yield* leaseTime(Duration.toMillis(ttl))
+        const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
         const lease = yield* sql`UPDATE ${table} SET lease_owner = ${owner}, lease_expires_at = ${until}
             WHERE id = ${id} AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
             RETURNING lease_expires_at`.pipe(
@@ -311,7 +310,7 @@ export const make = (
 
     const renew: ConversationStore.Service["renew"] = (lease, ttl) =>
       Effect.gen(function*() {
-        const until = yield* leaseTime(Duration.toMillis(ttl))
+        const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
         const renewed = yield* sql`UPDATE ${table} SET lease_expires_at = ${until}
             WHERE id = ${lease.id} AND lease_owner = ${lease.owner} RETURNING lease_expires_at`.pipe(
           Effect.flatMap(leaseOf(lease.id, lease.owner)),

@@ -5,7 +5,7 @@
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import { type Duration, Effect, Option, TestClock } from "effect"
 import { stores } from "./support/Databases.js"
 
 const paused = (id = "c1"): Messages.Messages => [
@@ -172,6 +172,18 @@ for (const [name, layer] of stores) {
         expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease: taken }))).toMatchObject({
           _tag: "ConcurrentModification"
         })
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("refuses a lease of no time, of negative, endless or no number, and changes nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        for (const ttl of [0, -1, Number.NaN, Infinity, "0 millis", "forever", "9999 weeks"] as const) {
+          expect(yield* Effect.flip(store.acquire("a", "w1", ttl as Duration.DurationInput))).toMatchObject({ _tag: "StoreError" })
+        }
+        const lease = yield* store.acquire("a", "w1", "1 second")
+        expect(yield* Effect.flip(store.renew(lease, 0))).toMatchObject({ _tag: "StoreError" })
+        expect(yield* Effect.flip(store.acquire("a", "w2", "1 second"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 1000 })
       }).pipe(Effect.provide(layer())))
 
     it.effect("leasing a conversation that is not stored is ConversationNotFound", () =>
