@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
-import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, Turn, Worker } from "../src/index.js"
+import { Action, Chat, ChatError, ConversationStore, Messages, Tool, Toolkit, Turn, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
 const Pay = Tool.make("pay", {
@@ -82,6 +82,28 @@ describe("Worker.resume", () => {
       expect(final.messages).toEqual(result.messages)
       // Released at completion: the next worker takes it at once.
       expect((yield* store.acquire("conv", "w2", "1 second")).owner).toBe("w2")
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a worker that loses its lease mid-call stops the turn with ConversationBusy", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save("conv", conversation(call("c1", "pay", { _tag: "AwaitingApproval" })), { expectedVersion: 0 })
+      const runs: Runs = []
+      const hold = yield* Deferred.make<void>() // never completed: the call would run forever
+      // Another worker took the lease (this one stalled past its expiry): renewing it is refused.
+      const stolen: ConversationStore.Service = {
+        ...store,
+        renew: (lease) => Effect.fail(new ChatError.ConversationBusy({ id: lease.id, expiresAt: 99_000 }))
+      }
+      const resuming = yield* Effect.fork(
+        Worker.resume(yield* chatWith(runs, hold), "conv", approveAll, { leaseTtl: "30 seconds" }).pipe(
+          Effect.provideService(ConversationStore.ConversationStore, stolen)
+        )
+      )
+      yield* TestClock.adjust("10 seconds")
+      const error = yield* Effect.flip(Fiber.join(resuming))
+      expect(error).toMatchObject({ _tag: "ConversationBusy", expiresAt: 99_000 })
+      expect(runs).toEqual([{ id: "c1", attempt: 1 }])
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
   it.effect("releases the lease at a pause", () =>
