@@ -11,6 +11,7 @@ import * as Loop from "../src/scenarios/loop.js"
 import * as Many from "../src/scenarios/many.js"
 import * as Pause from "../src/scenarios/pause.js"
 import * as Reducer from "../src/scenarios/reducer.js"
+import * as Store from "../src/scenarios/store.js"
 import * as Streaming from "../src/scenarios/streaming.js"
 
 const smoke = configs.smoke
@@ -90,6 +91,22 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.many = rows
   }, 30_000)
 
+  it("6. one approved call on a stored conversation: both databases, three checkpoints, bytes below the document's", async () => {
+    const result = await Store.run(smoke.store)
+    expect(result.rows.map((r) => [r.database, r.historyMessages])).toEqual(
+      Store.databases.map((database) => [database, smoke.store.sizes[0]])
+    )
+    for (const row of result.rows) {
+      // Running, Completed, then the final answer appended.
+      expect(row.checkpoints).toBe(3)
+      expect(row.bytesPerCheckpoint).toBeGreaterThan(0)
+      expect(row.bytesPerCheckpoint).toBeLessThan(row.documentBytes)
+      expect(row.call.samples).toBe(smoke.store.samples)
+      expectTiming(row.call)
+    }
+    scenarios.store = result
+  }, 60_000)
+
   it("the targets and RESULTS.md are derived from the results", () => {
     const targets = evaluate(scenarios)
     expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume"])
@@ -103,6 +120,6 @@ describe("bench scenarios (smoke sizes)", () => {
       targets
     }
     const md = markdown(results)
-    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5."]) expect(md).toContain(heading)
+    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6."]) expect(md).toContain(heading)
   })
 })

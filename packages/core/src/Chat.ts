@@ -63,10 +63,15 @@ export interface TurnOptions {
 
 /**
  * What a `checkpoint` may fail with: the store failed, another writer saved
- * first, or the state could not be encoded. The turn then stops with it (after
- * the calls already running finished), and the error carries the latest messages.
+ * first, another worker took the lease, or the state could not be encoded. The
+ * turn then stops with it (after the calls already running finished), and the
+ * error carries the latest messages.
  */
-export type CheckpointError = ChatError.StoreError | ChatError.ConcurrentModification | ChatError.StateEncodeError
+export type CheckpointError =
+  | ChatError.StoreError
+  | ChatError.ConcurrentModification
+  | ChatError.ConversationBusy
+  | ChatError.StateEncodeError
 
 /** The errors of a turn. */
 export type TurnError = ChatError.TurnError | ChatError.PendingToolCalls | CheckpointError
@@ -190,6 +195,14 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         return detail === undefined ? [] : [{ id: call.id, detail }]
       })
 
+    /** Calls left running by a worker that died whose tool is idempotent and may start again. */
+    const rerunnable = (messages: Messages.Messages): ReadonlyArray<string> =>
+      TurnRunner.lastCalls(messages).flatMap((call) => {
+        const tool = entries.get(call.name)?.tool
+        const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : undefined
+        return tool?.idempotent === true && attempt !== undefined && attempt < tool.maxAttempts ? [call.id] : []
+      })
+
     const env: TurnRunner.Env<R> = {
       entries,
       model,
@@ -197,7 +210,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       system: options.system,
       concurrency,
       decide: (call, now) => Strategy.decide<R>(entries.get(call.name), call, now, available),
-      checkEdits
+      checkEdits,
+      rerunnable
     }
 
     const runTurn = (

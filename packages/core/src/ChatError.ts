@@ -256,6 +256,9 @@ export type ChatError =
   | InvalidToolSchema
   | StoreError
   | ConcurrentModification
+  | ConversationBusy
+  | ConversationNotFound
+  | CorruptConversation
 
 /** Returns a copy of an error that carries the given messages (for errors that have the field). */
 export const withMessages = <E extends { readonly _tag: string }>(
@@ -295,7 +298,9 @@ const messagesCarriers: ReadonlySet<string> = new Set([
 /** The conversation store failed (the database could not be reached, a query failed). */
 export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreError")("StoreError", {
   detail: Schema.String,
-  ...messagesField
+  ...messagesField,
+  /** The driver's own error (its message, its code such as PostgreSQL's SQLSTATE), when there is one. */
+  cause: Schema.optional(Schema.Defect)
 }) {
   override get message() {
     return `The conversation store failed: ${this.detail}`
@@ -330,5 +335,39 @@ export class InvalidToolSchema extends Schema.TaggedError<InvalidToolSchema>("@c
 ) {
   override get message() {
     return `Tool '${this.tool}' cannot be declared to the model: ${this.detail}`
+  }
+}
+
+/** Another worker holds the lease on this conversation (it is running a turn of it): nothing was run or changed. */
+export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@chat-ts/ConversationBusy")(
+  "ConversationBusy",
+  {
+    id: Schema.String,
+    /** When the current lease ends unless its owner renews it (epoch millis, the store's clock). */
+    expiresAt: Schema.Number
+  }
+) {
+  override get message() {
+    return `Conversation '${this.id}' is being run by another worker (its lease ends at ${this.expiresAt} unless renewed).`
+  }
+}
+
+/** No conversation with this id is stored. */
+export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>("@chat-ts/ConversationNotFound")(
+  "ConversationNotFound",
+  { id: Schema.String }
+) {
+  override get message() {
+    return `No conversation '${this.id}' is stored.`
+  }
+}
+
+/** A stored conversation's data is damaged (a malformed column, a document that does not decode): nothing was loaded. */
+export class CorruptConversation extends Schema.TaggedError<CorruptConversation>("@chat-ts/CorruptConversation")(
+  "CorruptConversation",
+  { id: Schema.String, detail: Schema.String }
+) {
+  override get message() {
+    return `The stored conversation '${this.id}' is damaged: ${this.detail}`
   }
 }

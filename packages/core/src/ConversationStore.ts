@@ -8,12 +8,19 @@
  * conversation waiting for a decision or a time, so approvals can be
  * rediscovered after a restart.
  *
+ * A worker running a turn of a conversation holds its lease (`acquire`,
+ * `renew`, `release`): an owner id and an expiry on the store's clock.
+ * Another worker that tries to take it gets `ConversationBusy` before it runs
+ * or changes anything; a lease whose owner died expires and can be taken.
+ * `Worker.resume` does all of this in one call.
+ *
  * This module holds the contract and an in-memory store; `@chat-ts/sql`
  * stores conversations in SQL databases.
  *
  * @since 0.1.0
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -39,6 +46,36 @@ export interface PendingSummary {
   readonly pending: ReadonlyArray<string>
 }
 
+/** One page of `listPending`. */
+export interface PendingPage {
+  readonly items: ReadonlyArray<PendingSummary>
+  /** Where the next page starts (give it back as `cursor`); absent on the last page. */
+  readonly cursor?: string
+}
+
+/** Options of `listPending`. */
+export interface ListOptions {
+  /** The most conversations in the page: an integer from 1 to `maxPageSize` (default `defaultPageSize`). */
+  readonly limit?: number
+  /** The `cursor` of the previous page. */
+  readonly cursor?: string
+}
+
+/** The page size of `listPending` when none is given. */
+export const defaultPageSize = 100
+
+/** The largest page `listPending` gives. */
+export const maxPageSize = 1000
+
+/** A worker's hold on a conversation while it runs a turn of it. */
+export interface Lease {
+  readonly id: string
+  /** Who holds it (any string unique to the worker, e.g. a random id per process). */
+  readonly owner: string
+  /** When it ends unless renewed (epoch millis, on the store's clock). */
+  readonly expiresAt: number
+}
+
 /** Options of `save`. */
 export interface SaveOptions {
   /**
@@ -46,26 +83,51 @@ export interface SaveOptions {
    * Without it the save overwrites whatever is stored (last write wins).
    */
   readonly expectedVersion?: number
+  /** Saves only while this lease is held by its owner; otherwise `ConversationBusy`. */
+  readonly lease?: Lease
 }
 
 /** The store contract. */
 export interface Service {
-  /** The conversation with this id, if stored. */
-  readonly load: (id: string) => Effect.Effect<Option.Option<Stored>, ChatError.StoreError | ChatError.StateDecodeError>
+  /** The conversation with this id, if stored; damaged data is `CorruptConversation`. */
+  readonly load: (id: string) => Effect.Effect<Option.Option<Stored>, ChatError.StoreError | ChatError.CorruptConversation>
   /**
    * Saves the messages; fails with `ConcurrentModification` when `expectedVersion` is not the stored one,
-   * and with `StateEncodeError` (nothing written) when JSON cannot hold them.
+   * with `ConversationBusy` when `lease` is given and no longer held by its owner, and with
+   * `StateEncodeError` (nothing written) when JSON cannot hold the messages.
    */
   readonly save: (
     id: string,
     messages: Messages.Messages,
     options?: SaveOptions
-  ) => Effect.Effect<Stored, ChatError.StoreError | ChatError.ConcurrentModification | ChatError.StateEncodeError>
-  /** Every conversation with calls still pending, oldest first. */
-  readonly listPending: Effect.Effect<ReadonlyArray<PendingSummary>, ChatError.StoreError>
+  ) => Effect.Effect<Stored, SaveError>
+  /** The conversations with calls still pending, oldest first, one page at a time. */
+  readonly listPending: (
+    options?: ListOptions
+  ) => Effect.Effect<PendingPage, ChatError.StoreError | ChatError.CorruptConversation>
   /** Removes a conversation (nothing happens if it is not stored). */
   readonly remove: (id: string) => Effect.Effect<void, ChatError.StoreError>
+  /**
+   * Takes the lease of a stored conversation for `ttl`: free, expired (its owner died) or already `owner`'s.
+   * Held by another owner: `ConversationBusy`, and nothing changes.
+   */
+  readonly acquire: (
+    id: string,
+    owner: string,
+    ttl: Duration.DurationInput
+  ) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.ConversationNotFound | ChatError.StoreError>
+  /** Extends a lease its owner still holds by `ttl` from now; taken by another: `ConversationBusy`. */
+  readonly renew: (lease: Lease, ttl: Duration.DurationInput) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.StoreError>
+  /** Gives a lease up (nothing happens if its owner no longer holds it). */
+  readonly release: (lease: Lease) => Effect.Effect<void, ChatError.StoreError>
 }
+
+/** What `save` may fail with. */
+export type SaveError =
+  | ChatError.StoreError
+  | ChatError.ConcurrentModification
+  | ChatError.ConversationBusy
+  | ChatError.StateEncodeError
 
 /** The conversation store in use. */
 export class ConversationStore extends Context.Tag("@chat-ts/core/ConversationStore")<ConversationStore, Service>() {}
@@ -91,32 +153,121 @@ export const checkVersion = (
   )
 }
 
+/** Checks `listPending`'s options, giving the page size and where the page starts. */
+export const pageOptions = (
+  options: ListOptions | undefined
+): Effect.Effect<{ readonly limit: number; readonly after?: readonly [number, string] }, ChatError.StoreError> => {
+  const limit = options?.limit ?? defaultPageSize
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
+    return Effect.fail(new ChatError.StoreError({ detail: `listPending: limit must be an integer from 1 to ${maxPageSize}, not ${limit}` }))
+  }
+  if (options?.cursor === undefined) return Effect.succeed({ limit })
+  const match = /^(\d{1,16}):([^\u0000]+)$/s.exec(options.cursor)
+  if (match === null) return Effect.fail(new ChatError.StoreError({ detail: "listPending: the cursor is not one this store gave" }))
+  return Effect.succeed({ limit, after: [Number(match[1]), match[2]!] as const })
+}
+
+/** The cursor after the last item of a page (when the page is full). */
+export const nextCursor = (items: ReadonlyArray<PendingSummary>, limit: number): { cursor?: string } => {
+  const last = items[limit - 1]
+  return items.length < limit || last === undefined ? {} : { cursor: `${last.updatedAt}:${last.id}` }
+}
+
+/** A lease's length in milliseconds: a whole number from 1 ms to a year; anything else is refused (a zero or
+ * endless lease would let two workers in, or none ever again). */
+export const leaseMillis = (ttl: Duration.DurationInput): Effect.Effect<number, ChatError.StoreError> => {
+  const millis = Duration.decodeUnknown(ttl).pipe(Option.map(Duration.toMillis), Option.getOrElse(() => Number.NaN))
+  return Number.isFinite(millis) && millis >= 1 && millis <= 366 * 24 * 3600 * 1000
+    ? Effect.succeed(Math.floor(millis))
+    : Effect.fail(new ChatError.StoreError({ detail: `a lease lasts from 1 ms to a year, not ${String(ttl)}` }))
+}
+
+/** A conversation's lease as a store keeps it. */
+interface Held {
+  readonly owner: string
+  readonly expiresAt: number
+}
+
+const isHeldBy = (held: Held | undefined, owner: string, now: number): boolean =>
+  held !== undefined && held.owner !== owner && held.expiresAt > now
+
 /** An in-memory store (for tests and single-process programs); stored documents are JSON, as in a database. */
 export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
-  const rows = new Map<string, { document: string; version: number; updatedAt: number; pending: ReadonlyArray<string> }>()
+  const rows = new Map<
+    string,
+    { document: string; version: number; updatedAt: number; pending: ReadonlyArray<string>; lease?: Held }
+  >()
+  const now = Effect.clockWith((clock) => clock.currentTimeMillis)
+  const busy = (id: string, held: Held) => new ChatError.ConversationBusy({ id, expiresAt: held.expiresAt })
   return {
     load: (id) =>
       Effect.suspend(() => {
         const row = rows.get(id)
         if (row === undefined) return Effect.succeed(Option.none())
-        return Effect.map(Messages.fromJson(row.document), (messages) =>
-          Option.some({ id, messages, version: row.version, updatedAt: row.updatedAt }))
+        return Messages.fromJson(row.document).pipe(
+          Effect.mapError((error) => new ChatError.CorruptConversation({ id, detail: error.detail })),
+          Effect.map((messages) => Option.some({ id, messages, version: row.version, updatedAt: row.updatedAt }))
+        )
       }),
     save: (id, messages, options) =>
       Effect.gen(function*() {
         const document = yield* Messages.toJson(messages)
-        const version = yield* checkVersion(id, rows.get(id)?.version, options)
-        const updatedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        rows.set(id, { document, version, updatedAt, pending: pendingIds(messages) })
+        const row = rows.get(id)
+        const version = yield* checkVersion(id, row?.version, options)
+        const updatedAt = yield* now
+        const lease = options?.lease
+        if (lease !== undefined && row?.lease?.owner !== lease.owner) {
+          return yield* busy(id, row?.lease ?? { owner: "", expiresAt: updatedAt })
+        }
+        rows.set(id, {
+          document,
+          version,
+          updatedAt,
+          pending: pendingIds(messages),
+          ...(row?.lease === undefined ? {} : { lease: row.lease })
+        })
         return { id, messages, version, updatedAt }
       }),
-    listPending: Effect.sync(() =>
-      [...rows.entries()]
-        .filter(([, row]) => row.pending.length > 0)
-        .map(([id, row]) => ({ id, version: row.version, updatedAt: row.updatedAt, pending: row.pending }))
-        .sort((a, b) => a.updatedAt - b.updatedAt)
-    ),
-    remove: (id) => Effect.sync(() => void rows.delete(id))
+    listPending: (options) =>
+      Effect.map(pageOptions(options), ({ after, limit }) => {
+        const items = [...rows.entries()]
+          .filter(([, row]) => row.pending.length > 0)
+          .map(([id, row]) => ({ id, version: row.version, updatedAt: row.updatedAt, pending: row.pending }))
+          .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .filter((item) => after === undefined || item.updatedAt > after[0] || (item.updatedAt === after[0] && item.id > after[1]))
+          .slice(0, limit)
+        return { items, ...nextCursor(items, limit) }
+      }),
+    remove: (id) => Effect.sync(() => void rows.delete(id)),
+    acquire: (id, owner, ttl) =>
+      Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]): Effect.Effect<
+        Lease,
+        ChatError.ConversationBusy | ChatError.ConversationNotFound
+      > => {
+        const row = rows.get(id)
+        if (row === undefined) return Effect.fail(new ChatError.ConversationNotFound({ id }))
+        if (isHeldBy(row.lease, owner, at)) return Effect.fail(busy(id, row.lease!))
+        const lease = { id, owner, expiresAt: at + millis }
+        rows.set(id, { ...row, lease: { owner, expiresAt: lease.expiresAt } })
+        return Effect.succeed(lease)
+      }),
+    renew: (lease, ttl) =>
+      Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]) => {
+        const row = rows.get(lease.id)
+        if (row === undefined || row.lease?.owner !== lease.owner) {
+          return Effect.fail(busy(lease.id, row?.lease ?? { owner: "", expiresAt: at }))
+        }
+        const renewed = { ...lease, expiresAt: at + millis }
+        rows.set(lease.id, { ...row, lease: { owner: lease.owner, expiresAt: renewed.expiresAt } })
+        return Effect.succeed(renewed)
+      }),
+    release: (lease) =>
+      Effect.sync(() => {
+        const row = rows.get(lease.id)
+        if (row?.lease?.owner !== lease.owner) return
+        const { lease: _, ...rest } = row
+        rows.set(lease.id, rest)
+      })
   }
 })
 
@@ -128,16 +279,18 @@ export const layerMemory: Layer.Layer<ConversationStore> = Layer.effect(Conversa
  * state of the turn to the store, starting from `version` and checking each
  * save against the previous one. When another writer saved first, the turn
  * stops with `ConcurrentModification` (before anything runs, if it lost the
- * race to resume).
+ * race to resume); with a `lease`, a save after another worker took the lease
+ * stops it with `ConversationBusy`.
  */
 export const checkpoint = (
   store: Service,
   id: string,
-  version: number
-): (messages: Messages.Messages) => Effect.Effect<void, ChatError.StoreError | ChatError.ConcurrentModification | ChatError.StateEncodeError> => {
+  version: number,
+  lease?: Lease
+): (messages: Messages.Messages) => Effect.Effect<void, SaveError> => {
   let current = version
   return (messages) =>
-    store.save(id, messages, { expectedVersion: current }).pipe(
+    store.save(id, messages, { expectedVersion: current, ...(lease === undefined ? {} : { lease }) }).pipe(
       Effect.tap((stored) => Effect.sync(() => (current = stored.version))),
       Effect.asVoid
     )

@@ -43,6 +43,13 @@ export interface Tool<
   readonly declaration: LanguageModel.ToolDeclaration
   /** `true`: strict mode or an `InvalidToolSchema` error; `false`: never strict; absent: strict when the parameters allow it. */
   readonly strict?: boolean | undefined
+  /**
+   * Whether running a call twice is harmless (the handler passes an idempotency key, e.g. the call id
+   * and `attempt`, to what it calls). Only then is a call whose worker died mid-run run again.
+   */
+  readonly idempotent: boolean
+  /** How many times an idempotent call may be started in all (default 3); never more than once otherwise. */
+  readonly maxAttempts: number
 }
 
 /** Any tool. */
@@ -166,6 +173,10 @@ export const make = <
     readonly metadata?: Metadata
     /** `false`: never strict mode; `true`: strict mode or `InvalidToolSchema` at `Chat.make`; default: strict when possible. */
     readonly strict?: boolean
+    /** Running a call twice is harmless: after a crash mid-run, run it again (see `Tool.idempotent`). */
+    readonly idempotent?: boolean
+    /** For an idempotent tool, how many times a call may be started in all (default 3). */
+    readonly maxAttempts?: number
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -180,6 +191,8 @@ export const make = <
     failure: (options.failure ?? Schema.Never) as Failure,
     metadata: options.metadata as Metadata,
     ...(options.strict === undefined ? {} : { strict: options.strict }),
+    idempotent: options.idempotent === true,
+    maxAttempts: options.idempotent === true ? Math.max(1, Math.floor(options.maxAttempts ?? 3)) : 1,
     get declaration() {
       return Either.match(wire(tool), {
         onLeft: (): LanguageModel.ToolDeclaration => ({
@@ -204,6 +217,8 @@ export interface HandlerService {
 export interface CallInfo {
   readonly id: string
   readonly name: string
+  /** Which run of this call this is: 1, or more when an idempotent call runs again after a crash. */
+  readonly attempt: number
 }
 
 /** The service key of the handler of the tool named `Name`. */

@@ -19,7 +19,8 @@
  * - Approved calls run without asking the strategy again; scheduled calls run
  *   once their time has come; an approval that expired is rejected by policy.
  * - A call left `Running` by a crash is never run again: it is recorded as
- *   failed (its outcome is unknown).
+ *   failed (its outcome is unknown), unless `Resume` lists it in `rerun` (its
+ *   tool is idempotent): then it runs again as its next `attempt`.
  * - Nothing from a response cut short (finish reason `length`,
  *   `content-filter` or `error`) runs: its calls fail with a message saying
  *   why, and the model may try again within `maxSteps`.
@@ -68,8 +69,15 @@ export interface InvalidEdit {
 
 /** Everything that can happen to a turn. */
 export type Event = Data.TaggedEnum<{
-  /** Start or resume the turn at time `now`; `invalidEdits` lists approved edits that failed validation. */
-  Resume: { readonly now: number; readonly invalidEdits?: ReadonlyArray<InvalidEdit> | undefined }
+  /**
+   * Start or resume the turn at time `now`; `invalidEdits` lists approved edits that failed validation,
+   * `rerun` the calls left running (by a worker that died) that may run again.
+   */
+  Resume: {
+    readonly now: number
+    readonly invalidEdits?: ReadonlyArray<InvalidEdit> | undefined
+    readonly rerun?: ReadonlyArray<string> | undefined
+  }
   /** The model answered; `message` is the assistant message (its tool calls are taken as proposed). */
   ModelResponded: { readonly message: Message }
   /** The strategies decided the proposed calls at time `now`. */
@@ -374,11 +382,19 @@ const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Re
         return [replaceMessage(messages, lastIndex, reverted), Outcome.InvalidEdits({ edits })]
       }
     }
-    // A call left running by a crash or an interruption is never run again.
-    const recovered = mapCalls(response, (call) =>
-      call.status._tag === "Running"
-        ? { ...call, status: { _tag: "Failed", error: interruptedError, ...edited(call) } }
-        : call)
+    // A call left running by a crash or an interruption is never run again, unless it may (`rerun`).
+    const rerun = new Set(event.rerun ?? [])
+    const restarted: Array<ToolCallPart> = []
+    const recovered = mapCalls(response, (call) => {
+      if (call.status._tag !== "Running") return call
+      if (!rerun.has(call.id)) return { ...call, status: { _tag: "Failed", error: interruptedError, ...edited(call) } }
+      const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call), attempt: (call.status.attempt ?? 1) + 1 } }
+      restarted.push(next)
+      return next
+    })
+    if (restarted.length > 0) {
+      return [replaceMessage(messages, lastIndex, recovered), Outcome.RunTools({ calls: restarted })]
+    }
     if (recovered !== response) return advance(replaceMessage(messages, lastIndex, recovered), config, event.now)
   }
   return advance(messages, config, event.now)

@@ -49,3 +49,6 @@ export * as SignedState from "./SignedState.js"
 
 /** Where paused conversations live between a pause and its resume. */
 export * as ConversationStore from "./ConversationStore.js"
+
+/** Running turns of stored conversations on many workers: leases, one safe resume. */
+export * as Worker from "./Worker.js"

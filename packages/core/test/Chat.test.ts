@@ -533,7 +533,7 @@ describe("Chat: toolkits and strategies", () => {
         arguments: "{\"to\":\"ann\",\"times\":\"3\"}",
         metadata: { secret: "only for the strategy" }
       }])
-      expect(handled).toEqual([{ params: { to: "ann", times: 3 }, info: { id: "c", name: "send" } }])
+      expect(handled).toEqual([{ params: { to: "ann", times: 3 }, info: { id: "c", name: "send", attempt: 1 } }])
       expect(JSON.stringify(handled)).not.toContain("secret")
       // The success value is encoded with the success schema before the model sees it.
       expect(seen(model.requests[1], "c").result?.value).toBe(3)

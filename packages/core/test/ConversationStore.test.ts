@@ -19,7 +19,7 @@ describe("ConversationStore.layerMemory", () => {
       expect(stale).toMatchObject({ _tag: "ConcurrentModification", expectedVersion: 0, actualVersion: 1 })
       yield* TestClock.adjust("1 second")
       yield* store.save("b", [Messages.user("hi"), Messages.assistant("hello")])
-      expect((yield* store.listPending).map((p) => [p.id, p.pending])).toEqual([["a", ["c1"]]])
+      expect((yield* store.listPending()).items.map((p) => [p.id, p.pending])).toEqual([["a", ["c1"]]])
       expect(Option.map(yield* store.load("a"), (s) => s.messages)).toEqual(Option.some(paused))
       yield* store.remove("a")
       expect(yield* store.load("a")).toEqual(Option.none())

@@ -2,7 +2,7 @@
  * The doc snippets that are not examples run here too, so the docs show code
  * that works, not just code that compiles.
  */
-import { Chat, ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import { Chat, ChatError, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Either, Fiber, Layer, Ref, TestClock } from "effect"
@@ -173,6 +173,34 @@ describe("snippets", () => {
         expect(yield* Messages.fromJson(yield* Ref.get(store))).toEqual(result.messages)
       }))
   })
+
+  it.effect("an idempotent tool whose worker died mid-run runs again, as attempt 2, once its lease expired", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const crashed: Messages.Messages = [
+        Messages.user("Move 50 EUR to savings."),
+        {
+          role: "assistant",
+          parts: [{
+            _tag: "ToolCall",
+            id: "t1",
+            name: "transfer",
+            arguments: JSON.stringify({ from: "checking", to: "savings", amount: 50 }),
+            status: { _tag: "Running" }
+          }]
+        }
+      ]
+      yield* store.save("conv", crashed, { expectedVersion: 0 })
+      yield* store.acquire("conv", "the worker that died", "30 seconds")
+      const chat = yield* Chat.make({ tools: PersistenceExtras.transfers }).pipe(
+        Effect.provide(Layer.merge(MockLanguageModel.make([MockLanguageModel.text("Moved.")]).layer, PersistenceExtras.transferHandlers))
+      )
+      const resume = Worker.resume(chat, "conv", (stored) => Effect.succeed(stored.messages))
+      expect(yield* Effect.flip(resume)).toMatchObject({ _tag: "ConversationBusy" })
+      yield* TestClock.adjust("30 seconds")
+      const result = yield* resume
+      expect(Messages.toolCalls(result.messages)[0]!.status).toEqual({ _tag: "Completed", result: { reference: "bank-t1", attempt: 2 } })
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
   it.effect("a conversation store keeps a pause until approvals arrive, then the resumed turn", () =>
     Effect.gen(function*() {

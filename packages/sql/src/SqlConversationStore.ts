@@ -1,135 +1,341 @@
 /**
  * A `ConversationStore` in a SQL database, through `@effect/sql`'s
- * `SqlClient` (SQLite with `@effect/sql-sqlite-node`, PostgreSQL with
- * `@effect/sql-pg`, …: any dialect with `ON CONFLICT` and `RETURNING`; tested on SQLite).
+ * `SqlClient`: PostgreSQL (`@effect/sql-pg`) and SQLite
+ * (`@effect/sql-sqlite-node`), both tested on real databases.
  *
- * One row per conversation: its versioned JSON document, its version, the
- * ids of its pending calls and when it was saved. Saves with an
- * `expectedVersion` are compare-and-set in one statement, so two workers
+ * Two tables. The conversations table has one row per conversation: its
+ * version, its message count, the ids of its pending calls, when it was saved
+ * and its lease (owner, expiry). The messages table has one row per message,
+ * so a save writes only the messages that changed (a call's new status, an
+ * appended response) and loading composes the conversation back. Saves with
+ * an `expectedVersion` are compare-and-set in one transaction, so two workers
  * resuming the same pause cannot both go on.
+ *
+ * The tables are created by `migrate` (an `@effect/sql` `Migrator`), run once
+ * by whoever deploys: building the store's layer runs no DDL.
  *
  * @since 0.1.0
  */
 import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import * as Migrator from "@effect/sql/Migrator"
 import * as SqlClient from "@effect/sql/SqlClient"
 import type * as SqlError from "@effect/sql/SqlError"
+import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
+import * as ParseResult from "effect/ParseResult"
+import * as Internal from "./internal/rows.js"
 
 /** Settings of the store. */
 export interface Options {
-  /** The table's name (default `chat_ts_conversations`); created if missing. */
+  /** The conversations table (default `chat_ts_conversations`); messages go to `<table>_messages`. */
   readonly table?: string
+  /**
+   * Whose clock times leases: the database's (default; every worker agrees on it) or
+   * Effect's `Clock` in the store's process (so `TestClock` drives leases in tests).
+   */
+  readonly clock?: "database" | "effect"
 }
 
-const Row = Schema.Struct({
-  id: Schema.String,
-  version: Schema.Number,
-  document: Schema.String,
-  pending: Schema.String,
-  // PostgreSQL returns BIGINT columns as strings.
-  updated_at: Schema.Union(Schema.Number, Schema.NumberFromString)
-})
+/** The default conversations table. */
+export const defaultTable = "chat_ts_conversations"
 
-const decodeRows = Schema.decodeUnknown(Schema.Array(Row))
-const decodeVersions = Schema.decodeUnknown(Schema.Array(Schema.Struct({ version: Schema.Number })))
+const tablesOf = (options: Options) => {
+  const table = options.table ?? defaultTable
+  return { table, messages: `${table}_messages`, pendingIndex: `${table}_pending`, migrations: `${table}_migrations` }
+}
 
-const storeError = (error: SqlError.SqlError | { readonly message: string }): ChatError.StoreError =>
-  new ChatError.StoreError({ detail: error.message })
+/** The migrations that create and evolve the store's tables, in order. */
+export const migrations = (
+  options: Options = {}
+): Record<string, Effect.Effect<void, SqlError.SqlError, SqlClient.SqlClient>> => {
+  const names = tablesOf(options)
+  return {
+    "1_conversations": Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE ${sql(names.table)} (
+        id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        incarnation TEXT NOT NULL,
+        message_count INTEGER NOT NULL,
+        pending TEXT NOT NULL,
+        pending_count INTEGER NOT NULL,
+        updated_at BIGINT NOT NULL,
+        lease_owner TEXT,
+        lease_expires_at BIGINT
+      )`
+      // listPending reads this index only: the oldest conversations that wait.
+      yield* sql`CREATE INDEX ${sql(names.pendingIndex)} ON ${sql(names.table)} (updated_at, id) WHERE pending_count > 0`
+      yield* sql`CREATE TABLE ${sql(names.messages)} (
+        conversation_id TEXT NOT NULL,
+        position INTEGER NOT NULL,
+        body TEXT NOT NULL,
+        PRIMARY KEY (conversation_id, position)
+      )`
+    })
+  }
+}
 
-/** Makes a store on the `SqlClient` in context, creating its table if it does not exist. */
+/**
+ * Creates or updates the store's tables (run once per deploy, by a role that may change the schema).
+ * Safe to run again: applied migrations are recorded in `<table>_migrations`.
+ */
+export const migrate = (
+  options: Options = {}
+): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, Migrator.MigrationError | SqlError.SqlError, SqlClient.SqlClient> =>
+  Migrator.make({})({ loader: Migrator.fromRecord(migrations(options)), table: tablesOf(options).migrations })
+
+/** A layer that runs `migrate` when built (for deploy scripts and tests, not for every worker). */
+export const layerMigrate = (
+  options: Options = {}
+): Layer.Layer<never, Migrator.MigrationError | SqlError.SqlError, SqlClient.SqlClient> =>
+  Layer.effectDiscard(migrate(options))
+
+/** How many conversations' last saved messages a store remembers, to write only what changed. */
+const rememberedConversations = 1000
+
+/** How many rows one INSERT writes. */
+const batchSize = 200
+
+const storeError = (what: string) => (error: SqlError.SqlError | ParseResult.ParseError): ChatError.StoreError => {
+  const cause = error._tag === "SqlError" ? error.cause ?? error : error
+  const driver = cause instanceof Error ? cause.message : String(cause)
+  const code = typeof cause === "object" && cause !== null && "code" in cause ? ` (code ${String(cause.code)})` : ""
+  return new ChatError.StoreError({ detail: `${what}: ${driver}${code}`, cause })
+}
+
+/** Makes a store on the `SqlClient` in context; the tables must exist (see `migrate`). Runs no statement. */
 export const make = (
   options: Options = {}
-): Effect.Effect<ConversationStore.Service, ChatError.StoreError, SqlClient.SqlClient> =>
+): Effect.Effect<ConversationStore.Service, never, SqlClient.SqlClient> =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
-    const table = sql(options.table ?? "chat_ts_conversations")
-    yield* sql`CREATE TABLE IF NOT EXISTS ${table} (
-      id TEXT PRIMARY KEY,
-      version INTEGER NOT NULL,
-      document TEXT NOT NULL,
-      pending TEXT NOT NULL,
-      updated_at BIGINT NOT NULL
-    )`.pipe(Effect.mapError(storeError))
+    const names = tablesOf(options)
+    const table = sql(names.table)
+    const messagesTable = sql(names.messages)
+    // What this store last read or wrote of a conversation: its incarnation (a new one each time the id is
+    // created, so a conversation removed and created again is never taken for the old one), version and messages.
+    const remembered = Internal.lru<string, Internal.Known>(rememberedConversations)
 
-    const currentVersion = (id: string) =>
-      Effect.map(
-        Effect.flatMap(sql`SELECT version FROM ${table} WHERE id = ${id}`, decodeVersions),
-        (rows) => rows[0]?.version
-      )
+    const databaseNow = sql.onDialectOrElse({
+      pg: () => sql.literal("CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
+      orElse: () => sql.literal("CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
+    })
+    /** "now" (and "now + ttl") on the lease clock, as SQL. */
+    const leaseTime = (plus: number): Effect.Effect<Statement.Fragment | number> =>
+      options.clock === "effect"
+        ? Effect.clockWith((clock) => Effect.map(clock.currentTimeMillis, (now) => now + plus))
+        : Effect.succeed(plus === 0 ? databaseNow : sql`(${databaseNow} + ${plus})`)
 
     const load: ConversationStore.Service["load"] = (id) =>
-      sql`SELECT id, version, document, pending, updated_at FROM ${table} WHERE id = ${id}`.pipe(
-        Effect.flatMap(decodeRows),
-        Effect.mapError(storeError),
-        Effect.flatMap((rows) => {
-          const row = rows[0]
-          if (row === undefined) return Effect.succeed(Option.none())
-          return Effect.map(Messages.fromJson(row.document), (messages) =>
-            Option.some({ id, messages, version: row.version, updatedAt: row.updated_at }))
+      sql`SELECT c.incarnation, c.version, c.updated_at, c.message_count, m.position, m.body
+          FROM ${table} c LEFT JOIN ${messagesTable} m ON m.conversation_id = c.id AND m.position < c.message_count
+          WHERE c.id = ${id} ORDER BY m.position`.pipe(
+        Effect.mapError(storeError(`loading '${id}'`)),
+        Effect.flatMap((rows) =>
+          Either.match(Internal.decodeConversation(id, rows), {
+            onLeft: (detail) => Effect.fail(new ChatError.CorruptConversation({ id, detail })),
+            onRight: Effect.succeed
+          })
+        ),
+        Effect.map(Option.map(({ incarnation, stored }) => {
+          remembered.set(id, { incarnation, version: stored.version, messages: stored.messages })
+          return stored
+        }))
+      )
+
+    const insertMessages = (id: string, messages: Messages.Messages, positions: ReadonlyArray<number>) =>
+      Effect.forEach(
+        Internal.chunks(positions, batchSize),
+        (chunk) =>
+          Effect.flatMap(
+            // A message JSON cannot hold fails the save (inside its transaction: nothing is written).
+            Effect.forEach(chunk, (position) =>
+              Effect.map(Internal.encodeMessage(messages[position]!), (body) => ({ conversation_id: id, position, body }))),
+            (rows) =>
+              sql`INSERT INTO ${messagesTable} ${sql.insert(rows)}
+                ON CONFLICT (conversation_id, position) DO UPDATE SET body = excluded.body`
+          ),
+        { discard: true }
+      )
+
+    /** Writes the message rows: only those that changed since `previous` (the stored messages), or all. */
+    const writeMessages = (id: string, messages: Messages.Messages, previous: Messages.Messages | undefined) =>
+      Effect.gen(function*() {
+        if (previous === undefined) {
+          yield* sql`DELETE FROM ${messagesTable} WHERE conversation_id = ${id}`
+          return yield* insertMessages(id, messages, messages.map((_, i) => i))
+        }
+        if (previous.length > messages.length) {
+          yield* sql`DELETE FROM ${messagesTable} WHERE conversation_id = ${id} AND position >= ${messages.length}`
+        }
+        yield* insertMessages(id, messages, Internal.changedPositions(previous, messages))
+      })
+
+    /** The compare-and-set of a save; `None` when the expected version or the lease did not hold. */
+    const writeRow = (
+      id: string,
+      messages: Messages.Messages,
+      updatedAt: number,
+      saveOptions: ConversationStore.SaveOptions | undefined,
+      incarnation: string | undefined
+    ) => {
+      const pending = ConversationStore.pendingIds(messages)
+      const row = {
+        id,
+        incarnation: globalThis.crypto.randomUUID(),
+        version: 1,
+        message_count: messages.length,
+        pending: JSON.stringify(pending),
+        pending_count: pending.length,
+        updated_at: updatedAt
+      }
+      const expected = saveOptions?.expectedVersion
+      const owner = saveOptions?.lease?.owner
+      const leased = owner === undefined ? sql`1 = 1` : sql`${table}.lease_owner = ${owner}`
+      const same = incarnation === undefined ? sql`1 = 1` : sql`incarnation = ${incarnation}`
+      if (expected === 0) {
+        return owner !== undefined
+          ? Effect.succeed([])
+          : sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO NOTHING RETURNING version, incarnation`
+      }
+      if (expected === undefined) {
+        return sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO UPDATE SET
+          version = ${table}.version + 1, message_count = ${row.message_count}, pending = ${row.pending},
+          pending_count = ${row.pending_count}, updated_at = ${updatedAt}
+          WHERE ${leased} RETURNING version, incarnation`
+      }
+      return sql`UPDATE ${table} SET version = ${expected + 1}, message_count = ${row.message_count},
+          pending = ${row.pending}, pending_count = ${row.pending_count}, updated_at = ${updatedAt}
+          WHERE id = ${id} AND version = ${expected} AND ${same} AND ${leased} RETURNING version, incarnation`
+    }
+
+    /** Why a save was refused: another version, or another worker's lease. */
+    const refusal = (id: string, saveOptions: ConversationStore.SaveOptions | undefined) =>
+      sql`SELECT version, lease_owner, lease_expires_at FROM ${table} WHERE id = ${id}`.pipe(
+        Effect.flatMap(Internal.decodeLeaseRows),
+        Effect.mapError(storeError(`saving '${id}'`)),
+        Effect.flatMap(([row]): Effect.Effect<never, ConversationStore.SaveError> => {
+          const expected = saveOptions?.expectedVersion
+          if (expected !== undefined && expected !== (row?.version ?? 0)) {
+            return new ChatError.ConcurrentModification({
+              id,
+              expectedVersion: expected,
+              ...(row === undefined ? {} : { actualVersion: row.version })
+            })
+          }
+          return new ChatError.ConversationBusy({ id, expiresAt: row?.lease_expires_at ?? 0 })
         })
       )
 
     const save: ConversationStore.Service["save"] = (id, messages, saveOptions) =>
       Effect.gen(function*() {
-        const document = yield* Messages.toJson(messages)
-        const pending = JSON.stringify(ConversationStore.pendingIds(messages))
         const updatedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const expected = saveOptions?.expectedVersion
-        const written = yield* (
-          expected === undefined
-            ? sql`INSERT INTO ${table} (id, version, document, pending, updated_at)
-                VALUES (${id}, 1, ${document}, ${pending}, ${updatedAt})
-                ON CONFLICT (id) DO UPDATE SET version = ${table}.version + 1, document = ${document},
-                  pending = ${pending}, updated_at = ${updatedAt}
-                RETURNING version`
-            : expected === 0
-            ? sql`INSERT INTO ${table} (id, version, document, pending, updated_at)
-                VALUES (${id}, 1, ${document}, ${pending}, ${updatedAt})
-                ON CONFLICT (id) DO NOTHING
-                RETURNING version`
-            : sql`UPDATE ${table} SET version = ${expected + 1}, document = ${document}, pending = ${pending},
-                updated_at = ${updatedAt}
-                WHERE id = ${id} AND version = ${expected}
-                RETURNING version`
-        ).pipe(Effect.flatMap(decodeVersions), Effect.mapError(storeError))
-        const version = written[0]?.version
-        if (version === undefined) {
-          const actual = yield* currentVersion(id).pipe(Effect.mapError(storeError))
-          return yield* new ChatError.ConcurrentModification({
-            id,
-            expectedVersion: expected ?? 0,
-            ...(actual === undefined ? {} : { actualVersion: actual })
-          })
-        }
-        return { id, messages, version, updatedAt }
+        const known = remembered.get(id)
+        const delta = expected !== undefined && expected !== 0 && known?.version === expected ? known : undefined
+        const write = (base: Internal.Known | undefined) =>
+          Effect.flatMap(writeRow(id, messages, updatedAt, saveOptions, base?.incarnation), Internal.decodeWritten)
+        const written = yield* sql.withTransaction(Effect.gen(function*() {
+          // Only the changed messages when the stored state is the one this store knows; otherwise all of them.
+          const [changed] = delta === undefined ? [] : yield* write(delta)
+          const [row] = changed === undefined ? yield* write(undefined) : [changed]
+          if (row === undefined) return undefined
+          yield* writeMessages(id, messages, changed === undefined ? undefined : delta?.messages)
+          return row
+        })).pipe(
+          Effect.mapError((error) => error._tag === "StateEncodeError" ? error : storeError(`saving '${id}'`)(error))
+        )
+        if (written === undefined) return yield* refusal(id, saveOptions)
+        remembered.set(id, { incarnation: written.incarnation, version: written.version, messages })
+        return { id, messages, version: written.version, updatedAt }
       })
 
-    const listPending: ConversationStore.Service["listPending"] =
-      sql`SELECT id, version, document, pending, updated_at FROM ${table} WHERE pending <> '[]' ORDER BY updated_at, id`
-        .pipe(
-          Effect.flatMap(decodeRows),
-          Effect.map((rows) =>
-            rows.map((row) => ({
-              id: row.id,
-              version: row.version,
-              updatedAt: row.updated_at,
-              pending: JSON.parse(row.pending) as ReadonlyArray<string>
-            }))
-          ),
-          Effect.mapError(storeError)
+    const listPending: ConversationStore.Service["listPending"] = (listOptions) =>
+      Effect.gen(function*() {
+        const { after, limit } = yield* ConversationStore.pageOptions(listOptions)
+        const from = after === undefined
+          ? sql`1 = 1`
+          : sql`(updated_at > ${after[0]} OR (updated_at = ${after[0]} AND id > ${after[1]}))`
+        const rows = yield* sql`SELECT id, version, updated_at, pending FROM ${table}
+            WHERE pending_count > 0 AND ${from} ORDER BY updated_at, id LIMIT ${limit}`.pipe(
+          Effect.mapError(storeError("listing pending conversations"))
         )
+        const items = yield* Effect.forEach(rows, (row) =>
+          Either.match(Internal.decodePending(row), {
+            onLeft: ({ detail, id }) => Effect.fail(new ChatError.CorruptConversation({ id, detail })),
+            onRight: Effect.succeed
+          }))
+        return { items, ...ConversationStore.nextCursor(items, limit) }
+      })
 
     const remove: ConversationStore.Service["remove"] = (id) =>
-      sql`DELETE FROM ${table} WHERE id = ${id}`.pipe(Effect.asVoid, Effect.mapError(storeError))
+      sql.withTransaction(
+        Effect.zipRight(
+          sql`DELETE FROM ${messagesTable} WHERE conversation_id = ${id}`,
+          sql`DELETE FROM ${table} WHERE id = ${id}`
+        )
+      ).pipe(
+        Effect.tap(() => Effect.sync(() => remembered.delete(id))),
+        Effect.asVoid,
+        Effect.mapError(storeError(`removing '${id}'`))
+      )
 
-    return { load, save, listPending, remove }
+    const leaseOf = (id: string, owner: string) => (rows: ReadonlyArray<unknown>) =>
+      Effect.map(Internal.decodeExpiries(rows), (decoded) =>
+        decoded[0] === undefined ? undefined : { id, owner, expiresAt: decoded[0].lease_expires_at })
+
+    const busyOrMissing = (id: string) =>
+      sql`SELECT version, lease_owner, lease_expires_at FROM ${table} WHERE id = ${id}`.pipe(
+        Effect.flatMap(Internal.decodeLeaseRows),
+        Effect.mapError(storeError(`leasing '${id}'`)),
+        Effect.flatMap(([row]): Effect.Effect<never, ChatError.ConversationBusy | ChatError.ConversationNotFound> =>
+          row === undefined
+            ? Effect.fail(new ChatError.ConversationNotFound({ id }))
+            : Effect.fail(new ChatError.ConversationBusy({ id, expiresAt: row.lease_expires_at ?? 0 }))
+        )
+      )
+
+    const acquire: ConversationStore.Service["acquire"] = (id, owner, ttl) =>
+      Effect.gen(function*() {
+        const now = yield* leaseTime(0)
+        const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
+        const lease = yield* sql`UPDATE ${table} SET lease_owner = ${owner}, lease_expires_at = ${until}
+            WHERE id = ${id} AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
+            RETURNING lease_expires_at`.pipe(
+          Effect.flatMap(leaseOf(id, owner)),
+          Effect.mapError(storeError(`leasing '${id}'`))
+        )
+        return lease ?? (yield* busyOrMissing(id))
+      })
+
+    const renew: ConversationStore.Service["renew"] = (lease, ttl) =>
+      Effect.gen(function*() {
+        const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
+        const renewed = yield* sql`UPDATE ${table} SET lease_expires_at = ${until}
+            WHERE id = ${lease.id} AND lease_owner = ${lease.owner} RETURNING lease_expires_at`.pipe(
+          Effect.flatMap(leaseOf(lease.id, lease.owner)),
+          Effect.mapError(storeError(`renewing the lease of '${lease.id}'`))
+        )
+        return renewed ?? (yield* busyOrMissing(lease.id).pipe(
+          Effect.catchTag("ConversationNotFound", () => new ChatError.ConversationBusy({ id: lease.id, expiresAt: 0 }))
+        ))
+      })
+
+    const release: ConversationStore.Service["release"] = (lease) =>
+      sql`UPDATE ${table} SET lease_owner = NULL, lease_expires_at = NULL
+          WHERE id = ${lease.id} AND lease_owner = ${lease.owner}`.pipe(
+        Effect.asVoid,
+        Effect.mapError(storeError(`releasing the lease of '${lease.id}'`))
+      )
+
+    return { load, save, listPending, remove, acquire, renew, release }
   })
 
-/** A layer providing `ConversationStore` on the `SqlClient` in context. */
+/** A layer providing `ConversationStore` on the `SqlClient` in context (the tables must exist: see `migrate`). */
 export const layer = (
   options: Options = {}
-): Layer.Layer<ConversationStore.ConversationStore, ChatError.StoreError, SqlClient.SqlClient> =>
+): Layer.Layer<ConversationStore.ConversationStore, never, SqlClient.SqlClient> =>
   Layer.effect(ConversationStore.ConversationStore, make(options))

@@ -3,18 +3,20 @@ import { MockLanguageModel } from "@chat-ts/core/testing"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Schema, TestClock } from "effect"
+import { Cause, ConfigProvider, Effect, Exit, Layer, Option, Schema, TestClock } from "effect"
 import * as fs from "node:fs"
-import * as os from "node:os"
 import * as path from "node:path"
 import { SqlConversationStore } from "../src/index.js"
 import * as Readme from "./readme-example.js"
+import { freshPostgresDatabase, migratedStore, pgClient, postgresUrl, sqliteClient, tempDatabase, uniqueTable } from "./support/Databases.js"
 
-/** A fresh SQLite database file; two layers on the same file act as two processes. */
-const tempDatabase = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-sql-")), "store.db")
-
+/** A store on a SQLite file, migrated; two layers on the same file act as two processes. */
 const storeOn = (filename: string) =>
-  SqlConversationStore.layer().pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
+  SqlConversationStore.layer().pipe(
+    Layer.provideMerge(SqlConversationStore.layerMigrate()),
+    Layer.provideMerge(SqliteClient.layer({ filename })),
+    Layer.orDie
+  )
 
 const paused: Messages.Messages = [
   Messages.user("Delete the old logs."),
@@ -27,72 +29,126 @@ const paused: Messages.Messages = [
 ]
 const done: Messages.Messages = [Messages.user("Hi"), Messages.assistant("Hello!")]
 
-describe("SqlConversationStore on SQLite", () => {
-  it.effect("saves and loads a conversation, growing its version on each save", () =>
-    Effect.gen(function*() {
-      const store = yield* ConversationStore.ConversationStore
-      const first = yield* store.save("conv-1", paused, { expectedVersion: 0 })
-      expect(first.version).toBe(1)
-      const loaded = yield* store.load("conv-1")
-      expect(Option.map(loaded, (s) => [s.messages, s.version])).toEqual(Option.some([paused, 1]))
-      const approved = yield* Messages.approve(paused, "c1")
-      const second = yield* store.save("conv-1", approved, { expectedVersion: 1 })
-      expect(second.version).toBe(2)
-      expect(Option.map(yield* store.load("conv-1"), (s) => s.messages)).toEqual(Option.some(approved))
-      expect(yield* store.load("nobody")).toEqual(Option.none())
-    }).pipe(Effect.provide(storeOn(tempDatabase()))))
+const databases = [
+  ["SQLite", () => sqliteClient()],
+  ["PostgreSQL", () => pgClient()]
+] as const
 
-  it.effect("refuses a save from a stale version, an insert over an existing one and an update of a missing one", () =>
-    Effect.gen(function*() {
-      const store = yield* ConversationStore.ConversationStore
-      yield* store.save("conv", paused, { expectedVersion: 0 })
-      yield* store.save("conv", paused, { expectedVersion: 1 })
-      const stale = yield* Effect.flip(store.save("conv", done, { expectedVersion: 1 }))
-      expect(stale).toMatchObject({ _tag: "ConcurrentModification", id: "conv", expectedVersion: 1, actualVersion: 2 })
-      const again = yield* Effect.flip(store.save("conv", done, { expectedVersion: 0 }))
-      expect(again).toMatchObject({ _tag: "ConcurrentModification", expectedVersion: 0, actualVersion: 2 })
-      const missing = yield* Effect.flip(store.save("ghost", done, { expectedVersion: 4 }))
-      expect(missing._tag).toBe("ConcurrentModification")
-      expect(missing).not.toHaveProperty("actualVersion")
-      // The refused saves changed nothing.
-      expect(Option.map(yield* store.load("conv"), (s) => [s.messages, s.version])).toEqual(Option.some([paused, 2]))
-      // Without an expected version the last write wins.
-      expect((yield* store.save("conv", done)).version).toBe(3)
-      expect((yield* store.save("new", done)).version).toBe(1)
-    }).pipe(Effect.provide(storeOn(tempDatabase()))))
+for (const [name, client] of databases) {
+  describe(`SqlConversationStore on ${name}`, () => {
+    it.effect("a damaged pending column is a CorruptConversation naming the conversation, in every read", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        const sql = yield* SqlClient.SqlClient
+        yield* store.save("good", paused)
+        yield* store.save("conv", paused)
+        for (const broken of ["{broken", "[1]", "[]", "null", "\"c1\""]) {
+          yield* sql`UPDATE ${sql(table)} SET pending = ${broken} WHERE id = ${"conv"}`
+          const error = yield* Effect.flip(store.listPending())
+          expect(error).toMatchObject({ _tag: "CorruptConversation", id: "conv" })
+          expect(error.message).toContain("'conv'")
+        }
+        // The conversation itself still loads: its messages are intact.
+        expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(paused))
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
 
-  it.effect("lists the conversations with pending calls, oldest first, and removes conversations", () =>
-    Effect.gen(function*() {
-      const store = yield* ConversationStore.ConversationStore
-      yield* store.save("b", paused)
-      yield* TestClock.adjust("1 minute")
-      yield* store.save("done", done)
-      yield* store.save("a", paused)
-      const pending = yield* store.listPending
-      expect(pending.map((p) => [p.id, p.pending, p.updatedAt])).toEqual([["b", ["c1"], 0], ["a", ["c1"], 60_000]])
-      yield* store.remove("b")
-      expect((yield* store.listPending).map((p) => p.id)).toEqual(["a"])
-      expect(yield* store.load("b")).toEqual(Option.none())
-    }).pipe(Effect.provide(storeOn(tempDatabase()))))
+    it.effect("a damaged or missing message row is a CorruptConversation on load, and listPending never reads them", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        const sql = yield* SqlClient.SqlClient
+        const messages = sql(`${table}_messages`)
+        yield* store.save("conv", paused)
+        yield* sql`UPDATE ${messages} SET body = ${"{\"role\":\"robot\",\"parts\":[]}"} WHERE position = 0`
+        expect(yield* Effect.flip(store.load("conv"))).toMatchObject({ _tag: "CorruptConversation", id: "conv" })
+        yield* sql`UPDATE ${messages} SET body = ${"not json"} WHERE position = 0`
+        expect(yield* Effect.flip(store.load("conv"))).toMatchObject({ _tag: "CorruptConversation", id: "conv" })
+        // The list of pending conversations comes from indexed columns only.
+        expect((yield* store.listPending()).items.map((p) => [p.id, p.pending])).toEqual([["conv", ["c1"]]])
+        yield* store.save("gap", paused)
+        yield* sql`DELETE FROM ${messages} WHERE conversation_id = ${"gap"} AND position = 0`
+        const gap = yield* Effect.flip(store.load("gap"))
+        expect(gap).toMatchObject({ _tag: "CorruptConversation", id: "gap" })
+        expect(gap.message).toContain("message 0 is missing")
+        yield* store.save("short", paused)
+        yield* sql`UPDATE ${sql(table)} SET message_count = 3 WHERE id = ${"short"}`
+        expect(yield* Effect.flip(store.load("short"))).toMatchObject({ _tag: "CorruptConversation", id: "short" })
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
 
-  it.effect("a document changed in the database is refused when loaded", () =>
-    Effect.gen(function*() {
-      const store = yield* ConversationStore.ConversationStore
+    it.effect("a conversation removed and created again by another worker is never mixed with the old one", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const mine = yield* SqlConversationStore.make({ table })
+        const theirs = yield* SqlConversationStore.make({ table })
+        const long: Messages.Messages = [...paused, Messages.user("one"), Messages.assistant("two"), Messages.user("three")]
+        yield* mine.save("conv", long, { expectedVersion: 0 })
+        const loaded = Option.getOrThrow(yield* mine.load("conv"))
+        // Another worker removes it and stores a different conversation under the same id, at the same version.
+        yield* theirs.remove("conv")
+        yield* theirs.save("conv", done, { expectedVersion: 0 })
+        // This worker's save matches the version: it is written whole, never as a change of the old rows.
+        const mineNext = [...loaded.messages.slice(0, 4), Messages.user("changed")]
+        yield* mine.save("conv", mineNext, { expectedVersion: 1 })
+        expect(Option.map(yield* theirs.load("conv"), (s) => s.messages)).toEqual(Option.some(mineNext))
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
+
+    it.effect("builds its layer without a statement; a missing table is a StoreError carrying the driver's error", () =>
+      Effect.gen(function*() {
+        const store = yield* SqlConversationStore.make({ table: uniqueTable() })
+        const error = yield* Effect.flip(store.load("conv"))
+        expect(error._tag).toBe("StoreError")
+        if (error._tag !== "StoreError") return
+        const cause = error.cause as { readonly code?: unknown; readonly message?: unknown }
+        expect(cause).toBeInstanceOf(Error)
+        expect(cause.code).toBe(name === "PostgreSQL" ? "42P01" : "SQLITE_ERROR")
+        expect(error.detail).toContain(String(cause.message))
+        expect(error.detail).toMatch(/does not exist|no such table/)
+      }).pipe(Effect.provide(Layer.orDie(client()))))
+
+    it.effect("migrating again changes nothing; stores on other tables are independent", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("conv", paused)
+        expect(yield* SqlConversationStore.migrate({ table })).toEqual([])
+        const other = yield* SqlConversationStore.make({ table: `${table}_b` })
+        expect(yield* SqlConversationStore.migrate({ table: `${table}_b` })).toEqual([[1, "conversations"]])
+        expect(yield* other.load("conv")).toEqual(Option.none())
+        expect(Option.map(yield* store.load("conv"), (s) => s.version)).toEqual(Option.some(1))
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
+  })
+}
+
+describe("SqlConversationStore on PostgreSQL with an application role", () => {
+  it.effect("works with read and write grants only, while the schema needs the deployer's role", () => {
+    const table = uniqueTable()
+    const role = `app_${table}`
+    return Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
-      yield* store.save("conv", paused)
-      yield* sql`UPDATE chat_ts_conversations SET document = ${"{\"format\":\"chat-ts/messages\",\"version\":1,\"messages\":[{\"role\":\"robot\",\"parts\":[]}]}"}`
-      const error = yield* Effect.flip(store.load("conv"))
-      expect(error._tag).toBe("StateDecodeError")
-    }).pipe(Effect.provide(storeOn(tempDatabase()))))
-
-  it.effect("uses the table name it is given", () =>
-    Effect.gen(function*() {
-      const sql = yield* SqlClient.SqlClient
-      const store = yield* SqlConversationStore.make({ table: "pauses" })
-      yield* store.save("conv", paused)
-      const rows = yield* sql<{ id: string }>`SELECT id FROM pauses`
-      expect(rows.map((row) => row.id)).toEqual(["conv"])
-    }).pipe(Effect.provide(SqliteClient.layer({ filename: tempDatabase() }))))
+      yield* sql`CREATE ROLE ${sql(role)} LOGIN PASSWORD 'app'`
+      yield* sql`REVOKE CREATE ON SCHEMA public FROM PUBLIC`
+      yield* sql`GRANT SELECT, INSERT, UPDATE, DELETE ON ${sql(table)}, ${sql(`${table}_messages`)} TO ${sql(role)}`
+      const url = new URL(postgresUrl())
+      url.username = role
+      url.password = "app"
+      const asApp = Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("conv", paused, { expectedVersion: 0 })
+        const lease = yield* store.acquire("conv", "w", "1 minute")
+        yield* store.save("conv", done, { expectedVersion: 1, lease })
+        yield* store.release(lease)
+        expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(done))
+        const denied = yield* Effect.flip(SqlConversationStore.migrate({ table: `${table}_new` }))
+        expect(denied).toMatchObject({ _tag: "SqlError", cause: { code: "42501" } })
+      }).pipe(Effect.provide(SqlConversationStore.layer({ table }).pipe(Layer.provideMerge(Layer.orDie(pgClient(url.href))))))
+      yield* asApp
+    }).pipe(Effect.provide(migratedStore(pgClient(), { table })))
+  })
 })
 
 // ---------------------------------------------------------------------------
@@ -140,7 +196,7 @@ describe("SqlConversationStore with Chat", () => {
       const model2 = MockLanguageModel.make([MockLanguageModel.text("Deleted a.log.")])
       yield* Effect.gen(function*() {
         const store = yield* ConversationStore.ConversationStore
-        const [pending] = yield* store.listPending
+        const [pending] = (yield* store.listPending()).items
         expect(pending).toMatchObject({ id: "conv", pending: ["c1"], version: 1 })
         const stored = Option.getOrThrow(yield* store.load(pending!.id))
         const approved = yield* Messages.approve(stored.messages, "c1")
@@ -151,7 +207,7 @@ describe("SqlConversationStore with Chat", () => {
         expect(result.outcome._tag).toBe("Complete")
         const final = Option.getOrThrow(yield* store.load("conv"))
         expect(final.messages).toEqual(result.messages)
-        expect(yield* store.listPending).toEqual([])
+        expect((yield* store.listPending()).items).toEqual([])
       }).pipe(Effect.provide(storeOn(database)))
 
       expect(deleted).toEqual([["a.log"]])
@@ -198,18 +254,26 @@ describe("README", () => {
     expect(readme).toContain("```ts\n" + example + "```")
   })
 
-  it.effect("its worker resumes the oldest pending conversation with checkpoints", () =>
+  it.effect("its worker, on PostgreSQL from DATABASE_URL, skips a busy conversation and resumes the next", () =>
     Effect.gen(function*() {
-      const database = tempDatabase()
       const deleted: Array<ReadonlyArray<string>> = []
+      const url = yield* freshPostgresDatabase
       const result = yield* Effect.gen(function*() {
         const store = yield* ConversationStore.ConversationStore
         const first = yield* chatWith(script(), deleted)
         const pausedTurn = yield* first.complete(Messages.fromUser("Delete the old logs."))
-        yield* store.save("conv", pausedTurn.messages, { expectedVersion: 0 })
+        yield* store.save("busy", pausedTurn.messages, { expectedVersion: 0 })
+        yield* TestClock.adjust("1 second")
+        yield* store.save("free", pausedTurn.messages, { expectedVersion: 0 })
+        yield* store.acquire("busy", "another worker", "1 hour")
         const chat = yield* chatWith(MockLanguageModel.make([MockLanguageModel.text("Deleted a.log.")]), deleted)
-        return yield* Readme.resumeOldest(chat, (messages) => Messages.approve(messages, "c1"))
-      }).pipe(Effect.provide(Readme.StoreLive(database)))
+        const result = yield* Readme.resumeOldest(chat, (messages) => Messages.approve(messages, "c1"))
+        expect((yield* store.listPending()).items.map((p) => p.id)).toEqual(["busy"])
+        return result
+      }).pipe(
+        Effect.provide(Readme.StoreLive.pipe(Layer.provideMerge(Readme.Migrate), Layer.orDie)),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))
+      )
       expect(result?.outcome._tag).toBe("Complete")
       expect(deleted).toEqual([["a.log"]])
     }))

@@ -1,28 +1,31 @@
-import { type Chat, type ChatError, type ChatOutcome, ConversationStore, type Messages } from "@chat-ts/core"
+import { type ChatError, type ChatOutcome, type Chat, ConversationStore, type Messages, Worker } from "@chat-ts/core"
 import { SqlConversationStore } from "@chat-ts/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import { Effect, Layer, Option } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Config, Effect, Layer } from "effect"
 
-// The table (default `chat_ts_conversations`) is created when the layer is built.
-export const StoreLive = (filename: string) =>
-  SqlConversationStore.layer().pipe(Layer.provideMerge(SqliteClient.layer({ filename })))
+// PostgreSQL, its URL a secret read from the environment (SQLite: SqliteClient.layer({ filename })).
+export const DatabaseLive = PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") })
 
-// A worker: take the oldest pending conversation, apply a person's decisions, resume with checkpoints.
+// Run once per deploy, by a role that may change the schema: creates or updates the tables.
+export const Migrate = SqlConversationStore.layerMigrate().pipe(Layer.provide(DatabaseLive))
+
+// What every worker builds: the client and the store, no DDL.
+export const StoreLive = SqlConversationStore.layer().pipe(Layer.provideMerge(DatabaseLive))
+
+// A worker: resume the oldest waiting conversation no other worker is running, with a person's decisions.
 export const resumeOldest = (
   chat: Chat.Service,
   decide: (messages: Messages.Messages) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
-): Effect.Effect<
-  ChatOutcome.Result | undefined,
-  ChatError.ChatError,
-  ConversationStore.ConversationStore
-> =>
+): Effect.Effect<ChatOutcome.Result | undefined, ChatError.ChatError, ConversationStore.ConversationStore> =>
   Effect.gen(function*() {
     const store = yield* ConversationStore.ConversationStore
-    const [oldest] = yield* store.listPending
-    if (oldest === undefined) return undefined
-    const stored = Option.getOrThrow(yield* store.load(oldest.id))
-    return yield* chat.resume(yield* decide(stored.messages), {
-      // Saves every state of the turn; refuses to go on if another worker saved first.
-      checkpoint: ConversationStore.checkpoint(store, stored.id, stored.version)
-    })
+    const { items } = yield* store.listPending({ limit: 10 })
+    for (const waiting of items) {
+      // Leases, loads, decides, resumes saving every state, releases; busy: nothing ran, try the next one.
+      const result = yield* Worker.resume(chat, waiting.id, (stored) => decide(stored.messages)).pipe(
+        Effect.catchIf(Worker.isBusy, () => Effect.succeed(undefined))
+      )
+      if (result !== undefined) return result
+    }
+    return undefined
   })

@@ -7,11 +7,12 @@ import type * as Loop from "./loop.js"
 import type * as Many from "./many.js"
 import type * as Pause from "./pause.js"
 import type * as Reducer from "./reducer.js"
+import type * as Store from "./store.js"
 import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -19,7 +20,8 @@ export const titles: Record<ScenarioId, string> = {
   pause: "2. Pause → serialise → resume",
   streaming: "3. Streaming overhead",
   reducer: "4. Reducer throughput (Turn.step)",
-  many: "5. Many conversations"
+  many: "5. Many conversations",
+  store: "6. One approved call on a stored conversation (SQLite, PostgreSQL)"
 }
 
 const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
@@ -35,6 +37,7 @@ export interface Configs {
   readonly streaming: Streaming.Config
   readonly reducer: Reducer.Config
   readonly many: Omit<Many.Config, "library">
+  readonly store: Store.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -46,14 +49,16 @@ export const configs: Record<Mode, Configs> = {
       cases: [{ steps: 100, history: 0 }, { steps: 1000, history: 0 }, { steps: 100, history: 10_000 }],
       budget: budget(200, 5, 1000, 30)
     },
-    many: { conversations: 10_000 }
+    many: { conversations: 10_000 },
+    store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 }
   },
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
     pause: { sizes: [4], budget: smokeBudget },
     streaming: { deltas: 20, intervalUs: 0, budget: smokeBudget },
     reducer: { cases: [{ steps: 3, history: 4 }], budget: smokeBudget },
-    many: { conversations: 25 }
+    many: { conversations: 25 },
+    store: { sizes: [4], samples: 2, warmup: 1 }
   }
 }
 
@@ -83,5 +88,7 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./reducer.js")).run(config.reducer)
     case "many":
       return (await import("./many.js")).run({ ...config.many, library: job.library })
+    case "store":
+      return (await import("./store.js")).run(config.store)
   }
 }

@@ -92,7 +92,9 @@ export const Approved = Schema.TaggedStruct("Approved", {
   scheduledAt: Schema.optional(Millis)
 })
 export const Running = Schema.TaggedStruct("Running", {
-  editedArguments: Schema.optional(Schema.String)
+  editedArguments: Schema.optional(Schema.String),
+  /** Which run of the call this is (absent: the first); only idempotent tools run again after a crash. */
+  attempt: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)))
 })
 export const Completed = Schema.TaggedStruct("Completed", {
   result: Json,

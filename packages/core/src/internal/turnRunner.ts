@@ -43,6 +43,8 @@ export interface Env<R> {
   readonly decide: (call: ToolCallPart, now: number) => Effect.Effect<Turn.Decision, never, R>
   /** The approved edits of the messages that do not match their tools. */
   readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
+  /** The calls left running by a worker that died that may start again (their tool is idempotent). */
+  readonly rerunnable: (messages: Messages.Messages) => ReadonlyArray<string>
 }
 
 /** How one turn runs. */
@@ -226,8 +228,9 @@ class Run<R> {
     if (entry === undefined) return this.record(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
     const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
     if (Either.isLeft(params)) return this.record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
+    const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-    return Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name }))).pipe(
+    return Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name, attempt }))).pipe(
       Effect.flatMap((exit) => this.record(this.resultEvent(entry.tool, call, exit))),
       Effect.withSpan("chat-ts.tool", {
         attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
@@ -370,7 +373,9 @@ export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effec
   const turn = new Run(env, mode, input)
   const loop = Effect.gen(function*() {
     const now = yield* Clock.currentTimeMillis
-    let step: Turn.Result | Ended = yield* turn.apply(Turn.Event.Resume({ now, invalidEdits: env.checkEdits(input) }))
+    let step: Turn.Result | Ended = yield* turn.apply(
+      Turn.Event.Resume({ now, invalidEdits: env.checkEdits(input), rerun: env.rerunnable(input) })
+    )
     while (!isEnded(step)) step = yield* turn.next(step)
     return step
   })

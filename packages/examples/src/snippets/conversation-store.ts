@@ -1,5 +1,5 @@
 // Persistence: paused turns in a ConversationStore (in memory here; SQL with @chat-ts/sql).
-import { Chat, ConversationStore, Messages } from "@chat-ts/core"
+import { Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { Effect, Option } from "effect"
 
 // #region store
@@ -12,25 +12,25 @@ export const start = (chat: Chat.Service, id: string, request: string) =>
     return result
   })
 
-/** Later, in any process: approvals for conversation `id` arrive. */
+/**
+ * Later, in any process: approvals for conversation `id` arrive. `Worker.resume` leases the
+ * conversation (another worker running it: `ConversationBusy`, before anything runs), loads it,
+ * applies the decisions, resumes the turn saving every state, and gives the lease back.
+ */
 export const approveAll = (chat: Chat.Service, id: string) =>
-  Effect.gen(function*() {
-    const store = yield* ConversationStore.ConversationStore
-    const stored = yield* Effect.flatten(store.load(id)) // NoSuchElementException if unknown
-    let messages = stored.messages
-    for (const call of Messages.pendingTools(messages).filter(Messages.isAwaitingDecision)) {
-      messages = yield* Messages.approve(messages, call.id)
-    }
-    // Every state of the resumed turn is saved; a worker that loaded an older version stops.
-    return yield* chat.resume(messages, { checkpoint: ConversationStore.checkpoint(store, id, stored.version) })
-  })
+  Worker.resume(chat, id, (stored) =>
+    Effect.reduce(
+      Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision),
+      stored.messages,
+      (messages, call) => Messages.approve(messages, call.id)
+    ))
 
-/** After a restart: which conversations still wait, and on which calls. */
-export const waiting = Effect.flatMap(ConversationStore.ConversationStore, (store) => store.listPending)
+/** After a restart: which conversations still wait (oldest first, a page at a time), and on which calls. */
+export const waiting = Effect.flatMap(ConversationStore.ConversationStore, (store) => store.listPending({ limit: 100 }))
 // #endregion store
 
 /** The ids of the stored conversations that still wait. */
-export const waitingIds = Effect.map(waiting, (pending) => pending.map((p) => p.id))
+export const waitingIds = Effect.map(waiting, (page) => page.items.map((p) => p.id))
 
 /** Whether a conversation is stored. */
 export const isStored = (id: string) =>

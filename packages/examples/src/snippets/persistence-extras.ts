@@ -1,6 +1,6 @@
-// Persistence: signed documents and checkpoints.
-import { Chat, Messages, SignedState } from "@chat-ts/core"
-import { Config, Effect, Ref } from "effect"
+// Persistence: signed documents, checkpoints and idempotent tools.
+import { Chat, Messages, SignedState, Tool, Toolkit } from "@chat-ts/core"
+import { Config, Console, Effect, Ref, Schema } from "effect"
 
 // #region signed
 /**
@@ -28,3 +28,24 @@ export const completeDurably = (chat: Chat.Service, store: Ref.Ref<string>, mess
     checkpoint: (latest) => Effect.flatMap(Messages.toJson(latest), (json) => Ref.set(store, json))
   })
 // #endregion checkpoint
+
+// #region idempotent
+/** Running a transfer twice is harmless: the bank makes one transfer per idempotency key. */
+export const Transfer = Tool.make("transfer", {
+  description: "Move money between two of the user's own accounts.",
+  parameters: { from: Schema.String, to: Schema.String, amount: Schema.Number },
+  success: Schema.Struct({ reference: Schema.String, attempt: Schema.Number }),
+  idempotent: true, // after its worker died mid-run, the call runs again instead of being reported interrupted
+  maxAttempts: 3 // in all, counting the first run (the default)
+})
+
+export const transfers = Toolkit.make(Transfer)
+
+export const transferHandlers = transfers.toLayer({
+  // Every attempt of a call sends the same key, so the bank's side happens at most once.
+  transfer: ({ amount, from, to }, call) =>
+    Console.log(`transfer ${amount} from ${from} to ${to}, key ${call.id}, attempt ${call.attempt}`).pipe(
+      Effect.as({ reference: `bank-${call.id}`, attempt: call.attempt })
+    )
+})
+// #endregion idempotent

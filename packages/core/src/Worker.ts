@@ -1,0 +1,101 @@
+/**
+ * Running turns of stored conversations, safely, on any number of workers.
+ *
+ * `resume(chat, id, decide)` is the one call a worker needs: it takes the
+ * conversation's lease (or fails with `ConversationBusy` before running or
+ * changing anything), loads it, applies your decisions, resumes the turn
+ * saving every state under the lease, renews the lease while the turn runs
+ * and gives it back when the turn pauses, completes or fails. A call left
+ * `Running` by a worker that died is only seen once its lease expired: it is
+ * then reported interrupted, or run again if its tool is `idempotent`.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as Chat from "./Chat.js"
+import * as ChatError from "./ChatError.js"
+import type * as ChatOutcome from "./ChatOutcome.js"
+import * as ConversationStore from "./ConversationStore.js"
+import type * as Messages from "./Messages.js"
+
+/** Settings of `resume`. */
+export interface Options extends Omit<Chat.TurnOptions, "checkpoint"> {
+  /** Who runs the turn (default: a random id per call). */
+  readonly owner?: string
+  /** How long the lease lasts without renewal (default `defaultLeaseTtl`); it is renewed every third of it. */
+  readonly leaseTtl?: Duration.DurationInput
+}
+
+/** The lease's length when none is given: a worker that dies holds its conversations this long. */
+export const defaultLeaseTtl: Duration.Duration = Duration.seconds(30)
+
+/** What `resume` may fail with besides the decisions' own errors. */
+export type ResumeError =
+  | Chat.TurnError
+  | ChatError.ConversationBusy
+  | ChatError.ConversationNotFound
+  | ChatError.CorruptConversation
+  | ChatError.StoreError
+
+/** A fresh owner id. */
+export const makeOwner = (): string => globalThis.crypto.randomUUID()
+
+/** Runs `effect` while renewing `lease`; losing the lease (another worker took it) stops `effect` with that error. */
+export const keepingLease = <A, E, R>(
+  store: ConversationStore.Service,
+  lease: ConversationStore.Lease,
+  ttl: Duration.DurationInput,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ChatError.ConversationBusy | ChatError.StoreError, R> => {
+  const every = Duration.unsafeDivide(Duration.decode(ttl), 3)
+  const renewals = store.renew(lease, ttl).pipe(
+    // A store that fails for a moment is tried again until the lease would be at risk.
+    Effect.retry({ while: (error) => error._tag === "StoreError", schedule: Schedule.spaced(Duration.unsafeDivide(every, 4)), times: 3 }),
+    Effect.repeat(Schedule.spaced(every)),
+    Effect.zipRight(Effect.never)
+  )
+  return Effect.raceFirst(effect, Effect.delay(renewals, every))
+}
+
+/**
+ * Loads conversation `id` under a lease, applies `decide` to it and resumes the turn, saving every
+ * state; the lease is renewed while the turn runs and released when it ends. Another worker holding
+ * the lease: `ConversationBusy`, with nothing run or changed.
+ */
+export const resume = <R, E = never, R2 = never>(
+  chat: Chat.Service<R>,
+  id: string,
+  decide: (stored: ConversationStore.Stored) => Effect.Effect<Messages.Messages, E, R2>,
+  options: Options = {}
+): Effect.Effect<ChatOutcome.Result, ResumeError | E, R | R2 | ConversationStore.ConversationStore> =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore.ConversationStore
+    const { leaseTtl, owner, ...turnOptions } = options
+    const ttl = leaseTtl ?? defaultLeaseTtl
+    return yield* Effect.acquireUseRelease(
+      store.acquire(id, owner ?? makeOwner(), ttl),
+      (lease) =>
+        Effect.gen(function*() {
+          const stored = yield* Effect.flatMap(store.load(id), Option.match({
+            onNone: () => Effect.fail(new ChatError.ConversationNotFound({ id })),
+            onSome: Effect.succeed
+          }))
+          const messages = yield* decide(stored)
+          const turn = chat.resume(messages, {
+            ...turnOptions,
+            checkpoint: ConversationStore.checkpoint(store, id, stored.version, lease)
+          })
+          return yield* keepingLease(store, lease, ttl, turn)
+        }),
+      // A lease that cannot be given back expires on its own.
+      (lease) => Effect.ignore(store.release(lease))
+    )
+  })
+
+/** Whether an error means "another worker has it": try again later (after `expiresAt` for `ConversationBusy`). */
+export const isBusy = (error: unknown): error is ChatError.ConversationBusy | ChatError.ConcurrentModification =>
+  typeof error === "object" && error !== null && "_tag" in error &&
+  (error._tag === "ConversationBusy" || error._tag === "ConcurrentModification")

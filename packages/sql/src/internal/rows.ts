@@ -1,0 +1,143 @@
+/**
+ * The rows of the SQL store: decoding what the database returns (every
+ * malformed row a typed refusal naming what is wrong), encoding messages one
+ * by one, and the small helpers of delta writes.
+ *
+ * @since 0.1.0
+ * @internal
+ */
+import { type ChatError, type ConversationStore, Messages } from "@chat-ts/core"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+
+/** A whole number from the database (PostgreSQL returns BIGINT columns as strings). */
+const Whole = Schema.Union(Schema.Int, Schema.compose(Schema.NumberFromString, Schema.Int))
+
+const formatError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+
+/** Decodes what a save returns: the new version and the conversation's incarnation. */
+export const decodeWritten = Schema.decodeUnknown(Schema.Array(Schema.Struct({ version: Whole, incarnation: Schema.String })))
+
+/** What a store knows of a conversation it read or wrote. */
+export interface Known {
+  readonly incarnation: string
+  readonly version: number
+  readonly messages: Messages.Messages
+}
+
+/** Decodes the lease expiries returned by `acquire` / `renew`. */
+export const decodeExpiries = Schema.decodeUnknown(Schema.Array(Schema.Struct({ lease_expires_at: Whole })))
+
+/** Decodes a conversation's version and lease. */
+export const decodeLeaseRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+  version: Whole,
+  lease_owner: Schema.NullOr(Schema.String),
+  lease_expires_at: Schema.NullOr(Whole)
+})))
+
+const PendingRow = Schema.Struct({
+  id: Schema.String,
+  version: Whole,
+  updated_at: Whole,
+  pending: Schema.parseJson(Schema.NonEmptyArray(Schema.String))
+})
+const decodePendingRow = Schema.decodeUnknownEither(PendingRow)
+
+/** Decodes one row of `listPending`; a damaged row names its conversation. */
+export const decodePending = (
+  row: unknown
+): Either.Either<ConversationStore.PendingSummary, { readonly id: string; readonly detail: string }> =>
+  Either.mapBoth(decodePendingRow(row), {
+    onLeft: (error) => ({
+      id: typeof row === "object" && row !== null && "id" in row ? String(row.id) : "(unknown)",
+      detail: `its pending calls cannot be read: ${formatError(error)}`
+    }),
+    onRight: (r) => ({ id: r.id, version: r.version, updatedAt: r.updated_at, pending: r.pending })
+  })
+
+const ConversationHead = Schema.Struct({
+  incarnation: Schema.String,
+  version: Whole,
+  updated_at: Whole,
+  message_count: Whole
+})
+const decodeHead = Schema.decodeUnknownEither(ConversationHead)
+
+/** A message row's position and body; checked by hand, as a conversation may have many thousands. */
+const messageRow = (row: unknown): { readonly position: number; readonly body: string } | null | undefined => {
+  if (typeof row !== "object" || row === null) return undefined
+  const { body, position } = row as { readonly position?: unknown; readonly body?: unknown }
+  if (position === null && body === null) return null
+  const at = typeof position === "string" && /^\d+$/.test(position) ? Number(position) : position
+  return typeof at === "number" && Number.isSafeInteger(at) && typeof body === "string" ? { position: at, body } : undefined
+}
+
+/** Puts a conversation back together from its row joined with its message rows; `Left` says what is damaged. */
+export const decodeConversation = (
+  id: string,
+  rows: ReadonlyArray<unknown>
+): Either.Either<Option.Option<{ readonly incarnation: string; readonly stored: ConversationStore.Stored }>, string> => {
+  if (rows.length === 0) return Either.right(Option.none())
+  return Either.flatMap(Either.mapLeft(decodeHead(rows[0]), formatError), (head) => {
+    const bodies: Array<string> = []
+    for (const row of rows) {
+      const message = messageRow(row)
+      if (message === null) continue
+      if (message === undefined) return Either.left(`message row ${bodies.length} is malformed`)
+      if (message.position !== bodies.length) return Either.left(`message ${bodies.length} is missing`)
+      bodies.push(message.body)
+    }
+    if (bodies.length !== head.message_count) {
+      return Either.left(`it has ${bodies.length} of its ${head.message_count} messages`)
+    }
+    const document = `{"format":"chat-ts/messages","version":${Messages.currentVersion},"messages":[${bodies.join(",")}]}`
+    return Either.mapBoth(Messages.fromJson(document), {
+      onLeft: (error) => error.detail,
+      onRight: (messages) =>
+        Option.some({ incarnation: head.incarnation, stored: { id, messages, version: head.version, updatedAt: head.updated_at } })
+    })
+  })
+}
+
+/** One message as the JSON its row holds (the same as its entry in `Messages.toJson`), or why JSON cannot hold it. */
+export const encodeMessage = (message: Messages.Messages[number]): Either.Either<string, ChatError.StateEncodeError> =>
+  Either.map(Messages.encode([message]), (document) => JSON.stringify(document.messages[0]))
+
+/** The positions whose message is not the one stored (messages are immutable: a kept message is the same object). */
+export const changedPositions = (stored: Messages.Messages, next: Messages.Messages): ReadonlyArray<number> => {
+  const changed: Array<number> = []
+  for (let i = 0; i < next.length; i++) {
+    if (stored[i] !== next[i]) changed.push(i)
+  }
+  return changed
+}
+
+/** Splits an array into arrays of at most `size`. */
+export const chunks = <A>(items: ReadonlyArray<A>, size: number): ReadonlyArray<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
+/** A map that forgets its least recently used entries beyond `capacity`. */
+export const lru = <K, V>(capacity: number) => {
+  const entries = new Map<K, V>()
+  return {
+    get: (key: K): V | undefined => {
+      const value = entries.get(key)
+      if (value !== undefined) {
+        entries.delete(key)
+        entries.set(key, value)
+      }
+      return value
+    },
+    set: (key: K, value: V): void => {
+      entries.delete(key)
+      entries.set(key, value)
+      if (entries.size > capacity) entries.delete(entries.keys().next().value as K)
+    },
+    delete: (key: K): void => void entries.delete(key)
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The `ConversationStore` contract: one suite, run on the in-memory store, on
+ * SQLite and on PostgreSQL. Leases run on Effect's `Clock` here, so
+ * `TestClock` moves them.
+ */
+import { ConversationStore, Messages } from "@chat-ts/core"
+import { describe, expect, it } from "@effect/vitest"
+import { type Duration, Effect, Option, TestClock } from "effect"
+import { stores } from "./support/Databases.js"
+
+const paused = (id = "c1"): Messages.Messages => [
+  Messages.user("Delete the old logs."),
+  {
+    role: "assistant",
+    parts: [{ _tag: "ToolCall", id, name: "delete_files", arguments: "{\"paths\":[\"a.log\"]}", status: { _tag: "AwaitingApproval" } }]
+  }
+]
+const done: Messages.Messages = [Messages.user("Hi"), Messages.assistant("Hello!")]
+
+for (const [name, layer] of stores) {
+  describe(`ConversationStore contract on ${name}`, () => {
+    it.effect("saves and loads, growing the version on each save", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        expect((yield* store.save("conv", paused(), { expectedVersion: 0 })).version).toBe(1)
+        const loaded = yield* store.load("conv")
+        expect(Option.map(loaded, (s) => [s.messages, s.version])).toEqual(Option.some([paused(), 1]))
+        const approved = yield* Messages.approve(paused(), "c1")
+        expect((yield* store.save("conv", approved, { expectedVersion: 1 })).version).toBe(2)
+        expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(approved))
+        expect(yield* store.load("nobody")).toEqual(Option.none())
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("refuses a stale save, an insert over an existing one and an update of a missing one", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("conv", paused(), { expectedVersion: 0 })
+        yield* store.save("conv", paused(), { expectedVersion: 1 })
+        const stale = yield* Effect.flip(store.save("conv", done, { expectedVersion: 1 }))
+        expect(stale).toMatchObject({ _tag: "ConcurrentModification", id: "conv", expectedVersion: 1, actualVersion: 2 })
+        const again = yield* Effect.flip(store.save("conv", done, { expectedVersion: 0 }))
+        expect(again).toMatchObject({ _tag: "ConcurrentModification", expectedVersion: 0, actualVersion: 2 })
+        const missing = yield* Effect.flip(store.save("ghost", done, { expectedVersion: 4 }))
+        expect(missing._tag).toBe("ConcurrentModification")
+        expect(missing).not.toHaveProperty("actualVersion")
+        // The refused saves changed nothing.
+        expect(Option.map(yield* store.load("conv"), (s) => [s.messages, s.version])).toEqual(Option.some([paused(), 2]))
+        expect(yield* store.load("ghost")).toEqual(Option.none())
+        // Without an expected version the last write wins.
+        expect((yield* store.save("conv", done)).version).toBe(3)
+        expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(done))
+        expect((yield* store.save("new", done)).version).toBe(1)
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("keeps every change across saves that grow, edit and shrink the conversation", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        let messages: Messages.Messages = paused()
+        let version = (yield* store.save("conv", messages, { expectedVersion: 0 })).version
+        const states: Array<Messages.Messages> = []
+        messages = yield* Messages.approve(messages, "c1")
+        states.push(messages)
+        messages = [...messages, Messages.user("and the temp files, \u00e9t\u00e9 \u{1F600} \"quoted\"")]
+        states.push(messages)
+        messages = [messages[0]!, Messages.assistant("replaced in the middle"), ...messages.slice(2)]
+        states.push(messages)
+        messages = messages.slice(0, 1)
+        states.push(messages)
+        for (const state of states) {
+          version = (yield* store.save("conv", state, { expectedVersion: version })).version
+          expect(Option.map(yield* store.load("conv"), (s) => [s.messages, s.version])).toEqual(Option.some([state, version]))
+        }
+        // A save that does not know the stored state (no expected version) rewrites it whole.
+        yield* store.save("conv", done)
+        expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(done))
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("lists the conversations that wait, oldest first, in pages", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("b", paused())
+        yield* TestClock.adjust("1 minute")
+        yield* store.save("done", done)
+        yield* store.save("a", paused("c2"))
+        yield* store.save("c", paused("c3"))
+        const all = yield* store.listPending()
+        expect(all.items.map((p) => [p.id, p.pending, p.updatedAt, p.version])).toEqual([
+          ["b", ["c1"], 0, 1],
+          ["a", ["c2"], 60_000, 1],
+          ["c", ["c3"], 60_000, 1]
+        ])
+        expect(all.cursor).toBeUndefined()
+        const first = yield* store.listPending({ limit: 2 })
+        expect(first.items.map((p) => p.id)).toEqual(["b", "a"])
+        const second = yield* store.listPending({ limit: 2, cursor: first.cursor! })
+        expect(second.items.map((p) => p.id)).toEqual(["c"])
+        expect(second.cursor).toBeUndefined()
+        // A conversation that stops waiting leaves the list.
+        yield* store.save("b", done)
+        yield* store.remove("a")
+        expect((yield* store.listPending()).items.map((p) => p.id)).toEqual(["c"])
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("refuses page sizes and cursors it did not give", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused())
+        for (const limit of [0, -1, 1.5, Number.NaN, Infinity, ConversationStore.maxPageSize + 1]) {
+          expect(yield* Effect.flip(store.listPending({ limit }))).toMatchObject({ _tag: "StoreError" })
+        }
+        for (const cursor of ["", "x", "NaN:a", "-1:a", "1e3:a", "12", "0:\u0000", "99999999999999999:a"]) {
+          expect(yield* Effect.flip(store.listPending({ cursor }))).toMatchObject({ _tag: "StoreError" })
+        }
+        expect((yield* store.listPending({ cursor: "0:0" })).items.map((p) => p.id)).toEqual(["a"])
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("removes conversations", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused())
+        yield* store.remove("a")
+        yield* store.remove("never-stored")
+        expect(yield* store.load("a")).toEqual(Option.none())
+        expect((yield* store.save("a", done, { expectedVersion: 0 })).version).toBe(1)
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("checkpoint saves each state from the loaded version and refuses to overwrite another writer", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        const save = ConversationStore.checkpoint(store, "a", 1)
+        yield* save(paused())
+        yield* save(paused())
+        expect(Option.map(yield* store.load("a"), (s) => s.version)).toEqual(Option.some(3))
+        const late = ConversationStore.checkpoint(store, "a", 1)
+        const refused = yield* Effect.flip(late(paused()))
+        expect(refused).toMatchObject({ _tag: "ConcurrentModification", expectedVersion: 1, actualVersion: 3 })
+        expect(Option.map(yield* store.load("a"), (s) => s.version)).toEqual(Option.some(3))
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("a lease keeps other workers out until it is released or expires", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        const lease = yield* store.acquire("a", "worker-1", "10 seconds")
+        expect(lease).toEqual({ id: "a", owner: "worker-1", expiresAt: 10_000 })
+        const busy = yield* Effect.flip(store.acquire("a", "worker-2", "10 seconds"))
+        expect(busy).toMatchObject({ _tag: "ConversationBusy", id: "a", expiresAt: 10_000 })
+        // Its owner renews it; the same owner may take it again.
+        yield* TestClock.adjust("5 seconds")
+        expect((yield* store.renew(lease, "10 seconds")).expiresAt).toBe(15_000)
+        expect((yield* store.acquire("a", "worker-1", "10 seconds")).expiresAt).toBe(15_000)
+        yield* TestClock.adjust("9999 millis")
+        expect(yield* Effect.flip(store.acquire("a", "worker-2", "1 second"))).toMatchObject({ expiresAt: 15_000 })
+        // Expired (its owner died): another worker takes it, and the old owner can neither renew nor save.
+        yield* TestClock.adjust("1 millis")
+        const taken = yield* store.acquire("a", "worker-2", "10 seconds")
+        expect(taken).toEqual({ id: "a", owner: "worker-2", expiresAt: 25_000 })
+        expect(yield* Effect.flip(store.renew(lease, "10 seconds"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 25_000 })
+        expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease }))).toMatchObject({
+          _tag: "ConversationBusy",
+          expiresAt: 25_000
+        })
+        expect(Option.map(yield* store.load("a"), (s) => [s.messages, s.version])).toEqual(Option.some([paused(), 1]))
+        // Its owner saves under it; releasing lets the next worker in at once.
+        expect((yield* store.save("a", done, { expectedVersion: 1, lease: taken })).version).toBe(2)
+        yield* store.release(lease) // not held by worker-1: nothing happens
+        expect(yield* Effect.flip(store.acquire("a", "worker-3", "1 second"))).toMatchObject({ _tag: "ConversationBusy" })
+        yield* store.release(taken)
+        expect((yield* store.acquire("a", "worker-3", "1 second")).owner).toBe("worker-3")
+        // A save without a lease still works (compare-and-set only); a stale version under a lease is a conflict.
+        expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease: taken }))).toMatchObject({
+          _tag: "ConcurrentModification"
+        })
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("refuses a lease of no time, of negative, endless or no number, and changes nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        for (const ttl of [0, -1, Number.NaN, Infinity, "0 millis", "forever", "9999 weeks"] as const) {
+          expect(yield* Effect.flip(store.acquire("a", "w1", ttl as Duration.DurationInput))).toMatchObject({ _tag: "StoreError" })
+        }
+        const lease = yield* store.acquire("a", "w1", "1 second")
+        expect(yield* Effect.flip(store.renew(lease, 0))).toMatchObject({ _tag: "StoreError" })
+        expect(yield* Effect.flip(store.acquire("a", "w2", "1 second"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 1000 })
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("leasing a conversation that is not stored is ConversationNotFound", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        expect(yield* Effect.flip(store.acquire("ghost", "w", "1 second"))).toMatchObject({
+          _tag: "ConversationNotFound",
+          id: "ghost"
+        })
+        expect(yield* Effect.flip(store.renew({ id: "ghost", owner: "w", expiresAt: 0 }, "1 second"))).toMatchObject({
+          _tag: "ConversationBusy"
+        })
+      }).pipe(Effect.provide(layer())))
+  })
+}

@@ -1,0 +1,107 @@
+/**
+ * Worker processes for the multi-process tests (see `worker.ts`): each a real
+ * `node` process running TypeScript through tsx, driven by JSON lines on its
+ * stdin and stdout, every wait bounded.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+
+const script = fileURLToPath(new URL("./worker.ts", import.meta.url))
+const packageDir = fileURLToPath(new URL("../..", import.meta.url))
+
+/** One answer of a worker. */
+export interface Reply {
+  readonly n?: number
+  readonly ready?: boolean
+  readonly outcome?: string
+  readonly error?: string
+  readonly defect?: string
+  readonly ids?: ReadonlyArray<string>
+}
+
+export interface WorkerProcess {
+  readonly pid: number
+  /** Resolves when the worker built its store and answered a first query. */
+  readonly ready: Promise<Reply>
+  readonly send: (command: object, timeoutMillis?: number) => Promise<Reply>
+  /** Resolves when the process has exited. */
+  readonly exited: Promise<void>
+  readonly process: ChildProcessWithoutNullStreams
+}
+
+const bounded = <A>(promise: Promise<A>, millis: number, what: string): Promise<A> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no answer within ${millis} ms`)), millis)
+    promise.then((a) => (clearTimeout(timer), resolve(a)), (e) => (clearTimeout(timer), reject(e)))
+  })
+
+let sent = 0
+
+/** Starts a worker with these environment variables (the database, `TABLE`, `RUNS_FILE`). */
+export const start = (env: Record<string, string>): WorkerProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: packageDir,
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const waiting = new Map<number, (reply: Reply) => void>()
+  let stderr = ""
+  child.stderr.on("data", (chunk) => (stderr += chunk))
+  let onReady: (reply: Reply) => void = () => undefined
+  const ready = new Promise<Reply>((resolve) => (onReady = resolve))
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+  void exited.then(() => onReady({ ready: false, error: `exited before it was ready: ${stderr}` }))
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
+    const reply = JSON.parse(line) as Reply
+    if (reply.n === undefined) return onReady(reply)
+    waiting.get(reply.n)?.(reply)
+    waiting.delete(reply.n)
+  })
+  return {
+    pid: child.pid!,
+    ready: bounded(ready, 60_000, `worker ${child.pid} starting`),
+    send: (command, timeoutMillis = 30_000) => {
+      const n = ++sent
+      const answer = new Promise<Reply>((resolve) => waiting.set(n, resolve))
+      child.stdin.write(JSON.stringify({ ...command, n }) + "\n")
+      return bounded(answer, timeoutMillis, `worker ${child.pid} answering ${JSON.stringify(command)}`)
+    },
+    exited,
+    process: child
+  }
+}
+
+/** Ends a worker by closing its stdin, or kills it if it does not exit in time. */
+export const stop = async (worker: WorkerProcess): Promise<void> => {
+  if (worker.process.exitCode !== null || worker.process.signalCode !== null) return
+  worker.process.stdin.end()
+  await bounded(worker.exited, 10_000, "worker stopping").catch(() => {
+    worker.process.kill("SIGKILL")
+  })
+}
+
+/** One handler run, as a worker records it. */
+export interface Run {
+  readonly conversation: string
+  readonly pid: number
+  readonly attempt: number
+  readonly tool: string
+}
+
+/** The handler runs recorded in `file` for a conversation. */
+export const runsOf = (file: string, conversation: string): ReadonlyArray<Run> =>
+  fs.existsSync(file)
+    ? fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Run)
+      .filter((run) => run.conversation === conversation)
+    : []
+
+/** Waits (bounded) until `check` holds, polling. */
+export const eventually = async (check: () => boolean, what: string, millis = 20_000): Promise<void> => {
+  const until = Date.now() + millis
+  while (!check()) {
+    if (Date.now() > until) throw new Error(`${what}: not within ${millis} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
