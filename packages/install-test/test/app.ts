@@ -7,7 +7,7 @@ import { cp, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Packed, root, runOk } from "./support.js"
+import { cleanEnv, type Packed, root, runOk } from "./support.js"
 
 const template = fileURLToPath(new URL("../app/", import.meta.url))
 
@@ -88,3 +88,12 @@ export const copiesOf = async (folder: string, name: string): Promise<ReadonlyAr
  */
 export const compile = (folder: string, config: "node16" | "bundler" | "node10", flags: ReadonlyArray<string> = []) =>
   runOk(join(root, "node_modules", ".bin", "tsc"), ["-p", `tsconfig.${config}.json`, ...flags], { cwd: folder })
+
+/** What the app's programs print: the pause, the approved call running, the answer. */
+export const expectedLines = ["paused for call_1", "deleting a.log, b.log", "Deleted a.log and b.log."]
+
+/** Runs a compiled program of the app (out/<name>.js) with plain node and returns its lines. */
+export const runProgram = async (folder: string, name: string, env: NodeJS.ProcessEnv = cleanEnv()) =>
+  (await runOk(process.execPath, [join("out", `${name}.js`)], { cwd: folder, env, timeoutMs: 60_000 }))
+    .trim()
+    .split("\n")

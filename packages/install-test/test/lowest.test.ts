@@ -4,11 +4,10 @@
  * one copy of effect, strict node16 and bundler compiles with skipLibCheck
  * off, and the compiled program run with plain node against a fake OpenAI server.
  */
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { type App, compile, copiesOf, lowestOf, makeApp, workspaceVersion } from "./app.js"
+import { type App, compile, copiesOf, expectedLines, lowestOf, makeApp, runProgram, workspaceVersion } from "./app.js"
 import * as FakeOpenAi from "./fakeOpenAi.js"
-import { cleanEnv, runOk } from "./support.js"
+import { cleanEnv } from "./support.js"
 
 describe("a fresh app on the lowest effect core and providers allow", () => {
   let app: App
@@ -37,13 +36,15 @@ describe("a fresh app on the lowest effect core and providers allow", () => {
 
   it("compiles under strict settings with node16 resolution and runs with plain node", async () => {
     await compile(app.folder, "node16")
+    expect(await runProgram(app.folder, "core")).toEqual(expectedLines)
     const server = await FakeOpenAi.start()
     try {
       const env = cleanEnv({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "sk-fake-key" })
-      const out = await runOk(process.execPath, [join("out", "main.js")], { cwd: app.folder, env, timeoutMs: 60_000 })
-      const turn = { waiting: ["call_1"], ranBeforeApproval: 0, deleted: ["a.log", "b.log"], answer: "Deleted a.log and b.log." }
-      expect(JSON.parse(out.trim())).toEqual({ scripted: turn, openAi: turn })
-      expect(server.requests).toHaveLength(2)
+      expect(await runProgram(app.folder, "providers", env)).toEqual(expectedLines)
+      expect(server.requests.map((request) => request.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions"])
+      // The second request carries the approved call's result.
+      const second = server.requests[1]!.body["messages"] as ReadonlyArray<{ role: string; content?: unknown }>
+      expect(second.find((message) => message.role === "tool")?.content).toBe(JSON.stringify({ deleted: 2 }))
     } finally {
       await server.close()
     }

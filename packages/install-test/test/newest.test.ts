@@ -4,18 +4,10 @@
  * skipLibCheck off, imports resolving under node10, and the compiled
  * program run with plain node against a fake OpenAI server.
  */
-import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
-import { type App, compile, copiesOf, makeApp, workspaceVersion } from "./app.js"
+import { type App, compile, copiesOf, expectedLines, makeApp, runProgram, workspaceVersion } from "./app.js"
 import * as FakeOpenAi from "./fakeOpenAi.js"
-import { cleanEnv, runOk } from "./support.js"
-
-const expectedTurn = {
-  waiting: ["call_1"],
-  ranBeforeApproval: 0,
-  deleted: ["a.log", "b.log"],
-  answer: "Deleted a.log and b.log."
-}
+import { cleanEnv } from "./support.js"
 
 // @effect/platform's and @effect/experimental's own declarations (installed with @effect/sql)
 // name the DOM's Crypto and Storage, so an app using them with skipLibCheck off needs the DOM lib.
@@ -52,19 +44,18 @@ describe("a fresh app on the newest effect, with core, providers and sql", () =>
     await compile(app.folder, "node10", [...platformLib, "--skipLibCheck"])
   })
 
-  it("runs with plain node: turns that pause for an approval, go through JSON and resume", async () => {
+  it("runs with plain node: the core and providers programs pause for an approval, go through JSON and resume", async () => {
     await buildNode16()
+    expect(await runProgram(app.folder, "core")).toEqual(expectedLines)
     const server = await FakeOpenAi.start()
     try {
       const env = cleanEnv({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "sk-fake-key" })
-      const out = await runOk(process.execPath, [join("out", "main.js")], { cwd: app.folder, env, timeoutMs: 60_000 })
-      expect(JSON.parse(out.trim())).toEqual({ scripted: expectedTurn, openAi: expectedTurn })
+      expect(await runProgram(app.folder, "providers", env)).toEqual(expectedLines)
       expect(server.requests.map((request) => request.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions"])
       // The second request carries the approved call's result.
       const second = server.requests[1]!.body["messages"] as ReadonlyArray<{ role: string; content?: unknown }>
       expect(second.find((message) => message.role === "tool")?.content).toBe(JSON.stringify({ deleted: 2 }))
-      const store = await runOk(process.execPath, [join("out", "store.js")], { cwd: app.folder, timeoutMs: 60_000 })
-      expect(JSON.parse(store.trim())).toEqual({ store: "function" })
+      expect(await runProgram(app.folder, "store")).toEqual([JSON.stringify({ store: "function" })])
     } finally {
       await server.close()
     }
