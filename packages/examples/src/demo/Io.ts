@@ -14,6 +14,7 @@ import * as Prompt from "@effect/cli/Prompt"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import type * as Terminal from "@effect/platform/Terminal"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -80,7 +81,15 @@ export const validateArguments = (toolName: string, text: string): Either.Either
   const tool = byName[toolName]
   if (tool === undefined) return Either.right(json)
   return Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json, { onExcessProperty: "error", errors: "all" }).pipe(
-    Either.mapLeft((error) => `Those arguments do not match ${toolName}'s parameters:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`),
+    Either.mapLeft((error) => {
+      // One human line per problem ("paths: Expected an array of at least 1 item(s), actual []"), not Schema's tree.
+      const problems = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
+        issue.path.length === 0 && issue._tag === "Type"
+          ? "  the arguments: expected a JSON object"
+          : `  ${issue.path.length === 0 ? "the arguments" : issue.path.map(String).join(".")}: ${issue.message}`
+      )
+      return `Those arguments do not match ${toolName}'s parameters:\n${problems.join("\n")}`
+    }),
     Either.map(() => json)
   )
 }
@@ -129,6 +138,7 @@ export const interactive = Effect.gen(function*() {
     })).pipe(Effect.map((text) => (/^(exit|quit|bye)$/i.test(text) ? Option.none() : Option.some(text)))),
     decide: (pending) =>
       Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
         const choices: ReadonlyArray<Prompt.Prompt.SelectChoice<Choice>> = pending.kind._tag === "Approval"
           ? [
             { title: "Approve", value: "approve", description: "run it with these arguments" },
@@ -136,7 +146,9 @@ export const interactive = Effect.gen(function*() {
             { title: "Reject", value: "reject", description: "do not run it; tell the model why" }
           ]
           : [
-            { title: `Wait until ${clockTime(pending.kind.at)}`, value: "wait", description: "let it run at its time" },
+            pending.kind.at <= now
+              ? { title: "Let it run (it is due)", value: "wait", description: "its time has passed: it runs when the turn goes on" }
+              : { title: `Wait until ${clockTime(pending.kind.at)}`, value: "wait", description: "let it run at its time" },
             { title: "Run it now", value: "approve", description: "do not wait" },
             { title: "Edit the arguments and run now", value: "edit" },
             { title: "Cancel it", value: "reject", description: "do not run it; tell the model why" }
