@@ -1,6 +1,8 @@
 // Persistence: signed documents and checkpoints.
+// #region imports
 import { Chat, Messages, SignedState } from "@chat-ts/core"
 import { Config, Effect, Ref } from "effect"
+// #endregion imports
 
 // #region signed
 /** Stores a paused turn where others can edit it (a browser, a queue): signed with a server-side secret. */
