@@ -170,7 +170,7 @@ describe("the demo reading lines", () => {
 describe("flags", () => {
   it("--help lists every flag with its value and default, as typed with npm start", () => {
     const text = Demo.helpText(false)
-    for (const flag of ["--approve-all", "--reject-all <reason>", "--message <text>", "--sandbox <folder>", "--cleanup-delay <duration>", "--offline"]) {
+    for (const flag of ["--approve-all", "--reject-all <reason>", "--message <text>", "--sandbox <dir>", "--cleanup-delay <duration>", "--offline"]) {
       expect(text).toContain(flag)
     }
     expect(text).toContain("npm start -- [options]")

@@ -222,7 +222,7 @@ export const helpText = (color: boolean): string => {
     ["--approve-all", flagText.approveAll],
     ["--reject-all <reason>", flagText.rejectAll],
     ["-m, --message <text>", flagText.message],
-    ["--sandbox <folder>", flagText.sandbox],
+    ["--sandbox <dir>", flagText.sandbox],
     ["--cleanup-delay <duration>", flagText.cleanupDelay],
     ["--offline", flagText.offline],
     ["-h, --help", "Show this help."],
