@@ -15,7 +15,7 @@ import * as Demo from "../src/demo/main.js"
 import { style } from "../src/demo/render.js"
 import { seedFiles } from "../src/demo/sandbox.js"
 import type { Key } from "./support/capture.js"
-import { backspace, consoleOf, down, enter, makeTranscript, terminalLayer, typed } from "./support/capture.js"
+import { backspace, consoleOf, down, enter, makeTranscript, screenOf, terminalLayer, typed } from "./support/capture.js"
 
 const settings = (sandbox: string): Demo.Settings => ({
   approveAll: false,
@@ -164,6 +164,27 @@ describe("the demo reading lines", () => {
       expect(error._tag === "DemoFailed" && error.reason).toBe(
         "The input ended before a decision on delete_files (call_2_1) was given."
       )
+    }).pipe(Effect.provide(NodeFileSystem.layer)))
+})
+
+describe("Ctrl-C at a menu", () => {
+  it.scopedLive("takes the menu off the screen", () =>
+    Effect.gen(function*() {
+      const fs = yield* FileSystem.FileSystem
+      const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
+      const transcript = makeTranscript()
+      // A request, then the input ends at the decision menu: as Ctrl-C there.
+      yield* Demo.program(settings(sandbox)).pipe(
+        Effect.provide(Layer.mergeAll(terminalLayer(transcript, [...typed("delete the old logs"), enter]), Io.fromLines([]), NodePath.layer)),
+        Effect.withConsole(consoleOf(transcript))
+      )
+      // The menu was shown (the transcript has every frame) ...
+      expect(transcript.text()).toContain("Edit the arguments")
+      // ... and is gone from what the terminal shows at the end.
+      const screen = screenOf(transcript.raw()).join("\n")
+      expect(screen).toContain("┌ delete_files (call_2_1) · needs your approval")
+      expect(screen).toContain("Bye.")
+      expect(screen).not.toMatch(/your decision|Approve|Edit the arguments|Reject/)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 })
 

@@ -12,7 +12,7 @@
  */
 import * as Prompt from "@effect/cli/Prompt"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import type * as Terminal from "@effect/platform/Terminal"
+import * as Terminal from "@effect/platform/Terminal"
 import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -109,6 +109,10 @@ const compact = (text: string): string => {
 const quitOnCtrlC = <A>(prompt: Prompt.Prompt<A>): Effect.Effect<A, Quit, Terminal.Terminal> =>
   Effect.catchTag(prompt, "QuitException", () => Effect.fail(new Quit()))
 
+/** ANSI: erases `rows` lines (the cursor's and those above it) and returns to the first column. */
+export const eraseLines = (rows: number): string =>
+  Array.from({ length: rows }, (_, i) => (i < rows - 1 ? "\u001b[2K\u001b[1A" : "\u001b[2K")).join("") + "\u001b[G"
+
 type Choice = "approve" | "edit" | "reject" | "wait"
 
 /** Prompts on the terminal. */
@@ -153,7 +157,14 @@ export const interactive = Effect.gen(function*() {
             { title: "Edit the arguments and run now", value: "edit" },
             { title: "Cancel it", value: "reject", description: "do not run it; tell the model why" }
           ]
-        const choice = yield* run(Prompt.select({ message: `${pending.call.name}: your decision`, choices }))
+        const choice = yield* run(Prompt.select({ message: `${pending.call.name}: your decision`, choices })).pipe(
+          // Ctrl-C at the menu: take it (its message line and choices) off the screen before leaving.
+          Effect.tapError(() =>
+            Effect.orDie(Effect.flatMap(Terminal.Terminal, (t) => t.display(eraseLines(choices.length + 1)))).pipe(
+              Effect.provide(terminal)
+            )
+          )
+        )
         switch (choice) {
           case "approve":
             return Decision.Approve()
