@@ -1,6 +1,8 @@
 import { defineProject } from "vitest/config"
+import { sourceAliases } from "../../vitest.shared.js"
 
 export default defineProject({
+  resolve: { alias: sourceAliases },
   test: {
     name: "examples",
     include: ["test/**/*.test.ts"]

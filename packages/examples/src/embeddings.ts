@@ -5,8 +5,10 @@
  *
  *   npx tsx src/embeddings.ts
  */
+// #region imports
 import { EmbeddingModel } from "@chat-ts/core"
 import { Console, Effect } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -3,9 +3,11 @@
  *
  *   npx tsx src/first-completion.ts
  */
+// #region imports
 import { Chat, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

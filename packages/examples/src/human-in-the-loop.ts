@@ -6,10 +6,12 @@
  *
  *   npx tsx src/human-in-the-loop.ts      # asks you on the terminal
  */
+// #region imports
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as Prompt from "@effect/cli/Prompt"
 import { Console, Context, Effect, Schema } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -5,9 +5,11 @@
  *
  *   npx tsx src/middleware.ts
  */
+// #region imports
 import { Chat, ChatOutcome, LanguageModel, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect, Layer, Stream } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -6,6 +6,7 @@
  *   npx tsx src/persistence.ts resume paused.json    # approves, resumes, finishes
  *   npx tsx src/persistence.ts resume paused.json --reject "not this month"
  */
+// #region imports
 import { Action, Chat, ChatError, ChatOutcome, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as Args from "@effect/cli/Args"
@@ -14,7 +15,8 @@ import * as Options from "@effect/cli/Options"
 import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import { Clock, Console, Duration, Effect, Option, Schema } from "effect"
-import { isMain, runExample } from "./shared/main.js"
+// #endregion imports
+import { fromUserFolder, isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 
 const PayBill = Tool.make("pay_bill", {
@@ -100,12 +102,12 @@ const file = Args.text({ name: "file" }).pipe(Args.withDescription("The JSON fil
 /** The two commands. */
 export const command = Command.make("persistence").pipe(
   Command.withSubcommands([
-    Command.make("pause", { file }, ({ file }) => pause(file)),
+    Command.make("pause", { file }, ({ file }) => pause(fromUserFolder(file))),
     Command.make(
       "resume",
       { file, reject: Options.text("reject").pipe(Options.optional, Options.withDescription("Reject, with this reason")) },
       ({ file, reject }) =>
-        resume(file, Option.match(reject, { onNone: () => ({ approve: true }), onSome: (reason) => ({ approve: false, reason }) }))
+        resume(fromUserFolder(file), Option.match(reject, { onNone: () => ({ approve: true }), onSome: (reason) => ({ approve: false, reason }) }))
     )
   ])
 )

@@ -6,9 +6,11 @@
  *
  *   npx tsx src/scheduled-calls.ts
  */
+// #region imports
 import { Action, Chat, ChatOutcome, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Clock, Console, DateTime, Duration, Effect, Schema } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -5,10 +5,12 @@
  *
  *   npx tsx src/streaming.ts
  */
+// #region imports
 import { Action, Chat, ChatEvent, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as Terminal from "@effect/platform/Terminal"
 import { Console, Effect, Option, Schema, Stream } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -4,9 +4,11 @@
  *
  *   npx tsx src/structured-output.ts
  */
+// #region imports
 import { Chat, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect, Schema } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -6,9 +6,11 @@
  *
  *   npx tsx src/tools-with-context.ts
  */
+// #region imports
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Context, Effect, Schema } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

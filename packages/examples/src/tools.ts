@@ -4,9 +4,11 @@
  *
  *   npx tsx src/tools.ts
  */
+// #region imports
 import { Chat, ChatOutcome, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect, Schema } from "effect"
+// #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
 

@@ -5,13 +5,14 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { spawn } from "node:child_process"
-import { mkdtempSync, readdirSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { seedFiles } from "../src/demo/sandbox.js"
 
 const examplesDir = fileURLToPath(new URL("..", import.meta.url))
+const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url))
 
 interface Run {
   readonly code: number | null
@@ -21,16 +22,26 @@ interface Run {
   readonly files: ReadonlyArray<string>
 }
 
-/** Runs the demo on a fresh sandbox folder, offline, with `input` piped to stdin. */
-const demo = (args: ReadonlyArray<string>, input = ""): Promise<Run> => {
-  const sandbox = mkdtempSync(join(tmpdir(), "demo-cli-"))
+/**
+ * Runs the demo on a fresh sandbox folder, offline, with `input` piped to stdin.
+ * With `fromFolder`, npm's INIT_CWD is that folder and the sandbox is given
+ * relative to it, as `npm start -- --sandbox sb` typed there would.
+ */
+const demo = (args: ReadonlyArray<string>, input = "", fromFolder?: string): Promise<Run> => {
+  const sandbox = fromFolder === undefined ? mkdtempSync(join(tmpdir(), "demo-cli-")) : join(fromFolder, "sb")
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
   delete env["OPENAI_API_KEY"]
+  if (fromFolder !== undefined) env["INIT_CWD"] = fromFolder
   return new Promise((resolve, reject) => {
     const defaults = args.includes("--help")
       ? []
-      : ["--sandbox", sandbox, ...(args.includes("--cleanup-delay") ? [] : ["--cleanup-delay", "50 millis"])]
-    const child = spawn("npx", ["tsx", "src/demo/main.ts", ...defaults, ...args], {
+      : [
+        "--sandbox",
+        fromFolder === undefined ? sandbox : "sb",
+        ...(args.includes("--cleanup-delay") ? [] : ["--cleanup-delay", "50 millis"])
+      ]
+    // tsx itself, not through npx: npx would set INIT_CWD to this folder.
+    const child = spawn(tsx, ["src/demo/main.ts", ...defaults, ...args], {
       cwd: examplesDir,
       env,
       stdio: ["pipe", "pipe", "pipe"]
@@ -41,7 +52,7 @@ const demo = (args: ReadonlyArray<string>, input = ""): Promise<Run> => {
     child.stderr.on("data", (chunk) => (stderr += chunk))
     child.on("error", reject)
     child.on("close", (code) => {
-      const files = readdirSync(sandbox).sort()
+      const files = existsSync(sandbox) ? readdirSync(sandbox).sort() : []
       rmSync(sandbox, { recursive: true, force: true })
       resolve({ code, stdout, stderr, files })
     })
@@ -65,11 +76,39 @@ describe.concurrent("demo, non-interactive", () => {
     expect(run.stdout).toContain("(--approve-all: approve)")
     expect(run.stdout).toContain("Assistant › Done: deleted app-2025-03.log, app-2025-04.log.")
     // The scheduled cleanup shows its time, is waited for, and runs (nothing is left for it to delete).
-    expect(run.stdout).toMatch(/schedule_cleanup \(call_4_1\) · scheduled for \d\d:\d\d:\d\d/)
+    // Its time, ahead or (on a slow machine, with this short delay) already passed.
+    expect(run.stdout).toMatch(/schedule_cleanup \(call_4_1\) · (scheduled for \d\d:\d\d:\d\d \(in \d+m?s\)|due since \d\d:\d\d:\d\d)/)
     expect(run.stdout).toContain("(--approve-all: wait)")
-    expect(run.stdout).toContain("⏳ Waiting until")
+    expect(run.stdout).toMatch(/⏳ Waiting until|⏳ The scheduled call is due/)
     expect(run.stdout).toContain("Assistant › The scheduled cleanup ran: nothing needed deleting.")
     expect(run.files).toEqual(allFiles.filter((name) => !oldLogs.includes(name)))
+  }, timeout)
+
+  it("--help piped prints the plain help page and exits 0", async () => {
+    const run = await demo(["--help"])
+    expect(run.code).toBe(0)
+    expect(run.stdout).toContain("npm start -- [options]")
+    expect(run.stdout).not.toContain("\u001b[")
+  }, timeout)
+
+  it("the header's lines fit an ordinary terminal", async () => {
+    const run = await demo(["--approve-all", "-m", "what is in notes.txt?", "--cleanup-delay", "10 minutes"])
+    expect(run.code).toBe(0)
+    const header = run.stdout.split("You ›")[0]!.split("\n")
+    expect(header.join(" ").replace(/\s+/g, " ")).toContain("schedule_cleanup runs later (10m from now here")
+    for (const line of header) expect(line.length).toBeLessThanOrEqual(100)
+  }, timeout)
+
+  it("a relative --sandbox is the user's folder (npm's INIT_CWD), not the examples package's", async () => {
+    const user = mkdtempSync(join(tmpdir(), "demo-user-"))
+    try {
+      const run = await demo(["--approve-all", "-m", "delete the old logs"], "", user)
+      expect(run.code).toBe(0)
+      expect(run.stdout).toContain(`sandbox: ${join(user, "sb")}`)
+      expect(run.files).toEqual(allFiles.filter((name) => !oldLogs.includes(name)))
+    } finally {
+      rmSync(user, { recursive: true, force: true })
+    }
   }, timeout)
 
   it("--reject-all rejects every pending call with the reason, approvals and scheduled calls alike", async () => {
@@ -82,7 +121,10 @@ describe.concurrent("demo, non-interactive", () => {
       "clean up tomorrow"
     ])
     expect(run.code).toBe(0)
-    expect(run.stdout).toContain("✘ rejected: not today")
+    // Each rejection is reported once, by the turn.
+    expect(run.stdout.match(/not today/g)).toHaveLength(4) // two rejections, two answers quoting the reason
+    expect(run.stdout).toContain("✗ delete_files rejected by you: not today")
+    expect(run.stdout).toContain("✗ schedule_cleanup rejected by you: not today")
     expect(run.stdout).toContain("Assistant › OK, I did not delete anything (reason: not today).")
     expect(run.stdout).toContain("Assistant › I cancelled the scheduled cleanup, as asked (reason: not today).")
     expect(run.files).toEqual(allFiles)

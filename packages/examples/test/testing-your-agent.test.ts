@@ -6,10 +6,12 @@
  * The agents under test are the examples' refund agent
  * (src/tools-with-context.ts) and reminder agent (src/scheduled-calls.ts).
  */
+// #region imports
 import { Chat, Messages, PauseReason } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, FastCheck as fc, Fiber, Layer, Option, TestClock } from "effect"
+// #endregion imports
 import * as Reminders from "../src/scheduled-calls.js"
 import { CurrentUser, toolkit } from "../src/tools-with-context.js"
 

@@ -12,8 +12,9 @@
  */
 import * as Prompt from "@effect/cli/Prompt"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import type * as Terminal from "@effect/platform/Terminal"
+import * as Terminal from "@effect/platform/Terminal"
 import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
@@ -80,7 +81,15 @@ export const validateArguments = (toolName: string, text: string): Either.Either
   const tool = byName[toolName]
   if (tool === undefined) return Either.right(json)
   return Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json, { onExcessProperty: "error", errors: "all" }).pipe(
-    Either.mapLeft((error) => `Those arguments do not match ${toolName}'s parameters:\n${ParseResult.TreeFormatter.formatErrorSync(error)}`),
+    Either.mapLeft((error) => {
+      // One human line per problem ("paths: Expected an array of at least 1 item(s), actual []"), not Schema's tree.
+      const problems = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
+        issue.path.length === 0 && issue._tag === "Type"
+          ? "  the arguments: expected a JSON object"
+          : `  ${issue.path.length === 0 ? "the arguments" : issue.path.map(String).join(".")}: ${issue.message}`
+      )
+      return `Those arguments do not match ${toolName}'s parameters:\n${problems.join("\n")}`
+    }),
     Either.map(() => json)
   )
 }
@@ -99,6 +108,10 @@ const compact = (text: string): string => {
 
 const quitOnCtrlC = <A>(prompt: Prompt.Prompt<A>): Effect.Effect<A, Quit, Terminal.Terminal> =>
   Effect.catchTag(prompt, "QuitException", () => Effect.fail(new Quit()))
+
+/** ANSI: erases `rows` lines (the cursor's and those above it) and returns to the first column. */
+export const eraseLines = (rows: number): string =>
+  Array.from({ length: rows }, (_, i) => (i < rows - 1 ? "\u001b[2K\u001b[1A" : "\u001b[2K")).join("") + "\u001b[G"
 
 type Choice = "approve" | "edit" | "reject" | "wait"
 
@@ -129,6 +142,7 @@ export const interactive = Effect.gen(function*() {
     })).pipe(Effect.map((text) => (/^(exit|quit|bye)$/i.test(text) ? Option.none() : Option.some(text)))),
     decide: (pending) =>
       Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
         const choices: ReadonlyArray<Prompt.Prompt.SelectChoice<Choice>> = pending.kind._tag === "Approval"
           ? [
             { title: "Approve", value: "approve", description: "run it with these arguments" },
@@ -136,12 +150,21 @@ export const interactive = Effect.gen(function*() {
             { title: "Reject", value: "reject", description: "do not run it; tell the model why" }
           ]
           : [
-            { title: `Wait until ${clockTime(pending.kind.at)}`, value: "wait", description: "let it run at its time" },
+            pending.kind.at <= now
+              ? { title: "Let it run (it is due)", value: "wait", description: "its time has passed: it runs when the turn goes on" }
+              : { title: `Wait until ${clockTime(pending.kind.at)}`, value: "wait", description: "let it run at its time" },
             { title: "Run it now", value: "approve", description: "do not wait" },
             { title: "Edit the arguments and run now", value: "edit" },
             { title: "Cancel it", value: "reject", description: "do not run it; tell the model why" }
           ]
-        const choice = yield* run(Prompt.select({ message: `${pending.call.name}: your decision`, choices }))
+        const choice = yield* run(Prompt.select({ message: `${pending.call.name}: your decision`, choices })).pipe(
+          // Ctrl-C at the menu: take it (its message line and choices) off the screen before leaving.
+          Effect.tapError(() =>
+            Effect.orDie(Effect.flatMap(Terminal.Terminal, (t) => t.display(eraseLines(choices.length + 1)))).pipe(
+              Effect.provide(terminal)
+            )
+          )
+        )
         switch (choice) {
           case "approve":
             return Decision.Approve()

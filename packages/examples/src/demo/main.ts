@@ -26,7 +26,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import { isMain } from "../shared/main.js"
+import { fromUserFolder, isMain } from "../shared/main.js"
 import * as Models from "../shared/Models.js"
 import * as Io from "./Io.js"
 import { style, wantsColor } from "./render.js"
@@ -62,6 +62,24 @@ const systemPrompt = (root: string) =>
     "Logs older than 30 days count as old. Answer briefly."
   ].join(" ")
 
+/** A labelled line of the header ("  tools:   …"), wrapped at word boundaries to at most 100 columns. */
+const headerLines = (label: string, text: string): ReadonlyArray<string> => {
+  const indent = "           "
+  const lines: Array<string> = []
+  let line = `  ${`${label}:`.padEnd(indent.length - 2)}`
+  let empty = true
+  for (const word of text.split(" ")) {
+    if (!empty && line.length + 1 + word.length > 100) {
+      lines.push(line)
+      line = indent + word
+    } else {
+      line = empty ? line + word : `${line} ${word}`
+    }
+    empty = false
+  }
+  return [...lines, line]
+}
+
 /** The demo as a program of its settings. */
 export const program = (
   settings: Settings
@@ -86,13 +104,16 @@ const run = (settings: Settings) =>
     yield* Console.log(s.bold("chat-ts demo") + " — a tool-calling agent over a sandbox folder")
     yield* Console.log(`  sandbox: ${root}${Option.isNone(settings.sandbox) ? " (a temporary folder, removed on exit)" : ""}`)
     const modelName = Models.label(choice, "the built-in scripted demo model")
-    yield* Console.log(`  model:   ${choice._tag === "Offline" ? s.yellow(modelName) : modelName}`)
-    yield* Console.log(
-      `  tools:   list_files, read_file run on their own · delete_files asks you first · ` +
-        `schedule_cleanup runs later (${delay} from now in this demo, standing in for "tomorrow")`
-    )
+    // Lines of at most 100 columns: the header must not wrap on an ordinary terminal.
+    const paint = choice._tag === "Offline" ? s.yellow : (text: string) => text
+    yield* Console.log(headerLines("model", modelName).map(paint).join("\n"))
+    yield* Console.log(headerLines(
+      "tools",
+      `list_files, read_file run on their own · delete_files asks you first · ` +
+        `schedule_cleanup runs later (${delay} from now here, standing in for "tomorrow")`
+    ).join("\n"))
     if (choice._tag === "Offline") {
-      yield* Console.log(`  try:     ${ScriptedModel.suggestions.slice(0, 4).map((t) => `"${t}"`).join(", ")}`)
+      yield* Console.log(headerLines("try", ScriptedModel.suggestions.slice(0, 4).map((t) => `"${t}"`).join(", ")).join("\n"))
     }
     yield* Console.log(s.dim(settings.interactive ? "  (type exit or press Ctrl-C to leave)" : "  (reading input non-interactively)"))
     yield* Console.log("")
@@ -129,9 +150,23 @@ const run = (settings: Settings) =>
     Effect.catchTag("BadArgument", (error) => new DemoFailed({ code: 1, reason: error.message }))
   )
 
+/** The default of --cleanup-delay. */
+const defaultCleanupDelay = "3 seconds"
+
+/** What each flag does: the command's own descriptions and the --help page. */
+const flagText = {
+  approveAll: "Approve every call that asks for approval; scheduled calls run at their time.",
+  rejectAll: "Reject every pending call, telling the model this reason.",
+  message: "A message to send (repeatable); the demo ends after the last one.",
+  sandbox:
+    "Use this folder as the sandbox, seeded with demo files when empty (relative to where you ran npm). Default: a temporary folder, removed on exit.",
+  cleanupDelay: `How long schedule_cleanup calls are deferred, standing in for "tomorrow". Default: "${defaultCleanupDelay}".`,
+  offline: "Use the built-in scripted model even when OPENAI_API_KEY is set."
+}
+
 const durationOption = Options.text("cleanup-delay").pipe(
-  Options.withDescription("How long schedule_cleanup calls are deferred, e.g. \"3 seconds\" (stands in for \"tomorrow\")."),
-  Options.withDefault("3 seconds"),
+  Options.withDescription(flagText.cleanupDelay),
+  Options.withDefault(defaultCleanupDelay),
   Options.mapEffect((text): Effect.Effect<Duration.Duration, ValidationError.ValidationError> =>
     Option.match(Duration.decodeUnknown(text), {
       onNone: () =>
@@ -146,37 +181,92 @@ export const command = Command.make(
   "demo",
   {
     approveAll: Options.boolean("approve-all").pipe(
-      Options.withDescription("Approve every call that asks for approval; scheduled calls run at their time.")
+      Options.withDescription(flagText.approveAll)
     ),
     rejectAll: Options.text("reject-all").pipe(
-      Options.withDescription("Reject every pending call, telling the model this reason."),
+      Options.withDescription(flagText.rejectAll),
       Options.optional
     ),
     messages: Options.text("message").pipe(
       Options.withAlias("m"),
-      Options.withDescription("A message to send (repeatable); the demo ends after the last one."),
+      Options.withDescription(flagText.message),
       Options.repeated
     ),
     sandbox: Options.text("sandbox").pipe(
-      Options.withDescription("Use this folder as the sandbox (seeded with demo files when empty) instead of a temporary one."),
+      Options.withDescription(flagText.sandbox),
       Options.optional
     ),
     cleanupDelay: durationOption,
     offline: Options.boolean("offline").pipe(
-      Options.withDescription("Use the built-in scripted model even when OPENAI_API_KEY is set.")
+      Options.withDescription(flagText.offline)
     )
   },
   (flags) => {
     // On a terminal, ask there for whatever the flags leave open; piped input is read line by line.
     const blanket = flags.approveAll || Option.isSome(flags.rejectAll)
     const interactive = Boolean(process.stdin.isTTY) && !(blanket && flags.messages.length > 0)
-    return program({ ...flags, interactive, color: wantsColor() }).pipe(Effect.provide(Io.stdinLines))
+    const sandbox = Option.map(flags.sandbox, fromUserFolder) // `npm start -- --sandbox ./sb` means the user's ./sb
+    return program({ ...flags, sandbox, interactive, color: wantsColor() }).pipe(Effect.provide(Io.stdinLines))
   }
 )
 
+/**
+ * The --help page, written for this demo rather than @effect/cli's generic
+ * one: the command as it is typed (`npm start -- …`), each flag with its
+ * value and default, the environment, no escape codes unless `color`, and
+ * lines of at most 100 columns.
+ */
+export const helpText = (color: boolean): string => {
+  const s = style(color)
+  const flags: ReadonlyArray<readonly [string, string]> = [
+    ["--approve-all", flagText.approveAll],
+    ["--reject-all <reason>", flagText.rejectAll],
+    ["-m, --message <text>", flagText.message],
+    ["--sandbox <dir>", flagText.sandbox],
+    ["--cleanup-delay <duration>", flagText.cleanupDelay],
+    ["--offline", flagText.offline],
+    ["-h, --help", "Show this help."],
+    ["--version", "Show the demo's version."]
+  ]
+  const environment: ReadonlyArray<readonly [string, string]> = [
+    ["OPENAI_API_KEY", "Talk to OpenAI (or a compatible server) instead of the scripted model."],
+    ["OPENAI_BASE_URL", "A compatible server, e.g. http://localhost:11434/v1 for Ollama."],
+    ["OPENAI_MODEL", "The model (default gpt-4.1-mini)."],
+    ["NO_COLOR", "No colours."]
+  ]
+  const wrap = (text: string, indent: number): ReadonlyArray<string> => {
+    const lines: Array<string> = []
+    let line = ""
+    for (const word of text.split(" ")) {
+      if (line !== "" && indent + line.length + 1 + word.length > 100) {
+        lines.push(line)
+        line = word
+      } else line = line === "" ? word : `${line} ${word}`
+    }
+    return [...lines, line].map((text) => " ".repeat(indent) + text)
+  }
+  const table = (rows: ReadonlyArray<readonly [string, string]>) =>
+    rows.flatMap(([name, text]) => [`  ${s.bold(name)}`, ...wrap(text, 6)])
+  return [
+    `${s.bold("chat-ts demo")} 0.1.0 — a tool-calling agent over a sandbox folder`,
+    "",
+    s.bold("Usage"),
+    "  npm start -- [options]",
+    "",
+    s.bold("Options"),
+    ...table(flags),
+    "",
+    s.bold("Environment"),
+    ...table(environment),
+    ""
+  ].join("\n")
+}
+
 const cli = Command.run(command, { name: "chat-ts demo", version: "0.1.0" })
 
-if (isMain(import.meta.url)) {
+if (isMain(import.meta.url) && process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
+  process.stdout.write(helpText(wantsColor()))
+} else if (isMain(import.meta.url)) {
   cli(process.argv).pipe(
     Effect.catchTag("DemoFailed", (error) =>
       Console.error(error.reason).pipe(Effect.zipRight(Effect.sync(() => {

@@ -65,6 +65,10 @@ export const relative = (millis: number): string => {
   return `in ${Math.floor(minutes / 60)}h ${minutes % 60}m`
 }
 
+/** When a scheduled call runs: "scheduled for 11:02:41 (in 3s)", or "due since 11:02:41" once its time has passed. */
+export const whenDue = (at: number, now: number): string =>
+  at <= now ? `due since ${clockTime(at)} (it runs when the turn goes on)` : `scheduled for ${clockTime(at)} (${relative(at - now)})`
+
 /** A call waiting for a decision, as the session shows it. */
 export interface Pending {
   readonly call: Messages.ToolCallPart
@@ -80,7 +84,7 @@ export const pendingBox = (s: Style, pending: Pending, now: number): string => {
   const why = policy === undefined ? "" : `: ${policy.why}`
   const head = kind._tag === "Approval"
     ? `${s.yellow("needs your approval")}${why}`
-    : `${s.magenta(`scheduled for ${clockTime(kind.at)} (${relative(kind.at - now)})`)}${why}`
+    : `${s.magenta(whenDue(kind.at, now))}${why}`
   const args = prettyArguments(call, call.arguments).split("\n").map((line) => `${s.dim("│")}   ${line}`)
   return [
     `${s.dim("┌")} ${s.bold(call.name)} ${s.dim(`(${call.id})`)} · ${head}`,

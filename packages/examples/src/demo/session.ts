@@ -66,18 +66,19 @@ const applyDecision = (messages: Messages.Messages, pending: Pending, decision: 
   }
 }
 
-const decisionLine = (s: Style, pending: Pending, decision: Decision): string => {
+/** The echo of a decision; none for a rejection, which the turn's own "✗ … rejected by you" line reports. */
+const decisionLine = (s: Style, pending: Pending, decision: Decision, now: number): string | undefined => {
   switch (decision._tag) {
     case "Approve":
       return s.green(pending.kind._tag === "Scheduled" ? "  ✔ runs now" : "  ✔ approved")
     case "Edit":
       return s.green(`  ✔ approved with edited arguments ${brief(decision.arguments)}`)
     case "Reject":
-      return s.red(`  ✘ rejected${decision.reason === undefined ? "" : `: ${decision.reason}`}`)
-    case "Wait":
-      return s.magenta(
-        `  ⏳ will run at ${clockTime((pending.kind as { readonly at: number }).at)}`
-      )
+      return undefined
+    case "Wait": {
+      const at = (pending.kind as { readonly at: number }).at
+      return s.magenta(at <= now ? "  ⏳ runs when the turn goes on (it is due)" : `  ⏳ will run at ${clockTime(at)}`)
+    }
   }
 }
 
@@ -147,7 +148,8 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
             yield* Console.log(pendingBox(s, item, yield* Clock.currentTimeMillis))
             const decision = yield* io.decide(item)
             messages = yield* Effect.orDie(applyDecision(messages, item, decision))
-            yield* Console.log(decisionLine(s, item, decision))
+            const echo = decisionLine(s, item, decision, yield* Clock.currentTimeMillis)
+            if (echo !== undefined) yield* Console.log(echo)
             if (decision._tag === "Wait" && item.kind._tag === "Scheduled") {
               waitingUntil = Math.min(waitingUntil ?? Infinity, item.kind.at)
             }
@@ -155,7 +157,9 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
           if (waitingUntil !== undefined) {
             const now = yield* Clock.currentTimeMillis
             yield* Console.log(s.magenta(
-              `⏳ Waiting until ${clockTime(waitingUntil)} (${relative(waitingUntil - now)}) for the scheduled call; the turn goes on by itself.`
+              waitingUntil <= now
+                ? `⏳ The scheduled call is due (since ${clockTime(waitingUntil)}); the turn goes on.`
+                : `⏳ Waiting until ${clockTime(waitingUntil)} (${relative(waitingUntil - now)}) for the scheduled call; the turn goes on by itself.`
             ))
           }
           last = yield* streamTurn(messages, waitingUntil !== undefined)

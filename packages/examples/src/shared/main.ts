@@ -8,6 +8,7 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
+import { resolve } from "node:path"
 import { pathToFileURL } from "node:url"
 import * as Models from "./Models.js"
 
@@ -16,6 +17,13 @@ export const isMain = (url: string): boolean => {
   const script = process.argv[1]
   return script !== undefined && (url === pathToFileURL(script).href || url === pathToFileURL(`${script}.ts`).href)
 }
+
+/**
+ * A path the user typed, resolved against the folder they ran the command
+ * from: npm scripts (`npm start`, `npm run -w …`) run in the package's folder
+ * and give the user's folder as INIT_CWD.
+ */
+export const fromUserFolder = (path: string): string => resolve(process.env["INIT_CWD"] ?? process.cwd(), path)
 
 /** Runs an example: says which model answers, then runs `program(choice)` with Node's services. */
 export const runExample = <A, E>(

@@ -1,6 +1,8 @@
 // Architecture: the pure reducer, driven by hand.
+// #region imports
 import { Messages, Turn } from "@chat-ts/core"
 import { Either } from "effect"
+// #endregion imports
 
 /** Walks one turn through the reducer; returns the outcome of each step. */
 export const walkthrough = (): ReadonlyArray<string> => {

@@ -1,6 +1,8 @@
 // Persistence: paused turns in a ConversationStore (in memory here; SQL with @chat-ts/sql).
+// #region imports
 import { Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { Effect, Option } from "effect"
+// #endregion imports
 
 // #region store
 /** Handling a request: run the turn; if it pauses, store it under `id` (a new conversation: version 0). */

@@ -1,7 +1,9 @@
 // Errors and retries: typed errors of a turn, retrying a turn, resuming after a failure.
+// #region imports
 import type { ChatError } from "@chat-ts/core"
 import { Chat, Messages } from "@chat-ts/core"
 import { Effect, Schedule } from "effect"
+// #endregion imports
 
 // #region catch
 /** One turn's answer as text, whatever happened. */

@@ -1,6 +1,8 @@
 // Human in the loop: edits, expiry and moving on while calls are pending.
+// #region imports
 import { Action, type Chat, ChatError, Messages, Toolkit } from "@chat-ts/core"
 import { Clock, Duration, Effect, Either } from "effect"
+// #endregion imports
 import { toolkit } from "../human-in-the-loop.js"
 
 /** Approves call `id` with edited arguments: the tool runs with them and the model sees them. */

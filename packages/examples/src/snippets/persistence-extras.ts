@@ -1,6 +1,8 @@
 // Persistence: signed documents, checkpoints and idempotent tools.
+// #region imports
 import { Chat, Messages, SignedState, Tool, Toolkit } from "@chat-ts/core"
 import { Config, Console, Effect, Ref, Schema } from "effect"
+// #endregion imports
 
 // #region signed
 /**

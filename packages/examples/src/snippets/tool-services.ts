@@ -1,7 +1,9 @@
 // Tools: a handler that uses a service of the program and fails with a typed error.
+// #region imports
 import { Chat, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Context, Data, Effect, Layer, Schema } from "effect"
+// #endregion imports
 
 // #region services
 class CityNotFound extends Data.TaggedError("CityNotFound")<{ readonly city: string }> {}

@@ -19,12 +19,51 @@ export const stripAnsi = (text: string): string =>
 export interface Transcript {
   /** Everything printed so far, without ANSI codes. */
   readonly text: () => string
+  /** Everything printed so far, ANSI codes included. */
+  readonly raw: () => string
   readonly write: (text: string) => void
 }
 
 export const makeTranscript = (): Transcript => {
   const chunks: Array<string> = []
-  return { text: () => stripAnsi(chunks.join("")), write: (text) => void chunks.push(text) }
+  return { text: () => stripAnsi(chunks.join("")), raw: () => chunks.join(""), write: (text) => void chunks.push(text) }
+}
+
+/**
+ * What a terminal would show after printing `raw`: lines of text, with the
+ * cursor moves and erasing the prompts use applied (cursor up, erase line,
+ * erase below, go to a column); colours and other sequences are dropped.
+ */
+export const screenOf = (raw: string): ReadonlyArray<string> => {
+  const lines: Array<string> = [""]
+  let row = 0
+  let column = 0
+  const put = (char: string) => {
+    const line = lines[row]!.padEnd(column)
+    lines[row] = line.slice(0, column) + char + line.slice(column + 1)
+    column++
+  }
+  // eslint-disable-next-line no-control-regex
+  const tokens = raw.match(/\u001b\[[0-9;?]*[ -/]*[@-~]|\u001b[78]|[\s\S]/gu) ?? []
+  for (const token of tokens) {
+    if (token === "\n") {
+      row++
+      column = 0
+      if (lines[row] === undefined) lines[row] = ""
+    } else if (token === "\r") column = 0
+    else if (token.startsWith("\u001b[")) {
+      const command = token[token.length - 1]
+      const n = Number(token.slice(2, -1)) || 0
+      if (command === "A") row = Math.max(0, row - Math.max(n, 1))
+      else if (command === "G") column = Math.max(n, 1) - 1
+      else if (command === "K") lines[row] = n === 2 ? "" : lines[row]!.slice(0, column)
+      else if (command === "J") {
+        lines.splice(row + 1)
+        lines[row] = lines[row]!.slice(0, column)
+      }
+    } else if (!token.startsWith("\u001b") && token !== "\u0007") put(token)
+  }
+  return lines.map((line) => line.trimEnd())
 }
 
 const format = (args: ReadonlyArray<unknown>): string =>

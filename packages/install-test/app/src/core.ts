@@ -1,0 +1,38 @@
+import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { Console, Effect, Schema } from "effect"
+
+// A tool, and a strategy that asks a person before any call that needs approval.
+const DeleteFiles = Tool.make("delete_files", {
+  description: "Delete files for good",
+  parameters: { paths: Schema.Array(Schema.String) },
+  success: Schema.Struct({ deleted: Schema.Number }),
+  metadata: { requiresApproval: true }
+})
+const tools = Toolkit.make(DeleteFiles).pipe(
+  Toolkit.withStrategy((_call, meta) => (meta.requiresApproval ? Action.RequireApproval() : Action.Execute()))
+)
+const handlers = tools.toLayer({
+  delete_files: ({ paths }) => Console.log(`deleting ${paths.join(", ")}`).pipe(Effect.as({ deleted: paths.length }))
+})
+
+// A scripted model (from the test kit): it asks for the call, then answers.
+const model = MockLanguageModel.make([
+  MockLanguageModel.toolCalls([{ id: "call_1", name: "delete_files", arguments: { paths: ["a.log", "b.log"] } }]),
+  MockLanguageModel.text("Deleted a.log and b.log.")
+])
+
+const program = Effect.gen(function*() {
+  const chat = yield* Chat.make({ tools })
+  const first = yield* chat.complete(Messages.fromUser("Delete a.log and b.log"))
+  if (first.outcome._tag !== "Paused") return
+  const ids = PauseReason.approvalIds(first.outcome.reason)
+  yield* Console.log(`paused for ${ids.join(", ")}`)
+  // A pause is plain JSON: store it anywhere, read it back later.
+  let messages = yield* Messages.fromJson(yield* Messages.toJson(first.messages))
+  for (const id of ids) messages = yield* Messages.approve(messages, id) // a person said yes
+  const done = yield* chat.resume(messages)
+  if (done.outcome._tag === "Complete") yield* Console.log(done.outcome.value)
+})
+
+Effect.runPromise(program.pipe(Effect.provide([model.layer, handlers])))

@@ -1,0 +1,63 @@
+/**
+ * A fresh app on the newest effect the workspace uses, with all three
+ * libraries: one copy of effect in its tree, a strict node16 compile with
+ * skipLibCheck off, imports resolving under node10, and the compiled
+ * program run with plain node against a fake OpenAI server.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
+import { type App, compile, copiesOf, expectedLines, makeApp, runProgram, workspaceVersion } from "./app.js"
+import * as FakeOpenAi from "./fakeOpenAi.js"
+import { cleanEnv } from "./support.js"
+
+// @effect/platform's and @effect/experimental's own declarations (installed with @effect/sql)
+// name the DOM's Crypto and Storage, so an app using them with skipLibCheck off needs the DOM lib.
+const platformLib = ["--lib", "ES2022,DOM"]
+
+describe("a fresh app on the newest effect, with core, providers and sql", () => {
+  let app: App
+  let effect: string
+  // The node16 build (out/) is what node runs; made once, by whichever test needs it first.
+  let built: Promise<string> | undefined
+  const buildNode16 = () => (built ??= compile(app.folder, "node16", platformLib))
+
+  beforeAll(async () => {
+    effect = await workspaceVersion("effect")
+    app = await makeApp({
+      tarballs: inject("packed"),
+      dependencies: {
+        effect,
+        "@effect/sql": await workspaceVersion("@effect/sql"),
+        "@types/node": await workspaceVersion("@types/node")
+      }
+    })
+  })
+  afterAll(() => app?.remove())
+
+  it("has one copy of effect", async () => {
+    expect(await copiesOf(app.folder, "effect")).toEqual([`node_modules/effect@${effect}`])
+  })
+
+  it("type-checks under strict settings with node16 resolution, and resolves under node10", async () => {
+    await buildNode16()
+    // node10 ignores "exports": this checks that every import resolves (through "types" and
+    // "typesVersions"); the declarations themselves were just checked above.
+    await compile(app.folder, "node10", [...platformLib, "--skipLibCheck"])
+  })
+
+  it("runs with plain node: the core and providers programs pause for an approval, go through JSON and resume", async () => {
+    await buildNode16()
+    expect(await runProgram(app.folder, "core")).toEqual(expectedLines)
+    const server = await FakeOpenAi.start()
+    try {
+      const env = cleanEnv({ OPENAI_BASE_URL: server.baseURL, OPENAI_API_KEY: "sk-fake-key" })
+      expect(await runProgram(app.folder, "providers", env)).toEqual(expectedLines)
+      expect(server.requests.map((request) => request.path)).toEqual(["/v1/chat/completions", "/v1/chat/completions"])
+      // The second request carries the approved call's result.
+      const second = server.requests[1]!.body["messages"] as ReadonlyArray<{ role: string; content?: unknown }>
+      expect(second.find((message) => message.role === "tool")?.content).toBe(JSON.stringify({ deleted: 2 }))
+      expect(await runProgram(app.folder, "store")).toEqual([JSON.stringify({ store: "function" })])
+    } finally {
+      await server.close()
+    }
+  })
+})

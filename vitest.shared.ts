@@ -1,0 +1,17 @@
+/**
+ * Shared by every package's Vitest config: inside the workspace the
+ * `@chat-ts/*` packages resolve to their TypeScript sources (the same mapping
+ * as `paths` in tsconfig.base.json), so tests never need a build and never run
+ * a stale dist/. Published packages resolve through their "exports" to dist/.
+ */
+import { fileURLToPath } from "node:url"
+
+const source = (path: string) => fileURLToPath(new URL(`./packages/${path}`, import.meta.url))
+
+export const sourceAliases = [
+  { find: /^@chat-ts\/core$/, replacement: source("core/src/index.ts") },
+  { find: /^@chat-ts\/core\/testing$/, replacement: source("core/src/testing/index.ts") },
+  { find: /^@chat-ts\/providers$/, replacement: source("providers/src/index.ts") },
+  { find: /^@chat-ts\/sql$/, replacement: source("sql/src/index.ts") },
+  { find: /^@chat-ts\/sql\/testing$/, replacement: source("sql/src/testing/index.ts") }
+]
