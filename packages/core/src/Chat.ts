@@ -295,7 +295,13 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           return Mailbox.toStream(mailbox)
         })),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
-        const structured = Structured.make(schema)
+        const made = Either.try(() => Structured.make(schema))
+        if (Either.isLeft(made)) {
+          // A schema with no JSON Schema (e.g. `Schema.DateFromSelf`) cannot be asked of a model: typed, before any request.
+          const detail = `the schema cannot be sent to the model: ${made.left instanceof Error ? made.left.message : String(made.left)}`
+          return Effect.fail(new ChatError.StructuredOutputError({ detail, text: "", messages }))
+        }
+        const structured = made.right
         const warn = structured.notStrict.length === 0
           ? Effect.void
           : Effect.logWarning(notStrictWarning(`The response format '${structured.format.name}'`, structured.notStrict))

@@ -469,3 +469,15 @@ describe("Chat: a provider's odd response never makes the state unwritable", () 
       expect(Either.getOrThrow(Messages.fromJson(saved[saved.length - 1]!))).toEqual(result.messages)
     }))
 })
+
+describe("Chat: a structured-output Schema that cannot be sent", () => {
+  it.effect("is a typed StructuredOutputError before any request, never a throw", () =>
+    Effect.gen(function*() {
+      const { chat, model } = yield* setup({ script: [MockLanguageModel.text("{}")] })
+      const call = Effect.suspend(() => chat.completeStructured(Messages.fromUser("When?"), Schema.DateFromSelf))
+      const error = yield* Effect.flip(call)
+      expect(error._tag).toBe("StructuredOutputError")
+      expect(error.message).toContain("cannot be sent to the model")
+      expect(model.requests).toHaveLength(0)
+    }))
+})

@@ -278,10 +278,12 @@ export const reasoningOf = (message: unknown): string | undefined =>
 const reasoningMetadata = (message: unknown): { readonly providerMetadata?: { readonly [key: string]: unknown } } =>
   stringField(message, reasoningContentField) === undefined ? {} : { providerMetadata: { [metadataKey]: { field: reasoningContentField } } }
 
-const metadata = (id: string, model: string, extras: Extras = {}): { readonly [key: string]: unknown } => ({
+const metadata = (id: string, model: string, extras: Extras = {}, refusal = ""): { readonly [key: string]: unknown } => ({
   [metadataKey]: {
     completionId: id,
     model,
+    // The model refused: this text is also its own text part (the last one), apart from any content.
+    ...(refusal === "" ? {} : { refusal }),
     ...(extras.reasoningDetails === undefined || extras.reasoningDetails.length === 0
       ? {}
       : { reasoningDetails: extras.reasoningDetails }),
@@ -345,7 +347,7 @@ export const fromCompletion = (
     providerMetadata: metadata(completion.id, completion.model, {
       ...(Array.isArray(details) ? { reasoningDetails: details } : {}),
       toolCallExtra: Object.fromEntries(toolCallExtra)
-    })
+    }, typeof message.refusal === "string" ? message.refusal : "")
   })
 }
 
@@ -365,6 +367,8 @@ export class StreamState {
   private id = ""
   private model = ""
   private readonly reasoningDetails: Array<{ [key: string]: unknown }> = []
+  /** The refusal streamed so far. */
+  private refusal = ""
   private readonly toolCallExtra = new Map<string, unknown>()
 
   /** The parts of one chunk. */
@@ -385,7 +389,11 @@ export class StreamState {
         const details = field(delta, "reasoning_details")
         if (Array.isArray(details)) for (const detail of details) this.addDetail(detail)
         if (typeof delta.content === "string" && delta.content !== "") out.push({ _tag: "TextDelta", text: delta.content })
-        if (typeof delta.refusal === "string" && delta.refusal !== "") out.push({ _tag: "TextDelta", text: delta.refusal })
+        if (typeof delta.refusal === "string" && delta.refusal !== "") {
+          // A refusal is its own text part, never glued to the content streamed before it.
+          out.push({ _tag: "TextDelta", text: delta.refusal, ...(this.refusal === "" ? { start: true } : {}) })
+          this.refusal += delta.refusal
+        }
         for (const fragment of delta.tool_calls ?? []) this.toolFragment(fragment, out)
       }
       if (choice.finish_reason !== null && choice.finish_reason !== undefined) {
@@ -458,7 +466,7 @@ export class StreamState {
       providerMetadata: metadata(this.id, this.model, {
         reasoningDetails: this.reasoningDetails,
         toolCallExtra: Object.fromEntries(this.toolCallExtra)
-      })
+      }, this.refusal)
     }])
   }
 }
