@@ -43,6 +43,9 @@ export const decodeArguments = (tool: Tool.Any, text: string): Either.Either<unk
 
 /** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
 export const toStoredJson = (value: unknown): Either.Either<unknown, string> => {
+  // Most values already are plain JSON data: one walk, no copy (`undefined` at the top is stored as null).
+  if (value === undefined) return Either.right(null)
+  if (jsonProblem(value) === undefined) return Either.right(value)
   let json: unknown
   try {
     const text = JSON.stringify(value)

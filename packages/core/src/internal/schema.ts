@@ -25,42 +25,47 @@ export const maxJsonDepth = 256
  * `JSON.parse` reads back unchanged, or `undefined` when it is: only `null`,
  * booleans, finite numbers, strings, arrays and plain objects, at most
  * `maxJsonDepth` deep (which also rules out cycles), and no `__proto__` key
- * (decoding one into an object would set that object's prototype). Iterative:
- * a hostile value cannot overflow the stack.
+ * (decoding one into an object would set that object's prototype). It never
+ * recurses past `maxJsonDepth`: a hostile value cannot overflow the stack.
  */
-export const jsonProblem = (value: unknown): string | undefined => {
-  const stack: Array<readonly [unknown, number, string]> = [[value, 0, "$"]]
-  while (stack.length > 0) {
-    const [v, depth, path] = stack.pop()!
-    switch (typeof v) {
-      case "string":
-      case "boolean":
-        continue
-      case "number":
-        if (!Number.isFinite(v)) return `${path} is ${v}, which JSON cannot hold`
-        continue
-      case "object": {
-        if (v === null) continue
-        if (depth >= maxJsonDepth) return `${path} nests deeper than ${maxJsonDepth} levels (or is cyclic)`
-        if (Array.isArray(v)) {
-          for (let i = 0; i < v.length; i++) stack.push([v[i], depth + 1, `${path}[${i}]`])
-          continue
+export const jsonProblem = (value: unknown): string | undefined => problemAt(value, 0)
+
+/**
+ * The problem of `value` at `depth`, its path relative to `value` ("$" first).
+ * Recursive, but never deeper than `maxJsonDepth` frames; the path is only
+ * built for the one value that has a problem.
+ */
+const problemAt = (v: unknown, depth: number): string | undefined => {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return undefined
+    case "number":
+      return Number.isFinite(v) ? undefined : `$ is ${v}, which JSON cannot hold`
+    case "object": {
+      if (v === null) return undefined
+      if (depth >= maxJsonDepth) return `$ nests deeper than ${maxJsonDepth} levels (or is cyclic)`
+      if (Array.isArray(v)) {
+        for (let i = 0; i < v.length; i++) {
+          const problem = problemAt(v[i], depth + 1)
+          if (problem !== undefined) return problem.replace("$", `$[${i}]`)
         }
-        const proto = Object.getPrototypeOf(v)
-        if (proto !== Object.prototype && proto !== null) return `${path} is not a plain object`
-        for (const key of Object.keys(v)) {
-          if (key === "__proto__") return `${path} has a "__proto__" key, which is not allowed`
-          const descriptor = Object.getOwnPropertyDescriptor(v, key)!
-          if (!("value" in descriptor)) return `${path}.${key} is an accessor, not data`
-          stack.push([descriptor.value, depth + 1, `${path}.${key}`])
-        }
-        continue
+        return undefined
       }
-      default:
-        return `${path} is ${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}, which JSON cannot hold`
+      const proto = Object.getPrototypeOf(v)
+      if (proto !== Object.prototype && proto !== null) return "$ is not a plain object"
+      for (const key of Object.keys(v)) {
+        if (key === "__proto__") return `$ has a "__proto__" key, which is not allowed`
+        const descriptor = Object.getOwnPropertyDescriptor(v, key)!
+        if (!("value" in descriptor)) return `$.${key} is an accessor, not data`
+        const problem = problemAt(descriptor.value, depth + 1)
+        if (problem !== undefined) return problem.replace("$", `$.${key}`)
+      }
+      return undefined
     }
+    default:
+      return `$ is ${typeof v === "undefined" ? "undefined" : `a ${typeof v}`}, which JSON cannot hold`
   }
-  return undefined
 }
 
 /** Plain JSON data (see `jsonProblem`); what tool results and errors are stored as. */

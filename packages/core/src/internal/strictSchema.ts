@@ -97,6 +97,8 @@ const own = (node: Node, key: string): unknown => Object.hasOwn(node, key) ? nod
 interface Context {
   readonly reasons: Array<string>
   readonly nulled: WeakMap<Node, ReadonlySet<string>>
+  /** Whether any property was made nullable (then `fromWire` has nulls to take out). */
+  anyNulled: boolean
   changed: boolean
   properties: number
   enumValues: number
@@ -167,7 +169,10 @@ const walkObject = (source: Node, out: Record<string, unknown>, path: string, le
   out.properties = node
   out.required = entries.map(([key]) => key)
   out.additionalProperties = false
-  if (nulled.size > 0) ctx.nulled.set(out, nulled)
+  if (nulled.size > 0) {
+    ctx.nulled.set(out, nulled)
+    ctx.anyNulled = true
+  }
 }
 
 const walk = (schema: unknown, path: string, depth: number, ctx: Context): unknown => {
@@ -234,14 +239,16 @@ const walk = (schema: unknown, path: string, depth: number, ctx: Context): unkno
 
 /** Brings `schema` into the strict subset, or says why it cannot be. */
 export const make = (schema: JsonSchema): Strict => {
-  const ctx: Context = { reasons: [], nulled: new WeakMap(), changed: false, properties: 0, enumValues: 0 }
+  const ctx: Context = { reasons: [], nulled: new WeakMap(), anyNulled: false, changed: false, properties: 0, enumValues: 0 }
   if (!typeList(schema).includes("object") || own(schema, "anyOf") !== undefined || own(schema, "$ref") !== undefined) {
     ctx.reasons.push("root: the top of the schema is not an object")
   }
   const out = walk(schema, "root", 0, ctx) as JsonSchema
   if (ctx.properties > maxProperties) ctx.reasons.push(`more than ${maxProperties} object properties in all`)
   if (ctx.enumValues > maxEnumValues) ctx.reasons.push(`more than ${maxEnumValues} enum values in all`)
-  return { schema: out, reasons: ctx.reasons, changed: ctx.changed, fromWire: (json) => fromWire(out, ctx.nulled, json) }
+  // Nothing was made nullable: what the model sends needs no mapping back (and no walk per call).
+  const back = ctx.anyNulled ? (json: unknown) => fromWire(out, ctx.nulled, json) : (json: unknown) => json
+  return { schema: out, reasons: ctx.reasons, changed: ctx.changed, fromWire: back }
 }
 
 // ---------------------------------------------------------------------------
