@@ -1,6 +1,6 @@
 /**
  * The response format of a structured turn: the schema's JSON Schema as
- * providers take it (an object at the top: any other root is wrapped in
+ * providers take it (an object at the top: every other root is wrapped in
  * `{ "value": … }`), strict when it can be, under a name providers accept,
  * and how the model's answer comes back to the schema's encoded form.
  *
