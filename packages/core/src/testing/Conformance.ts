@@ -633,6 +633,14 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
       assert.equal(env.server.requests.length, 3, "sent once each")
     }))
 
+  add("errors", "malformed stream: an event whose data is not JSON is a MalformedResponse", (env) =>
+    Effect.gen(function*() {
+      env.server.enqueue(ReplayServer.sse(Wire.corruptFirstEvent(replyBody(f.streamText.reply)), { headers: sseHeaders(f.streamText.reply) }))
+      const model = yield* env.model({ retry: true })
+      expectModelError(harness, yield* failure(LanguageModel.collect(model.stream(ask())), "a broken event"), "MalformedResponse", "an event that is not JSON")
+      assert.equal(env.server.requests.length, 1, "sent once")
+    }))
+
   add("errors", "a stream cut mid-way is a NetworkError; one that ends before its finish too", (env) =>
     Effect.gen(function*() {
       const full = replyBody(f.streamText.reply)
