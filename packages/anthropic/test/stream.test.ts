@@ -11,6 +11,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Chunk from "effect/Chunk"
 import * as Fiber from "effect/Fiber"
+import * as Retry from "../src/Retry.js"
 import { bodyOf, model, request, weatherTool } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 
@@ -173,7 +174,7 @@ describe("streams that break off", () => {
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("errors/stream-overloaded.sse")))
-      const m = yield* model(server, { retry: undefined })
+      const m = yield* model(server, { retry: Retry.defaultPolicy })
       const seen: Array<LanguageModel.StreamPart> = []
       const error = yield* Effect.flip(Stream.runForEach(m.stream(ask), (part) => Effect.sync(() => seen.push(part))))
       expect(error).toMatchObject({ _tag: "RateLimited", code: "overloaded_error" })
