@@ -1,0 +1,11 @@
+/**
+ * Both OpenAI wires run the provider conformance suite of `@chat-ts/core/testing`
+ * (harnesses in ./conformance/openai.ts), with the real `openai` SDK against
+ * the loopback replay server.
+ */
+import { Conformance } from "@chat-ts/core/testing"
+import { describe, it } from "@effect/vitest"
+import { chatCompletions, responses } from "./conformance/openai.js"
+
+Conformance.register(chatCompletions, { describe, it })
+Conformance.register(responses, { describe, it })
