@@ -223,8 +223,10 @@ describe("extended thinking", () => {
       expect(body["top_k"]).toBeUndefined()
       expect(body["top_p"]).toBeUndefined()
       const adaptive = yield* model(server, { thinking: { type: "adaptive" }, topP: 0.95 })
-      yield* adaptive.generate(request([Messages.user("Hi")], [], { reasoningEffort: "high" }))
-      expect(bodyOf(server, 1)).toMatchObject({ thinking: { type: "adaptive" }, top_p: 0.95, max_tokens: 4096, output_config: { effort: "high" } })
+      yield* adaptive.generate(request([Messages.user("Hi")], [], { reasoningEffort: "minimal", seed: 7 }))
+      expect(bodyOf(server, 1)).toMatchObject({ thinking: { type: "adaptive" }, top_p: 0.95, max_tokens: 4096, output_config: { effort: "low" } })
+      // The Messages API has no seed.
+      expect(bodyOf(server, 1)["seed"]).toBeUndefined()
     }))
 
   it.scoped("refuses a thinking budget below 1024 or not below maxTokens, before sending", () =>

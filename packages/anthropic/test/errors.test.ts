@@ -107,6 +107,27 @@ describe("errors", () => {
       expect((yield* Effect.flip(m.generate(ask)))._tag).toBe("MalformedResponse")
     }))
 
+  it.scoped("maps a 408 and a timeout_error to NetworkError, a 409 and a 503 to ServerError (all retryable)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const body = (type: string, message: string) => ({ type: "error", error: { type, message } })
+      server.enqueue(
+        ReplayServer.json(body("timeout_error", "Request timeout"), { status: 408 }),
+        ReplayServer.json(body("timeout_error", "Stream timeout"), { status: 504 }),
+        ReplayServer.json(body("conflict_error", "Conflict"), { status: 409 }),
+        ReplayServer.json(body("api_error", "Service unavailable"), { status: 503 })
+      )
+      const m = yield* model(server)
+      const errors = [
+        yield* Effect.flip(m.generate(ask)),
+        yield* Effect.flip(m.generate(ask)),
+        yield* Effect.flip(m.generate(ask)),
+        yield* Effect.flip(m.generate(ask))
+      ]
+      expect(errors.map((e) => e._tag)).toEqual(["NetworkError", "NetworkError", "ServerError", "ServerError"])
+      expect(errors.every(ChatError.isRetryable)).toBe(true)
+    }))
+
   it.scoped("maps an unreachable server to NetworkError", () =>
     Effect.gen(function*() {
       const m = yield* AnthropicLanguageModel.make({ model: "claude-opus-4-8", retry: false }).pipe(

@@ -152,6 +152,42 @@ describe("stream", () => {
     }))
 })
 
+describe("stream: other blocks", () => {
+  it.scoped("server tool blocks (web search) are not parts; the text and the refusal are (stream-a-toolrefusal)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/server-tool-refusal.sse")))
+      const parts = Array.from(yield* Stream.runCollect((yield* model(server)).stream(ask)))
+      expect(parts.some((part) => part._tag === "ToolCallStart" || part._tag === "ToolCallDelta")).toBe(false)
+      const acc = new LanguageModel.Accumulator()
+      for (const part of parts) acc.add(part)
+      const response = acc.response()!
+      expect(response.parts).toEqual([Messages.text("Here's a summary of this year's solar eclipses and how")])
+      expect(response.finishReason).toBe("content-filter")
+    }))
+
+  it.scoped("redacted thinking streams as a whole Reasoning part and goes back unchanged", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(
+        ReplayServer.sse(ReplayServer.fixture("constructed/stream-redacted-thinking.sse")),
+        ReplayServer.sse(ReplayServer.fixture("stream/text.sse"))
+      )
+      const m = yield* model(server)
+      const first = yield* LanguageModel.collect(m.stream(ask))
+      const data = "EmwKAhgBEgy3va3pzix/LafPsn4aDFIT2Xlxh0L5L8rLVyIwxtE3rAFBa8cr3qpPkNRj2YfWXGmKDxH4mPnZ5sQ7vB5URj2pLmN3kF8/dW5hR7xJ0aP1oLs9yTcMnKVf2wRpEGjH9XZaBt4UvDcPrQ..."
+      expect(first.parts).toEqual([
+        { _tag: "Reasoning", text: "", providerMetadata: { anthropic: { type: "redacted_thinking", data } } },
+        Messages.text("Done.")
+      ])
+      yield* LanguageModel.collect(m.stream(request([Messages.user("Hello"), { role: "assistant", parts: first.parts }, Messages.user("More")])))
+      expect((bodyOf(server, 1)["messages"] as Array<unknown>)[1]).toEqual({
+        role: "assistant",
+        content: [{ type: "redacted_thinking", data }, { type: "text", text: "Done." }]
+      })
+    }))
+})
+
 describe("streams that break off", () => {
   it.scoped("a stream cut mid-way fails with NetworkError", () =>
     Effect.gen(function*() {
