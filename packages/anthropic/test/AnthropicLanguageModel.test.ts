@@ -345,3 +345,32 @@ describe("finish reasons", () => {
       ])
     }))
 })
+
+describe("hostile or odd answers", () => {
+  const recorded = () => JSON.parse(ReplayServer.fixture("messages/tool-use.json")) as Record<string, unknown> & { content: Array<Record<string, unknown>> }
+
+  it.scoped("a tool_use without an id is a MalformedResponse; odd usage counts are no counts", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const noId = recorded()
+      noId.content = noId.content.map((block) => block["type"] === "tool_use" ? { ...block, id: "" } : block)
+      const oddUsage = { ...recorded(), usage: { input_tokens: -3, output_tokens: "12", cache_read_input_tokens: 1.5, cache_creation_input_tokens: null } }
+      server.enqueue(ReplayServer.json(noId), ReplayServer.json(oddUsage))
+      const m = yield* model(server)
+      expect(yield* Effect.flip(m.generate(request([Messages.user("Hi")], [testTool])))).toBeInstanceOf(ChatError.MalformedResponse)
+      const response = yield* m.generate(request([Messages.user("Hi")], [testTool]))
+      expect(response.usage).toEqual({ inputTokens: 0, outputTokens: 0 })
+    }))
+
+  it.scoped("a __proto__ key in a call's input stays data: its arguments text keeps it, no prototype is touched", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      const body = ReplayServer.fixture("messages/tool-use.json").replace("\"value\": \"test\"", "\"__proto__\": { \"polluted\": true }, \"value\": \"test\"")
+      server.enqueue(ReplayServer.json(body))
+      const response = yield* (yield* model(server)).generate(request([Messages.user("Hi")], [testTool]))
+      const call = response.parts.find((part) => part._tag === "ToolCall")!
+      expect(JSON.parse((call as Messages.ToolCallPart).arguments)).toEqual(JSON.parse("{\"__proto__\":{\"polluted\":true},\"value\":\"test\"}"))
+      expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+    }))
+})
+
