@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as OpenAiChatCompletions from "../../src/OpenAiChatCompletions.js"
 import * as OpenAiClient from "../../src/OpenAiClient.js"
+import * as OpenAiCompatible from "../../src/OpenAiCompatible.js"
 import * as OpenAiResponses from "../../src/OpenAiResponses.js"
 import { fixture } from "../support/ReplayServer.js"
 
@@ -236,6 +237,47 @@ export const responses: Conformance.Harness = {
     reasoning: (request, part) => {
       const input = bodyOf(request)["input"] as ReadonlyArray<Body>
       expect(input).toContainEqual(expect.objectContaining({ type: "reasoning", encrypted_content: part.signature }))
+    }
+  }
+}
+
+/**
+ * An OpenAI-compatible preset on Chat Completions: DeepSeek (its base URL has
+ * no `/v1`), whose thinking mode's `reasoning_content` must go back within the
+ * tool loop. The same wire as `chatCompletions`, so the same fixtures, plus
+ * the DeepSeek answer of `constructed/deepseek-thinking-tool-call.json`.
+ */
+export const deepSeek: Conformance.Harness = {
+  ...chatCompletions,
+  name: "OpenAiCompatible (deepseek preset)",
+  basePath: "",
+  layer: (server, settings) =>
+    OpenAiChatCompletions.layer({
+      model: "deepseek-reasoner",
+      maxTokensParameter: "max_tokens",
+      idleTimeout: settings.idleTimeout,
+      ...(settings.retry ? {} : { retry: false })
+    }).pipe(Layer.provide(OpenAiCompatible.layer("deepseek", { apiKey: Redacted.make(apiKey), baseURL: server.baseURL }))),
+  capabilities: { ...chatCompletions.capabilities, reasoningRoundTrip: true },
+  fixtures: {
+    ...chatCompletions.fixtures,
+    reasoning: {
+      reply: json("constructed/deepseek-thinking-tool-call.json"),
+      streamed: false,
+      call: { id: "call_00_kZ8qVnJm4Rw2T", name: "get_weather", arguments: { city: "Hangzhou" } },
+      then: json("chat-completions/text.json")
+    }
+  },
+  wire: {
+    ...chatCompletions.wire,
+    text: (request) => {
+      expect(request.path).toBe("/chat/completions")
+      expect(request.headers["authorization"]).toBe(`Bearer ${apiKey}`)
+      expect(bodyOf(request)["model"]).toBe("deepseek-reasoner")
+    },
+    reasoning: (request, part) => {
+      const messages = bodyOf(request)["messages"] as ReadonlyArray<Body>
+      expect(messages.find((message) => message["role"] === "assistant")).toMatchObject({ reasoning_content: part.text })
     }
   }
 }

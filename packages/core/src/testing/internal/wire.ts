@@ -52,7 +52,7 @@ export const containsSchemaWith = (body: unknown, properties: ReadonlyArray<stri
 }
 
 /** A Schema accepting values shaped like `example` (strings, numbers, booleans, null, arrays and objects of them). */
-export const schemaOf = (example: unknown): Schema.Schema.Any => {
+export const schemaOf = (example: unknown): Schema.Schema.AnyNoContext => {
   if (typeof example === "string") return Schema.String
   if (typeof example === "number") return Schema.Number
   if (typeof example === "boolean") return Schema.Boolean
@@ -63,7 +63,7 @@ export const schemaOf = (example: unknown): Schema.Schema.Any => {
 }
 
 /** The Struct fields accepting objects shaped like `example`. */
-export const fieldsOf = (example: Readonly<Record<string, unknown>>): Schema.Struct.Fields =>
+export const fieldsOf = (example: Readonly<Record<string, unknown>>): { readonly [key: string]: Schema.Schema.AnyNoContext } =>
   Object.fromEntries(Object.entries(example).map(([key, value]) => [key, schemaOf(value)]))
 
 /** The arguments with one change a person might make: the first string gets " (edited)", else the first number +1. */
@@ -76,12 +76,22 @@ export const edited = (args: Readonly<Record<string, unknown>>): Readonly<Record
   return undefined
 }
 
+/** An SSE body whose first `data:` line holds half of its JSON, the rest of the body unchanged. */
+export const corruptFirstEvent = (body: string): string => {
+  const lines = body.replace(/\r\n/g, "\n").split("\n")
+  const index = lines.findIndex((line) => line.startsWith("data:") && line.slice(5).trim().startsWith("{"))
+  if (index === -1) return `data: {"broken": \n\n${body}`
+  const line = lines[index]!
+  lines[index] = line.slice(0, Math.ceil(line.length / 2))
+  return lines.join("\n")
+}
+
 /** Sleeps a few real milliseconds (the HTTP exchange runs in real time; the TestClock only drives Effect's timers). */
 export const realSleep = (millis: number): Effect.Effect<void> =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
 
 /** Waits in real time (at most `timeoutMillis`) until `check` holds; dies naming `what` past it. */
-export const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMillis = 4000): Effect.Effect<void> =>
+export const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMillis = 10_000): Effect.Effect<void> =>
   Effect.suspend(() => {
     const deadline = Date.now() + timeoutMillis
     const loop: Effect.Effect<void> = Effect.flatMap(check, (ok) => {
