@@ -205,7 +205,7 @@ const isIoError = (error: { readonly _tag: string }): error is Quit | InputEnded
 const describeError = (error: Chat.TurnError): string => {
   switch (error._tag) {
     case "AuthenticationError":
-      return `the model refused the credentials (${error.message}). Check OPENAI_API_KEY.`
+      return `the model refused the credentials (${error.message}). Check OPENAI_API_KEY (or ANTHROPIC_API_KEY).`
     case "NetworkError":
       return `the model could not be reached (${error.message}). Check OPENAI_BASE_URL and your connection.`
     default:

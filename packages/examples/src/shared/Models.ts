@@ -1,13 +1,17 @@
 /**
  * Which model the examples and the demo use: OpenAI (or an OpenAI-compatible
- * server) through `@chat-ts/providers` when `OPENAI_API_KEY` is set, otherwise
- * an offline scripted model, clearly labelled as such.
+ * server) through `@chat-ts/providers` when `OPENAI_API_KEY` is set, else
+ * Claude through `@chat-ts/anthropic` when `ANTHROPIC_API_KEY` is set,
+ * otherwise an offline scripted model, clearly labelled as such.
  *
  * Settings (environment): `OPENAI_API_KEY`, and optionally `OPENAI_BASE_URL`
  * (e.g. `http://localhost:11434/v1` for Ollama), `OPENAI_MODEL` (default
  * `gpt-4.1-mini`) and `OPENAI_EMBEDDING_MODEL` (default
- * `text-embedding-3-small`).
+ * `text-embedding-3-small`); for Anthropic `ANTHROPIC_API_KEY`, and optionally
+ * `ANTHROPIC_BASE_URL` and `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`).
+ * Anthropic has no embeddings: the embeddings example stays offline with it.
  */
+import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
@@ -20,19 +24,29 @@ import * as Option from "effect/Option"
 /** The model in use, as told to the person. */
 export type Choice =
   | { readonly _tag: "OpenAi"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
+  | { readonly _tag: "Anthropic"; readonly model: string; readonly baseURL: string }
   | { readonly _tag: "Offline" }
 
-/** Reads the configuration: OpenAI when `OPENAI_API_KEY` is set (and `offline` is not forced). */
+/** Reads the configuration: OpenAI when `OPENAI_API_KEY` is set, else Anthropic when `ANTHROPIC_API_KEY` is (and `offline` is not forced). */
 export const choose = (options: { readonly offline?: boolean } = {}): Effect.Effect<Choice> =>
   Effect.gen(function*() {
     if (options.offline === true) return { _tag: "Offline" } as const
     const key = yield* Config.option(Config.nonEmptyString("OPENAI_API_KEY"))
-    if (Option.isNone(key)) return { _tag: "Offline" } as const
+    if (Option.isNone(key)) return yield* chooseAnthropic
     const model = yield* Config.withDefault(Config.nonEmptyString("OPENAI_MODEL"), "gpt-4.1-mini")
     const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("OPENAI_EMBEDDING_MODEL"), "text-embedding-3-small")
     const baseURL = yield* Config.withDefault(Config.nonEmptyString("OPENAI_BASE_URL"), OpenAiClient.defaultBaseURL)
     return { _tag: "OpenAi", model, embeddingModel, baseURL } as const
   }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
+
+/** Anthropic when `ANTHROPIC_API_KEY` is set, else offline. */
+const chooseAnthropic: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
+  const key = yield* Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY"))
+  if (Option.isNone(key)) return { _tag: "Offline" } as const
+  const model = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), AnthropicClient.defaultBaseURL)
+  return { _tag: "Anthropic", model, baseURL } as const
+})
 
 /** Names the model in use. */
 export const label = (
@@ -42,6 +56,10 @@ export const label = (
 ): string =>
   choice._tag === "OpenAi"
     ? `${what === "chat" ? choice.model : choice.embeddingModel} via ${choice.baseURL}`
+    : choice._tag === "Anthropic" && what === "chat"
+    ? `${choice.model} via ${choice.baseURL}`
+    : choice._tag === "Anthropic"
+    ? `${offlineName} (Anthropic has no embeddings: these are not generated)`
     : `${offlineName} (no OPENAI_API_KEY is set: answers are scripted, not generated)`
 
 const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
@@ -53,6 +71,8 @@ export const languageModel = (
 ): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
   choice._tag === "OpenAi"
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
+    : choice._tag === "Anthropic"
+    ? AnthropicLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
     : typeof offline === "function" || Array.isArray(offline)
     ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)

@@ -1,0 +1,175 @@
+/**
+ * The `@anthropic-ai/sdk` client as an Effect service.
+ *
+ * Every call runs through `Effect.tryPromise` with the fiber's `AbortSignal`,
+ * so interrupting the fiber aborts the HTTP request; streams abort their
+ * request when their scope closes. Failures are mapped to the core's typed
+ * `ChatError.ModelError`s with the API key redacted. The SDK's own retries are
+ * off (`maxRetries: 0`): the model layer retries with an Effect `Schedule`.
+ * The SDK never reads the environment or credential files here: the key, base
+ * URL and headers come from the options only.
+ *
+ * @since 0.1.0
+ */
+import Anthropic from "@anthropic-ai/sdk"
+import type {
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageCreateParamsStreaming,
+  RawMessageStreamEvent
+} from "@anthropic-ai/sdk/resources/messages"
+import { ChatError } from "@chat-ts/core"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Errors from "./internal/errors.js"
+
+/** The default base URL: the Anthropic API. */
+export const defaultBaseURL = "https://api.anthropic.com"
+
+/** The most milliseconds one non-streamed request may take unless `timeout` says otherwise (the SDK's 10 minutes). */
+const defaultTimeout = 600_000
+
+/** Settings of the client. */
+export interface Options {
+  /** The API key (`x-api-key` header). */
+  readonly apiKey: Redacted.Redacted<string>
+  /** The API's base URL (default `https://api.anthropic.com`; requests go to `<baseURL>/v1/messages`). */
+  readonly baseURL?: string | undefined
+  /** Extra headers sent with every request (e.g. `anthropic-beta`). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** The most milliseconds one HTTP request may take (default 10 minutes). */
+  readonly timeout?: number | undefined
+}
+
+/** The client service: the SDK client and Effect-shaped calls. */
+export interface Service {
+  /** The SDK client, for calls this package does not wrap (retries off). */
+  readonly sdk: Anthropic
+  /** The base URL requests go to. */
+  readonly baseURL: string
+  /** Removes the API key (and key-shaped text) from a text. */
+  readonly redact: (text: string) => string
+  /** Runs one SDK call with the fiber's `AbortSignal`: interrupting the fiber aborts the request. Failures are typed. */
+  readonly request: <A>(f: (client: Anthropic, signal: AbortSignal) => PromiseLike<A>) => Effect.Effect<A, ChatError.ModelError>
+  /**
+   * Opens an SDK stream (waits for the HTTP response to start) and returns its
+   * events; the request is aborted when the scope closes. Failures while
+   * opening fail the returned effect (so they can be retried); failures
+   * mid-way (a cut connection, an `error` event) fail the stream.
+   */
+  readonly openStream: <A>(
+    f: (client: Anthropic, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
+  ) => Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
+  /** POST /v1/messages. */
+  readonly createMessage: (body: MessageCreateParamsNonStreaming) => Effect.Effect<Message, ChatError.ModelError>
+  /** POST /v1/messages with `stream: true`. */
+  readonly streamMessage: (
+    body: MessageCreateParamsStreaming
+  ) => Effect.Effect<Stream.Stream<RawMessageStreamEvent, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
+}
+
+/** The Anthropic API client in use. */
+export class AnthropicClient extends Context.Tag("@chat-ts/anthropic/AnthropicClient")<AnthropicClient, Service>() {}
+
+/** An SDK promise that can also give the HTTP response (`APIPromise.withResponse`). */
+const hasResponse = <A>(
+  p: PromiseLike<A>
+): p is PromiseLike<A> & { readonly withResponse: () => Promise<{ readonly data: A; readonly response: globalThis.Response }> } =>
+  typeof (p as { readonly withResponse?: unknown }).withResponse === "function"
+
+/** Builds the client service from `options` only. */
+export const make = (options: Options): Effect.Effect<Service> =>
+  Effect.sync(() => {
+    const key = Redacted.value(options.apiKey)
+    const baseURL = options.baseURL ?? defaultBaseURL
+    const timeout = options.timeout ?? defaultTimeout
+    const sdk = new Anthropic({
+      apiKey: key,
+      authToken: null,
+      baseURL,
+      maxRetries: 0,
+      timeout,
+      ...(options.headers === undefined ? {} : { defaultHeaders: { ...options.headers } })
+    })
+    const redact = Errors.makeRedactor([key])
+    const mapError = (error: unknown): Effect.Effect<never, ChatError.ModelError> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Errors.fromUnknown(error, { redact, now })))
+
+    const request = <A>(f: (client: Anthropic, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
+      Effect.tryPromise({ try: (signal) => f(sdk, signal), catch: (error) => error }).pipe(Effect.catchAll(mapError))
+
+    const openStream = <A>(
+      f: (client: Anthropic, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
+    ): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
+      Effect.gen(function*() {
+        // One controller per attempt, aborted when the scope closes: that ends
+        // the HTTP request whether it is still opening or half read.
+        const controller = yield* Effect.acquireRelease(
+          Effect.sync(() => new AbortController()),
+          (controller) => Effect.sync(() => controller.abort())
+        )
+        const iterable = yield* request(async (client, signal) => {
+          signal.addEventListener("abort", () => controller.abort(), { once: true })
+          const opened = f(client, controller.signal)
+          if (!hasResponse(opened)) return opened
+          const { data, response } = await opened.withResponse()
+          if ((response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
+            throw new ChatError.MalformedResponse({
+              message: `Anthropic's server answered a stream with an HTML page (HTTP ${response.status}), not events.`
+            })
+          }
+          return data
+        })
+        const iterator = iterable[Symbol.asyncIterator]()
+        return Stream.repeatEffectOption(
+          Effect.tryPromise({ try: () => iterator.next(), catch: (error) => error }).pipe(
+            Effect.catchAll(mapError),
+            Effect.mapError(Option.some),
+            Effect.flatMap((result) => (result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)))
+          )
+        )
+      })
+
+    return {
+      sdk,
+      baseURL,
+      redact,
+      request,
+      openStream,
+      createMessage: (body) => request((client, signal) => client.messages.create(body, { signal, timeout })),
+      streamMessage: (body) => openStream((client, signal) => client.messages.create(body, { signal }))
+    }
+  })
+
+/** A layer providing the client built from `options`. */
+export const layer = (options: Options): Layer.Layer<AnthropicClient> => Layer.effect(AnthropicClient, make(options))
+
+/**
+ * A layer reading its settings from the configuration: `ANTHROPIC_API_KEY`
+ * (required, read as a redacted secret) and optionally `ANTHROPIC_BASE_URL`.
+ * `overrides` take precedence.
+ */
+export const layerConfig = (
+  overrides: Partial<Options> = {}
+): Layer.Layer<AnthropicClient, ConfigError.ConfigError> =>
+  Layer.effect(
+    AnthropicClient,
+    Effect.gen(function*() {
+      const apiKey = yield* Config.redacted("ANTHROPIC_API_KEY")
+      const baseURL = yield* Config.option(Config.string("ANTHROPIC_BASE_URL"))
+      return yield* make({
+        apiKey: overrides.apiKey ?? apiKey,
+        baseURL: overrides.baseURL ?? Option.getOrUndefined(baseURL),
+        headers: overrides.headers,
+        timeout: overrides.timeout
+      })
+    })
+  )

@@ -1,0 +1,15 @@
+/**
+ * chat-ts on Anthropic: the core `LanguageModel` on Claude's Messages API,
+ * through the official `@anthropic-ai/sdk`.
+ *
+ * @since 0.1.0
+ */
+
+/** The `@anthropic-ai/sdk` client as an Effect service. */
+export * as AnthropicClient from "./AnthropicClient.js"
+
+/** `LanguageModel` on POST /v1/messages. */
+export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
+
+/** Retry policies of model calls. */
+export * as Retry from "./Retry.js"
