@@ -67,6 +67,8 @@ export interface ApiErrorBody {
   readonly status?: string | undefined
   /** `RetryInfo.retryDelay` of the details, in millis. */
   readonly retryDelayMillis?: number | undefined
+  /** `ErrorInfo.reason` of the details, e.g. `API_KEY_INVALID`. */
+  readonly reason?: string | undefined
 }
 
 const durationMillis = (u: unknown): number | undefined => {
@@ -84,16 +86,20 @@ export const readErrorBody = (u: unknown): ApiErrorBody => {
   const status = field(holder, "status")
   const details = field(holder, "details")
   let retryDelayMillis: number | undefined
+  let reason: string | undefined
   if (Array.isArray(details)) {
     for (const detail of details) {
       const delay = durationMillis(field(detail, "retryDelay"))
       if (delay !== undefined) retryDelayMillis = delay
+      const named = field(detail, "reason")
+      if (typeof named === "string") reason = named
     }
   }
   return {
     message: typeof message === "string" ? message : undefined,
     status: typeof status === "string" ? status : undefined,
-    retryDelayMillis
+    retryDelayMillis,
+    reason
   }
 }
 
@@ -128,7 +134,8 @@ export const fromApi = (
   if (status === 400 && /token count|exceeds the maximum number of tokens|context window|too long/i.test(apiMessage)) {
     return new ChatError.ContextLengthExceeded({ message: `The conversation does not fit the model's context window: ${apiMessage}` })
   }
-  if (status === 401 || status === 403) {
+  // Gemini answers a wrong key with a 400 whose detail says API_KEY_INVALID.
+  if (status === 401 || status === 403 || body.reason === "API_KEY_INVALID") {
     return new ChatError.AuthenticationError({ message: `Gemini refused the credentials (HTTP ${status}): ${apiMessage}`, status })
   }
   if (status === 429) {
