@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import type { ChatError } from "@chat-ts/core"
+import { ChatError } from "@chat-ts/core"
 import {
   type EmbedContentParameters,
   type EmbedContentResponse,
@@ -80,6 +80,13 @@ export class GoogleClient extends Context.Tag("@chat-ts/google/GoogleClient")<Go
  */
 const failingFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
   const response = await fetch(input, init)
+  if (response.ok && (response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
+    // A page (a proxy's or gateway's) instead of JSON or events: not a network failure, not worth a retry.
+    await response.body?.cancel().catch(() => undefined)
+    throw new ChatError.MalformedResponse({
+      message: `The model server answered with an HTML page (HTTP ${response.status}), not Gemini's JSON.`
+    })
+  }
   if (response.ok) return response
   const body = await response.text().catch(() => "")
   throw new Errors.HttpFailure(response.status, response.headers, body)
