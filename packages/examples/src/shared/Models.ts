@@ -7,9 +7,15 @@
  * (e.g. `http://localhost:11434/v1` for Ollama), `OPENAI_MODEL` (default
  * `gpt-4.1-mini`) and `OPENAI_EMBEDDING_MODEL` (default
  * `text-embedding-3-small`).
+ *
+ * Without `OPENAI_API_KEY`, Gemini through `@chat-ts/google` when
+ * `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set, with optionally
+ * `GEMINI_BASE_URL`, `GEMINI_MODEL` (default `gemini-2.5-flash`) and
+ * `GEMINI_EMBEDDING_MODEL` (default `gemini-embedding-001`).
  */
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
+import { GoogleClient, GoogleEmbeddings, GoogleLanguageModel } from "@chat-ts/google"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -20,14 +26,27 @@ import * as Option from "effect/Option"
 /** The model in use, as told to the person. */
 export type Choice =
   | { readonly _tag: "OpenAi"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
+  | { readonly _tag: "Gemini"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
   | { readonly _tag: "Offline" }
+
+/** Gemini when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set. */
+const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
+  const key = yield* Config.option(
+    Config.nonEmptyString("GEMINI_API_KEY").pipe(Config.orElse(() => Config.nonEmptyString("GOOGLE_API_KEY")))
+  )
+  if (Option.isNone(key)) return { _tag: "Offline" } as const
+  const model = yield* Config.withDefault(Config.nonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
+  const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), GoogleClient.defaultBaseURL)
+  return { _tag: "Gemini", model, embeddingModel, baseURL } as const
+})
 
 /** Reads the configuration: OpenAI when `OPENAI_API_KEY` is set (and `offline` is not forced). */
 export const choose = (options: { readonly offline?: boolean } = {}): Effect.Effect<Choice> =>
   Effect.gen(function*() {
     if (options.offline === true) return { _tag: "Offline" } as const
     const key = yield* Config.option(Config.nonEmptyString("OPENAI_API_KEY"))
-    if (Option.isNone(key)) return { _tag: "Offline" } as const
+    if (Option.isNone(key)) return yield* chooseGemini
     const model = yield* Config.withDefault(Config.nonEmptyString("OPENAI_MODEL"), "gpt-4.1-mini")
     const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("OPENAI_EMBEDDING_MODEL"), "text-embedding-3-small")
     const baseURL = yield* Config.withDefault(Config.nonEmptyString("OPENAI_BASE_URL"), OpenAiClient.defaultBaseURL)
@@ -40,11 +59,13 @@ export const label = (
   offlineName = "scripted offline model",
   what: "chat" | "embeddings" = "chat"
 ): string =>
-  choice._tag === "OpenAi"
+  choice._tag === "OpenAi" || choice._tag === "Gemini"
     ? `${what === "chat" ? choice.model : choice.embeddingModel} via ${choice.baseURL}`
     : `${offlineName} (no OPENAI_API_KEY is set: answers are scripted, not generated)`
 
 const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
+
+const googleClient: Layer.Layer<GoogleClient.GoogleClient, ConfigError.ConfigError> = GoogleClient.layerConfig()
 
 /** The chat model of a choice; `offline` gives the scripted one. */
 export const languageModel = (
@@ -53,6 +74,8 @@ export const languageModel = (
 ): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
   choice._tag === "OpenAi"
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
+    : choice._tag === "Gemini"
+    ? GoogleLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(googleClient))
     : typeof offline === "function" || Array.isArray(offline)
     ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)
@@ -64,4 +87,6 @@ export const embeddingModel = (
 ): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
   choice._tag === "OpenAi"
     ? OpenAiEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(client))
+    : choice._tag === "Gemini"
+    ? GoogleEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(googleClient))
     : EmbeddingModel.layer(offline)
