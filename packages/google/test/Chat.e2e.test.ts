@@ -15,7 +15,8 @@ import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as GoogleLanguageModel from "../src/GoogleLanguageModel.js"
 import { callSignature, clientLayer } from "./support/helpers.js"
-import * as ReplayServer from "./support/ReplayServer.js"
+import { ReplayServer } from "@chat-ts/core/testing"
+import { fixture } from "./support/fixtures.js"
 
 const GetWeather = Tool.make("get_weather", {
   description: "The weather in a city.",
@@ -51,16 +52,16 @@ const streamed = (chat: Chat.Service, messages: Messages.Messages) =>
 describe("Chat end to end: GoogleLanguageModel", () => {
   const run = (mode: "complete" | "stream") =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       if (mode === "complete") {
         server.enqueue(
-          ReplayServer.json(ReplayServer.fixture("generate/function-calls-parallel.json")),
-          ReplayServer.json(ReplayServer.fixture("generate/text-after-tools.json"))
+          ReplayServer.json(fixture("generate/function-calls-parallel.json")),
+          ReplayServer.json(fixture("generate/text-after-tools.json"))
         )
       } else {
         server.enqueue(
-          ReplayServer.sse(ReplayServer.fixture("stream/function-calls-thinking.sse")),
-          ReplayServer.sse(ReplayServer.fixture("stream/text-signature.sse"))
+          ReplayServer.sse(fixture("stream/function-calls-thinking.sse")),
+          ReplayServer.sse(fixture("stream/text-signature.sse"))
         )
       }
       const ran: Array<unknown> = []

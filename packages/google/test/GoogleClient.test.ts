@@ -11,7 +11,8 @@ import * as Layer from "effect/Layer"
 import * as GoogleClient from "../src/GoogleClient.js"
 import * as GoogleLanguageModel from "../src/GoogleLanguageModel.js"
 import { request } from "./support/helpers.js"
-import * as ReplayServer from "./support/ReplayServer.js"
+import { ReplayServer } from "@chat-ts/core/testing"
+import { fixture } from "./support/fixtures.js"
 
 const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
 
@@ -24,10 +25,10 @@ const sendOne = (env: Record<string, string>, overrides: Partial<GoogleClient.Op
 describe("GoogleClient.layerConfig", () => {
   it.scoped("reads GEMINI_API_KEY first, GOOGLE_API_KEY otherwise, and GEMINI_BASE_URL; sends extra headers", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
-        ReplayServer.json(ReplayServer.fixture("generate/text.json")),
-        ReplayServer.json(ReplayServer.fixture("generate/text.json"))
+        ReplayServer.json(fixture("generate/text.json")),
+        ReplayServer.json(fixture("generate/text.json"))
       )
       yield* sendOne({ GEMINI_API_KEY: "AIzaGeminiKey0123456789", GOOGLE_API_KEY: "AIzaGoogleKey0123456789", GEMINI_BASE_URL: server.baseURL })
       yield* sendOne({ GOOGLE_API_KEY: "AIzaGoogleKey0123456789", GEMINI_BASE_URL: server.baseURL }, { headers: { "x-tenant": "acme" } })

@@ -9,15 +9,16 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as GoogleEmbeddings from "../src/GoogleEmbeddings.js"
 import { clientLayer, embeddingModel } from "./support/helpers.js"
-import * as ReplayServer from "./support/ReplayServer.js"
+import { ReplayServer } from "@chat-ts/core/testing"
+import { fixture } from "./support/fixtures.js"
 
-const batch = () => JSON.parse(ReplayServer.fixture("embed/batch.json")) as { embeddings: Array<{ values: Array<number> }> }
+const batch = () => JSON.parse(fixture("embed/batch.json")) as { embeddings: Array<{ values: Array<number> }> }
 
 describe("GoogleEmbeddings", () => {
   it.scoped("embeds a batch with taskType and outputDimensionality; a call's dimensions win", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.json(ReplayServer.fixture("embed/batch.json")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("embed/batch.json")))
       const layer = GoogleEmbeddings.layer({ model: "gemini-embedding-001", taskType: "RETRIEVAL_DOCUMENT", dimensions: 768, retry: false })
         .pipe(Layer.provide(clientLayer(server)))
       const model = yield* EmbeddingModel.EmbeddingModel.pipe(Effect.provide(layer))
@@ -38,7 +39,7 @@ describe("GoogleEmbeddings", () => {
 
   it.scoped("splits inputs into batches of maxBatchSize and keeps their order", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       const [a, b, c] = batch().embeddings
       server.enqueue(ReplayServer.json({ embeddings: [a, b] }), ReplayServer.json({ embeddings: [c] }))
       const model = yield* embeddingModel(server, { maxBatchSize: 2 })
@@ -51,7 +52,7 @@ describe("GoogleEmbeddings", () => {
 
   it.scoped("fewer vectors than inputs, or values that are not numbers, are a MalformedResponse", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
         ReplayServer.json({ embeddings: [{ values: [0.1] }] }),
         ReplayServer.json({ embeddings: [{ values: [0.1] }, { values: ["x"] }] })

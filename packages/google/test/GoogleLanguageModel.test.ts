@@ -15,7 +15,8 @@ import {
   textSignature,
   weatherTool
 } from "./support/helpers.js"
-import * as ReplayServer from "./support/ReplayServer.js"
+import { ReplayServer } from "@chat-ts/core/testing"
+import { fixture } from "./support/fixtures.js"
 
 type Body = {
   readonly contents: ReadonlyArray<{ readonly role: string; readonly parts: ReadonlyArray<Record<string, unknown>> }>
@@ -26,8 +27,8 @@ const bodyOf = (server: ReplayServer.ReplayServer, index = 0): Body => server.re
 describe("generate", () => {
   it.scoped("sends the conversation to models/{model}:generateContent and reads text, usage with thoughts, metadata", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.json(ReplayServer.fixture("generate/text.json")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
       const model = yield* geminiModel(server, { temperature: 0.2, maxTokens: 200, stop: ["END"], topK: 40 })
       const response = yield* model.generate(request([
         Messages.system("Be brief."),
@@ -53,8 +54,8 @@ describe("generate", () => {
 
   it.scoped("reads thoughts, parallel function calls and the call's thoughtSignature; finish reason tool-calls", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.json(ReplayServer.fixture("generate/function-calls-parallel.json")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/function-calls-parallel.json")))
       const model = yield* geminiModel(server, { model: "gemini-3-pro-preview", thinking: { includeThoughts: true, budget: 1024 } })
       const response = yield* model.generate(request([Messages.user("Weather in Paris, then email it to my boss.")], [weatherTool, emailTool]))
       expect(response.finishReason).toBe("tool-calls")
@@ -90,11 +91,11 @@ describe("generate", () => {
 
   it.scoped("sends the thought, the calls with their signature and the function responses back; text signatures too", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
-        ReplayServer.json(ReplayServer.fixture("generate/function-calls-parallel.json")),
-        ReplayServer.json(ReplayServer.fixture("generate/text-after-tools.json")),
-        ReplayServer.json(ReplayServer.fixture("generate/text.json"))
+        ReplayServer.json(fixture("generate/function-calls-parallel.json")),
+        ReplayServer.json(fixture("generate/text-after-tools.json")),
+        ReplayServer.json(fixture("generate/text.json"))
       )
       const model = yield* geminiModel(server)
       const ask = [Messages.user("Weather in Paris, then email it to my boss.")]
@@ -147,10 +148,10 @@ describe("generate", () => {
 
   it.scoped("Gemini's own call ids go back in functionCall.id and functionResponse.id", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      const withIds = JSON.parse(ReplayServer.fixture("generate/function-calls-parallel.json"))
+      const server = yield* ReplayServer.make()
+      const withIds = JSON.parse(fixture("generate/function-calls-parallel.json"))
       withIds.candidates[0].content.parts[1].functionCall.id = "fc-weather-1"
-      server.enqueue(ReplayServer.json(withIds), ReplayServer.json(ReplayServer.fixture("generate/text.json")))
+      server.enqueue(ReplayServer.json(withIds), ReplayServer.json(fixture("generate/text.json")))
       const model = yield* geminiModel(server)
       const ask = [Messages.user("Weather?")]
       const first = yield* model.generate(request(ask, [weatherTool, emailTool]))
@@ -183,8 +184,8 @@ describe("generate", () => {
 
   it.scoped("maps toolChoice to functionCallingConfig; the layer's functionCalling wins", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      for (let i = 0; i < 5; i++) server.enqueue(ReplayServer.json(ReplayServer.fixture("generate/text.json")))
+      const server = yield* ReplayServer.make()
+      for (let i = 0; i < 5; i++) server.enqueue(ReplayServer.json(fixture("generate/text.json")))
       const ask = [Messages.user("Hi")]
       const model = yield* geminiModel(server)
       yield* model.generate(request(ask, [weatherTool], { toolChoice: "required" }))
@@ -205,10 +206,10 @@ describe("generate", () => {
 
   it.scoped("structured output: responseSchema rewritten to Gemini's subset, JSON mime type; json-schema mode sends it as is", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
-        ReplayServer.json(ReplayServer.fixture("generate/structured.json")),
-        ReplayServer.json(ReplayServer.fixture("generate/structured.json"))
+        ReplayServer.json(fixture("generate/structured.json")),
+        ReplayServer.json(fixture("generate/structured.json"))
       )
       const schema = {
         $schema: "http://json-schema.org/draft-07/schema#",
@@ -245,7 +246,7 @@ describe("generate", () => {
 
   it.scoped("a schema Gemini cannot express fails with InvalidRequest before anything is sent", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       const model = yield* geminiModel(server)
       const recursive = {
         $defs: { Node: { type: "object", properties: { next: { $ref: "#/$defs/Node" } } } },
@@ -260,8 +261,8 @@ describe("generate", () => {
 
   it.scoped("files go as inlineData / fileData; reasoningEffort is sent as the thinking level", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.json(ReplayServer.fixture("generate/text.json")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
       const model = yield* geminiModel(server)
       yield* model.generate(request([{
         role: "user",
@@ -282,7 +283,7 @@ describe("generate", () => {
 
   it.scoped("arguments that are not a JSON object fail with InvalidRequest before sending", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       const model = yield* geminiModel(server)
       const assistant = Messages.assistant([
         { ...Messages.toolCall({ id: "c1", name: "get_weather", arguments: "[1,2]" }), status: { _tag: "Completed", result: 1 } }
@@ -297,10 +298,10 @@ describe("generate", () => {
 describe("safety", () => {
   it.scoped("a blocked prompt (promptFeedback.blockReason, no candidate) is a typed InvalidRequest with the reason as code", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
-        ReplayServer.json(ReplayServer.fixture("generate/prompt-blocked.json")),
-        ReplayServer.sse(ReplayServer.fixture("stream/prompt-blocked.sse"))
+        ReplayServer.json(fixture("generate/prompt-blocked.json")),
+        ReplayServer.sse(fixture("stream/prompt-blocked.sse"))
       )
       const model = yield* geminiModel(server)
       const error = yield* Effect.flip(model.generate(request([Messages.user("…")])))
@@ -312,10 +313,10 @@ describe("safety", () => {
 
   it.scoped("a response cut by a safety or recitation filter ends with finish reason content-filter, keeping what came", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
-        ReplayServer.json(ReplayServer.fixture("generate/finish-safety.json")),
-        ReplayServer.json(ReplayServer.fixture("generate/finish-recitation.json"))
+        ReplayServer.json(fixture("generate/finish-safety.json")),
+        ReplayServer.json(fixture("generate/finish-recitation.json"))
       )
       const model = yield* geminiModel(server)
       const safety = yield* model.generate(request([Messages.user("…")]))
@@ -331,8 +332,8 @@ describe("safety", () => {
 describe("stream", () => {
   it.scoped("streams text deltas to streamGenerateContent?alt=sse, with usage (thoughts included) in the Finish", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/text.sse")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.sse(fixture("stream/text.sse")))
       const model = yield* geminiModel(server)
       const parts = yield* Stream.runCollect(model.stream(request([Messages.user("Why is the sky blue?")])))
       const list = [...parts]
@@ -351,8 +352,8 @@ describe("stream", () => {
 
   it.scoped("streams thoughts and whole function calls; the collected response equals what generate gives", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/function-calls-thinking.sse")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.sse(fixture("stream/function-calls-thinking.sse")))
       const model = yield* geminiModel(server)
       const response = yield* LanguageModel.collect(model.stream(request([Messages.user("Weather, then email")], [weatherTool, emailTool])))
       expect(response.finishReason).toBe("tool-calls")
@@ -370,10 +371,10 @@ describe("stream", () => {
 
   it.scoped("a signature on a closing empty text chunk is kept and goes back as its own part", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
-        ReplayServer.sse(ReplayServer.fixture("stream/text-signature.sse")),
-        ReplayServer.json(ReplayServer.fixture("generate/text.json"))
+        ReplayServer.sse(fixture("stream/text-signature.sse")),
+        ReplayServer.json(fixture("generate/text.json"))
       )
       const model = yield* geminiModel(server)
       const response = yield* LanguageModel.collect(model.stream(request([Messages.user("Weather?")])))
@@ -391,8 +392,8 @@ describe("stream", () => {
 
   it.scoped("an error event mid-stream fails the stream with a typed error", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/error-chunk.sse")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.sse(fixture("stream/error-chunk.sse")))
       const model = yield* geminiModel(server)
       const error = yield* Effect.flip(LanguageModel.collect(model.stream(request([Messages.user("Hi")]))))
       expect(error).toMatchObject({ _tag: "ServerError", status: 503 })

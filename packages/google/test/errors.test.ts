@@ -17,14 +17,15 @@ import * as TestClock from "effect/TestClock"
 import * as GoogleLanguageModel from "../src/GoogleLanguageModel.js"
 import * as Retry from "../src/Retry.js"
 import { apiKey, clientLayer, geminiModel, request } from "./support/helpers.js"
-import * as ReplayServer from "./support/ReplayServer.js"
+import { ReplayServer } from "@chat-ts/core/testing"
+import { fixture } from "./support/fixtures.js"
 
 const ask = request([Messages.user("Hello")])
 
 const error = (name: string, status: number, headers: Readonly<Record<string, string>> = {}) =>
-  ReplayServer.json(ReplayServer.fixture(`errors/${name}.json`), { status, headers })
+  ReplayServer.json(fixture(`errors/${name}.json`), { status, headers })
 
-const text = () => ReplayServer.json(ReplayServer.fixture("generate/text.json"))
+const text = () => ReplayServer.json(fixture("generate/text.json"))
 
 const noKeyIn = (failure: unknown) => {
   for (const shown of [failure instanceof Error ? failure.message : "", String(failure), JSON.stringify(failure)]) {
@@ -47,7 +48,7 @@ const adjustOnceWaiting = (duration: Duration.DurationInput) =>
 describe("errors", () => {
   it.scoped("a wrong key (400 with ErrorInfo API_KEY_INVALID) and a 403 are AuthenticationErrors, never retried", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(error("400-api-key-invalid", 400), error("403-permission-denied", 403))
       const model = yield* geminiModel(server, { retry: Schedule.recurs(3) })
       const invalid = yield* Effect.flip(model.generate(ask))
@@ -60,7 +61,7 @@ describe("errors", () => {
 
   it.scoped("a 400 is InvalidRequest with Google's message and status name; a token-limit 400 is ContextLengthExceeded", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(error("400-invalid-argument", 400), error("400-token-limit", 400))
       const model = yield* geminiModel(server, { retry: Schedule.recurs(3) })
       const invalid = yield* Effect.flip(model.generate(ask))
@@ -74,7 +75,7 @@ describe("errors", () => {
 
   it.scoped("a 429 is RateLimited with RetryInfo's delay; a retry-after header wins", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(error("429-resource-exhausted", 429), error("429-resource-exhausted", 429, { "retry-after": "5" }))
       const model = yield* geminiModel(server)
       const fromDetails = yield* Effect.flip(model.generate(ask))
@@ -85,7 +86,7 @@ describe("errors", () => {
 
   it.scoped("500 and 503 are ServerErrors; a stream request's 503 too", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(error("500-internal", 500), error("503-unavailable", 503))
       const model = yield* geminiModel(server)
       expect(yield* Effect.flip(model.generate(ask))).toMatchObject({ _tag: "ServerError", status: 500 })
@@ -96,7 +97,7 @@ describe("errors", () => {
 
   it.scoped("the key never shows in an error, even when the server echoes it", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
         ReplayServer.json({ error: { code: 400, message: `API key not valid: ${apiKey}`, status: "INVALID_ARGUMENT" } }, { status: 400 }),
         ReplayServer.json({ error: { code: 500, message: `failed for key=${apiKey}&x=1` } }, { status: 500 })
@@ -108,7 +109,7 @@ describe("errors", () => {
 
   it.scoped("a body that is not JSON, an HTML page with status 200 and a 200 without candidates are MalformedResponses", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(
         ReplayServer.json("{\"candidates\": [", { status: 200 }),
         { _tag: "Body", status: 200, headers: { "content-type": "text/html" }, body: "<html><body>Gateway</body></html>" },
@@ -123,8 +124,8 @@ describe("errors", () => {
 
   it.scoped("a stream cut mid-way fails with NetworkError after the parts that came; it is not retried", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      const sse = ReplayServer.fixture("stream/text.sse")
+      const server = yield* ReplayServer.make()
+      const sse = fixture("stream/text.sse")
       server.enqueue(ReplayServer.cut(sse.slice(0, sse.indexOf("\r\n\r\n") + 4) + "data: {\"candidates\": [{\"content\""))
       const model = yield* geminiModel(server, { retry: Schedule.recurs(3) })
       const seen: Array<LanguageModel.StreamPart> = []
@@ -136,8 +137,8 @@ describe("errors", () => {
 
   it.scoped("a stream that ends cleanly without a finish reason broke off: NetworkError", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(ReplayServer.sse(ReplayServer.firstEvents(ReplayServer.fixture("stream/text.sse").replace(/\r\n/g, "\n"), 2)))
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.sse(ReplayServer.firstEvents(fixture("stream/text.sse").replace(/\r\n/g, "\n"), 2)))
       const model = yield* geminiModel(server)
       const failure = yield* Effect.flip(LanguageModel.collect(model.stream(ask)))
       expect(failure._tag).toBe("NetworkError")
@@ -148,7 +149,7 @@ describe("errors", () => {
 describe("retries", () => {
   it.scoped("retries a 429 after the RetryInfo delay it asked for, then succeeds (default policy on the TestClock)", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(error("429-resource-exhausted", 429), text())
       const model = yield* GoogleLanguageModel.make({ model: "gemini-2.5-flash" }).pipe(Effect.provide(clientLayer(server)))
       const fiber = yield* Effect.fork(model.generate(ask))
@@ -165,7 +166,7 @@ describe("retries", () => {
 
   it.scoped("gives up after the default policy's 3 retries of a 503, with a typed ServerError", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(...Array.from({ length: 4 }, () => error("503-unavailable", 503)), text())
       const model = yield* GoogleLanguageModel.make({ model: "gemini-2.5-flash" }).pipe(Effect.provide(clientLayer(server)))
       const fiber = yield* Effect.fork(Effect.flip(model.generate(ask)))
@@ -179,8 +180,8 @@ describe("retries", () => {
 
   it.live("a custom Schedule retries a stream while it opens, then the stream runs", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      server.enqueue(error("500-internal", 500), ReplayServer.sse(ReplayServer.fixture("stream/text.sse")))
+      const server = yield* ReplayServer.make()
+      server.enqueue(error("500-internal", 500), ReplayServer.sse(fixture("stream/text.sse")))
       const model = yield* geminiModel(server, { retry: Retry.schedule({ retries: 2, base: "1 millis", maxDelay: "2 millis" }) })
       const response = yield* LanguageModel.collect(model.stream(ask))
       expect(response.finishReason).toBe("stop")
@@ -191,8 +192,8 @@ describe("retries", () => {
 describe("timeouts", () => {
   it.scoped("a stream that stalls after one chunk fails after idleTimeout and the request is closed", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
-      const sse = ReplayServer.fixture("stream/text.sse").replace(/\r\n/g, "\n")
+      const server = yield* ReplayServer.make()
+      const sse = fixture("stream/text.sse").replace(/\r\n/g, "\n")
       server.enqueue(ReplayServer.hang({ sse: true, body: ReplayServer.firstEvents(sse, 1) }))
       const model = yield* geminiModel(server, { idleTimeout: "30 seconds", retry: Schedule.recurs(3) })
       const seen: Array<LanguageModel.StreamPart> = []
@@ -208,7 +209,7 @@ describe("timeouts", () => {
 
   it.scoped("totalTimeout bounds a generate call whose body never ends; interrupting closes the request", () =>
     Effect.gen(function*() {
-      const server = yield* ReplayServer.make
+      const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.hang())
       const model = yield* geminiModel(server, { totalTimeout: "2 minutes" })
       const fiber = yield* Effect.fork(model.generate(ask))

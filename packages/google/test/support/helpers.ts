@@ -9,28 +9,28 @@ import * as Redacted from "effect/Redacted"
 import * as GoogleClient from "../../src/GoogleClient.js"
 import * as GoogleEmbeddings from "../../src/GoogleEmbeddings.js"
 import * as GoogleLanguageModel from "../../src/GoogleLanguageModel.js"
-import type { ReplayServer } from "./ReplayServer.js"
+import type { ReplayServer } from "@chat-ts/core/testing"
 
 /** A fake Gemini API key that must never show up in an error message. */
 export const apiKey = "AIzaSyTESTKEY0123456789abcdefghijklmnoSECRET"
 
 /** The client layer for a replay server. */
 export const clientLayer = (
-  server: ReplayServer,
+  server: ReplayServer.ReplayServer,
   options: Partial<GoogleClient.Options> = {}
 ): Layer.Layer<GoogleClient.GoogleClient> =>
   GoogleClient.layer({ apiKey: Redacted.make(apiKey), baseURL: server.baseURL, ...options })
 
 /** A Gemini model on the replay server (no retries unless told). */
 export const geminiModel = (
-  server: ReplayServer,
+  server: ReplayServer.ReplayServer,
   options: Partial<GoogleLanguageModel.Options> = {}
 ): Effect.Effect<LanguageModel.Service> =>
   GoogleLanguageModel.make({ model: "gemini-2.5-flash", retry: false, ...options }).pipe(Effect.provide(clientLayer(server)))
 
 /** A Gemini embedding model on the replay server. */
 export const embeddingModel = (
-  server: ReplayServer,
+  server: ReplayServer.ReplayServer,
   options: Partial<GoogleEmbeddings.Options> = {}
 ): Effect.Effect<EmbeddingModel.Service> =>
   GoogleEmbeddings.make({ model: "gemini-embedding-001", retry: false, ...options }).pipe(Effect.provide(clientLayer(server)))
