@@ -6,8 +6,10 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
+import { spawn } from "node:child_process"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
+import { fileURLToPath } from "node:url"
 import * as FirstCompletion from "../src/first-completion.js"
 import * as Models from "../src/shared/Models.js"
 import { makeTranscript, outputLayer } from "./support/capture.js"
@@ -77,4 +79,30 @@ describe("with GEMINI_API_KEY set", () => {
       expect(transcript.text()).toBe("Hello from the fake Gemini.\n(9 tokens in, 6 out)\n")
       expect(fake.seen).toEqual([{ path: "/v1beta/models/gemini-2.5-flash:generateContent", key: "AIza-test-key" }])
     }))
+})
+
+describe("docs/google.md's snippet", () => {
+  it.scopedLive("src/snippets/gemini.ts runs the first completion on the configured Gemini server", () =>
+    Effect.gen(function*() {
+      const fake = yield* fakeGemini
+      const run = yield* Effect.promise(() =>
+        new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
+          const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_API_KEY: "AIza-snippet-key", GEMINI_BASE_URL: fake.baseURL, NO_COLOR: "1" }
+          delete env["OPENAI_API_KEY"]
+          // tsx itself, not through npx (quicker).
+          const child = spawn(fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url)), ["src/snippets/gemini.ts"], {
+            cwd: fileURLToPath(new URL("..", import.meta.url)),
+            env,
+            stdio: ["ignore", "pipe", "inherit"]
+          })
+          let stdout = ""
+          child.stdout.on("data", (chunk) => (stdout += chunk))
+          child.on("error", reject)
+          child.on("close", (code) => resolve({ code, stdout }))
+        })
+      )
+      expect(run.code).toBe(0)
+      expect(run.stdout).toBe("Hello from the fake Gemini.\n(9 tokens in, 6 out)\n")
+      expect(fake.seen).toEqual([{ path: "/v1beta/models/gemini-2.5-flash:generateContent", key: "AIza-snippet-key" }])
+    }), 60_000)
 })
