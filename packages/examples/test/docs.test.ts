@@ -28,7 +28,9 @@ export const pages = [
   "docs/errors-and-retries.md",
   "docs/persistence.md",
   "docs/testing.md",
-  "docs/architecture.md"
+  "docs/architecture.md",
+  "docs/google.md",
+  "packages/google/README.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */

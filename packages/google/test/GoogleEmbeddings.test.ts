@@ -25,6 +25,8 @@ describe("GoogleEmbeddings", () => {
       const result = yield* model.embed(["alpha", "beta", "gamma"], { dimensions: 4 })
       expect(result.vectors).toEqual(batch().embeddings.map((e) => e.values))
       expect(result.model).toBe("gemini-embedding-001")
+      // Gemini does not count embedding tokens.
+      expect(result.usage).toEqual({ inputTokens: 0 })
       const sent = server.requests[0]!
       expect(sent.path).toBe("/v1beta/models/gemini-embedding-001:batchEmbedContents")
       expect(sent.body).toEqual({

@@ -6,6 +6,7 @@ import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
+import * as Retry from "../src/Retry.js"
 import {
   apiKey,
   callSignature,
@@ -398,5 +399,60 @@ describe("stream", () => {
       const error = yield* Effect.flip(LanguageModel.collect(model.stream(request([Messages.user("Hi")]))))
       expect(error).toMatchObject({ _tag: "ServerError", status: 503 })
       expect(error.message).toContain("overloaded")
+    }))
+})
+
+describe("more of what docs/google.md promises", () => {
+  it.scoped("providerOptions are merged last; safetySettings are sent; a tool without parameters declares none", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server, {
+        safetySettings: [{ category: "HARM_CATEGORY_DANGEROUS_CONTENT" as never, threshold: "BLOCK_ONLY_HIGH" as never }]
+      })
+      const noArgs: LanguageModel.ToolDeclaration = {
+        name: "now",
+        description: "The time.",
+        parameters: { type: "object", properties: {}, additionalProperties: false },
+        strict: true
+      }
+      yield* model.generate(request([Messages.user("Hi")], [noArgs], { temperature: 1, providerOptions: { temperature: 0.5, candidateCount: 1 } }))
+      const body = bodyOf(server)
+      expect(body["generationConfig"]).toEqual({ temperature: 0.5, candidateCount: 1 })
+      expect(body["safetySettings"]).toEqual([{ category: "HARM_CATEGORY_DANGEROUS_CONTENT", threshold: "BLOCK_ONLY_HIGH" }])
+      expect(body["tools"]).toEqual([{ functionDeclarations: [{ name: "now", description: "The time." }] }])
+    }))
+
+  it.scoped("finish reasons: MAX_TOKENS is length, MALFORMED_FUNCTION_CALL is error; inline images come back as File parts", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      const withReason = (finishReason: string, parts: ReadonlyArray<object>) => {
+        const body = JSON.parse(fixture("generate/text.json"))
+        body.candidates[0].finishReason = finishReason
+        body.candidates[0].content.parts = parts
+        return ReplayServer.json(body)
+      }
+      server.enqueue(
+        withReason("MAX_TOKENS", [{ text: "AI learns" }]),
+        withReason("MALFORMED_FUNCTION_CALL", []),
+        withReason("STOP", [{ inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }])
+      )
+      const model = yield* geminiModel(server)
+      expect((yield* model.generate(request([Messages.user("Hi")]))).finishReason).toBe("length")
+      expect((yield* model.generate(request([Messages.user("Hi")]))).finishReason).toBe("error")
+      const image = yield* model.generate(request([Messages.user("Draw")]))
+      expect(image.parts).toEqual([{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: "iVBORw0KGgo=" } }])
+    }))
+
+  it.scoped("the default policy gives up at once on a 429 asking for more than a minute", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      const body = JSON.parse(fixture("errors/429-resource-exhausted.json"))
+      body.error.details[2].retryDelay = "120s"
+      server.enqueue(ReplayServer.json(body, { status: 429 }), ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server, { retry: Retry.defaultPolicy })
+      const failure = yield* Effect.flip(model.generate(request([Messages.user("Hi")])))
+      expect(failure).toMatchObject({ _tag: "RateLimited", retryAfterMillis: 120_000 })
+      expect(server.requests).toHaveLength(1)
     }))
 })
