@@ -77,8 +77,8 @@ export interface TextAnswer {
   readonly reply: ReplayServer.Reply
   /** The whole text of the answer. */
   readonly text: string
-  /** The usage it reports (the fields given are checked). */
-  readonly usage?: Partial<Usage>
+  /** The usage it reports (the fields given are checked; give at least the input and output tokens). */
+  readonly usage: Partial<Usage>
 }
 
 /** A recorded answer asking for tool calls and what it holds. */
@@ -677,9 +677,16 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
 export interface Runner {
   readonly describe: (name: string, body: () => void) => void
   readonly it: {
-    readonly scoped: (name: string, self: () => Effect.Effect<void, unknown, Scope.Scope | TestServices.TestServices>) => void
+    readonly scoped: (
+      name: string,
+      self: () => Effect.Effect<void, unknown, Scope.Scope | TestServices.TestServices>,
+      timeout?: number
+    ) => void
   }
 }
+
+/** The time limit `register` gives each scenario, in real milliseconds (a real SDK over real HTTP on a busy machine). */
+export const timeoutMillis = 30_000
 
 /** Registers every scenario of the harness as a test, grouped under `<name> conformance`. */
 export const register = (harness: Harness, runner: Runner): void => {
@@ -687,7 +694,7 @@ export const register = (harness: Harness, runner: Runner): void => {
   runner.describe(`${harness.name} conformance`, () => {
     for (const group of [...new Set(all.map((scenario) => scenario.group))]) {
       runner.describe(group, () => {
-        for (const scenario of all.filter((s) => s.group === group)) runner.it.scoped(scenario.name, () => scenario.run)
+        for (const scenario of all.filter((s) => s.group === group)) runner.it.scoped(scenario.name, () => scenario.run, timeoutMillis)
       })
     }
   })

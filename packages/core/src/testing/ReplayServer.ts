@@ -106,7 +106,7 @@ export interface ReplayServer {
   readonly pending: () => number
   /** How many connections the client closed before their response ended. */
   readonly clientCloses: () => number
-  /** Resolves once `count` requests arrived (dies after `timeoutMillis` of real time, default 4000). */
+  /** Resolves once `count` requests arrived (dies after `timeoutMillis` of real time, default 10 seconds). */
   readonly waitForRequests: (count: number, timeoutMillis?: number) => Effect.Effect<void>
   /** Resolves once the client closed `count` connections before their response ended (same bound). */
   readonly waitForClientCloses: (count: number, timeoutMillis?: number) => Effect.Effect<void>
@@ -144,7 +144,7 @@ export const make = (options: Options = {}): Effect.Effect<ReplayServer, never, 
       const notify = () => {
         for (const check of [...waiters]) check()
       }
-      const waitFor = (what: string, condition: () => boolean, timeoutMillis = 4000): Effect.Effect<void> =>
+      const waitFor = (what: string, condition: () => boolean, timeoutMillis = 10_000): Effect.Effect<void> =>
         Effect.async<void>((done) => {
           const timer = setTimeout(() => {
             waiters.delete(check)

@@ -91,7 +91,7 @@ export const realSleep = (millis: number): Effect.Effect<void> =>
   Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
 
 /** Waits in real time (at most `timeoutMillis`) until `check` holds; dies naming `what` past it. */
-export const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMillis = 4000): Effect.Effect<void> =>
+export const eventually = (what: string, check: Effect.Effect<boolean>, timeoutMillis = 10_000): Effect.Effect<void> =>
   Effect.suspend(() => {
     const deadline = Date.now() + timeoutMillis
     const loop: Effect.Effect<void> = Effect.flatMap(check, (ok) => {
