@@ -456,3 +456,55 @@ describe("more of what docs/google.md promises", () => {
       expect(server.requests).toHaveLength(1)
     }))
 })
+
+describe("hostile input", () => {
+  it.scoped("duplicate and __proto__ call ids from Gemini: every call gets its own id, no prototype is touched", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      const body = JSON.parse(fixture("generate/function-calls-parallel.json"))
+      body.candidates[0].content.parts[1].functionCall.id = "__proto__"
+      body.candidates[0].content.parts[2].functionCall.id = "__proto__"
+      server.enqueue(ReplayServer.json(body), ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server)
+      const response = yield* model.generate(request([Messages.user("Hi")], [weatherTool, emailTool]))
+      const [first, second] = response.parts.slice(1) as Array<Messages.ToolCallPart>
+      expect(first!.id).toBe("__proto__")
+      expect(second!.id).not.toBe("__proto__")
+      const calls = (response.providerMetadata!["google"] as { calls: Record<string, unknown> }).calls
+      expect(Object.getPrototypeOf(calls)).toBe(Object.prototype)
+      expect(Object.getOwnPropertyDescriptor(calls, "__proto__")?.value).toEqual({ signature: callSignature, wireId: true })
+      const assistant: Messages.Message = {
+        role: "assistant",
+        parts: [
+          { ...first!, status: { _tag: "Completed", result: 1 } },
+          { ...second!, status: { _tag: "Completed", result: 2 } }
+        ],
+        providerMetadata: response.providerMetadata!
+      }
+      yield* model.generate(request([Messages.user("Hi"), assistant]))
+      expect(bodyOf(server, 1).contents[2]!.parts).toEqual([
+        { functionResponse: { id: "__proto__", name: "get_weather", response: { output: 1 } } },
+        { functionResponse: { name: "send_email", response: { output: 2 } } }
+      ])
+    }))
+
+  it.scoped("forged stored metadata (a signature that is not a string, a wireId that is not true) sends nothing of it", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server)
+      const assistant: Messages.Message = {
+        role: "assistant",
+        parts: [
+          Messages.text("Checking."),
+          { ...Messages.toolCall({ id: "c1", name: "get_weather", arguments: "{\"city\":\"Paris\"}" }), status: { _tag: "Completed", result: 1 } }
+        ],
+        providerMetadata: { google: { calls: { c1: { signature: 42, wireId: "yes" } }, textSignatures: { "0": { x: 1 } } } }
+      }
+      yield* model.generate(request([Messages.user("Hi"), assistant]))
+      expect(bodyOf(server).contents[1]).toEqual({
+        role: "model",
+        parts: [{ text: "Checking." }, { functionCall: { name: "get_weather", args: { city: "Paris" } } }]
+      })
+    }))
+})

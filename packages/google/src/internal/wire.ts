@@ -125,8 +125,8 @@ const assistantContents = (message: Messages.Message): Either.Either<Array<Conte
         break
       }
       case "Text": {
-        const signature = ownValue(metadata.textSignatures, String(textIndex++))
-        parts.push({ text: part.text, ...(signature === undefined ? {} : { thoughtSignature: signature }) })
+        const signature: unknown = ownValue(metadata.textSignatures, String(textIndex++))
+        parts.push({ text: part.text, ...(typeof signature === "string" ? { thoughtSignature: signature } : {}) })
         break
       }
       case "File":
@@ -136,11 +136,13 @@ const assistantContents = (message: Messages.Message): Either.Either<Array<Conte
         const call = Messages.projectToolCall(part)
         const args = argsObject(call)
         if (Either.isLeft(args)) return Either.left(args.left)
-        const known = ownValue(metadata.calls, call.id) ?? {}
-        const id = known.wireId === true ? { id: call.id } : {}
+        // Stored metadata is data from outside: only a string signature and a `true` flag count.
+        const known: unknown = ownValue(metadata.calls, call.id)
+        const signature = stringField(known, "signature")
+        const id = field(known, "wireId") === true ? { id: call.id } : {}
         parts.push({
           functionCall: { ...id, name: call.name, args: args.right },
-          ...(known.signature === undefined ? {} : { thoughtSignature: known.signature })
+          ...(signature === undefined ? {} : { thoughtSignature: signature })
         })
         if (call.result !== undefined) {
           responses.push({ functionResponse: { ...id, name: call.name, response: responseObject(call.result) } })
