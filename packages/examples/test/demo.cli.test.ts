@@ -32,6 +32,8 @@ const demo = (args: ReadonlyArray<string>, input = "", fromFolder?: string): Pro
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
   delete env["OPENAI_API_KEY"]
   delete env["ANTHROPIC_API_KEY"]
+  delete env["GEMINI_API_KEY"]
+  delete env["GOOGLE_API_KEY"]
   if (fromFolder !== undefined) env["INIT_CWD"] = fromFolder
   return new Promise((resolve, reject) => {
     const defaults = args.includes("--help")

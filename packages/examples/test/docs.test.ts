@@ -29,7 +29,9 @@ export const pages = [
   "docs/persistence.md",
   "docs/testing.md",
   "docs/architecture.md",
-  "docs/anthropic.md"
+  "docs/anthropic.md",
+  "docs/google.md",
+  "packages/google/README.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */

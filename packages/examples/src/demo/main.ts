@@ -232,6 +232,8 @@ export const helpText = (color: boolean): string => {
     ["OPENAI_API_KEY", "Talk to OpenAI (or a compatible server) instead of the scripted model."],
     ["OPENAI_BASE_URL", "A compatible server, e.g. http://localhost:11434/v1 for Ollama."],
     ["OPENAI_MODEL", "The model (default gpt-4.1-mini)."],
+    ["GEMINI_API_KEY", "Without OPENAI_API_KEY: talk to Gemini (GOOGLE_API_KEY works too)."],
+    ["GEMINI_MODEL", "The Gemini model (default gemini-2.5-flash)."],
     ["NO_COLOR", "No colours."]
   ]
   const wrap = (text: string, indent: number): ReadonlyArray<string> => {

@@ -10,10 +10,16 @@
  * `text-embedding-3-small`); for Anthropic `ANTHROPIC_API_KEY`, and optionally
  * `ANTHROPIC_BASE_URL` and `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`).
  * Anthropic has no embeddings: the embeddings example stays offline with it.
+ *
+ * Without `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`, Gemini through
+ * `@chat-ts/google` when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set, with
+ * optionally `GEMINI_BASE_URL`, `GEMINI_MODEL` (default `gemini-2.5-flash`) and
+ * `GEMINI_EMBEDDING_MODEL` (default `gemini-embedding-001`).
  */
 import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
+import { GoogleClient, GoogleEmbeddings, GoogleLanguageModel } from "@chat-ts/google"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -25,9 +31,22 @@ import * as Option from "effect/Option"
 export type Choice =
   | { readonly _tag: "OpenAi"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
   | { readonly _tag: "Anthropic"; readonly model: string; readonly baseURL: string }
+  | { readonly _tag: "Gemini"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
   | { readonly _tag: "Offline" }
 
-/** Reads the configuration: OpenAI when `OPENAI_API_KEY` is set, else Anthropic when `ANTHROPIC_API_KEY` is (and `offline` is not forced). */
+/** Gemini when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set. */
+const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
+  const key = yield* Config.option(
+    Config.nonEmptyString("GEMINI_API_KEY").pipe(Config.orElse(() => Config.nonEmptyString("GOOGLE_API_KEY")))
+  )
+  if (Option.isNone(key)) return { _tag: "Offline" } as const
+  const model = yield* Config.withDefault(Config.nonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
+  const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), GoogleClient.defaultBaseURL)
+  return { _tag: "Gemini", model, embeddingModel, baseURL } as const
+})
+
+/** Reads the configuration: OpenAI when `OPENAI_API_KEY` is set, else Anthropic when `ANTHROPIC_API_KEY` is, else Gemini (and `offline` is not forced). */
 export const choose = (options: { readonly offline?: boolean } = {}): Effect.Effect<Choice> =>
   Effect.gen(function*() {
     if (options.offline === true) return { _tag: "Offline" } as const
@@ -39,10 +58,10 @@ export const choose = (options: { readonly offline?: boolean } = {}): Effect.Eff
     return { _tag: "OpenAi", model, embeddingModel, baseURL } as const
   }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
 
-/** Anthropic when `ANTHROPIC_API_KEY` is set, else offline. */
+/** Anthropic when `ANTHROPIC_API_KEY` is set, else Gemini or offline. */
 const chooseAnthropic: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
   const key = yield* Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY"))
-  if (Option.isNone(key)) return { _tag: "Offline" } as const
+  if (Option.isNone(key)) return yield* chooseGemini
   const model = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
   const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), AnthropicClient.defaultBaseURL)
   return { _tag: "Anthropic", model, baseURL } as const
@@ -54,7 +73,7 @@ export const label = (
   offlineName = "scripted offline model",
   what: "chat" | "embeddings" = "chat"
 ): string =>
-  choice._tag === "OpenAi"
+  choice._tag === "OpenAi" || choice._tag === "Gemini"
     ? `${what === "chat" ? choice.model : choice.embeddingModel} via ${choice.baseURL}`
     : choice._tag === "Anthropic" && what === "chat"
     ? `${choice.model} via ${choice.baseURL}`
@@ -63,6 +82,8 @@ export const label = (
     : `${offlineName} (no OPENAI_API_KEY is set: answers are scripted, not generated)`
 
 const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
+
+const googleClient: Layer.Layer<GoogleClient.GoogleClient, ConfigError.ConfigError> = GoogleClient.layerConfig()
 
 /** The chat model of a choice; `offline` gives the scripted one. */
 export const languageModel = (
@@ -73,6 +94,8 @@ export const languageModel = (
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
     : choice._tag === "Anthropic"
     ? AnthropicLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
+    : choice._tag === "Gemini"
+    ? GoogleLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(googleClient))
     : typeof offline === "function" || Array.isArray(offline)
     ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)
@@ -84,4 +107,6 @@ export const embeddingModel = (
 ): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
   choice._tag === "OpenAi"
     ? OpenAiEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(client))
+    : choice._tag === "Gemini"
+    ? GoogleEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(googleClient))
     : EmbeddingModel.layer(offline)
