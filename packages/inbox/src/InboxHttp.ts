@@ -18,9 +18,10 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { randomBytes } from "node:crypto"
 import * as Approver from "./Approver.js"
 import * as Inbox from "./Inbox.js"
 import * as InboxApi from "./InboxApi.js"
@@ -158,4 +159,9 @@ export const layerApi = (options: Options = {}) =>
  * Every route of the inbox (API, OpenAPI, events, page), for `HttpLayerRouter.serve`. It needs the
  * `Inbox`, the `Approver` and what the platform's HTTP server provides.
  */
-export const layer = (options: Options = {}) => Layer.mergeAll(layerApi(options), layerPage(options))
+export const layer = (options: Options = {}) =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    // The page and the API must share the key: one random key for both when none is given.
+    const shared = { ...options, csrfSecret: options.csrfSecret ?? Redacted.make(randomBytes(32).toString("base64url")) }
+    return Layer.mergeAll(layerApi(shared), layerPage(shared))
+  }))

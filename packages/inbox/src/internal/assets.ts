@@ -127,7 +127,7 @@ h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; }
 .items { list-style: none; padding: 0; }
 .item a { display: grid; gap: .2rem; padding: .75rem; margin: .5rem 0; border: 1px solid #8886; border-radius: .5rem; text-decoration: none; color: inherit; }
 .tool { font-weight: 600; font-family: ui-monospace, monospace; }
-.reason { font-size: .8rem; padding: .05rem .4rem; border-radius: 1rem; background: #f5d76e55; }
+.reason { justify-self: start; font-size: .8rem; padding: .05rem .4rem; border-radius: 1rem; background: #f5d76e55; }
 .reason-scheduled { background: #7eb6ff44; }
 .args, pre { white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, monospace; font-size: .9rem; }
 .meta, .deadline, .version { font-size: .85rem; opacity: .8; }

@@ -10,7 +10,7 @@ import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Effect, Layer, Schema } from "effect"
+import { Clock, type Duration, Effect, Layer, Schema } from "effect"
 import { createServer } from "node:http"
 
 export const SendEmail = Tool.make("send_email", {
@@ -33,7 +33,9 @@ export const DeleteFiles = Tool.make("delete_files", {
 
 export const toolkit = Toolkit.make(SendEmail, Transfer, DeleteFiles).pipe(
   Toolkit.withStrategy((call) =>
-    call.name === "transfer" ? Action.RequireApproval({ expiresAt: 3_600_000 }) : Action.RequireApproval()
+    call.name === "transfer"
+      ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ expiresAt: now + 3_600_000 }))
+      : Effect.succeed(Action.RequireApproval())
   )
 )
 
@@ -52,14 +54,17 @@ export const handlers = (runs: Runs) =>
 export const asking = (calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: unknown }>) =>
   `please do: ${JSON.stringify(calls)}`
 
-/** A model answering a user message `asking(calls)` with those calls, and anything else with "done". */
-export const model = () =>
+/** The calls the model asks for after a user message (by its text); `asking(calls)` needs no entry. */
+export type Prompts = Map<string, ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: unknown }>>
+
+/** A model answering a user message with its calls (see `Prompts`, `asking`), and anything else with "done". */
+export const model = (prompts: Prompts) =>
   MockLanguageModel.make((request) => {
     const last = request.messages[request.messages.length - 1]!
     const text = Messages.textOf(last)
-    return last.role === "user" && text.startsWith("please do: ")
-      ? MockLanguageModel.toolCalls(JSON.parse(text.slice("please do: ".length)))
-      : MockLanguageModel.text("done")
+    if (last.role !== "user") return MockLanguageModel.text("done")
+    const calls = prompts.get(text) ?? (text.startsWith("please do: ") ? JSON.parse(text.slice("please do: ".length)) : undefined)
+    return calls === undefined ? MockLanguageModel.text("done") : MockLanguageModel.toolCalls(calls)
   })
 
 /** The approver of the tests: `x-test-user` names the person; bob may not decide `transfer`. */
@@ -75,23 +80,25 @@ export interface Env {
   /** Starts a conversation whose model asks for `calls`; it pauses into the store. */
   readonly seed: (
     id: string,
-    calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: unknown }>
+    calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: unknown }>,
+    prompt?: string
   ) => Effect.Effect<ConversationStore.Stored, unknown>
 }
 
 /** Builds the inbox and its server for the scope. */
-export const make = (options: { readonly store?: ConversationStore.Service } = {}) =>
+export const make = (options: { readonly store?: ConversationStore.Service; readonly pollInterval?: Duration.DurationInput } = {}) =>
   Effect.gen(function*() {
     const runs: Runs = []
+    const prompts: Prompts = new Map()
     const store = options.store ?? (yield* ConversationStore.makeMemory)
     const chat = yield* Chat.make({ tools: toolkit }).pipe(
-      Effect.provide(Layer.merge(model().layer, handlers(runs)))
+      Effect.provide(Layer.merge(model(prompts).layer, handlers(runs)))
     )
     const base = Layer.mergeAll(
       Layer.succeed(ConversationStore.ConversationStore, store),
       Layer.succeed(Approver.Approver, approver)
     )
-    const inbox = Inbox.layer({ chat }).pipe(Layer.provide(base))
+    const inbox = Inbox.layer({ chat, ...(options.pollInterval === undefined ? {} : { pollInterval: options.pollInterval }) }).pipe(Layer.provide(base))
     const server = HttpLayerRouter.serve(InboxHttp.layer(), { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(Layer.merge(inbox, base)),
       Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }))
@@ -99,9 +106,10 @@ export const make = (options: { readonly store?: ConversationStore.Service } = {
     const context = yield* Layer.build(server)
     const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
     const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
-    const seed: Env["seed"] = (id, calls) =>
+    const seed: Env["seed"] = (id, calls, prompt) =>
       Effect.gen(function*() {
-        const first = yield* store.save(id, Messages.fromUser(asking(calls)), { expectedVersion: 0 })
+        if (prompt !== undefined) prompts.set(prompt, calls)
+        const first = yield* store.save(id, Messages.fromUser(prompt ?? asking(calls)), { expectedVersion: 0 })
         yield* chat.complete(first.messages, { checkpoint: ConversationStore.checkpoint(store, id, first.version) })
         const stored = yield* store.load(id)
         return stored._tag === "Some" ? stored.value : yield* Effect.die(new Error(`${id} was not stored`))
