@@ -117,7 +117,7 @@ export const serve = (options: {
 // #endregion serve
 
 /** The whole example: sandbox, agent, worker, inbox. Gives the sign-in URL; runs until the scope closes. */
-export const program = (options: { readonly port: number; readonly cleanupDelay?: string }) =>
+export const program = (options: { readonly port: number; readonly cleanupDelay?: string; readonly workerEvery?: string }) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore.makeMemory
     const chat = yield* Chat.make({ tools: DemoTools.toolkit({ cleanupDelay: options.cleanupDelay ?? "1 minute" }) })
@@ -125,7 +125,7 @@ export const program = (options: { readonly port: number; readonly cleanupDelay?
     const url = yield* serve({ chat, store, port: options.port, secret })
     const withStore = Effect.provideService(ConversationStore.ConversationStore, store)
     for (const [index, text] of requests.entries()) yield* withStore(start(chat, `demo-${index + 1}`, text))
-    yield* withStore(resumeDue(chat)).pipe(Effect.repeat(Schedule.spaced("1 second")), Effect.forkScoped)
+    yield* withStore(resumeDue(chat)).pipe(Effect.repeat(Schedule.spaced(options.workerEvery ?? "1 second")), Effect.forkScoped)
     return { url, store, chat }
   }).pipe(
     Effect.provide(DemoTools.handlers),
