@@ -107,6 +107,7 @@ describe("the inbox page in Chromium", () => {
       yield* step(() => page.fill("form.reject input", "never touch /etc"))
       yield* step(() => page.click("form.reject button"))
       yield* step(() => page.locator(".call.status-Rejected .decision", { hasText: "alice" }).waitFor())
+      yield* step(() => page.screenshot({ path: join(output, "inbox-decided.png"), fullPage: true }))
 
       // Someone else decides the call on screen: the page shows it.
       yield* step(() => page.goto(`${env.url}/c/invoice-9`))

@@ -68,7 +68,8 @@ describe("the inbox API", () => {
       assert.strictEqual(first.reason, "approval")
       assert.deepStrictEqual(JSON.parse(first.arguments), email.arguments)
       assert.strictEqual(first.parameters.type, "object")
-      assert.strictEqual(all.json.items[1].deadline, 3_600_000)
+      // Paused at 1 minute, the transfer's approval expires an hour later.
+      assert.strictEqual(all.json.items[1].deadline, 3_660_000)
 
       const byTool = yield* Fixture.request(`${env.url}/api/pending?tool=transfer`, { user: "alice" })
       assert.deepStrictEqual(byTool.json.items.map((item: any) => item.id), ["t1"])
@@ -189,6 +190,8 @@ describe("the inbox API", () => {
       assert.strictEqual(stolen.status, 403)
       const crossSite = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { headers: { "sec-fetch-site": "cross-site" } })
       assert.strictEqual(crossSite.status, 403)
+      const sameSite = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { headers: { "sec-fetch-site": "same-site" } })
+      assert.strictEqual(sameSite.status, 403)
       const after = yield* load(env, "c1")
       assert.strictEqual(after.version, stored.version)
       assert.deepStrictEqual(env.runs, [])
@@ -271,4 +274,31 @@ describe("the inbox API", () => {
       while (!seen.includes("event: change")) seen += yield* read.pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no event") }), Effect.orDie)
       assert.include(seen, `"id":"c1"`)
     }).pipe(Effect.scoped))
+
+  it.scoped("serves the page escaped, with a strict CSP, the viewer's CSRF token and no other secret", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const hostile = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>"
+      yield* env.seed("c<1>", [{ id: "d<1>", name: "delete_files", arguments: { paths: [hostile] } }], `please ${hostile}`)
+      for (const path of ["/", `/c/${encodeURIComponent("c<1>")}`]) {
+        const page = yield* Fixture.request(`${env.url}${path}`, { user: "alice" })
+        assert.strictEqual(page.status, 200, path)
+        assert.include(page.headers.get("content-type")!, "text/html")
+        assert.include(page.headers.get("content-security-policy")!, "script-src 'self'")
+        assert.include(page.headers.get("content-security-policy")!, "frame-ancestors 'none'")
+        assert.strictEqual(page.headers.get("x-content-type-options"), "nosniff")
+        assert.strictEqual(page.headers.get("cache-control"), "no-store")
+        assert.notInclude(page.text, "<script>alert")
+        assert.notInclude(page.text, "<img")
+        assert.include(page.text, "&#60;script&#62;alert(1)")
+        // Only one script, served by the inbox itself; the CSRF token is the viewer's.
+        assert.deepStrictEqual(page.text.match(/<script[^>]*>/g), [`<script src="/inbox.js" defer>`])
+        assert.include(page.text, `content="${yield* Fixture.csrfOf(env.url, "alice")}"`)
+      }
+      const unknown = yield* Fixture.request(`${env.url}/c/nope`, { user: "alice" })
+      assert.strictEqual(unknown.status, 404)
+      const script = yield* Fixture.request(`${env.url}/inbox.js`)
+      assert.include(script.headers.get("content-type")!, "javascript")
+      assert.include(script.text, "x-csrf-token")
+    }))
 })

@@ -144,7 +144,7 @@ button.danger { background: var(--danger); color: #fff; }
 .messages { padding-left: 1.2rem; }
 .msg { margin: .5rem 0; }
 .role { font-size: .75rem; text-transform: uppercase; opacity: .7; }
-.call { margin: .3rem 0; }
+.call { margin: .3rem 0; overflow-wrap: anywhere; }
 .status { font-size: .8rem; padding: .05rem .4rem; border-radius: 1rem; background: #8883; }
 .decision { font-size: .85rem; }
 .outcome { font-family: ui-monospace, monospace; font-size: .85rem; opacity: .85; }
