@@ -16,7 +16,7 @@ import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Config, Console, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import { Config, Console, type Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 // #endregion imports
@@ -117,7 +117,11 @@ export const serve = (options: {
 // #endregion serve
 
 /** The whole example: sandbox, agent, worker, inbox. Gives the sign-in URL; runs until the scope closes. */
-export const program = (options: { readonly port: number; readonly cleanupDelay?: string; readonly workerEvery?: string }) =>
+export const program = (options: {
+  readonly port: number
+  readonly cleanupDelay?: Duration.DurationInput
+  readonly workerEvery?: Duration.DurationInput
+}) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore.makeMemory
     const chat = yield* Chat.make({ tools: DemoTools.toolkit({ cleanupDelay: options.cleanupDelay ?? "1 minute" }) })

@@ -13,7 +13,7 @@ import * as Sandbox from "../src/demo/sandbox.js"
 const call = (url: string, path: string, init: RequestInit = {}) =>
   Effect.promise(async () => {
     const response = await fetch(new URL(path, url), { ...init, redirect: "manual", signal: AbortSignal.timeout(10_000) })
-    return { status: response.status, headers: response.headers, json: await response.json().catch(() => undefined) }
+    return { status: response.status, headers: response.headers, json: (await response.json().catch(() => undefined)) as any }
   })
 
 const statusOf = (store: ConversationStore.Service, id: string, callId: string) =>

@@ -132,11 +132,10 @@ describe("the inbox page in Chromium", () => {
       assert.strictEqual(transfer._tag, "Completed")
       assert.strictEqual((transfer as { editedArguments?: string }).editedArguments, JSON.stringify({ amount: 500, to: "acct-9" }))
       assert.strictEqual((transfer as { decision?: Messages.Decision }).decision?.by, "alice")
-      assert.deepStrictEqual(
-        (yield* statusOf(env, "cleanup-2", "d1")) as unknown,
-        { _tag: "Rejected", by: "user", reason: "never touch /etc", decision: (yield* statusOf(env, "cleanup-2", "d1") as any).decision }
-      )
-      assert.strictEqual(((yield* statusOf(env, "cleanup-2", "d1")) as { decision?: Messages.Decision }).decision?.by, "alice")
+      const rejected = yield* statusOf(env, "cleanup-2", "d1")
+      assert.strictEqual(rejected._tag, "Rejected")
+      assert.strictEqual((rejected as { reason?: string }).reason, "never touch /etc")
+      assert.strictEqual((rejected as { decision?: Messages.Decision }).decision?.by, "alice")
 
       // Back to the list: nothing waits any more.
       yield* step(() => page.goto(`${env.url}/`))

@@ -1,6 +1,11 @@
 import { ConversationStore, Messages } from "@chat-ts/core"
-import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, TestClock } from "effect"
+import { readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Readme from "./readme-example.js"
 import * as Fixture from "./support/fixture.js"
 
 const email = { id: "e1", name: "send_email", arguments: { to: "ann@example.com", subject: "hi" } }
@@ -300,5 +305,25 @@ describe("the inbox API", () => {
       const script = yield* Fixture.request(`${env.url}/inbox.js`)
       assert.include(script.headers.get("content-type")!, "javascript")
       assert.include(script.text, "x-csrf-token")
+    }))
+})
+
+describe("README", () => {
+  it("shows test/readme-example.ts word for word", () => {
+    const here = dirname(fileURLToPath(import.meta.url))
+    const readme = readFileSync(join(here, "..", "README.md"), "utf8")
+    expect(readme).toContain("```ts\n" + readFileSync(join(here, "readme-example.ts"), "utf8") + "```")
+  })
+
+  it.scoped("its server answers: 401 without an identity, the pending list with one", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const context = yield* Layer.build(Readme.InboxServer(env.chat, Fixture.approver, 0))
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+      assert.strictEqual((yield* Fixture.request(`${url}/api/pending`)).status, 401)
+      const list = yield* Fixture.request(`${url}/api/pending`, { user: "alice" })
+      assert.deepStrictEqual(list.json, { items: [] })
+      assert.strictEqual((yield* Fixture.request(`${url}/openapi.json`)).status, 200)
     }))
 })
