@@ -41,7 +41,7 @@ export type ListQuery = typeof InboxApi.ListQuery.Type
 /** The inbox. */
 export interface Service {
   /** Pending calls, one page of the store's pending conversations at a time, filtered. */
-  readonly list: (query: ListQuery) => Effect.Effect<InboxApi.PendingPage, InboxError.StoreFailure>
+  readonly list: (query: ListQuery) => Effect.Effect<InboxApi.PendingPage, InboxError.BadRequest | InboxError.StoreFailure>
   /** One conversation. */
   readonly conversation: (id: string) => Effect.Effect<InboxApi.ConversationView, InboxError.NotFound | InboxError.StoreFailure>
   /** Takes a decision on a call as `identity`; `ifMatch` is the version it was taken on. */
@@ -137,10 +137,13 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
     const list: Service["list"] = (query) =>
       Effect.gen(function*() {
         const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        const page = yield* store.listPending({
+        const options = {
           ...(query.limit === undefined ? {} : { limit: query.limit }),
           ...(query.cursor === undefined ? {} : { cursor: query.cursor })
-        }).pipe(Effect.mapError(storeFailure))
+        }
+        // The stores' own check of a page: a forged cursor is the client's mistake, not the store's.
+        yield* ConversationStore.pageOptions(options).pipe(Effect.mapError((error) => new InboxError.BadRequest({ message: error.detail })))
+        const page = yield* store.listPending(options).pipe(Effect.mapError(storeFailure))
         const loaded = yield* Effect.forEach(page.items, (item) =>
           store.load(item.id).pipe(
             Effect.map(Option.toArray),

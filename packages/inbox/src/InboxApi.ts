@@ -131,7 +131,7 @@ const callId = HttpApiSchema.param("callId", Schema.String)
 /** The endpoints. */
 export class InboxGroup extends HttpApiGroup.make("inbox")
   .add(HttpApiEndpoint.get("session", "/api/session").addSuccess(Session))
-  .add(HttpApiEndpoint.get("list", "/api/pending").setUrlParams(ListQuery).addSuccess(PendingPage))
+  .add(HttpApiEndpoint.get("list", "/api/pending").setUrlParams(ListQuery).addSuccess(PendingPage).addError(InboxError.BadRequest))
   .add(
     HttpApiEndpoint.get("conversation")`/api/conversations/${id}`
       .addSuccess(ConversationView)

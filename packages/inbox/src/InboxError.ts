@@ -1,5 +1,6 @@
 /**
- * The errors of the inbox API, each with its HTTP status: a request without
+ * The errors of the inbox API, each with its HTTP status: a request it cannot
+ * read (400), a request without
  * an identity (401), a decision the `Approver` or the CSRF check refuses (403),
  * an unknown conversation or call (404), a decision that lost a race or comes
  * too late (409), an edit the tool's parameters refuse (422), a store that
@@ -9,6 +10,11 @@
  */
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
+
+/** A request the inbox cannot read: a cursor it did not give, a page size out of range (400). */
+export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
+  message: Schema.String
+}, HttpApiSchema.annotations({ status: 400 })) {}
 
 /** No identity: the `Approver` found nobody behind the request (401). */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {

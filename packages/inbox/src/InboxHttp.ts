@@ -120,7 +120,7 @@ export const layerPage = (options: Options = {}): Layer.Layer<never, never, Http
       yield* router.add("GET", "/", withIdentity((identity) =>
         inbox.list({}).pipe(
           Effect.map((pageOf) => page(identity, "Approvals inbox", Html.list(pageOf.items))),
-          Effect.catchTag("StoreFailure", failed)
+          Effect.catchTags({ StoreFailure: failed, BadRequest: (error) => Effect.succeed(html(Html.escape(error.message), 400)) })
         )))
       yield* router.add("GET", "/c/:id", withIdentity((identity) =>
         Effect.flatMap(HttpLayerRouter.params, (params) => {

@@ -1,4 +1,4 @@
-import { ConversationStore, Messages } from "@chat-ts/core"
+import { ConversationStore, Messages, Worker } from "@chat-ts/core"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, TestClock } from "effect"
@@ -242,6 +242,44 @@ describe("the inbox API", () => {
         // The approval ran the tool exactly once; a rejection never.
         assert.strictEqual(env.runs.length - before, winner === "alice" ? 1 : 0, `round ${round}`)
       }
+    }))
+
+  it.scoped("a worker holding the conversation: the decision is stored, the turn is left to it, and it runs the call once", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("c1", [email])
+      const lease = yield* env.store.acquire("c1", "worker-7", "1 minute")
+      const decided = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(decided.status, 200)
+      assert.strictEqual(decided.json.turn, "busy")
+      assert.strictEqual(statusOf(yield* load(env, "c1"), "e1")._tag, "Approved")
+      assert.deepStrictEqual(env.runs, [])
+      yield* env.store.release(lease)
+      const result = yield* Worker.resume(env.chat, "c1", (stored) => Effect.succeed(stored.messages), { owner: "worker-7" }).pipe(
+        Effect.provideService(ConversationStore.ConversationStore, env.store)
+      )
+      assert.strictEqual(result.outcome._tag, "Complete")
+      assert.strictEqual(env.runs.length, 1)
+      const again = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(again.status, 409)
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
+  it.scoped("refuses oversized and malformed input with 400, storing nothing", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [email])
+      const long = yield* decide(env, "c1", "e1", { _tag: "Reject", reason: "x".repeat(4001) })
+      assert.strictEqual(long.status, 400)
+      const nan = yield* decide(env, "c1", "e1", "{\"_tag\":\"Approve\",\"arguments\":NaN}")
+      assert.strictEqual(nan.status, 400)
+      const badLimit = yield* Fixture.request(`${env.url}/api/pending?limit=NaN`, { user: "alice" })
+      assert.strictEqual(badLimit.status, 400)
+      const badCursor = yield* Fixture.request(`${env.url}/api/pending?cursor=forged`, { user: "alice" })
+      assert.strictEqual(badCursor.status, 400)
+      assert.strictEqual(badCursor.json._tag, "BadRequest")
+      assert.strictEqual((yield* load(env, "c1")).version, stored.version)
+      assert.deepStrictEqual(env.runs, [])
     }))
 
   it.scoped("serves the OpenAPI document of every endpoint", () =>
