@@ -26,27 +26,31 @@ import * as DemoTools from "./demo/tools.js"
 import { isMain } from "./shared/main.js"
 
 // #region approver
-/** One person, signed in by a secret link: the session cookie must hold the secret. */
-export const sessionApprover = (secret: Redacted.Redacted<string>) => {
+/** Whether `given` is the secret (compared in constant time). */
+const isSecret = (secret: Redacted.Redacted<string>, given: string): boolean => {
   const expected = Buffer.from(Redacted.value(secret))
-  return Approver.make({
-    identify: (request) => {
-      const given = Buffer.from(request.cookies["inbox_session"] ?? "")
-      const ok = given.length === expected.length && timingSafeEqual(given, expected)
-      return Effect.succeed(ok ? Option.some(new Approver.Identity({ id: "you", name: "you (demo)" })) : Option.none())
-    },
+  const actual = Buffer.from(given)
+  return actual.length === expected.length && timingSafeEqual(actual, expected)
+}
+
+/** One person, signed in by a secret link: the session cookie must hold the secret. */
+export const sessionApprover = (secret: Redacted.Redacted<string>) =>
+  Approver.make({
+    identify: (request) =>
+      Effect.succeed(
+        isSecret(secret, request.cookies["inbox_session"] ?? "")
+          ? Option.some(new Approver.Identity({ id: "you", name: "you (demo)" }))
+          : Option.none()
+      ),
     // The policy: a scheduled cleanup may be approved early or rejected; anything else too, in this demo.
     authorize: () => Effect.succeed(true)
   })
-}
 
 /** `/login?token=…` sets the session cookie and opens the inbox. */
 export const login = (secret: Redacted.Redacted<string>) =>
   HttpLayerRouter.add("GET", "/login", (request) => {
     const token = new URL(request.url, "http://localhost").searchParams.get("token") ?? ""
-    const expected = Buffer.from(Redacted.value(secret))
-    const given = Buffer.from(token)
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (!isSecret(secret, token)) {
       return Effect.succeed(HttpServerResponse.text("Wrong sign-in link.", { status: 401 }))
     }
     return HttpServerResponse.redirect("/", { status: 303 }).pipe(
