@@ -20,6 +20,8 @@ import * as S from "./internal/schema.js"
 import * as Usage from "./Usage.js"
 
 export {
+  /** Who decided a call and when: an audit record the model never sees. */
+  Decision,
   /** A file part's bytes: base64 or a URL. */
   FileData,
   /** A file (image, PDF, audio…) with its media type. */

@@ -181,11 +181,12 @@ const mapCalls = (
   return changed ? { ...message, parts } : message
 }
 
-const edited = (call: ToolCallPart): { editedArguments?: string } => {
+const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Messages.Decision } => {
   const status = call.status
+  const decision = "decision" in status && status.decision !== undefined ? { decision: status.decision } : {}
   return "editedArguments" in status && status.editedArguments !== undefined
-    ? { editedArguments: status.editedArguments }
-    : {}
+    ? { editedArguments: status.editedArguments, ...decision }
+    : decision
 }
 
 const instantText = (at: number): string => {

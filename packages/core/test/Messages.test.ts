@@ -437,3 +437,34 @@ describe("Messages", () => {
     expect(messages).toStrictEqual(before)
   })
 })
+
+describe("a decision's audit record", () => {
+  const decision = { by: "alice", at: T0 }
+
+  it("is carried from Approved through Running to Completed and Failed, and never reaches the model", () => {
+    const approved = conversation(response([
+      call("a", { _tag: "Approved", editedArguments: "{\"x\":1}", decision }),
+      call("b", { _tag: "Approved", decision })
+    ]))
+    const [running] = step(approved, Turn.Event.Resume({ now: T0 }))
+    expect(statusOf(running, "a")).toEqual({ _tag: "Running", editedArguments: "{\"x\":1}", decision })
+    expect(statusOf(running, "b")).toEqual({ _tag: "Running", decision })
+    const [succeeded] = step(running, Turn.Event.ToolSucceeded({ id: "a", result: 1 }))
+    const [failed] = step(succeeded, Turn.Event.ToolFailed({ id: "b", error: "no" }))
+    expect(statusOf(failed, "a")).toEqual({ _tag: "Completed", result: 1, editedArguments: "{\"x\":1}", decision })
+    expect(statusOf(failed, "b")).toEqual({ _tag: "Failed", error: "no", decision })
+    expect(JSON.stringify(Messages.toolCalls(failed).map(Messages.projectToolCall))).not.toContain("alice")
+    expect(right(Messages.fromJson(right(Messages.toJson(failed))))).toEqual(failed)
+  })
+
+  it("is optional: a document stored without it decodes unchanged, a malformed one is refused", () => {
+    const old = JSON.stringify({
+      format: "chat-ts/messages",
+      version: 1,
+      messages: [{ role: "assistant", parts: [{ _tag: "ToolCall", id: "a", name: "t", arguments: "{}", status: { _tag: "Rejected", by: "user" } }] }]
+    })
+    expect(statusOf(right(Messages.fromJson(old)), "a")).toEqual({ _tag: "Rejected", by: "user" })
+    const forged = old.replace(`"by":"user"}`, `"by":"user","decision":{"by":"eve","at":"yesterday"}}`)
+    expect(left(Messages.fromJson(forged))._tag).toBe("StateDecodeError")
+  })
+})

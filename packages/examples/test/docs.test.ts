@@ -27,6 +27,7 @@ export const pages = [
   "docs/middleware.md",
   "docs/errors-and-retries.md",
   "docs/persistence.md",
+  "docs/inbox.md",
   "docs/testing.md",
   "docs/architecture.md",
   "docs/anthropic.md",

@@ -83,6 +83,10 @@ export const Json: Schema.Schema<unknown> = Schema.declare(
 // Tool call statuses
 // ---------------------------------------------------------------------------
 
+/** Who decided a call and when (epoch millis): an audit record kept in the state, never shown to the model. */
+export const Decision = Schema.Struct({ by: Schema.String, at: Millis })
+export type Decision = typeof Decision.Type
+
 export const Proposed = Schema.TaggedStruct("Proposed", {})
 export const AwaitingApproval = Schema.TaggedStruct("AwaitingApproval", {
   expiresAt: Schema.optional(Millis)
@@ -94,24 +98,30 @@ export const Approved = Schema.TaggedStruct("Approved", {
   /** The approval request's deadline, kept so that an approval resumed after it fails closed. */
   expiresAt: Schema.optional(Millis),
   /** When the call was scheduled for, if a person approved it early: a refused edit puts it back. */
-  scheduledAt: Schema.optional(Millis)
+  scheduledAt: Schema.optional(Millis),
+  /** Who approved it and when, if recorded (kept through Running, Completed, Failed). */
+  decision: Schema.optional(Decision)
 })
 export const Running = Schema.TaggedStruct("Running", {
   editedArguments: Schema.optional(Schema.String),
   /** Which run of the call this is (absent: the first); only idempotent tools run again after a crash. */
-  attempt: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1)))
+  attempt: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
+  decision: Schema.optional(Decision)
 })
 export const Completed = Schema.TaggedStruct("Completed", {
   result: Json,
-  editedArguments: Schema.optional(Schema.String)
+  editedArguments: Schema.optional(Schema.String),
+  decision: Schema.optional(Decision)
 })
 export const Failed = Schema.TaggedStruct("Failed", {
   error: Json,
-  editedArguments: Schema.optional(Schema.String)
+  editedArguments: Schema.optional(Schema.String),
+  decision: Schema.optional(Decision)
 })
 export const Rejected = Schema.TaggedStruct("Rejected", {
   reason: Schema.optional(Schema.String),
-  by: Schema.Literal("user", "policy")
+  by: Schema.Literal("user", "policy"),
+  decision: Schema.optional(Decision)
 })
 
 export const ToolCallStatus = Schema.Union(

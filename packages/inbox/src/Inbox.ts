@@ -1,0 +1,303 @@
+/**
+ * The inbox service: pending calls across a `ConversationStore`, one
+ * conversation with its context, and decisions taken on them.
+ *
+ * A decision is checked (the call still waits, the `If-Match` version, the
+ * `Approver`'s policy, edited arguments against the tool's Schema) and saved
+ * with the version it was loaded at, so of two people deciding the same call
+ * one wins and the other gets a `Conflict`; nothing is stored on a refusal.
+ * The decider and the time are recorded on the call's status.
+ *
+ * When no call waits for approval any more, the turn is resumed in the same
+ * request through `Worker.resume`: under the store's lease, saving every
+ * state, so a worker (or a second decider) resuming at the same time cannot
+ * run a call twice. The response tells how the turn ended.
+ *
+ * @since 0.1.0
+ */
+import { type Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as PubSub from "effect/PubSub"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import * as Approver from "./Approver.js"
+import * as InboxApi from "./InboxApi.js"
+import * as InboxError from "./InboxError.js"
+
+/** Something changed: a decision was stored or a turn went on (`id`: the conversation), or the pending set moved. */
+export interface Change {
+  readonly id?: string
+}
+
+/** Filters and page of `list`. */
+export type ListQuery = typeof InboxApi.ListQuery.Type
+
+/** The inbox. */
+export interface Service {
+  /** Pending calls, one page of the store's pending conversations at a time, filtered. */
+  readonly list: (query: ListQuery) => Effect.Effect<InboxApi.PendingPage, InboxError.BadRequest | InboxError.StoreFailure>
+  /** One conversation. */
+  readonly conversation: (id: string) => Effect.Effect<InboxApi.ConversationView, InboxError.NotFound | InboxError.StoreFailure>
+  /** Takes a decision on a call as `identity`; `ifMatch` is the version it was taken on. */
+  readonly decide: (request: {
+    readonly identity: Approver.Identity
+    readonly conversationId: string
+    readonly callId: string
+    readonly decision: InboxApi.DecisionPayload
+    readonly ifMatch?: number | undefined
+  }) => Effect.Effect<InboxApi.Decided, DecideError>
+  /** Changes as they happen: decisions taken here, and (polled every `pollInterval`) the store's pending set. */
+  readonly changes: Stream.Stream<Change>
+}
+
+/** What `decide` may fail with. */
+export type DecideError =
+  | InboxError.Forbidden
+  | InboxError.NotFound
+  | InboxError.Conflict
+  | InboxError.InvalidEdit
+  | InboxError.StoreFailure
+
+/** The inbox in use. */
+export class Inbox extends Context.Tag("@chat-ts/inbox/Inbox")<Inbox, Service>() {}
+
+/** Settings of the inbox. */
+export interface Options<R> {
+  /** The chat whose tools the calls belong to: it checks edits and resumes turns. */
+  readonly chat: Chat.Service<R>
+  /** How often `changes` looks at the store for new pauses (default 2 seconds). */
+  readonly pollInterval?: Duration.DurationInput
+  /** Settings of the resumed turns (lease length, owner…). */
+  readonly resume?: Worker.Options
+}
+
+const storeFailure = (error: { readonly _tag: string; readonly message: string }) =>
+  new InboxError.StoreFailure({ message: `${error._tag}: ${error.message}` })
+
+const waiting = (call: Messages.ToolCallPart): "approval" | "scheduled" | undefined =>
+  call.status._tag === "AwaitingApproval" ? "approval" : call.status._tag === "Scheduled" ? "scheduled" : undefined
+
+const deadlineOf = (call: Messages.ToolCallPart): number | undefined =>
+  call.status._tag === "AwaitingApproval" ? call.status.expiresAt : call.status._tag === "Scheduled" ? call.status.at : undefined
+
+const outcomeOf = (call: Messages.ToolCallPart): string | undefined => {
+  const projected = Messages.projectToolCall(call)
+  return projected.result?.text
+}
+
+const encodeMessages = Schema.encodeSync(Messages.Messages)
+
+/** Makes the inbox over the store in context. */
+export const make = <R>(options: Options<R>): Effect.Effect<Service, never, ConversationStore.ConversationStore | Approver.Approver | R> =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore.ConversationStore
+    const approver = yield* Approver.Approver
+    const context = yield* Effect.context<ConversationStore.ConversationStore | R>()
+    const chat = options.chat
+    const tools = new Map(chat.tools.map((tool) => [tool.name, tool]))
+    const hub = yield* PubSub.unbounded<Change>()
+    const pollInterval = options.pollInterval ?? Duration.seconds(2)
+
+    const pendingOf = (stored: ConversationStore.Stored): ReadonlyArray<InboxApi.PendingCall> =>
+      Messages.toolCalls(stored.messages).flatMap((call) => {
+        const reason = waiting(call)
+        if (reason === undefined) return []
+        const tool = tools.get(call.name)
+        const deadline = deadlineOf(call)
+        return [
+          new InboxApi.PendingCall({
+            conversationId: stored.id,
+            version: stored.version,
+            updatedAt: stored.updatedAt,
+            id: call.id,
+            tool: call.name,
+            arguments: call.arguments,
+            reason,
+            ...(tool === undefined ? {} : { description: tool.description, parameters: tool.parameters }),
+            ...(deadline === undefined ? {} : { deadline })
+          })
+        ]
+      })
+
+    const load = (id: string) =>
+      store.load(id).pipe(
+        Effect.mapError(storeFailure),
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new InboxError.NotFound({ message: `no conversation '${id}'` })),
+          onSome: Effect.succeed
+        }))
+      )
+
+    const list: Service["list"] = (query) =>
+      Effect.gen(function*() {
+        const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const options = {
+          ...(query.limit === undefined ? {} : { limit: query.limit }),
+          ...(query.cursor === undefined ? {} : { cursor: query.cursor })
+        }
+        // The stores' own check of a page: a forged cursor is the client's mistake, not the store's.
+        yield* ConversationStore.pageOptions(options).pipe(Effect.mapError((error) => new InboxError.BadRequest({ message: error.detail })))
+        const page = yield* store.listPending(options).pipe(Effect.mapError(storeFailure))
+        const loaded = yield* Effect.forEach(page.items, (item) =>
+          store.load(item.id).pipe(
+            Effect.map(Option.toArray),
+            // A conversation damaged in the store is left out of the list (its detail reports it).
+            Effect.catchTag("CorruptConversation", () => Effect.succeed([])),
+            Effect.mapError(storeFailure)
+          ), { concurrency: 8 })
+        const items = loaded.flat().flatMap(pendingOf).filter((call) =>
+          (query.tool === undefined || call.tool === query.tool) &&
+          (query.minAge === undefined || now - call.updatedAt >= query.minAge) &&
+          (query.deadlineBefore === undefined || (call.deadline !== undefined && call.deadline < query.deadlineBefore))
+        )
+        return new InboxApi.PendingPage({ items, ...(page.cursor === undefined ? {} : { cursor: page.cursor }) })
+      })
+
+    const conversation: Service["conversation"] = (id) =>
+      Effect.map(load(id), (stored) =>
+        new InboxApi.ConversationView({
+          id,
+          version: stored.version,
+          updatedAt: stored.updatedAt,
+          messages: encodeMessages(stored.messages),
+          calls: Messages.toolCalls(stored.messages).map((call) => {
+            const status = call.status
+            const outcome = outcomeOf(call)
+            return new InboxApi.CallView({
+              id: call.id,
+              tool: call.name,
+              arguments: Messages.effectiveArguments(call),
+              status: status._tag,
+              ...("decision" in status && status.decision !== undefined ? { decision: status.decision } : {}),
+              ...(outcome === undefined ? {} : { outcome })
+            })
+          }),
+          pending: pendingOf(stored)
+        }))
+
+    /** The decided messages (nothing stored yet): refusals are typed, an invalid edit is a 422. */
+    const apply = (
+      messages: Messages.Messages,
+      callId: string,
+      decision: InboxApi.DecisionPayload,
+      record: Messages.Decision
+    ): Effect.Effect<Messages.Messages, InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound> => {
+      const decided = decision._tag === "Reject"
+        ? Messages.reject(messages, callId, decision.reason)
+        : chat.approve(messages, callId, decision.arguments)
+      return Effect.map(
+        Effect.mapError(decided, (error) => {
+          switch (error._tag) {
+            case "InvalidEditedArguments":
+              return new InboxError.InvalidEdit({
+                message: `the edited arguments do not fit the parameters of '${error.name}'`,
+                problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
+              })
+            case "UnknownToolCall":
+              return new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
+            default:
+              return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
+          }
+        }),
+        (next) =>
+          Messages.updateTool(next, callId, (call) => ({ ...call, status: { ...call.status, decision: record } as Messages.ToolCallStatus }))
+      )
+    }
+
+    const resumeTurn = (id: string): Effect.Effect<InboxApi.Decided["turn"] | { readonly failed: string }> =>
+      Worker.resume(chat, id, (stored) => Effect.succeed(stored.messages), options.resume).pipe(
+        Effect.map((result) => result.outcome._tag === "Complete" ? "complete" as const : "paused" as const),
+        Effect.catchAll((error) =>
+          Effect.succeed(Worker.isBusy(error) ? "busy" as const : { failed: `${error._tag}: ${error.message}` })
+        ),
+        Effect.provide(context)
+      )
+
+    const decide: Service["decide"] = ({ callId, conversationId, decision, identity, ifMatch }) =>
+      Effect.gen(function*() {
+        const stored = yield* load(conversationId)
+        if (ifMatch !== undefined && ifMatch !== stored.version) {
+          return yield* new InboxError.Conflict({
+            message: `the conversation is at version ${stored.version}, not ${ifMatch}: someone decided first`,
+            version: stored.version
+          })
+        }
+        const call = Messages.findTool(stored.messages, callId)
+        if (call === undefined) return yield* new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
+        if (!Messages.isAwaitingDecision(call)) {
+          return yield* new InboxError.Conflict({
+            message: `the call no longer waits for a decision (${call.status._tag})`,
+            version: stored.version,
+            status: call.status._tag
+          })
+        }
+        const kind = decision._tag === "Reject" ? "reject" : decision.arguments === undefined ? "approve" : "edit"
+        const allowed = yield* approver.authorize(identity, {
+          conversationId,
+          callId,
+          tool: call.name,
+          arguments: kind === "edit" ? (JSON.stringify(decision._tag === "Approve" ? decision.arguments : undefined) ?? "") : call.arguments,
+          decision: kind
+        })
+        if (!allowed) return yield* new InboxError.Forbidden({ message: `${identity.id} may not ${kind} a call of '${call.name}'` })
+        const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const next = yield* apply(stored.messages, callId, decision, { by: identity.id, at })
+        const saved = yield* store.save(conversationId, next, { expectedVersion: stored.version }).pipe(
+          Effect.catchTags({
+            ConcurrentModification: (error) =>
+              Effect.fail(new InboxError.Conflict({
+                message: "someone else saved this conversation first",
+                ...(error.actualVersion === undefined ? {} : { version: error.actualVersion })
+              })),
+            ConversationBusy: () => Effect.fail(new InboxError.Conflict({ message: "a worker holds this conversation" }))
+          }),
+          Effect.mapError((error) => error._tag === "Conflict" ? error : storeFailure(error))
+        )
+        yield* PubSub.publish(hub, { id: conversationId })
+        if (Messages.toolCalls(next).some((c) => c.status._tag === "AwaitingApproval")) {
+          return new InboxApi.Decided({ version: saved.version, turn: "waiting" })
+        }
+        const turn = yield* resumeTurn(conversationId)
+        yield* PubSub.publish(hub, { id: conversationId })
+        const after = yield* store.load(conversationId).pipe(
+          Effect.map(Option.match({ onNone: () => saved.version, onSome: (s) => s.version })),
+          Effect.orElseSucceed(() => saved.version)
+        )
+        return typeof turn === "string"
+          ? new InboxApi.Decided({ version: after, turn })
+          : new InboxApi.Decided({ version: after, turn: "failed", detail: turn.failed })
+      })
+
+    /** The store's pending set, as a fingerprint that changes when something pauses or is decided anywhere. */
+    const fingerprint = store.listPending({ limit: ConversationStore.maxPageSize }).pipe(
+      Effect.map((page) => page.items.map((item) => `${item.id}@${item.version}`).join(",")),
+      Effect.orElseSucceed(() => "")
+    )
+    const polled = Stream.repeatEffectWithSchedule(fingerprint, Schedule.spaced(pollInterval)).pipe(
+      Stream.changes,
+      Stream.drop(1),
+      Stream.map((): Change => ({}))
+    )
+    const changes = Stream.merge(Stream.fromPubSub(hub), polled)
+
+    return { list, conversation, decide, changes }
+  })
+
+/** A layer providing the inbox (it needs the store and the approver). */
+export const layer = <R>(options: Options<R>): Layer.Layer<Inbox, never, ConversationStore.ConversationStore | Approver.Approver | R> =>
+  Layer.effect(Inbox, make(options))
+
+/** Parses an `If-Match` header: a version number, bare or quoted as an entity tag. Anything else is a `Conflict`. */
+export const parseIfMatch = (header: string | undefined): Either.Either<number | undefined, InboxError.Conflict> => {
+  if (header === undefined) return Either.right(undefined)
+  const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header)
+  return match === null
+    ? Either.left(new InboxError.Conflict({ message: `If-Match must be a conversation version, not ${JSON.stringify(header.slice(0, 40))}` }))
+    : Either.right(Number(match[1]))
+}

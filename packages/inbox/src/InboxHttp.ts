@@ -1,0 +1,167 @@
+/**
+ * The inbox served over HTTP: the `InboxApi` endpoints (with their OpenAPI
+ * document at `/openapi.json`), the server's events (`/api/events`, SSE) and
+ * the web page (`/` and `/c/:id`), all on one `HttpLayerRouter`.
+ *
+ * Every route asks the `Approver` who is calling (none: 401). Decisions must
+ * carry the CSRF token of that identity (`x-csrf-token`, given by
+ * `/api/session` and written into the page) and are refused when the browser
+ * says the request comes from another site.
+ *
+ * @since 0.1.0
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import { randomBytes } from "node:crypto"
+import * as Approver from "./Approver.js"
+import * as Inbox from "./Inbox.js"
+import * as InboxApi from "./InboxApi.js"
+import * as InboxError from "./InboxError.js"
+import * as Assets from "./internal/assets.js"
+import * as Csrf from "./internal/csrf.js"
+import * as Html from "./internal/html.js"
+
+/** Settings of the HTTP layer. */
+export interface Options {
+  /** The key of the CSRF tokens (default: a random one per process; set one when several processes serve the page). */
+  readonly csrfSecret?: Redacted.Redacted<string>
+}
+
+/** Headers on every page and asset: no framing, no sniffing, only this server's script and style, nothing cached. */
+const pageHeaders = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store"
+}
+
+const identify = Effect.gen(function*() {
+  const approver = yield* Approver.Approver
+  const request = yield* HttpServerRequest.HttpServerRequest
+  return yield* approver.identify(request)
+})
+
+/** The `Authentication` middleware, from the `Approver`. */
+export const layerAuthentication: Layer.Layer<InboxApi.Authentication, never, Approver.Approver> = Layer.effect(
+  InboxApi.Authentication,
+  Effect.map(Approver.Approver, (approver) =>
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      Effect.flatMap(approver.identify(request), Option.match({
+        onNone: () => Effect.fail(new InboxError.Unauthorized({ message: "no identity: sign in first" })),
+        onSome: Effect.succeed
+      }))))
+)
+
+/** The handlers of the API endpoints. */
+export const layerHandlers = (options: Options = {}) =>
+  HttpApiBuilder.group(InboxApi.Api, "inbox", (handlers) =>
+    Effect.gen(function*() {
+      const inbox = yield* Inbox.Inbox
+      const csrf = Csrf.make(options.csrfSecret)
+      return handlers
+        .handle("session", () =>
+          Effect.map(InboxApi.CurrentIdentity, (identity) => new InboxApi.Session({ identity, csrfToken: csrf.token(identity.id) })))
+        .handle("list", ({ urlParams }) => inbox.list(urlParams))
+        .handle("conversation", ({ path }) => inbox.conversation(path.id))
+        .handle("decide", ({ headers, path, payload }) =>
+          Effect.gen(function*() {
+            const identity = yield* InboxApi.CurrentIdentity
+            const site = headers["sec-fetch-site"]
+            if (site !== undefined && site !== "same-origin" && site !== "none") {
+              return yield* new InboxError.Forbidden({ message: `a decision from another site (${site}) is refused` })
+            }
+            if (!csrf.check(identity.id, headers["x-csrf-token"])) {
+              return yield* new InboxError.Forbidden({ message: "missing or wrong CSRF token (x-csrf-token, from /api/session)" })
+            }
+            const ifMatch = yield* Either.match(Inbox.parseIfMatch(headers["if-match"]), { onLeft: Effect.fail, onRight: Effect.succeed })
+            return yield* inbox.decide({ identity, conversationId: path.id, callId: path.callId, decision: payload, ifMatch })
+          }))
+    }))
+
+const html = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: pageHeaders })
+
+/** The page, its assets and the events, as router routes. */
+export const layerPage = (options: Options = {}): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | Approver.Approver | Inbox.Inbox> =>
+  HttpLayerRouter.use((router) =>
+    Effect.gen(function*() {
+      const inbox = yield* Inbox.Inbox
+      const approver = yield* Approver.Approver
+      const csrf = Csrf.make(options.csrfSecret)
+      const withIdentity = <E, R>(
+        f: (identity: Approver.Identity) => Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+      ) =>
+        Effect.flatMap(
+          Effect.provideService(identify, Approver.Approver, approver),
+          Option.match({ onNone: () => Effect.succeed(html(Html.unauthorized, 401)), onSome: f })
+        )
+      const page = (identity: Approver.Identity, title: string, body: string, conversation?: string, status = 200) =>
+        html(
+          Html.layout({
+            title,
+            who: identity.name ?? identity.id,
+            csrf: csrf.token(identity.id),
+            body,
+            ...(conversation === undefined ? {} : { conversation })
+          }),
+          status
+        )
+      const failed = (error: InboxError.StoreFailure) => Effect.succeed(html(`<h1>The store failed</h1><p>${Html.escape(error.message)}</p>`, 500))
+
+      yield* router.add("GET", "/", withIdentity((identity) =>
+        inbox.list({}).pipe(
+          Effect.map((pageOf) => page(identity, "Approvals inbox", Html.list(pageOf.items))),
+          Effect.catchTags({ StoreFailure: failed, BadRequest: (error) => Effect.succeed(html(Html.escape(error.message), 400)) })
+        )))
+      yield* router.add("GET", "/c/:id", withIdentity((identity) =>
+        Effect.flatMap(HttpLayerRouter.params, (params) => {
+          const id = params.id ?? ""
+          return inbox.conversation(id).pipe(
+            Effect.map((view) => page(identity, `Conversation ${id}`, Html.detail(view), id)),
+            Effect.catchTags({
+              NotFound: () => Effect.succeed(page(identity, "Not found", Html.notFound(id), undefined, 404)),
+              StoreFailure: failed
+            })
+          )
+        })))
+      yield* router.add("GET", "/inbox.js", Effect.succeed(HttpServerResponse.text(Assets.script, { contentType: "text/javascript; charset=utf-8", headers: pageHeaders })))
+      yield* router.add("GET", "/inbox.css", Effect.succeed(HttpServerResponse.text(Assets.style, { contentType: "text/css; charset=utf-8", headers: pageHeaders })))
+      yield* router.add("GET", "/api/events", withIdentity(() => {
+        const encoder = new TextEncoder()
+        const events = inbox.changes.pipe(Stream.map((change) => `event: change\ndata: ${JSON.stringify(change)}\n\n`))
+        // A comment now and then keeps proxies from closing an idle stream.
+        const keepAlive = Stream.repeatEffectWithSchedule(Effect.succeed(": keep-alive\n\n"), Schedule.spaced("15 seconds"))
+        const body = Stream.merge(Stream.make("retry: 2000\n\n"), Stream.merge(events, keepAlive)).pipe(Stream.map((text) => encoder.encode(text)))
+        return Effect.succeed(HttpServerResponse.stream(body, {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-store", "x-accel-buffering": "no" }
+        }))
+      }))
+    }))
+
+/** The API with its OpenAPI document at `/openapi.json`. */
+export const layerApi = (options: Options = {}) =>
+  HttpLayerRouter.addHttpApi(InboxApi.Api, { openapiPath: "/openapi.json" }).pipe(
+    Layer.provide(layerHandlers(options)),
+    Layer.provide(layerAuthentication)
+  )
+
+/**
+ * Every route of the inbox (API, OpenAPI, events, page), for `HttpLayerRouter.serve`. It needs the
+ * `Inbox`, the `Approver` and what the platform's HTTP server provides.
+ */
+export const layer = (options: Options = {}) =>
+  Layer.unwrapEffect(Effect.sync(() => {
+    // The page and the API must share the key: one random key for both when none is given.
+    const shared = { ...options, csrfSecret: options.csrfSecret ?? Redacted.make(randomBytes(32).toString("base64url")) }
+    return Layer.mergeAll(layerApi(shared), layerPage(shared))
+  }))

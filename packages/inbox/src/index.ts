@@ -1,0 +1,21 @@
+/**
+ * @chat-ts/inbox: an approvals inbox for chat-ts, an HTTP API and a web page
+ * where people approve, edit or reject paused tool calls.
+ *
+ * @since 0.1.0
+ */
+
+/** Who may decide: the service the application provides. */
+export * as Approver from "./Approver.js"
+
+/** The inbox service: pending calls, conversations, decisions. */
+export * as Inbox from "./Inbox.js"
+
+/** The HTTP API, declared with `HttpApi`. */
+export * as InboxApi from "./InboxApi.js"
+
+/** The errors of the API, with their HTTP statuses. */
+export * as InboxError from "./InboxError.js"
+
+/** The API, the events and the page on one router. */
+export * as InboxHttp from "./InboxHttp.js"

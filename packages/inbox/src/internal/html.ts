@@ -1,0 +1,145 @@
+/**
+ * The inbox page, rendered on the server: a list of pending calls and a
+ * conversation's detail. Every value from the store goes through `escape`;
+ * the page holds no secret but the CSRF token of the person viewing it.
+ *
+ * @internal
+ */
+import type * as InboxApi from "../InboxApi.js"
+
+/** Escapes text for HTML content and quoted attribute values. */
+export const escape = (value: string): string =>
+  value.replace(/[&<>"'`]/g, (c) => `&#${c.charCodeAt(0)};`)
+
+const time = (millis: number): string => {
+  const date = new Date(millis)
+  return Number.isNaN(date.getTime()) ? String(millis) : date.toISOString()
+}
+
+const deadline = (call: InboxApi.PendingCall): string =>
+  call.deadline === undefined
+    ? ""
+    : `<span class="deadline">${call.reason === "approval" ? "expires" : "due"} <time datetime="${escape(time(call.deadline))}" data-deadline="${call.deadline}">${escape(time(call.deadline))}</time></span>`
+
+/** The frame of every page. */
+export const layout = (options: {
+  readonly title: string
+  readonly who: string
+  readonly csrf: string
+  readonly body: string
+  readonly conversation?: string
+}): string =>
+  `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="csrf-token" content="${escape(options.csrf)}">
+${options.conversation === undefined ? "" : `<meta name="conversation" content="${escape(options.conversation)}">`}
+<title>${escape(options.title)}</title>
+<link rel="stylesheet" href="/inbox.css">
+<script src="/inbox.js" defer></script>
+</head>
+<body>
+<header><a href="/" class="home">Approvals inbox</a> <span class="who">Signed in as <strong>${escape(options.who)}</strong></span></header>
+<div id="live" role="status" aria-live="polite" class="live"></div>
+<main id="main">
+${options.body}
+</main>
+</body>
+</html>`
+
+/** The list of pending calls. */
+export const list = (items: ReadonlyArray<InboxApi.PendingCall>): string => {
+  if (items.length === 0) return `<h1>Pending decisions</h1><p class="empty">Nothing waits for a decision.</p>`
+  const rows = items.map((call) =>
+    `<li class="item">
+<a href="/c/${encodeURIComponent(call.conversationId)}#call-${encodeURIComponent(call.id)}" data-call="${escape(call.id)}">
+<span class="tool">${escape(call.tool)}</span>
+<span class="reason reason-${call.reason}">${call.reason === "approval" ? "needs approval" : "scheduled"}</span>
+<code class="args">${escape(call.arguments.slice(0, 160))}</code>
+<span class="meta">conversation ${escape(call.conversationId)} · paused <time datetime="${escape(time(call.updatedAt))}">${escape(time(call.updatedAt))}</time></span>
+${deadline(call)}
+</a>
+</li>`
+  ).join("\n")
+  return `<h1>Pending decisions <span class="count">(${items.length})</span></h1>\n<ul class="items">\n${rows}\n</ul>`
+}
+
+const partText = (part: Record<string, unknown>): string => {
+  switch (part._tag) {
+    case "Text":
+    case "Reasoning":
+      return typeof part.text === "string" ? part.text : ""
+    case "File":
+      return `[file ${typeof part.mediaType === "string" ? part.mediaType : ""}]`
+    default:
+      return ""
+  }
+}
+
+const contextOf = (view: InboxApi.ConversationView): string =>
+  view.messages.map((raw) => {
+    const message = raw as { role: string; parts: ReadonlyArray<Record<string, unknown>> }
+    const texts = message.parts.map(partText).filter((text) => text !== "")
+    const calls = message.parts.filter((part) => part._tag === "ToolCall").map((part) => {
+      const call = view.calls.find((c) => c.id === part.id)
+      if (call === undefined) return ""
+      const decided = call.decision === undefined
+        ? ""
+        : ` · <span class="decision">decided by <strong>${escape(call.decision.by)}</strong> at <time datetime="${escape(time(call.decision.at))}">${escape(time(call.decision.at))}</time></span>`
+      return `<div class="call status-${escape(call.status)}"><code>${escape(call.tool)}(${escape(call.arguments)})</code> <span class="status">${escape(call.status)}</span>${decided}${
+        call.outcome === undefined ? "" : `<div class="outcome">${escape(call.outcome)}</div>`
+      }</div>`
+    })
+    return `<li class="msg msg-${escape(message.role)}"><span class="role">${escape(message.role)}</span>${
+      texts.map((text) => `<p>${escape(text)}</p>`).join("")
+    }${calls.join("")}</li>`
+  }).join("\n")
+
+const decisionForms = (view: InboxApi.ConversationView, call: InboxApi.PendingCall): string => {
+  const pretty = (() => {
+    try {
+      return JSON.stringify(JSON.parse(call.arguments), null, 2)
+    } catch {
+      return call.arguments
+    }
+  })()
+  const base = `data-conversation="${escape(view.id)}" data-call="${escape(call.id)}" data-version="${view.version}"`
+  const id = escape(call.id)
+  return `<section class="pending" id="call-${id}" aria-labelledby="title-${id}">
+<h2 id="title-${id}"><span class="tool">${escape(call.tool)}</span> <span class="reason reason-${call.reason}">${call.reason === "approval" ? "needs approval" : "scheduled"}</span></h2>
+${call.description === undefined ? "" : `<p class="description">${escape(call.description)}</p>`}
+${deadline(call)}
+<pre class="args" aria-label="Arguments">${escape(pretty)}</pre>
+<form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>
+<form class="decide edit" ${base} data-kind="edit">
+<label for="edit-${id}">Edit the arguments (JSON)</label>
+<textarea id="edit-${id}" name="arguments" rows="${Math.min(12, pretty.split("\n").length + 1)}" spellcheck="false" aria-describedby="problems-edit-${id}">${escape(pretty)}</textarea>
+${call.parameters === undefined ? "" : `<details><summary>Parameters (JSON Schema)</summary><pre>${escape(JSON.stringify(call.parameters, null, 2))}</pre></details>`}
+<div class="problems" id="problems-edit-${id}" role="alert"></div>
+<button type="submit">Approve with these arguments</button>
+</form>
+<form class="decide reject" ${base} data-kind="reject">
+<label for="reason-${id}">Reason (the model sees it)</label>
+<input id="reason-${id}" name="reason" maxlength="4000" autocomplete="off">
+<div class="problems" id="problems-reject-${id}" role="alert"></div>
+<button type="submit" class="danger">Reject</button>
+</form>
+</section>`
+}
+
+/** One conversation: its pending calls with their forms, then the context. */
+export const detail = (view: InboxApi.ConversationView): string =>
+  `<h1>Conversation <code>${escape(view.id)}</code> <span class="version">version ${view.version}</span></h1>
+${view.pending.length === 0 ? `<p class="empty">No call of this conversation waits for a decision.</p>` : view.pending.map((call) => decisionForms(view, call)).join("\n")}
+<h2>Conversation</h2>
+<ol class="messages">
+${contextOf(view)}
+</ol>`
+
+/** A page saying the request has no identity (401). */
+export const unauthorized = `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><title>Sign in</title></head><body><h1>Sign in required</h1><p>The approvals inbox does not know who you are.</p></body></html>`
+
+/** A page for an unknown conversation (404). */
+export const notFound = (id: string): string => `<h1>Not found</h1><p>No conversation <code>${escape(id)}</code>.</p><p><a href="/">Back to the inbox</a></p>`

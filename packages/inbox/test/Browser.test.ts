@@ -1,0 +1,145 @@
+/**
+ * The inbox page in a real browser: playwright-core driving the Chromium
+ * that the `@sparticuz/chromium` npm package ships (unpacked at run time,
+ * nothing downloaded). A person approves one call (with the keyboard), edits
+ * another with an invalid then a valid value, rejects a third with a reason,
+ * and sees a new pause and someone else's decision arrive live.
+ */
+import { Messages } from "@chat-ts/core"
+import sparticuz from "@sparticuz/chromium"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option } from "effect"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { chromium } from "playwright-core"
+import type { BrowserContext } from "playwright-core"
+import * as Fixture from "./support/fixture.js"
+
+/** Where the screenshots go (docs/images holds copies of them). */
+const output = fileURLToPath(new URL("../test-output/", import.meta.url))
+
+const launch = (user: string) =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const executablePath = await sparticuz.executablePath()
+      const profile = mkdtempSync(join(tmpdir(), "inbox-chromium-"))
+      const context = await chromium.launchPersistentContext(profile, {
+        executablePath,
+        headless: true,
+        args: [
+          "--no-sandbox",
+          "--disable-gpu",
+          "--disable-dev-shm-usage",
+          "--disable-background-networking",
+          "--disable-component-update",
+          "--no-first-run",
+          "--disable-sync"
+        ],
+        viewport: { width: 420, height: 860 },
+        deviceScaleFactor: 1,
+        extraHTTPHeaders: { "x-test-user": user },
+        timeout: 30_000
+      })
+      context.setDefaultTimeout(10_000)
+      return { context, profile }
+    }),
+    ({ context, profile }) => Effect.promise(() => context.close()).pipe(Effect.ensuring(Effect.sync(() => rmSync(profile, { recursive: true, force: true }))))
+  )
+
+const step = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+const statusOf = (env: Fixture.Env, conversation: string, call: string) =>
+  Effect.map(env.store.load(conversation), (stored) => Messages.findTool(Option.getOrThrow(stored).messages, call)!.status)
+
+describe("the inbox page in Chromium", () => {
+  it.live("approve, edit (invalid then valid), reject with a reason, and live updates", () =>
+    Effect.gen(function*() {
+      mkdirSync(output, { recursive: true })
+      const env = yield* Fixture.make({ pollInterval: "200 millis" })
+      yield* env.seed("order-17", [{ id: "e1", name: "send_email", arguments: { to: "ann@example.com", subject: "Your order shipped" } }], "Tell Ann that her order shipped.")
+      yield* env.seed("refund-4", [{ id: "t1", name: "transfer", arguments: { amount: 50, to: "acct-9" } }], "Refund 50 to account 9.")
+      yield* env.seed("cleanup-2", [{ id: "d1", name: "delete_files", arguments: { paths: ["/var/log/app.log", "/etc/passwd"] } }], "Clean up the old logs.")
+      const { context } = yield* launch("alice")
+      const page: Awaited<ReturnType<BrowserContext["newPage"]>> = yield* step(() => context.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      // The browser logs the refused edit's 422 itself; anything else logged as an error is a problem.
+      page.on("console", (message) => message.type() === "error" && !message.text().includes("status of 422") && problems.push(message.text()))
+
+      // The list: three pending calls, with the person signed in.
+      yield* step(() => page.goto(`${env.url}/`))
+      assert.strictEqual(yield* step(() => page.locator(".item").count()), 3)
+      assert.include(yield* step(() => page.locator("header").innerText()), "alice")
+      // The transfer's approval expires in an hour: counted down.
+      yield* step(() => page.locator("[data-deadline]").first().filter({ hasText: /^in 59m \d+s$/ }).waitFor())
+      yield* step(() => page.screenshot({ path: join(output, "inbox-list.png"), fullPage: true }))
+
+      // A new pause shows up without a reload (SSE).
+      yield* env.seed("invoice-9", [{ id: "e2", name: "send_email", arguments: { to: "bob@example.com", subject: "Invoice" } }], "Send Bob his invoice.")
+      yield* step(() => page.locator(".item", { hasText: "invoice-9" }).waitFor())
+
+      // Approve with the keyboard.
+      yield* step(() => page.click(`a[href="/c/order-17#call-e1"]`))
+      yield* step(() => page.locator("form.approve button").waitFor())
+      yield* step(() => page.screenshot({ path: join(output, "inbox-detail.png"), fullPage: true }))
+      yield* step(() => page.focus("form.approve button"))
+      yield* step(() => page.keyboard.press("Enter"))
+      yield* step(() => page.locator(".call.status-Completed .decision", { hasText: "alice" }).waitFor())
+      assert.strictEqual((yield* statusOf(env, "order-17", "e1"))._tag, "Completed")
+
+      // Edit: an amount the tool refuses, the server's message inline, then a valid one.
+      yield* step(() => page.goto(`${env.url}/c/refund-4`))
+      yield* step(() => page.fill("form.edit textarea", JSON.stringify({ amount: 5000, to: "acct-9" })))
+      yield* step(() => page.click("form.edit button"))
+      const error = page.locator("form.edit .problems")
+      yield* step(() => error.filter({ hasText: "1000" }).waitFor())
+      assert.strictEqual(yield* step(() => page.getAttribute("form.edit textarea", "aria-invalid")), "true")
+      yield* step(() => page.screenshot({ path: join(output, "inbox-edit-error.png"), fullPage: true }))
+      assert.strictEqual((yield* statusOf(env, "refund-4", "t1"))._tag, "AwaitingApproval")
+      yield* step(() => page.fill("form.edit textarea", JSON.stringify({ amount: 500, to: "acct-9" })))
+      yield* step(() => page.click("form.edit button"))
+      yield* step(() => page.locator(".call.status-Completed", { hasText: "500" }).waitFor())
+
+      // Reject with a reason.
+      yield* step(() => page.goto(`${env.url}/c/cleanup-2`))
+      yield* step(() => page.fill("form.reject input", "never touch /etc"))
+      yield* step(() => page.click("form.reject button"))
+      yield* step(() => page.locator(".call.status-Rejected .decision", { hasText: "alice" }).waitFor())
+      yield* step(() => page.screenshot({ path: join(output, "inbox-decided.png"), fullPage: true }))
+
+      // Someone else decides the call on screen: the page shows it.
+      yield* step(() => page.goto(`${env.url}/c/invoice-9`))
+      yield* step(() => page.locator("form.approve button").waitFor())
+      const carol = yield* Fixture.csrfOf(env.url, "carol")
+      const other = yield* Fixture.request(`${env.url}/api/conversations/invoice-9/calls/e2/decision`, {
+        method: "POST",
+        user: "carol",
+        headers: { "x-csrf-token": carol },
+        body: { _tag: "Reject", reason: "duplicate" }
+      })
+      assert.strictEqual(other.status, 200)
+      yield* step(() => page.locator(".call.status-Rejected .decision", { hasText: "carol" }).waitFor())
+      assert.strictEqual(yield* step(() => page.locator("form.decide").count()), 0)
+
+      // The store and the tool runs.
+      assert.deepStrictEqual(env.runs, [
+        { tool: "send_email", params: { to: "ann@example.com", subject: "Your order shipped" } },
+        { tool: "transfer", params: { amount: 500, to: "acct-9" } }
+      ])
+      const transfer = yield* statusOf(env, "refund-4", "t1")
+      assert.strictEqual(transfer._tag, "Completed")
+      assert.strictEqual((transfer as { editedArguments?: string }).editedArguments, JSON.stringify({ amount: 500, to: "acct-9" }))
+      assert.strictEqual((transfer as { decision?: Messages.Decision }).decision?.by, "alice")
+      const rejected = yield* statusOf(env, "cleanup-2", "d1")
+      assert.strictEqual(rejected._tag, "Rejected")
+      assert.strictEqual((rejected as { reason?: string }).reason, "never touch /etc")
+      assert.strictEqual((rejected as { decision?: Messages.Decision }).decision?.by, "alice")
+
+      // Back to the list: nothing waits any more.
+      yield* step(() => page.goto(`${env.url}/`))
+      yield* step(() => page.locator(".empty").waitFor())
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped), { timeout: 90_000 })
+})

@@ -1,0 +1,367 @@
+import { ConversationStore, Messages, Worker } from "@chat-ts/core"
+import * as HttpServer from "@effect/platform/HttpServer"
+import { assert, describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, TestClock } from "effect"
+import { readFileSync } from "node:fs"
+import { dirname, join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Readme from "./readme-example.js"
+import * as Fixture from "./support/fixture.js"
+
+const email = { id: "e1", name: "send_email", arguments: { to: "ann@example.com", subject: "hi" } }
+const transfer = { id: "t1", name: "transfer", arguments: { amount: 50, to: "acct-9" } }
+const files = { id: "d1", name: "delete_files", arguments: { paths: ["a.log"] } }
+
+const decide = (
+  env: Fixture.Env,
+  conversation: string,
+  call: string,
+  body: unknown,
+  options: { readonly user?: string; readonly ifMatch?: string; readonly csrf?: string | null; readonly headers?: Record<string, string> } = {}
+) =>
+  Effect.gen(function*() {
+    const user = options.user ?? "alice"
+    const csrf = options.csrf === undefined ? yield* Fixture.csrfOf(env.url, user) : options.csrf
+    return yield* Fixture.request(`${env.url}/api/conversations/${conversation}/calls/${call}/decision`, {
+      method: "POST",
+      user,
+      body,
+      headers: {
+        ...(csrf === null ? {} : { "x-csrf-token": csrf }),
+        ...(options.ifMatch === undefined ? {} : { "if-match": options.ifMatch }),
+        ...options.headers
+      }
+    })
+  })
+
+const load = (env: Fixture.Env, id: string) =>
+  Effect.map(env.store.load(id), Option.getOrThrow)
+
+const statusOf = (stored: ConversationStore.Stored, id: string) => Messages.findTool(stored.messages, id)!.status
+
+describe("the inbox API", () => {
+  it.scoped("refuses every endpoint without an identity (401)", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("c1", [email])
+      const paths = ["/api/session", "/api/pending", "/api/conversations/c1"]
+      for (const path of paths) {
+        const response = yield* Fixture.request(`${env.url}${path}`)
+        assert.strictEqual(response.status, 401, path)
+        assert.strictEqual(response.json._tag, "Unauthorized")
+      }
+      const post = yield* decide(env, "c1", "e1", { _tag: "Approve" }, { csrf: null, headers: { "x-test-user": "" } })
+      assert.strictEqual(post.status, 401)
+      assert.strictEqual((yield* Fixture.request(`${env.url}/`)).status, 401)
+      assert.strictEqual((yield* Fixture.request(`${env.url}/c/c1`)).status, 401)
+      assert.strictEqual((yield* Fixture.request(`${env.url}/api/events`)).status, 401)
+      assert.strictEqual(statusOf(yield* load(env, "c1"), "e1")._tag, "AwaitingApproval")
+    }))
+
+  it.scoped("lists pending calls across conversations, filtered and paged", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("c1", [email])
+      yield* TestClock.adjust("1 minute")
+      yield* env.seed("c2", [transfer, files])
+      const all = yield* Fixture.request(`${env.url}/api/pending`, { user: "alice" })
+      assert.strictEqual(all.status, 200)
+      assert.deepStrictEqual(all.json.items.map((item: any) => `${item.conversationId}/${item.id}`), ["c1/e1", "c2/t1", "c2/d1"])
+      const first = all.json.items[0]
+      assert.strictEqual(first.tool, "send_email")
+      assert.strictEqual(first.description, "Send an email.")
+      assert.strictEqual(first.reason, "approval")
+      assert.deepStrictEqual(JSON.parse(first.arguments), email.arguments)
+      assert.strictEqual(first.parameters.type, "object")
+      // Paused at 1 minute, the transfer's approval expires an hour later.
+      assert.strictEqual(all.json.items[1].deadline, 3_660_000)
+
+      const byTool = yield* Fixture.request(`${env.url}/api/pending?tool=transfer`, { user: "alice" })
+      assert.deepStrictEqual(byTool.json.items.map((item: any) => item.id), ["t1"])
+      const old = yield* Fixture.request(`${env.url}/api/pending?minAge=30000`, { user: "alice" })
+      assert.deepStrictEqual(old.json.items.map((item: any) => item.id), ["e1"])
+      const due = yield* Fixture.request(`${env.url}/api/pending?deadlineBefore=4000000`, { user: "alice" })
+      assert.deepStrictEqual(due.json.items.map((item: any) => item.id), ["t1"])
+
+      const page1 = yield* Fixture.request(`${env.url}/api/pending?limit=1`, { user: "alice" })
+      assert.deepStrictEqual(page1.json.items.map((item: any) => item.id), ["e1"])
+      assert.isString(page1.json.cursor)
+      const page2 = yield* Fixture.request(`${env.url}/api/pending?limit=1&cursor=${encodeURIComponent(page1.json.cursor)}`, { user: "alice" })
+      assert.deepStrictEqual(page2.json.items.map((item: any) => item.id), ["t1", "d1"])
+      const bad = yield* Fixture.request(`${env.url}/api/pending?limit=0`, { user: "alice" })
+      assert.strictEqual(bad.status, 400)
+    }))
+
+  it.scoped("shows one conversation with its context and pending calls; unknown ids are 404", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [email, transfer])
+      const response = yield* Fixture.request(`${env.url}/api/conversations/c1`, { user: "alice" })
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(response.json.version, stored.version)
+      assert.strictEqual(response.json.messages[0].role, "user")
+      assert.deepStrictEqual(response.json.pending.map((call: any) => [call.id, call.tool, call.reason]), [
+        ["e1", "send_email", "approval"],
+        ["t1", "transfer", "approval"]
+      ])
+      assert.deepStrictEqual(response.json.pending[1].parameters.required.sort(), ["amount", "to"])
+      const missing = yield* Fixture.request(`${env.url}/api/conversations/nope`, { user: "alice" })
+      assert.strictEqual(missing.status, 404)
+      assert.strictEqual(missing.json._tag, "NotFound")
+      const call = yield* decide(env, "c1", "zz", { _tag: "Approve" })
+      assert.strictEqual(call.status, 404)
+      const conversation = yield* decide(env, "nope", "e1", { _tag: "Approve" })
+      assert.strictEqual(conversation.status, 404)
+    }))
+
+  it.scoped("approve, edit and reject: the turn resumes after the last decision, with the decider recorded", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [email, transfer, files])
+      yield* TestClock.setTime(1_000_000)
+      const first = yield* decide(env, "c1", "e1", { _tag: "Approve" }, { ifMatch: String(stored.version) })
+      assert.strictEqual(first.status, 200)
+      assert.strictEqual(first.json.turn, "waiting")
+      assert.strictEqual(first.json.version, stored.version + 1)
+      assert.deepStrictEqual(env.runs, [])
+
+      const edit = yield* decide(env, "c1", "t1", { _tag: "Approve", arguments: { amount: 20, to: "acct-1" } }, { user: "carol" })
+      assert.strictEqual(edit.json.turn, "waiting")
+      const reject = yield* decide(env, "c1", "d1", { _tag: "Reject", reason: "keep the logs" }, { user: "dave" })
+      assert.strictEqual(reject.status, 200)
+      assert.strictEqual(reject.json.turn, "complete")
+
+      assert.deepStrictEqual(env.runs, [
+        { tool: "send_email", params: email.arguments },
+        { tool: "transfer", params: { amount: 20, to: "acct-1" } }
+      ])
+      const after = yield* load(env, "c1")
+      assert.strictEqual(after.version, reject.json.version)
+      assert.deepStrictEqual(statusOf(after, "e1"), { _tag: "Completed", result: { sent: true }, decision: { by: "alice", at: 1_000_000 } })
+      assert.deepStrictEqual(statusOf(after, "t1"), {
+        _tag: "Completed",
+        result: { moved: 20 },
+        editedArguments: JSON.stringify({ amount: 20, to: "acct-1" }),
+        decision: { by: "carol", at: 1_000_000 }
+      })
+      assert.deepStrictEqual(statusOf(after, "d1"), { _tag: "Rejected", by: "user", reason: "keep the logs", decision: { by: "dave", at: 1_000_000 } })
+      assert.strictEqual(Messages.textOf(Messages.lastResponse(after.messages)!), "done")
+      // The audit trail is not what the model sees.
+      assert.notInclude(JSON.stringify(Messages.toolCalls(after.messages).map(Messages.projectToolCall)), "carol")
+      const view = yield* Fixture.request(`${env.url}/api/conversations/c1`, { user: "alice" })
+      assert.deepStrictEqual(view.json.calls.map((call: any) => [call.id, call.status, call.decision?.by]), [
+        ["e1", "Completed", "alice"],
+        ["t1", "Completed", "carol"],
+        ["d1", "Rejected", "dave"]
+      ])
+      assert.deepStrictEqual(view.json.pending, [])
+    }))
+
+  it.scoped("an edit the tool's Schema refuses is a 422 with the problems, and nothing is stored", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [transfer])
+      for (const bad of [{ amount: -5, to: "x" }, { amount: "ten", to: "x" }, { to: "x" }, JSON.parse(`{"__proto__":{"x":1},"amount":1,"to":"x"}`)]) {
+        const response = yield* decide(env, "c1", "t1", { _tag: "Approve", arguments: bad }, { ifMatch: String(stored.version) })
+        assert.strictEqual(response.status, 422, JSON.stringify(bad))
+        assert.strictEqual(response.json._tag, "InvalidEdit")
+        assert.isAbove(response.json.problems.length, 0)
+      }
+      const deep = yield* decide(env, "c1", "t1", { _tag: "Approve", arguments: { amount: 1, to: "x", extra: JSON.parse("[".repeat(300) + "]".repeat(300)) } })
+      assert.strictEqual(deep.status, 422)
+      const after = yield* load(env, "c1")
+      assert.strictEqual(after.version, stored.version)
+      assert.strictEqual(statusOf(after, "t1")._tag, "AwaitingApproval")
+      assert.deepStrictEqual(env.runs, [])
+      const malformed = yield* decide(env, "c1", "t1", "{not json")
+      assert.strictEqual(malformed.status, 400)
+      const unknownTag = yield* decide(env, "c1", "t1", { _tag: "Execute" })
+      assert.strictEqual(unknownTag.status, 400)
+    }))
+
+  it.scoped("refuses by policy and without a valid CSRF token (403), storing nothing", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [transfer])
+      const policy = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { user: "bob" })
+      assert.strictEqual(policy.status, 403)
+      assert.include(policy.json.message, "bob may not approve")
+      const rejectToo = yield* decide(env, "c1", "t1", { _tag: "Reject" }, { user: "bob" })
+      assert.strictEqual(rejectToo.status, 403)
+      const noToken = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { csrf: null })
+      assert.strictEqual(noToken.status, 403)
+      const aliceToken = yield* Fixture.csrfOf(env.url, "alice")
+      const stolen = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { user: "carol", csrf: aliceToken })
+      assert.strictEqual(stolen.status, 403)
+      const crossSite = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { headers: { "sec-fetch-site": "cross-site" } })
+      assert.strictEqual(crossSite.status, 403)
+      const sameSite = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { headers: { "sec-fetch-site": "same-site" } })
+      assert.strictEqual(sameSite.status, 403)
+      const after = yield* load(env, "c1")
+      assert.strictEqual(after.version, stored.version)
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
+  it.scoped("a stale If-Match or a call no longer pending is a 409, never a second run", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [email])
+      const garbage = yield* decide(env, "c1", "e1", { _tag: "Approve" }, { ifMatch: "yesterday" })
+      assert.strictEqual(garbage.status, 409)
+      const stale = yield* decide(env, "c1", "e1", { _tag: "Approve" }, { ifMatch: String(stored.version - 1) })
+      assert.strictEqual(stale.status, 409)
+      assert.strictEqual(stale.json.version, stored.version)
+      const ok = yield* decide(env, "c1", "e1", { _tag: "Approve" }, { ifMatch: `"${stored.version}"` })
+      assert.strictEqual(ok.status, 200)
+      assert.strictEqual(ok.json.turn, "complete")
+      const again = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(again.status, 409)
+      assert.strictEqual(again.json.status, "Completed")
+      const rejectLate = yield* decide(env, "c1", "e1", { _tag: "Reject", reason: "too late" })
+      assert.strictEqual(rejectLate.status, 409)
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
+  it.scoped("two deciders on one call: one wins, the other gets 409, the tool runs once", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      for (const round of [1, 2, 3, 4]) {
+        const id = `c${round}`
+        const stored = yield* env.seed(id, [{ ...email, id: `e${round}` }])
+        const ifMatch = round % 2 === 0 ? {} : { ifMatch: String(stored.version) }
+        const before = env.runs.length
+        const [a, b] = yield* Effect.all([
+          decide(env, id, `e${round}`, { _tag: "Approve" }, { user: "alice", ...ifMatch }),
+          decide(env, id, `e${round}`, { _tag: "Reject", reason: "no" }, { user: "carol", ...ifMatch })
+        ], { concurrency: 2 })
+        assert.deepStrictEqual([a.status, b.status].sort(), [200, 409], `round ${round}`)
+        const status = statusOf(yield* load(env, id), `e${round}`)
+        const winner = a.status === 200 ? "alice" : "carol"
+        assert.strictEqual((status as { decision?: Messages.Decision }).decision?.by, winner)
+        assert.strictEqual(status._tag, winner === "alice" ? "Completed" : "Rejected")
+        // The approval ran the tool exactly once; a rejection never.
+        assert.strictEqual(env.runs.length - before, winner === "alice" ? 1 : 0, `round ${round}`)
+      }
+    }))
+
+  it.scoped("a worker holding the conversation: the decision is stored, the turn is left to it, and it runs the call once", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("c1", [email])
+      const lease = yield* env.store.acquire("c1", "worker-7", "1 minute")
+      const decided = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(decided.status, 200)
+      assert.strictEqual(decided.json.turn, "busy")
+      assert.strictEqual(statusOf(yield* load(env, "c1"), "e1")._tag, "Approved")
+      assert.deepStrictEqual(env.runs, [])
+      yield* env.store.release(lease)
+      const result = yield* Worker.resume(env.chat, "c1", (stored) => Effect.succeed(stored.messages), { owner: "worker-7" }).pipe(
+        Effect.provideService(ConversationStore.ConversationStore, env.store)
+      )
+      assert.strictEqual(result.outcome._tag, "Complete")
+      assert.strictEqual(env.runs.length, 1)
+      const again = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(again.status, 409)
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
+  it.scoped("refuses oversized and malformed input with 400, storing nothing", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [email])
+      const long = yield* decide(env, "c1", "e1", { _tag: "Reject", reason: "x".repeat(4001) })
+      assert.strictEqual(long.status, 400)
+      const nan = yield* decide(env, "c1", "e1", "{\"_tag\":\"Approve\",\"arguments\":NaN}")
+      assert.strictEqual(nan.status, 400)
+      const badLimit = yield* Fixture.request(`${env.url}/api/pending?limit=NaN`, { user: "alice" })
+      assert.strictEqual(badLimit.status, 400)
+      const badCursor = yield* Fixture.request(`${env.url}/api/pending?cursor=forged`, { user: "alice" })
+      assert.strictEqual(badCursor.status, 400)
+      assert.strictEqual(badCursor.json._tag, "BadRequest")
+      assert.strictEqual((yield* load(env, "c1")).version, stored.version)
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
+  it.scoped("serves the OpenAPI document of every endpoint", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const response = yield* Fixture.request(`${env.url}/openapi.json`)
+      assert.strictEqual(response.status, 200)
+      assert.deepStrictEqual(Object.keys(response.json.paths).sort(), [
+        "/api/conversations/{id}",
+        "/api/conversations/{id}/calls/{callId}/decision",
+        "/api/pending",
+        "/api/session"
+      ])
+      const decideOp = response.json.paths["/api/conversations/{id}/calls/{callId}/decision"].post
+      assert.includeMembers(Object.keys(decideOp.responses), ["200", "401", "403", "404", "409", "422"])
+    }))
+
+  // Live clock: the read is bounded by a real 5-second timeout.
+  it.live("sends a change event (SSE) when someone decides", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("c1", [email])
+      const controller = new AbortController()
+      yield* Effect.addFinalizer(() => Effect.sync(() => controller.abort()))
+      const response = yield* Effect.promise(() => fetch(`${env.url}/api/events`, { headers: { "x-test-user": "alice" }, signal: controller.signal }))
+      assert.strictEqual(response.status, 200)
+      assert.strictEqual(response.headers.get("content-type"), "text/event-stream")
+      const reader = response.body!.getReader()
+      const decoder = new TextDecoder()
+      const read = Effect.promise(() => reader.read()).pipe(Effect.map((chunk) => decoder.decode(chunk.value ?? new Uint8Array())))
+      assert.include(yield* read, "retry:")
+      const decided = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(decided.status, 200)
+      let seen = ""
+      while (!seen.includes("event: change")) seen += yield* read.pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no event") }), Effect.orDie)
+      assert.include(seen, `"id":"c1"`)
+    }).pipe(Effect.scoped))
+
+  it.scoped("serves the page escaped, with a strict CSP, the viewer's CSRF token and no other secret", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const hostile = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>"
+      yield* env.seed("c<1>", [{ id: "d<1>", name: "delete_files", arguments: { paths: [hostile] } }], `please ${hostile}`)
+      for (const path of ["/", `/c/${encodeURIComponent("c<1>")}`]) {
+        const page = yield* Fixture.request(`${env.url}${path}`, { user: "alice" })
+        assert.strictEqual(page.status, 200, path)
+        assert.include(page.headers.get("content-type")!, "text/html")
+        assert.include(page.headers.get("content-security-policy")!, "script-src 'self'")
+        assert.include(page.headers.get("content-security-policy")!, "frame-ancestors 'none'")
+        assert.strictEqual(page.headers.get("x-content-type-options"), "nosniff")
+        assert.strictEqual(page.headers.get("cache-control"), "no-store")
+        assert.notInclude(page.text, "<script>alert")
+        assert.notInclude(page.text, "<img")
+        assert.include(page.text, "&#60;script&#62;alert(1)")
+        // Only one script, served by the inbox itself; the CSRF token is the viewer's.
+        assert.deepStrictEqual(page.text.match(/<script[^>]*>/g), [`<script src="/inbox.js" defer>`])
+        assert.include(page.text, `content="${yield* Fixture.csrfOf(env.url, "alice")}"`)
+      }
+      const unknown = yield* Fixture.request(`${env.url}/c/nope`, { user: "alice" })
+      assert.strictEqual(unknown.status, 404)
+      const script = yield* Fixture.request(`${env.url}/inbox.js`)
+      assert.include(script.headers.get("content-type")!, "javascript")
+      assert.include(script.text, "x-csrf-token")
+    }))
+})
+
+describe("README", () => {
+  it("shows test/readme-example.ts word for word", () => {
+    const here = dirname(fileURLToPath(import.meta.url))
+    const readme = readFileSync(join(here, "..", "README.md"), "utf8")
+    expect(readme).toContain("```ts\n" + readFileSync(join(here, "readme-example.ts"), "utf8") + "```")
+  })
+
+  it.scoped("its server answers: 401 without an identity, the pending list with one", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const context = yield* Layer.build(Readme.InboxServer(env.chat, Fixture.approver, 0))
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+      assert.strictEqual((yield* Fixture.request(`${url}/api/pending`)).status, 401)
+      const list = yield* Fixture.request(`${url}/api/pending`, { user: "alice" })
+      assert.deepStrictEqual(list.json, { items: [] })
+      assert.strictEqual((yield* Fixture.request(`${url}/openapi.json`)).status, 200)
+    }))
+})
