@@ -87,7 +87,7 @@ export interface Snapshot {
   readonly version: number
   readonly toolkit: Toolkit.Toolkit<McpStrategy.Tools>
   /** The handler services of the toolkit's tools (provide them to `Chat.make`). */
-  readonly handlers: Context.Context<never>
+  readonly handlers: Context.Context<Toolkit.HandlersOf<McpStrategy.Tools>>
 }
 
 /** A connected MCP server. */
@@ -235,7 +235,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
       return {
         version,
         toolkit: Toolkit.withStrategy(Toolkit.make(...list) as unknown as Toolkit.Toolkit<McpStrategy.Tools>, strategy),
-        handlers: handlers as Context.Context<never>
+        handlers: handlers as Context.Context<Toolkit.HandlersOf<McpStrategy.Tools>>
       }
     }
 

@@ -9,7 +9,7 @@ import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Schema } from "effect"
 import { McpChat, McpToolkit } from "../src/index.js"
-import { stats, stdio, transports, until, untilStale } from "./support/servers.js"
+import { stats, stdio, transports, untilStale } from "./support/servers.js"
 
 const ask = Messages.fromUser("Clean up the old log.")
 

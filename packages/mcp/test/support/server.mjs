@@ -81,7 +81,7 @@ const makeServer = () => {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
     }
     if (name === "stats") {
-      return { content: [{ type: "text", text: JSON.stringify({ calls: state.calls, started: state.started, cancelled: state.cancelled, pid: process.pid }) }] }
+      return { content: [{ type: "text", text: JSON.stringify({ calls: state.calls, started: state.started, cancelled: state.cancelled, pid: process.pid, authorization: extra.requestInfo?.headers?.authorization ?? null }) }] }
     }
     count(state.started, name)
     if (name === "slow") {

@@ -45,6 +45,8 @@ export interface Stats {
   readonly started: Record<string, number>
   readonly cancelled: number
   readonly pid: number
+  /** The Authorization header of the `stats` request (HTTP only). */
+  readonly authorization: string | null
 }
 
 /** Asks the server what it counted (the `stats` tool, called directly, not through a chat). */
