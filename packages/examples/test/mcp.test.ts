@@ -2,18 +2,19 @@
  * The MCP example against its real files server (a child process over stdio,
  * confined to a fresh temporary folder) and its offline scripted model.
  */
-import { ChatError } from "@chat-ts/core"
+import { ChatError, Messages } from "@chat-ts/core"
 import { McpToolkit } from "@chat-ts/mcp"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Either, Layer } from "effect"
-import { existsSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as Sandbox from "../src/demo/sandbox.js"
 import { type Answer, AskUser } from "../src/human-in-the-loop.js"
 import * as Mcp from "../src/mcp.js"
+import * as McpExtras from "../src/snippets/mcp-extras.js"
 import { makeTranscript, outputLayer } from "./support/capture.js"
 
 /** Runs the example with scripted answers; the sandbox folder stays readable until the check ran. */
@@ -86,5 +87,42 @@ describe("the MCP example", () => {
       const removed = yield* Effect.either(server.call("delete_files", { names: [`../${basename(secret)}`] }))
       expect(Either.isLeft(removed) && removed.left._tag).toBe("McpRequestError")
       expect(existsSync(secret)).toBe(true)
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), timeout)
+
+  it.live("several servers and a local toolkit: prefixes keep names apart, each call reaches its own folder", () =>
+    Effect.gen(function*() {
+      const { root } = yield* Sandbox.Sandbox
+      const archive = join(root, "..", `archive-${process.pid}`)
+      mkdirSync(archive, { recursive: true })
+      writeFileSync(join(archive, "2024.log"), "old")
+      yield* Effect.addFinalizer(() => Effect.sync(() => rmSync(archive, { recursive: true, force: true })))
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([
+          { id: "w", name: "work_read_file", arguments: { name: "todo.txt" } },
+          { id: "a", name: "archive_list_files" },
+          { id: "m", name: "remember", arguments: { fact: "the archive has 2024.log" } }
+        ]),
+        MockLanguageModel.text("Done.")
+      ])
+      const chat = yield* McpExtras.twoFolders(root, archive).pipe(
+        Effect.provide(model.layer),
+        Effect.provide(McpExtras.memoryHandlers)
+      )
+      const result = yield* chat.complete(Messages.fromUser("Look around."))
+      const status = (id: string) => Messages.findTool(result.messages, id)?.status
+      expect(status("w")).toMatchObject({ _tag: "Completed", result: { content: [{ text: "water the plants\nreply to Alex\n" }] } })
+      expect(status("a")).toMatchObject({ _tag: "Completed", result: { structuredContent: { files: [{ name: "2024.log" }] } } })
+      expect(status("m")).toMatchObject({ _tag: "Completed", result: "remembered: the archive has 2024.log" })
+
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), timeout)
+
+  it.live("a plain Chat from one snapshot: the same strategy (deletes pause)", () =>
+    Effect.gen(function*() {
+      const { root } = yield* Sandbox.Sandbox
+      const model = MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "d", name: "delete_files", arguments: { names: ["app.log"] } }])])
+      const chat = yield* McpExtras.fixedChat(root).pipe(Effect.provide(model.layer))
+      const result = yield* chat.complete(Messages.fromUser("Delete app.log."))
+      expect(result.outcome._tag).toBe("Paused")
+      expect(existsSync(join(root, "app.log"))).toBe(true)
     }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), timeout)
 })
