@@ -27,6 +27,7 @@ export const pages = [
   "docs/middleware.md",
   "docs/errors-and-retries.md",
   "docs/persistence.md",
+  "docs/mcp.md",
   "docs/testing.md",
   "docs/architecture.md"
 ]
