@@ -7,9 +7,9 @@
 import { Action, Chat, ChatError, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Schema } from "effect"
+import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
 import { McpChat, McpToolkit } from "../src/index.js"
-import { stats, stdio, transports, untilStale } from "./support/servers.js"
+import { serverPath, stats, stdio, transports, untilStale } from "./support/servers.js"
 
 const ask = Messages.fromUser("Clean up the old log.")
 
@@ -150,6 +150,13 @@ for (const [transportName, transport] of transports) {
         // While the turn waits for a person, the server drops the tool.
         yield* server.call("set_hidden", { names: ["delete_file"] })
         yield* untilStale(server)
+        // An edit for a tool that is gone cannot be checked: refused, nothing changed.
+        const edited = yield* Messages.approve(first.messages, "del", { path: "old.log" })
+        const refused = yield* Effect.either(chat.resume(edited))
+        expect(Either.isLeft(refused) && refused.left).toMatchObject({
+          _tag: "InvalidEditedArguments",
+          detail: expect.stringContaining("no tool named 'delete_file'")
+        })
         const approved = yield* chat.approve(first.messages, "del")
         const resumed = yield* chat.resume(approved)
         expect(resumed.outcome._tag).toBe("Complete")
@@ -163,7 +170,9 @@ for (const [transportName, transport] of transports) {
         // It comes back: the next turn offers it again.
         yield* server.call("set_hidden", { names: [] })
         yield* untilStale(server)
-        yield* chat.complete([...resumed.messages, ...Messages.fromUser("Is it back?")])
+        // Streaming follows the list too.
+        const events = yield* Stream.runCollect(chat.stream([...resumed.messages, ...Messages.fromUser("Is it back?")]))
+        expect(Chunk.last(events).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
         expect(model.requests[2]!.tools.map((tool) => tool.name)).toContain("delete_file")
       }).pipe(Effect.scoped))
   })
@@ -225,6 +234,31 @@ describe("several servers and local toolkits in one chat", () => {
         )
       )
       expect(Either.isLeft(made) && made.left).toMatchObject({ _tag: "DuplicateToolName", name: "read_file" })
+    }).pipe(Effect.scoped))
+
+  it.live("a server that later adds a tool whose name is taken: the next turn fails with DuplicateToolName, nothing runs", () =>
+    Effect.gen(function*() {
+      const server = yield* McpToolkit.make({
+        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--hide=delete_file"], stderr: "ignore" })
+      })
+      const DeleteFile = Tool.make("delete_file", { description: "Local delete.", parameters: { path: Schema.String } })
+      const local = Toolkit.make(DeleteFile)
+      let ranLocally = 0
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "d", name: "delete_file", arguments: { path: "x" } }]),
+        MockLanguageModel.text("ok")
+      ])
+      const chat = yield* McpChat.make({ tools: local, servers: [server] }).pipe(
+        Effect.provide(model.layer),
+        Effect.provide(local.toLayer({ delete_file: () => Effect.sync(() => void ranLocally++) }))
+      )
+      yield* server.call("set_hidden", { names: [] })
+      yield* untilStale(server)
+      const result = yield* Effect.either(chat.complete(ask))
+      expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "DuplicateToolName", name: "delete_file" })
+      expect(model.requests).toHaveLength(0)
+      expect(ranLocally).toBe(0)
+      expect((yield* stats(server)).started).toEqual({ set_hidden: 1 })
     }).pipe(Effect.scoped))
 
   it.live("a strategy of the user's replaces the default", () =>

@@ -1,14 +1,13 @@
 // A small MCP server for the tests, written with the official SDK (low-level `Server`, raw JSON Schemas).
 // `node server.mjs` speaks over stdio; `node server.mjs --http` listens on 127.0.0.1 (port 0) for
 // Streamable HTTP and prints `listening <port>` on stdout. It counts the calls each tool really ran.
-import { createServer } from "node:http"
-import { randomUUID } from "node:crypto"
 import { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js"
 import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js"
 
-const state = { calls: {}, started: {}, cancelled: 0, hidden: new Set(), files: new Map([["notes.txt", "hello"], ["old.log", "x"]]) }
+// `--hide=a,b` starts with those tools hidden.
+const hide = process.argv.find((arg) => arg.startsWith("--hide="))?.slice("--hide=".length).split(",") ?? []
+const state = { calls: {}, started: {}, cancelled: 0, hidden: new Set(hide), files: new Map([["notes.txt", "hello"], ["old.log", "x"]]) }
 
 const tools = [
   {
@@ -127,6 +126,10 @@ const makeServer = () => {
 const servers = []
 
 if (process.argv.includes("--http")) {
+  // Loaded only in HTTP mode: the stdio server starts faster without them.
+  const { createServer } = await import("node:http")
+  const { randomUUID } = await import("node:crypto")
+  const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js")
   const sessions = new Map()
   const http = createServer(async (req, res) => {
     const id = req.headers["mcp-session-id"]
