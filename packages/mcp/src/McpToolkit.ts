@@ -157,7 +157,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
     const strategy = options.strategy ?? McpStrategy.annotations
     let changes = 0
 
-    const client = yield* Effect.acquireRelease(
+    const { client } = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async (signal) => {
           const client = new Client({ name: "chat-ts", version: "0.1.0" })
@@ -169,12 +169,16 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
             await transport.close().catch(() => undefined)
             throw error
           }
-          return client
+          return { client, transport }
         },
         catch: (error) =>
           new McpError.McpConnectError({ server: options.name ?? where, detail: `could not connect to ${where}: ${describe(error)}` })
       }),
-      (client) => Effect.promise(() => client.close().catch(() => undefined))
+      ({ client, transport }) =>
+        // An HTTP session is ended on the server too (a bounded DELETE), then the connection is closed.
+        (transport instanceof StreamableHTTPClientTransport
+          ? Effect.promise(() => transport.terminateSession().catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+          : Effect.void).pipe(Effect.zipRight(Effect.promise(() => client.close().catch(() => undefined))))
     )
     const server = options.name ?? client.getServerVersion()?.name ?? where
 

@@ -93,6 +93,17 @@ describe("McpToolkit", () => {
       expect(Either.isLeft(again) && again.left._tag).toBe("McpServerClosed")
     }).pipe(Effect.scoped))
 
+  it.live("closing the scope of an HTTP connection ends its session on the server", () =>
+    Effect.gen(function*() {
+      const url = yield* httpServer
+      const watcher = yield* McpToolkit.make({ transport: McpToolkit.http(url) })
+      const scope = yield* Scope.make()
+      yield* McpToolkit.make({ transport: McpToolkit.http(url) }).pipe(Scope.extend(scope))
+      expect((yield* stats(watcher)).sessions).toBe(2)
+      yield* Scope.close(scope, Exit.void)
+      yield* until(watcher, (s) => s.sessions === 1)
+    }).pipe(Effect.scoped))
+
   it.live("headers given as Redacted reach the server (HTTP) and never appear in errors", () =>
     Effect.gen(function*() {
       const url = yield* httpServer

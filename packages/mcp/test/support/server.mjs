@@ -80,7 +80,7 @@ const makeServer = () => {
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`)
     }
     if (name === "stats") {
-      return { content: [{ type: "text", text: JSON.stringify({ calls: state.calls, started: state.started, cancelled: state.cancelled, pid: process.pid, authorization: extra.requestInfo?.headers?.authorization ?? null }) }] }
+      return { content: [{ type: "text", text: JSON.stringify({ calls: state.calls, started: state.started, cancelled: state.cancelled, pid: process.pid, authorization: extra.requestInfo?.headers?.authorization ?? null, sessions: openSessions() }) }] }
     }
     count(state.started, name)
     if (name === "slow") {
@@ -124,6 +124,8 @@ const makeServer = () => {
 }
 
 const servers = []
+/** How many HTTP sessions are open (null over stdio). */
+let openSessions = () => null
 
 if (process.argv.includes("--http")) {
   // Loaded only in HTTP mode: the stdio server starts faster without them.
@@ -131,6 +133,7 @@ if (process.argv.includes("--http")) {
   const { randomUUID } = await import("node:crypto")
   const { StreamableHTTPServerTransport } = await import("@modelcontextprotocol/sdk/server/streamableHttp.js")
   const sessions = new Map()
+  openSessions = () => sessions.size
   const http = createServer(async (req, res) => {
     const id = req.headers["mcp-session-id"]
     const known = typeof id === "string" ? sessions.get(id) : undefined
@@ -146,6 +149,7 @@ if (process.argv.includes("--http")) {
       sessionIdGenerator: randomUUID,
       onsessioninitialized: (sessionId) => void sessions.set(sessionId, transport)
     })
+    transport.onclose = () => void sessions.delete(transport.sessionId)
     const server = makeServer()
     servers.push(server)
     await server.connect(transport)

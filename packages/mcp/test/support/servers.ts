@@ -47,6 +47,8 @@ export interface Stats {
   readonly pid: number
   /** The Authorization header of the `stats` request (HTTP only). */
   readonly authorization: string | null
+  /** How many HTTP sessions are open (null over stdio). */
+  readonly sessions: number | null
 }
 
 /** Asks the server what it counted (the `stats` tool, called directly, not through a chat). */
