@@ -26,6 +26,7 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
@@ -218,15 +219,28 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
 
     // A tool the server did not change keeps its object, so its compiled schema and wire form are reused.
     let known = new Map<string, { readonly definition: string; readonly tool: McpTool.McpTool }>()
-    const build = (tools: ReadonlyArray<ServerTool>, version: number): Snapshot => {
+    /**
+     * The snapshot of a list of tools. A tool no provider could be sent (a name with other characters
+     * than letters, digits, `_` and `-`, a schema that is not an object) or a name listed twice is left
+     * out with a warning, so one odd tool does not take the whole chat down.
+     */
+    const build = (tools: ReadonlyArray<ServerTool>, version: number): Effect.Effect<Snapshot> => {
       const next = new Map<string, { readonly definition: string; readonly tool: McpTool.McpTool }>()
+      const skipped: Array<string> = []
       for (const definition of tools) {
+        if (next.has(definition.name)) {
+          skipped.push(`'${definition.name}' (listed twice)`)
+          continue
+        }
         const text = JSON.stringify(definition)
         const old = known.get(definition.name)
-        next.set(definition.name, old !== undefined && old.definition === text ? old : {
+        const entry = old !== undefined && old.definition === text ? old : {
           definition: text,
           tool: McpTool.make(definition, { server, prefix: options.prefix, validator })
-        })
+        }
+        const wire = Tool.wire(entry.tool)
+        if (Either.isLeft(wire)) skipped.push(`'${definition.name}' (${wire.left.detail})`)
+        else next.set(definition.name, entry)
       }
       known = next
       const list = [...next.values()].map((entry) => entry.tool)
@@ -236,24 +250,31 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
           handle: (params: unknown) => call(tool.metadata.mcpName, params as McpTool.Params)
         })
       }
-      return {
+      const snapshot: Snapshot = {
         version,
         toolkit: Toolkit.withStrategy(Toolkit.make(...list) as unknown as Toolkit.Toolkit<McpStrategy.Tools>, strategy),
         handlers: handlers as Context.Context<Toolkit.HandlersOf<McpStrategy.Tools>>
       }
+      return skipped.length === 0
+        ? Effect.succeed(snapshot)
+        : Effect.as(Effect.logWarning(`MCP server '${server}': tools left out: ${skipped.join("; ")}.`), snapshot)
     }
 
     let listedAt = changes
-    let snapshot = build(yield* list, 1)
+    let snapshot = yield* Effect.flatMap(list, (tools) => build(tools, 1))
     const lock = yield* Effect.makeSemaphore(1)
     const current = lock.withPermits(1)(Effect.suspend(() => {
       if (listedAt === changes) return Effect.succeed(snapshot)
       const seen = changes
-      return Effect.map(list, (tools) => {
-        listedAt = seen
-        snapshot = build(tools, snapshot.version + 1)
-        return snapshot
-      })
+      return list.pipe(
+        Effect.flatMap((tools) => build(tools, snapshot.version + 1)),
+        Effect.tap((next) =>
+          Effect.sync(() => {
+            listedAt = seen
+            snapshot = next
+          })
+        )
+      )
     }))
 
     return { server, client, current, stale: Effect.sync(() => listedAt !== changes), call } satisfies Service

@@ -6,9 +6,9 @@
 import { Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Exit, Fiber, Redacted, Schedule, Scope } from "effect"
+import { Duration, Effect, Either, Exit, Fiber, Logger, Redacted, Schedule, Scope } from "effect"
 import { McpChat, McpError, McpToolkit } from "../src/index.js"
-import { alive, httpServer, stats, stdio, transports, until } from "./support/servers.js"
+import { alive, httpServer, serverPath, stats, stdio, transports, until } from "./support/servers.js"
 
 const ask = Messages.fromUser("Go.")
 
@@ -91,6 +91,19 @@ describe("McpToolkit", () => {
       expect(model.requests).toHaveLength(2)
       const again = yield* Effect.either(server.call("slow", {}))
       expect(Either.isLeft(again) && again.left._tag).toBe("McpServerClosed")
+    }).pipe(Effect.scoped))
+
+  it.live("a tool no provider could take is left out with a warning; the others work", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const logger = Logger.make(({ message }) => void logs.push(String(message)))
+      const server = yield* McpToolkit.make({
+        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--bad-tool"], stderr: "ignore" })
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      const { toolkit } = yield* server.current
+      expect(toolkit.list.map((tool) => tool.name)).not.toContain("bad.name")
+      expect(toolkit.list.map((tool) => tool.name)).toContain("read_file")
+      expect(logs.join("\n")).toContain("'bad.name' (its name must be 1 to 64 letters")
     }).pipe(Effect.scoped))
 
   it.live("closing the scope of an HTTP connection ends its session on the server", () =>

@@ -66,6 +66,11 @@ const tools = [
   }
 ]
 
+// `--bad-tool`: also a tool no provider takes (its name has a dot); the client leaves it out with a warning.
+if (process.argv.includes("--bad-tool")) {
+  tools.push({ name: "bad.name", description: "A tool with a name no provider accepts.", inputSchema: { type: "object", properties: {} } })
+}
+
 const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 const count = (table, name) => void (table[name] = (table[name] ?? 0) + 1)
