@@ -93,17 +93,18 @@ describe("McpToolkit", () => {
       expect(Either.isLeft(again) && again.left._tag).toBe("McpServerClosed")
     }).pipe(Effect.scoped))
 
-  it.live("a tool no provider could take is left out with a warning; the others work", () =>
+  it.live("a tool no provider could take, or a name listed twice, is left out with a warning; the others work", () =>
     Effect.gen(function*() {
       const logs: Array<string> = []
       const logger = Logger.make(({ message }) => void logs.push(String(message)))
       const server = yield* McpToolkit.make({
-        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--bad-tool"], stderr: "ignore" })
+        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--bad-tool", "--dup-tool"], stderr: "ignore" })
       }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
       const { toolkit } = yield* server.current
       expect(toolkit.list.map((tool) => tool.name)).not.toContain("bad.name")
-      expect(toolkit.list.map((tool) => tool.name)).toContain("read_file")
+      expect(toolkit.list.filter((tool) => tool.name === "read_file").map((tool) => tool.description)).toEqual(["Read a file."])
       expect(logs.join("\n")).toContain("'bad.name' (its name must be 1 to 64 letters")
+      expect(logs.join("\n")).toContain("'read_file' (listed twice)")
     }).pipe(Effect.scoped))
 
   it.live("closing the scope of an HTTP connection ends its session on the server", () =>

@@ -71,6 +71,11 @@ if (process.argv.includes("--bad-tool")) {
   tools.push({ name: "bad.name", description: "A tool with a name no provider accepts.", inputSchema: { type: "object", properties: {} } })
 }
 
+// `--dup-tool`: lists `read_file` a second time; the client keeps the first.
+if (process.argv.includes("--dup-tool")) {
+  tools.push({ name: "read_file", description: "A second read_file.", inputSchema: { type: "object", properties: {} } })
+}
+
 const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 
 const count = (table, name) => void (table[name] = (table[name] ?? 0) + 1)
