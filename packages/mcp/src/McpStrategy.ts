@@ -19,7 +19,7 @@ export type Tools = Record<string, McpTool.McpTool>
 export type Strategy<R = never> = Toolkit.Strategy<Tools, R>
 
 /** A strategy that may have no opinion (`undefined`): the next one in `combine` decides. */
-export type Partial<R = never> = (
+export type Opinion<R = never> = (
   call: Toolkit.Call<Tools>,
   metadata: McpTool.Metadata
 ) => Action.Action | undefined | Effect.Effect<Action.Action | undefined, never, R>
@@ -40,9 +40,9 @@ export const always = (action: Action.Action): Strategy => () => action
 
 /** Lets `first` decide, and `fallback` where it returns `undefined` (e.g. your own allow-list, then the annotations). */
 export const combine: {
-  <R2>(fallback: Strategy<R2>): <R>(first: Partial<R>) => Strategy<R | R2>
-  <R, R2>(first: Partial<R>, fallback: Strategy<R2>): Strategy<R | R2>
-} = dual(2, <R, R2>(first: Partial<R>, fallback: Strategy<R2>): Strategy<R | R2> => (call, metadata) => {
+  <R2>(fallback: Strategy<R2>): <R>(first: Opinion<R>) => Strategy<R | R2>
+  <R, R2>(first: Opinion<R>, fallback: Strategy<R2>): Strategy<R | R2>
+} = dual(2, <R, R2>(first: Opinion<R>, fallback: Strategy<R2>): Strategy<R | R2> => (call, metadata) => {
   const decided = first(call, metadata as McpTool.Metadata)
   if (!Effect.isEffect(decided)) return decided ?? fallback(call, metadata)
   return Effect.flatMap(decided, (action) => {

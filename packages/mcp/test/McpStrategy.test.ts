@@ -35,7 +35,7 @@ describe("McpStrategy.annotations", () => {
 })
 
 describe("McpStrategy.combine", () => {
-  const allowSearch: McpStrategy.Partial = (c) => (c.name === "web_search" ? Action.Execute() : undefined)
+  const allowSearch: McpStrategy.Opinion = (c) => (c.name === "web_search" ? Action.Execute() : undefined)
   const strategy = McpStrategy.combine(allowSearch, McpStrategy.annotations)
 
   it.effect("the first strategy decides where it has an opinion, the fallback elsewhere", () =>
@@ -47,7 +47,7 @@ describe("McpStrategy.combine", () => {
 
   it.effect("an effectful first strategy, and the pipeable form", () =>
     Effect.gen(function*() {
-      const never: McpStrategy.Partial = (c) => Effect.succeed(c.name === "drop" ? Action.Reject({ reason: "no" }) : undefined)
+      const never: McpStrategy.Opinion = (c) => Effect.succeed(c.name === "drop" ? Action.Reject({ reason: "no" }) : undefined)
       const combined = McpStrategy.combine(McpStrategy.always(Action.Execute()))(never)
       expect(yield* decide(combined, "drop", {})).toBe("Reject")
       expect(yield* decide(combined, "other", { destructiveHint: true })).toBe("Execute")
