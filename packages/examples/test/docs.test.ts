@@ -28,6 +28,7 @@ export const pages = [
   "docs/errors-and-retries.md",
   "docs/persistence.md",
   "docs/inbox.md",
+  "docs/mcp.md",
   "docs/testing.md",
   "docs/architecture.md",
   "docs/anthropic.md",
