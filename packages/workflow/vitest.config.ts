@@ -5,6 +5,8 @@ export default defineProject({
   resolve: { alias: sourceAliases },
   test: {
     name: "workflow",
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    testTimeout: 120_000,
+    hookTimeout: 120_000
   }
 })
