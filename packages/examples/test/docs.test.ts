@@ -28,7 +28,8 @@ export const pages = [
   "docs/errors-and-retries.md",
   "docs/persistence.md",
   "docs/testing.md",
-  "docs/architecture.md"
+  "docs/architecture.md",
+  "docs/scale.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */

@@ -36,8 +36,11 @@ describe("ChatWorkflow on the in-memory engine", () => {
         { id: "c2", name: "delete_files", arguments: `{"paths":["a.log","b.log"]}`, status: { _tag: "AwaitingApproval" } }
       ])
 
+      // The inbox of approvals lists the waiting turn, and no longer once it is decided and done.
+      expect((yield* turns.list()).items.map((item) => [item.id, item.pending])).toEqual([[id, ["c2"]]])
       yield* turns.decide(id, "c2", Decision.approve())
       const done = yield* ended(id)
+      expect((yield* turns.list()).items).toEqual([])
       expect(done.status._tag).toBe("Complete")
       expect(done.status._tag === "Complete" && Messages.textOf(done.status.response)).toBe("Deleted.")
       expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files"])
