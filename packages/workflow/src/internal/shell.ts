@@ -29,12 +29,8 @@ export const claimId = (executionId: string, callId: string, attempt: number): s
 /** What the turn returns when it completes. */
 export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
 
-/** The errors a durable turn ends with (the same as `Chat`'s). */
-export const TurnFailure = Schema.Union(
-  ChatError.StepLimitReached,
-  ChatError.ToolHandlerDefect,
-  ChatError.InvalidEditedArguments,
-  ChatError.PendingToolCalls,
+/** The errors of a model call. */
+const ModelError = Schema.Union(
   ChatError.RateLimited,
   ChatError.ServerError,
   ChatError.NetworkError,
@@ -44,14 +40,13 @@ export const TurnFailure = Schema.Union(
   ChatError.MalformedResponse
 )
 
-const ModelError = Schema.Union(
-  ChatError.RateLimited,
-  ChatError.ServerError,
-  ChatError.NetworkError,
-  ChatError.AuthenticationError,
-  ChatError.InvalidRequest,
-  ChatError.ContextLengthExceeded,
-  ChatError.MalformedResponse
+/** The errors a durable turn ends with (the same as `Chat`'s). */
+export const TurnFailure = Schema.Union(
+  ChatError.StepLimitReached,
+  ChatError.ToolHandlerDefect,
+  ChatError.InvalidEditedArguments,
+  ChatError.PendingToolCalls,
+  ModelError
 )
 
 const DecisionSchema = Schema.Union(
