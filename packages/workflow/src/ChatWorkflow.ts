@@ -311,6 +311,9 @@ export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any
     } as Chat.Options<Kits>),
     (chat) =>
       self.workflow.toLayer((payload, executionId) =>
-        Shell.run(chat.steps, { maxSteps: self.options.maxSteps ?? Turn.defaultConfig.maxSteps }, payload.messages, executionId)
+        Shell.run(chat.steps, {
+          maxSteps: self.options.maxSteps ?? Turn.defaultConfig.maxSteps,
+          concurrency: self.options.concurrency ?? "unbounded"
+        }, payload.messages, executionId)
       )
   )) as any

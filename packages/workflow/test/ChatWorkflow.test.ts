@@ -240,4 +240,30 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(Either.isRight(Messages.encode(done.messages))).toBe(true)
     }).pipe(Effect.provide(ChatWorkflow.layer(limited)), Effect.provide(testLayer(model, rec)))
   })
+
+  it.effect("hostile input: edits that are not JSON data are refused before anything is sent; repeated call ids are made unique", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([
+        { id: "dup", name: "delete_files", arguments: { paths: ["a"] } },
+        { id: "dup", name: "delete_files", arguments: { paths: ["b"] } }
+      ]),
+      MockLanguageModel.text("Done.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-11", ask)
+      const paused = yield* waiting(id)
+      const ids = (yield* turns.pending(id)).map((call) => call.id)
+      expect(new Set(ids).size).toBe(2)
+      const before = paused.version
+      const nan = yield* Effect.flip(turns.decide(id, ids[0]!, Decision.approve({ paths: [Number.NaN] })))
+      expect(nan._tag).toBe("InvalidEditedArguments")
+      const proto = yield* Effect.flip(turns.decide(id, ids[0]!, Decision.approve(JSON.parse(`{"__proto__":{"paths":["x"]}}`))))
+      expect(proto._tag).toBe("InvalidEditedArguments")
+      expect((yield* turns.read(id)).version).toBe(before)
+      for (const call of ids) yield* turns.decide(id, call, Decision.approve())
+      yield* ended(id)
+      expect(rec.calls.map((c) => c.params)).toEqual([{ paths: ["a"] }, { paths: ["b"] }])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
 })

@@ -81,6 +81,8 @@ const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Sc
 /** The settings of the shell. */
 export interface Config {
   readonly maxSteps: number
+  /** How many tool calls of a response run at once. */
+  readonly concurrency: number | "unbounded"
 }
 
 /** The tool calls of the last message, when it is a model response. */
@@ -166,7 +168,7 @@ export const run = <R>(
             onSuccess: () =>
               Effect.map(steps.runTool(state, call), ({ defect, event }) =>
                 event._tag === "ToolSucceeded"
-                  ? { _tag: "ToolSucceeded" as const, id: event.id ?? call.id, result: event.result, defect }
+                  ? { _tag: "ToolSucceeded" as const, id: call.id, result: event.result, defect }
                   : { _tag: "ToolFailed" as const, id: call.id, error: event._tag === "ToolFailed" ? event.error : null, defect })
           })
         )
@@ -232,7 +234,7 @@ export const run = <R>(
           break
         }
         case "RunTools": {
-          const results = yield* Effect.forEach(outcome.calls, (call) => runTool(state, call), { concurrency: "unbounded" })
+          const results = yield* Effect.forEach(outcome.calls, (call) => runTool(state, call), { concurrency: config.concurrency })
           let next = state
           const lost: Array<string> = []
           let defect: { id: string; name: string; detail: string } | undefined
