@@ -33,7 +33,8 @@ export const pages = [
   "docs/architecture.md",
   "docs/anthropic.md",
   "docs/google.md",
-  "packages/google/README.md"
+  "packages/google/README.md",
+  "docs/scale.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */
