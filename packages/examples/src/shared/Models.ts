@@ -11,7 +11,6 @@
  * `ANTHROPIC_BASE_URL` and `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`).
  * Anthropic has no embeddings: the embeddings example stays offline with it.
  */
-import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
@@ -39,12 +38,15 @@ export const choose = (options: { readonly offline?: boolean } = {}): Effect.Eff
     return { _tag: "OpenAi", model, embeddingModel, baseURL } as const
   }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
 
+/** Anthropic's API (`AnthropicClient.defaultBaseURL`; not imported here: `@chat-ts/anthropic` loads only when chosen). */
+const anthropicBaseURL = "https://api.anthropic.com"
+
 /** Anthropic when `ANTHROPIC_API_KEY` is set, else offline. */
 const chooseAnthropic: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
   const key = yield* Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY"))
   if (Option.isNone(key)) return { _tag: "Offline" } as const
   const model = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
-  const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), AnthropicClient.defaultBaseURL)
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), anthropicBaseURL)
   return { _tag: "Anthropic", model, baseURL } as const
 })
 
@@ -72,10 +74,18 @@ export const languageModel = (
   choice._tag === "OpenAi"
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
     : choice._tag === "Anthropic"
-    ? AnthropicLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
+    ? claude(choice.model)
     : typeof offline === "function" || Array.isArray(offline)
     ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)
+
+/** Claude on the configured key and base URL; the Anthropic SDK is loaded only now. */
+const claude = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(
+    Effect.promise(() => import("@chat-ts/anthropic")),
+    ({ AnthropicClient, AnthropicLanguageModel }) =>
+      AnthropicLanguageModel.layer({ model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
+  ))
 
 /** The embedding model of a choice; `offline` gives the fake one. */
 export const embeddingModel = (
