@@ -13,5 +13,6 @@ export const sourceAliases = [
   { find: /^@chat-ts\/core\/testing$/, replacement: source("core/src/testing/index.ts") },
   { find: /^@chat-ts\/providers$/, replacement: source("providers/src/index.ts") },
   { find: /^@chat-ts\/sql$/, replacement: source("sql/src/index.ts") },
-  { find: /^@chat-ts\/sql\/testing$/, replacement: source("sql/src/testing/index.ts") }
+  { find: /^@chat-ts\/sql\/testing$/, replacement: source("sql/src/testing/index.ts") },
+  { find: /^@chat-ts\/effect-ai$/, replacement: source("effect-ai/src/index.ts") }
 ]
