@@ -7,3 +7,9 @@
 
 /** A scripted model for tests. */
 export * as MockLanguageModel from "./MockLanguageModel.js"
+
+/** A loopback HTTP server replaying recorded API traffic to a provider's real SDK, recording its requests. */
+export * as ReplayServer from "./ReplayServer.js"
+
+/** The provider conformance suite: scenarios every `LanguageModel` must pass against its replay server. */
+export * as Conformance from "./Conformance.js"
