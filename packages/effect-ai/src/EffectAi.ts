@@ -19,9 +19,10 @@ import type * as AiError from "@effect/ai/AiError"
 import * as AiLanguageModel from "@effect/ai/LanguageModel"
 import type * as AiResponse from "@effect/ai/Response"
 import type * as Tool from "@effect/ai/Tool"
-import { type ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
@@ -42,7 +43,16 @@ export interface Options {
    * they are not sent (tool choice and response format always are).
    */
   readonly requestContext?: (options: LanguageModel.Options) => Context.Context<any>
+  /**
+   * The longest wait between two parts of a stream (and for the first), past
+   * which the stream fails with a retryable `NetworkError` (so a router falls
+   * back). Default 5 minutes; `false`: wait forever.
+   */
+  readonly idleTimeout?: Duration.DurationInput | false
 }
+
+/** The default longest wait between two parts of a stream. */
+export const defaultIdleTimeout: Duration.DurationInput = "5 minutes"
 
 /** A chat-ts tool declaration as the `@effect/ai` tool the bridge sends (its JSON Schema is the declared one). */
 export const toTool: (declaration: LanguageModel.ToolDeclaration) => Tool.Any = Convert.toTool
@@ -204,6 +214,10 @@ export const make = (options: Options = {}): Effect.Effect<LanguageModel.Service
       }
     }
 
+    const idle = options.idleTimeout ?? defaultIdleTimeout
+    const stalled = (d: Duration.DurationInput) =>
+      new ChatError.NetworkError({ message: `The model's stream sent nothing for ${Duration.format(d)} (idleTimeout) and was stopped.` })
+
     const mapError = <A>(effect: Effect.Effect<A, AiError.AiError>) => Effect.catchAll(effect, (error) => Effect.flip(toModelError(error)))
 
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> => {
@@ -235,6 +249,7 @@ export const make = (options: Options = {}): Effect.Effect<LanguageModel.Service
           AiError.AiError
         >).pipe(
           Stream.catchAll((error) => Stream.fromEffect(Effect.flip(toModelError(error)))),
+          (parts) => idle === false ? parts : Stream.timeoutFail(parts, () => stalled(idle), idle),
           Stream.mapEffect(convert),
           Stream.flattenIterables,
           Stream.mapInputContext((context: Context.Context<never>) => Context.merge(context, extra))

@@ -1,10 +1,10 @@
 /**
  * The bridge over `@effect/ai-openai` (its real client on Effect's
- * `HttpClient`, on Node's) pointed at the loopback replay server of
+ * `HttpClient`, on fetch) pointed at the loopback replay server of
  * `@chat-ts/providers`' tests, whose recorded OpenAI fixtures it replays.
  */
 import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { NodeHttpClient } from "@effect/platform-node"
+import { FetchHttpClient } from "@effect/platform"
 import * as Layer from "effect/Layer"
 import { readFileSync } from "node:fs"
 import * as Redacted from "effect/Redacted"
@@ -20,7 +20,7 @@ export const openAi = (
 ) =>
   OpenAiLanguageModel.layer({ model: "gpt-4o", config }).pipe(
     Layer.provide(OpenAiClient.layer({ apiKey: Redacted.make("sk-replay-test-key"), apiUrl: server.baseURL })),
-    Layer.provide(NodeHttpClient.layerUndici)
+    Layer.provide(FetchHttpClient.layer)
   )
 
 /** chat-ts's `LanguageModel` over it, through the bridge. */
