@@ -239,6 +239,7 @@ describe("Router circuit breaker", () => {
   it.scoped("logs breaker state changes and adds them as span events", () =>
     Effect.gen(function*() {
       const events: Array<{ name: string; attributes: Record<string, unknown> }> = []
+      const attributes = new Map<string, unknown>()
       const logs: Array<string> = []
       const tracer = Tracer.make({
         span: (name, parent, context, links, startTime, kind) => ({
@@ -254,9 +255,11 @@ describe("Router circuit breaker", () => {
           sampled: true,
           kind,
           end: () => {},
-          attribute: () => {},
-          event: (event, _time, attributes) => {
-            events.push({ name: event, attributes: attributes ?? {} })
+          attribute: (key, value) => {
+            attributes.set(key, value)
+          },
+          event: (event, _time, eventAttributes) => {
+            events.push({ name: event, attributes: eventAttributes ?? {} })
           },
           addLinks: () => {}
         }),
@@ -284,6 +287,7 @@ describe("Router circuit breaker", () => {
       ])
       expect(events.filter((e) => e.name === "chat-ts.router.fallback")).toHaveLength(2)
       expect(logs).toContain("circuit breaker of model 'a': Closed -> Open")
+      expect(attributes.get("chat-ts.router.model")).toBe("b")
     }))
 })
 

@@ -218,6 +218,37 @@ describe("EffectAi bridge: tool calls through Chat", () => {
     }))
 })
 
+describe("EffectAi bridge: what does not map", () => {
+  it.scoped("a call to a tool that was not declared fails the call with MalformedResponse (function-call.json)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/function-call.json")))
+      const model = yield* modelOn(server)
+      const tools: ReadonlyArray<LanguageModel.ToolDeclaration> = [{
+        name: "other_tool",
+        description: "Not the one the model calls.",
+        parameters: { type: "object", properties: {}, additionalProperties: false },
+        strict: true
+      }]
+      const error = yield* Effect.flip(model.generate({ ...ask, tools }))
+      expect(error._tag).toBe("MalformedResponse")
+    }))
+
+  it.scoped("a stream with a response format arrives as one whole piece", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ownFixture("responses-structured-echo-schema.json")))
+      const model = yield* modelOn(server)
+      const schema = { type: "object", properties: { value: { type: "array", items: { type: "string" } } }, required: ["value"], additionalProperties: false }
+      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream({
+        ...ask,
+        options: { responseFormat: { type: "json", name: "cities", schema, strict: true } }
+      })))
+      expect(parts.map((part) => part._tag)).toEqual(["Part", "Finish"])
+      expect(body(server, 0)["stream"]).toBeUndefined()
+    }))
+})
+
 describe("EffectAi bridge: declarations and prompts", () => {
   it("a declared tool's JSON Schema is exactly the declaration's, nested definitions included", () => {
     const parameters = {
