@@ -77,8 +77,8 @@ export interface TextAnswer {
   readonly reply: ReplayServer.Reply
   /** The whole text of the answer. */
   readonly text: string
-  /** The usage it reports (the fields given are checked). */
-  readonly usage?: Partial<Usage>
+  /** The usage it reports (the fields given are checked; give at least the input and output tokens). */
+  readonly usage: Partial<Usage>
 }
 
 /** A recorded answer asking for tool calls and what it holds. */
