@@ -25,6 +25,7 @@ export const pages = [
   "docs/structured-output.md",
   "docs/embeddings.md",
   "docs/middleware.md",
+  "docs/routing.md",
   "docs/errors-and-retries.md",
   "docs/persistence.md",
   "docs/inbox.md",
