@@ -15,7 +15,6 @@
  */
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { GoogleClient, GoogleEmbeddings, GoogleLanguageModel } from "@chat-ts/google"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -29,6 +28,12 @@ export type Choice =
   | { readonly _tag: "Gemini"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
   | { readonly _tag: "Offline" }
 
+/** The Gemini API (`GoogleClient.defaultBaseURL`, not imported: the SDK loads only when Gemini is chosen). */
+const geminiBaseURL = "https://generativelanguage.googleapis.com"
+
+/** `@chat-ts/google`, loaded on first use. */
+const google = Effect.promise(() => import("@chat-ts/google"))
+
 /** Gemini when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set. */
 const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
   const key = yield* Config.option(
@@ -37,7 +42,7 @@ const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(
   if (Option.isNone(key)) return { _tag: "Offline" } as const
   const model = yield* Config.withDefault(Config.nonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
   const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
-  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), GoogleClient.defaultBaseURL)
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), geminiBaseURL)
   return { _tag: "Gemini", model, embeddingModel, baseURL } as const
 })
 
@@ -65,7 +70,6 @@ export const label = (
 
 const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
 
-const googleClient: Layer.Layer<GoogleClient.GoogleClient, ConfigError.ConfigError> = GoogleClient.layerConfig()
 
 /** The chat model of a choice; `offline` gives the scripted one. */
 export const languageModel = (
@@ -75,7 +79,8 @@ export const languageModel = (
   choice._tag === "OpenAi"
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
     : choice._tag === "Gemini"
-    ? GoogleLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(googleClient))
+    ? Layer.unwrapEffect(Effect.map(google, ({ GoogleClient, GoogleLanguageModel }) =>
+      GoogleLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(GoogleClient.layerConfig()))))
     : typeof offline === "function" || Array.isArray(offline)
     ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)
@@ -88,5 +93,6 @@ export const embeddingModel = (
   choice._tag === "OpenAi"
     ? OpenAiEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(client))
     : choice._tag === "Gemini"
-    ? GoogleEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(googleClient))
+    ? Layer.unwrapEffect(Effect.map(google, ({ GoogleClient, GoogleEmbeddings }) =>
+      GoogleEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(GoogleClient.layerConfig()))))
     : EmbeddingModel.layer(offline)
