@@ -358,6 +358,42 @@ describe("Turn.step properties (order independence)", () => {
   )
 })
 
+describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => {
+  /** What a position must say of its messages: the turn's start and steps exactly, and only settled messages before `settled`. */
+  const expectDescribes = (position: Turn.Position, messages: Messages.Messages) => {
+    const fresh = Turn.positionOf(messages)
+    expect(position.of).toBe(messages)
+    expect(position.turnStart).toBe(fresh.turnStart)
+    expect(position.steps).toBe(fresh.steps)
+    expect(position.settled).toBeLessThanOrEqual(messages.length)
+    for (const message of messages.slice(0, position.settled)) {
+      for (const call of Messages.toolCallsOf(message)) expect(Messages.isResolved(call)).toBe(true)
+    }
+  }
+
+  it.prop("carrying the position from event to event gives every step's result, and the position stays true", [Arb.script], ([script]) => {
+    const trace = play(script)
+    let carried: Turn.Position | undefined
+    for (const entry of trace.entries) {
+      const before = deepFreeze(entry.before)
+      // The driver changes the messages between some events (a person decides): the position of another array is not used.
+      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before } : carried
+      const [after, outcome, next] = Turn.stepAt(before, deepFreeze(entry.event), trace.config, position)
+      expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
+      expectDescribes(next, after)
+      carried = { ...next, of: entry.after }
+    }
+  }, runs)
+
+  it.prop("a position of another array is ignored", [Arb.conversation, Arb.conversation, Arb.config], ([messages, other, config]) => {
+    const stale: Turn.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
+    const event = Turn.Event.Resume({ now: START })
+    const [after, outcome, position] = Turn.stepAt(deepFreeze(messages), event, config, stale)
+    expect([after, outcome]).toStrictEqual(Turn.step(messages, event, config))
+    expectDescribes(position, after)
+  }, runs)
+})
+
 // ---------------------------------------------------------------------------
 // Any state, any event
 // ---------------------------------------------------------------------------
