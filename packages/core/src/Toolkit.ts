@@ -112,7 +112,8 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
         Effect.gen(function*() {
           const resolved: H = Effect.isEffect(handlers) ? yield* handlers : handlers
           const context = yield* Effect.context<HandlersContext<H>>()
-          const needsContext = context.unsafeMap.size > 0
+          // The layer machinery's own memo map is always there; any other service is the handlers'.
+          const needsContext = Context.omit(Layer.CurrentMemoMap)(context).unsafeMap.size > 0
           let out = Context.empty() as Context.Context<unknown>
           for (const tool of list) {
             const handler = resolved[tool.name as keyof H] as unknown as (
@@ -121,7 +122,7 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
             ) => Effect.Effect<unknown, unknown, HandlersContext<H>>
             out = Context.add(out, Tool.handlerTag(tool.name), {
               // Suspended: a handler that throws instead of returning an Effect dies in its own call.
-              // Handlers that need no services (nothing was in context when the layer was built) run
+              // Handlers that need no services (nothing but the layer machinery was in context when the layer was built) run
               // as they are: providing an empty context costs a step's worth of interpreter work each call.
               handle: needsContext
                 ? (params, call) => Effect.suspend(() => Effect.provide(handler(params, call), context))

@@ -142,6 +142,12 @@ export interface Position {
   readonly steps: number
   /** How many leading messages are known to hold no unresolved call. */
   readonly settled: number
+  /**
+   * `stepAt` made `of` itself (or wrote it in place) and says so: the next `stepAt` may write it
+   * in place instead of copying it. A shell passes it back only while it handed the array to
+   * nobody (no model request, no checkpoint, no event); otherwise it drops it.
+   */
+  readonly unshared?: boolean | undefined
 }
 
 /** The position of `messages` worked out from scratch: a walk back over the current turn. */
@@ -475,7 +481,12 @@ const cutShort = (reason: Message["finishReason"]): string | undefined => {
   }
 }
 
-const onDecided = (position: Position, event: Extract<Event, { _tag: "Decided" }>, config: Config): Positioned => {
+const onDecided = (
+  position: Position,
+  event: Extract<Event, { _tag: "Decided" }>,
+  config: Config,
+  owned: boolean
+): Positioned => {
   const messages = position.of
   const lastIndex = lastResponseIndex(messages)
   if (lastIndex === undefined) return advance(position, config, event.now, false)
@@ -484,14 +495,15 @@ const onDecided = (position: Position, event: Extract<Event, { _tag: "Decided" }
     // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
     return !decisions.has(call.id) || call.status._tag !== "Proposed" ? call : applyDecision(call, decisions.get(call.id)!, event.now)
   })
-  return advance(replaceMessage(position, lastIndex, response, false), config, event.now, true)
+  return advance(replaceMessage(position, lastIndex, response, owned), config, event.now, true)
 }
 
 const onToolResult = (
   position: Position,
   id: string,
   finish: (call: ToolCallPart) => ToolCallPart,
-  config: Config
+  config: Config,
+  owned: boolean
 ): Positioned => {
   const messages = position.of
   const lastIndex = lastResponseIndex(messages)
@@ -500,15 +512,18 @@ const onToolResult = (
     call.id === id && call.status._tag === "Running" ? finish(call) : call)
   return response === messages[lastIndex]
     ? advance(position, config, undefined, false)
-    : advance(replaceMessage(position, lastIndex, response, false), config, undefined, true)
+    : advance(replaceMessage(position, lastIndex, response, owned), config, undefined, true)
 }
 
 /**
  * `step` for shells that apply many events: `position` is what the previous
  * `stepAt` returned for `messages` (ignored, and worked out again, when it
  * describes another array). Same result as `step`, plus the position of the
- * next messages, so that an event costs O(1) whatever the history's length
- * (except for copying the array the changed message is in).
+ * next messages, so that an event costs O(1) whatever the history's length.
+ * Pure like `step`, with one exception the caller opts into: a position marked
+ * `unshared` lets this step write that array in place instead of copying it
+ * (see `Position.unshared`), so a shell copies the history once per model call,
+ * not once per event.
  */
 export const stepAt = (
   messages: Messages.Messages,
@@ -517,26 +532,36 @@ export const stepAt = (
   position?: Position
 ): Positioned => {
   const at = position !== undefined && position.of === messages ? position : positionOf(messages)
+  const owned = at.unshared === true
+  const result = dispatch(at, event, config, owned)
+  const next = result[2]
+  // Whatever this step made is the caller's alone until it hands it out.
+  return next.of !== messages || owned ? [result[0], result[1], { ...next, unshared: true }] : result
+}
+
+const dispatch = (at: Position, event: Event, config: Config, owned: boolean): Positioned => {
   switch (event._tag) {
     case "Resume":
       return onResume(at, event, config)
     case "ModelResponded":
       return onModelResponded(at, event, config)
     case "Decided":
-      return onDecided(at, event, config)
+      return onDecided(at, event, config, owned)
     case "ToolSucceeded":
       return onToolResult(
         at,
         event.id,
         (call) => ({ ...call, status: { _tag: "Completed", result: event.result, ...edited(call) } }),
-        config
+        config,
+        owned
       )
     case "ToolFailed":
       return onToolResult(
         at,
         event.id,
         (call) => ({ ...call, status: { _tag: "Failed", error: event.error, ...edited(call) } }),
-        config
+        config,
+        owned
       )
   }
 }

@@ -377,10 +377,29 @@ describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => 
     for (const entry of trace.entries) {
       const before = deepFreeze(entry.before)
       // The driver changes the messages between some events (a person decides): the position of another array is not used.
-      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before } : carried
+      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before, unshared: false } : carried
       const [after, outcome, next] = Turn.stepAt(before, deepFreeze(entry.event), trace.config, position)
       expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
       expectDescribes(next, after)
+      carried = { ...next, of: entry.after }
+    }
+  }, runs)
+
+  it.prop("an unshared array is written in place with the same results, and only then", [Arb.script], ([script]) => {
+    const trace = play(script)
+    let carried: Turn.Position | undefined
+    let mine: Array<Messages.Message> | undefined
+    for (const entry of trace.entries) {
+      // The shell's own copy of the state, as if the reducer had made it and nobody else saw it.
+      const own = mine !== undefined && carried?.of === entry.before ? mine : entry.before.slice()
+      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: own, unshared: true } : undefined
+      const [after, outcome, next] = Turn.stepAt(own, deepFreeze(entry.event), trace.config, position)
+      expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
+      // Without the mark, the input is never written (the arrays of the trace are frozen).
+      expect(Turn.stepAt(deepFreeze(entry.before), entry.event, trace.config, { ...Turn.positionOf(entry.before) })[0])
+        .toStrictEqual(entry.after)
+      expect(next.unshared === true).toBe(after !== own || position !== undefined)
+      mine = after as Array<Messages.Message>
       carried = { ...next, of: entry.after }
     }
   }, runs)

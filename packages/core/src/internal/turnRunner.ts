@@ -168,8 +168,15 @@ class Run<R> {
   private stepNow(event: Turn.Event): Turn.Result {
     const [messages, outcome, position] = Turn.stepAt(this.current, event, this.mode.config, this.position)
     this.current = messages
-    this.position = position
+    // Outside the quiet mode every state is emitted or saved: the next step must not write it in place.
+    this.position = this.quiet || position.unshared !== true ? position : { ...position, unshared: false }
     return [messages, outcome]
+  }
+
+  /** The latest messages, handed out (to the model): from now on the reducer copies them before a change. */
+  private shared(messages: Messages.Messages): Messages.Messages {
+    if (this.position?.unshared === true) this.position = { ...this.position, unshared: false }
+    return messages
   }
 
   /** Steps the reducer, announces the calls it resolved, then checkpoints. */
@@ -199,7 +206,7 @@ class Run<R> {
   callModel(messages: Messages.Messages, step: number): Effect.Effect<Message, ChatError.ModelError> {
     const { env, mode } = this
     const request: LanguageModel.Request = {
-      messages: env.system === undefined ? messages : [Messages.system(env.system), ...messages],
+      messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
       tools: env.declarations,
       options: mode.modelOptions
     }
