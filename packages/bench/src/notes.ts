@@ -5,6 +5,11 @@
  * made while writing them; the tables of RESULTS.md are the run's own.
  */
 export const notes = {
+  instructions: "TODO",
+  floor: "TODO",
+  growth: "TODO",
+  cold: "TODO",
+  json: "TODO",
   loop: [
     "**Loop overhead.** A chat-ts step is mostly the Effect runtime running the turn: the model call,",
     "the strategy's decision, the handler, and four `Turn.step` events (the reducer itself is about",
