@@ -578,13 +578,18 @@ export const step = (messages: Messages.Messages, event: Event, config: Config =
   return [next, outcome]
 }
 
-/** Applies events one after another from `messages`, returning the last result. */
+/**
+ * Applies events one after another from `messages`, returning the last result.
+ * The position is carried from event to event (see `stepAt`), and the arrays
+ * made on the way, which nobody else sees, are written in place.
+ */
 export const run = (messages: Messages.Messages, events: Iterable<Event>, config: Config = defaultConfig): Result => {
   let result: Result = [messages, Outcome.AwaitTools({ ids: [] })]
-  let current = messages
+  let position: Position | undefined
   for (const event of events) {
-    result = step(current, event, config)
-    current = result[0]
+    const [next, outcome, at] = stepAt(result[0], event, config, position)
+    result = [next, outcome]
+    position = at
   }
   return result
 }

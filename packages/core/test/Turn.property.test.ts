@@ -404,6 +404,16 @@ describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => 
     }
   }, runs)
 
+  it.prop("Turn.run (which writes its own arrays in place) gives what folding Turn.step gives, input untouched", [
+    Arb.conversation.chain((messages) => fc.tuple(fc.constant(messages), fc.array(Arb.eventFor(messages), { maxLength: 8 }), Arb.config))
+  ], ([[messages, events, config]]) => {
+    let folded: Turn.Result = [messages, Turn.Outcome.AwaitTools({ ids: [] })]
+    for (const event of events) folded = Turn.step(folded[0], event, config)
+    const before = snapshot(messages)
+    expect(Turn.run(deepFreeze(messages), events, config)).toStrictEqual(folded)
+    expect(messages).toStrictEqual(before)
+  }, { ...runs, fastCheck: { numRuns: 60 } })
+
   it.prop("a position of another array is ignored", [Arb.conversation, Arb.conversation, Arb.config], ([messages, other, config]) => {
     const stale: Turn.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
     const event = Turn.Event.Resume({ now: START })
