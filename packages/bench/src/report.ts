@@ -84,6 +84,8 @@ export interface Results {
   readonly seconds: Record<string, number>
   readonly scenarios: Scenarios
   readonly targets: ReadonlyArray<Target>
+  /** Scenarios not run this time, kept from an earlier run (named by its date). */
+  readonly carried?: { readonly from: string; readonly scenarios: ReadonlyArray<string> } | undefined
 }
 
 const fmt = (value: number, digits = 1): string =>
@@ -436,6 +438,10 @@ export const markdown = (results: Results): string => {
     "- Times are **CPU time** of the measuring process (user + system, all threads) unless marked wall; medians" +
     " and p95 over tinybench samples after warm-up. Every scenario ran in a child process of its own" +
     " (scenario 5: one per library).",
+    ...(results.carried === undefined ? [] : [
+      `- Not rerun in this run (kept from the run of ${results.carried.from}, same machine): scenarios ` +
+      `${results.carried.scenarios.join(", ")}. Their targets and tables are that run's.`
+    ]),
     "",
     "## Targets",
     "",
