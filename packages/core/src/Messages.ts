@@ -426,7 +426,7 @@ const Document = Schema.Struct({
 
 /** The Schema's own checks, compiled: `true` only for values it accepts unchanged. */
 const isPlainMessages = PlainCheck.make(Schema.Array(S.Message) as Schema.Schema<Messages, Messages>)
-const isPlainDocument = PlainCheck.make(
+const isPlainDocument = PlainCheck.makeForParsed(
   Schema.Struct({ format: Document.fields.format, version: Schema.Literal(currentVersion), messages: Document.fields.messages }) as Schema.Schema<
     { readonly format: "chat-ts/messages"; readonly version: typeof currentVersion; readonly messages: Messages },
     { readonly format: "chat-ts/messages"; readonly version: typeof currentVersion; readonly messages: Messages }
@@ -449,7 +449,26 @@ const checkIntegrity = (messages: Messages): string | undefined => {
   return undefined
 }
 
-const encodeMessages = Schema.encodeEither(Schema.Array(S.Message))
+const encodeWithSchema = Schema.encodeEither(Schema.Array(S.Message))
+
+/** Schema's encode, total: a value its parser cannot even read (a tag with no prototype) is a parse failure too. */
+const encodeMessages = (messages: Messages): Either.Either<ReadonlyArray<typeof S.Message.Encoded>, ParseResult.ParseError | string> => {
+  try {
+    return encodeWithSchema(messages)
+  } catch {
+    return Either.left("the messages do not match the stored format (a value in them cannot be read)")
+  }
+}
+
+/** The Schema's message, or a plain one when a value cannot even be printed (an object with no prototype as a tag). */
+const encodeErrorText = (error: ParseResult.ParseError | string): string => {
+  if (typeof error === "string") return error
+  try {
+    return ParseResult.TreeFormatter.formatErrorSync(error)
+  } catch {
+    return "the messages do not match the stored format (a value in them cannot be printed)"
+  }
+}
 
 /**
  * Encodes a conversation into its versioned JSON document. A conversation
@@ -458,7 +477,7 @@ const encodeMessages = Schema.encodeEither(Schema.Array(S.Message))
  */
 export const encode = (messages: Messages): Either.Either<Document, ChatError.StateEncodeError> =>
   encodeMessages(messages).pipe(
-    Either.mapLeft((error) => new ChatError.StateEncodeError({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })),
+    Either.mapLeft((error) => new ChatError.StateEncodeError({ detail: encodeErrorText(error) })),
     Either.map((encoded) => ({ format: "chat-ts/messages" as const, version: currentVersion, messages: encoded }))
   )
 

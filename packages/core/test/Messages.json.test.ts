@@ -164,5 +164,8 @@ describe("Messages.toJson / fromJson: the fast path agrees with the Schema", () 
       sameEither(fast, schemaFromJson(json), () => {})
     }
     expect(Either.isLeft(Messages.toJson([{ role: "user", parts: [{ _tag: "Text", text: "x" }], usage: { inputTokens: Number.NaN, outputTokens: 0 } }]))).toBe(true)
+    // A tag that cannot even be printed is a typed error too, never a throw.
+    const unprintable = [{ role: "assistant", parts: [{ _tag: Object.create(null) as string, text: "x" }] }] as unknown as Messages.Messages
+    expect(Either.isLeft(Messages.toJson(unprintable))).toBe(true)
   })
 })
