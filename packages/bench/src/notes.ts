@@ -43,12 +43,17 @@ export const notes = {
   ].join("\n"),
   cold: [
     "**Cold start.** Most of a chat-ts cold start is loading Effect: the row `effect (floor)` imports",
-    "the Effect modules chat-ts uses (Effect, Schema, Stream, Layer, Mailbox) and nothing else, and",
-    "takes nearly as long as chat-ts's import. The AI SDK and zod load fewer, smaller modules. Once",
-    "loaded, chat-ts's turns are the cheapest (the 100-turn column minus the first-turn column), so",
-    "its lead grows with every request a process serves. Reaching 2× faster than the fastest peer at",
-    "the first request would take loading less of Effect (a bundled build of core, or core's modules",
-    "importing only what they use from `effect` submodules), which is packaging work left open here."
+    "the Effect modules chat-ts uses (Effect, Schema, Stream, Layer, Mailbox) and nothing else: in the",
+    "run of these tables about 80% of chat-ts's import time. The AI SDK and zod load fewer, smaller",
+    "modules. Once loaded, chat-ts's turns are the cheapest (the 100-turn column minus the first-turn",
+    "column: about 0.95 s for 99 turns against about 3 s for the AI SDK in that run), so its lead grows",
+    "with every request a process serves; the 100-turn total is still behind the AI SDK's because of",
+    "the import. Reducing chat-ts's own module-load work was not done in this work (the remaining 20%:",
+    "core's barrel loads every module, Worker, SignedState, ConversationStore and the JSON Schema",
+    "tooling included). Reaching 2× faster than the fastest peer would take loading much less of",
+    "Effect (a bundled build, or entry points that import only what a chat needs): packaging work,",
+    "left open. The run was made on a heavily loaded machine (load average above 15 on 2 cores), so",
+    "the absolute milliseconds are inflated several times; the ratios are what to read."
   ].join("\n"),
   json: [
     "**JSON.** `Messages.toJson` and `fromJson` first run a check compiled from the messages Schema's",
@@ -73,7 +78,14 @@ export const notes = {
     "`WeakMap` and the walk back over the turn per event (scenarios 7 and 4). From the peers'",
     "profiles: the AI SDK's cost per step grows with N, most of it in `generateText`'s own step loop,",
     "which converts the growing prompt again on every step (`convertToLanguageModelPrompt`);",
-    "`@effect/ai` builds its response Schemas anew on every call (`Response.Part(toolkit)`)."
+    "`@effect/ai` builds its response Schemas anew on every call (`Response.Part(toolkit)`).",
+    "",
+    "The run of these tables was made while the 2-core machine ran other sessions' work (load average",
+    "18 when scenario 1 started, over 50 during it): every time is several times its quiet value,",
+    "and unevenly. chat-ts's N=10 median (about 135 µs) came out above its own N=100 median (about",
+    "113 µs) though a step's work does not grow with N (scenario 7: 47 instructions a step at N=10,",
+    "48 at N=100), so where the N=10 ratio misses 0.15× it is that noise, measured, not a cost found:",
+    "rerun on a quiet machine to read it. Scenario 7's instruction counts are the load-free measure."
   ].join("\n"),
   streaming: [
     "**Streaming.** The baseline (a) parses and hands over each SSE event in plain JavaScript",
@@ -121,7 +133,7 @@ export const notes = {
     "far the conversation is known to hold no unresolved call from event to event. The way back",
     "from storage is dominated by decoding. `Messages.fromJson` on the 3.9 MB document took about",
     "45 ms of CPU through the Schema decode (about 4 µs a message); with the compiled check of",
-    "scenario 9 it costs about twice `JSON.parse` of the same text, and `toJson` about 1.5×",
+    "scenario 9 it costs about 1.7× `JSON.parse` of the same text, and `toJson` about 1.7×",
     "`JSON.stringify`, the validation unchanged (see scenario 9's note)."
   ].join("\n"),
   general: [
