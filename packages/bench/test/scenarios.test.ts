@@ -7,10 +7,15 @@ import { describe, expect, it } from "vitest"
 import type { Timing } from "../src/harness.js"
 import { evaluate, markdown, type Results, type Scenarios } from "../src/report.js"
 import { configs } from "../src/scenarios/index.js"
+import { countInstructions } from "../src/instructions.js"
+import * as chatts from "../src/peers/chatts.js"
+import * as Cold from "../src/scenarios/cold.js"
+import * as Json from "../src/scenarios/json.js"
 import * as Loop from "../src/scenarios/loop.js"
 import * as Many from "../src/scenarios/many.js"
 import * as Pause from "../src/scenarios/pause.js"
 import * as Reducer from "../src/scenarios/reducer.js"
+import * as Steps from "../src/scenarios/steps.js"
 import * as Store from "../src/scenarios/store.js"
 import * as Streaming from "../src/scenarios/streaming.js"
 
@@ -107,9 +112,50 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.store = result
   }, 60_000)
 
+  it("7. per step: instructions counted the same every run, the floor beside, every turn complete", async () => {
+    const result = await Steps.run(smoke.steps)
+    expect(result.rows.map((r) => r.steps)).toEqual(smoke.steps.steps)
+    for (const row of result.rows) {
+      expect(row.modelCalls).toBe(row.steps + 1)
+      expect(row.instructions).toBeGreaterThan(row.floorInstructionsPerStep * row.modelCalls)
+      expectTiming(row.perStep)
+      expectTiming(row.floorPerStep)
+    }
+    // The count is a property of the code: the same turn counts the same, run after run.
+    const turn = await chatts.loopTurnEffect(3)
+    const counts = [await countInstructions(turn), await countInstructions(turn), await countInstructions(turn)]
+    expect(counts.map((c) => c.value)).toEqual([5, 5, 5])
+    expect(new Set(counts.slice(1).map((c) => c.instructions)).size).toBe(1)
+    scenarios.steps = result
+  }, 30_000)
+
+  it("8. cold start: every library in a fresh process reaches its first request and completes its turns", async () => {
+    const result = await Cold.run(smoke.cold)
+    expect(result.rows.map((r) => r.library)).toEqual([...Cold.libraries])
+    for (const row of result.rows) {
+      expect(row.runs).toBe(smoke.cold.runs)
+      expect(row.importMs).toBeGreaterThan(0)
+      expect(row.firstRequestMs).toBeGreaterThanOrEqual(row.importMs)
+      expect(row.firstTurnMs).toBeGreaterThanOrEqual(row.firstRequestMs)
+      expect(row.turnsMs).toBeGreaterThanOrEqual(row.firstTurnMs)
+    }
+    scenarios.cold = result
+  }, 120_000)
+
+  it("9. JSON: the round trip gives the messages back; ratios to JSON.stringify / JSON.parse", async () => {
+    const result = await Json.run(smoke.json)
+    const [row] = result.rows
+    expect(row!.messages).toBe(smoke.json.sizes[0])
+    expect(row!.bytes).toBeGreaterThan(0)
+    for (const timing of [row!.toJson, row!.stringify, row!.fromJson, row!.parse]) expectTiming(timing)
+    expect(row!.toJsonRatio).toBeGreaterThan(0)
+    expect(row!.fromJsonRatio).toBeGreaterThan(0)
+    scenarios.json = result
+  }, 30_000)
+
   it("the targets and RESULTS.md are derived from the results", () => {
     const targets = evaluate(scenarios)
-    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume"])
+    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "json"])
     const results: Results = {
       mode: "smoke",
       date: new Date(0).toISOString(),
@@ -120,6 +166,6 @@ describe("bench scenarios (smoke sizes)", () => {
       targets
     }
     const md = markdown(results)
-    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6."]) expect(md).toContain(heading)
+    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6.", "### 7.", "### 8.", "### 9."]) expect(md).toContain(heading)
   })
 })

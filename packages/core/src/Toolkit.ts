@@ -112,6 +112,8 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
         Effect.gen(function*() {
           const resolved: H = Effect.isEffect(handlers) ? yield* handlers : handlers
           const context = yield* Effect.context<HandlersContext<H>>()
+          // The layer machinery's own memo map is always there; any other service is the handlers'.
+          const needsContext = Context.omit(Layer.CurrentMemoMap)(context).unsafeMap.size > 0
           let out = Context.empty() as Context.Context<unknown>
           for (const tool of list) {
             const handler = resolved[tool.name as keyof H] as unknown as (
@@ -120,7 +122,11 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
             ) => Effect.Effect<unknown, unknown, HandlersContext<H>>
             out = Context.add(out, Tool.handlerTag(tool.name), {
               // Suspended: a handler that throws instead of returning an Effect dies in its own call.
-              handle: (params, call) => Effect.suspend(() => Effect.provide(handler(params, call), context))
+              // Handlers that need no services (nothing but the layer machinery was in context when the layer was built) run
+              // as they are: providing an empty context costs a step's worth of interpreter work each call.
+              handle: needsContext
+                ? (params, call) => Effect.suspend(() => Effect.provide(handler(params, call), context))
+                : (params, call) => Effect.suspend(() => handler(params, call) as Effect.Effect<unknown, unknown>)
             })
           }
           return out as Context.Context<HandlersOf<Tools>>

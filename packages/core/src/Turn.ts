@@ -36,6 +36,7 @@ import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "./PauseReason.js"
 import type { Usage } from "./Usage.js"
+import * as UsageModule from "./Usage.js"
 
 /** Settings of the reducer. */
 export interface Config {
@@ -125,46 +126,64 @@ export type Result = readonly [Messages.Messages, Outcome]
 // Helpers
 // ---------------------------------------------------------------------------
 
-interface TurnView {
-  /** Index of the last message, when it is an assistant message of this turn. */
-  readonly lastIndex: number | undefined
+/**
+ * Where a shell stands in a conversation, so that stepping it costs O(1) per
+ * event instead of a walk over the turn and a scan of the history (packages/bench,
+ * scenarios 1 and 4). It describes exactly one messages array (`of`): `stepAt`
+ * ignores a position of another array and works it out again, so a stale one
+ * is never trusted.
+ */
+export interface Position {
+  /** The messages this position describes. */
+  readonly of: Messages.Messages
+  /** Index of the first message of the current turn (just after the last user message). */
+  readonly turnStart: number
+  /** Model responses (assistant messages) of the current turn. */
   readonly steps: number
+  /** How many leading messages are known to hold no unresolved call. */
+  readonly settled: number
+  /**
+   * `stepAt` made `of` itself (or wrote it in place) and says so: the next `stepAt` may write it
+   * in place instead of copying it. A shell passes it back only while it handed the array to
+   * nobody (no model request, no checkpoint, no event); otherwise it drops it.
+   */
+  readonly unshared?: boolean | undefined
 }
 
-const view = (messages: Messages.Messages): TurnView => {
+/** The position of `messages` worked out from scratch: a walk back over the current turn. */
+export const positionOf = (messages: Messages.Messages): Position => {
   let steps = 0
-  let lastIndex: number | undefined
-  for (let i = messages.length - 1; i >= 0; i--) {
+  let i = messages.length - 1
+  for (; i >= 0; i--) {
     const role = messages[i]!.role
     if (role === "user") break
-    if (role === "assistant") {
-      steps++
-      if (lastIndex === undefined && i === messages.length - 1) lastIndex = i
-    }
+    if (role === "assistant") steps++
   }
-  return { lastIndex, steps }
+  return { of: messages, turnStart: i + 1, steps, settled: 0 }
 }
+
+/** Index of the last message, when it is an assistant message (then it is of this turn). */
+const lastResponseIndex = (messages: Messages.Messages): number | undefined => {
+  const last = messages.length - 1
+  return last >= 0 && messages[last]!.role === "assistant" ? last : undefined
+}
+
+/** The result of one step with the position of its messages. */
+export type Positioned = readonly [Messages.Messages, Outcome, Position]
 
 /**
- * For arrays of messages seen here: how many leading messages hold no
- * unresolved call. Messages are immutable, so this never changes for a given
- * array, and an array derived here (one message replaced, one appended) keeps
- * what still holds: checking for stranded calls then costs O(1) per event of a
- * turn instead of a scan of the whole conversation (packages/bench, scenario 4).
+ * `messages` with the message at `index` (the last, an assistant message) replaced.
+ * An array this step made itself (`owned`) is written in place: nobody else holds it yet.
  */
-const settledPrefix = new WeakMap<Messages.Messages, number>()
-
-/** `next`, made from `previous` with its first `unchanged` messages kept as they were. */
-const derived = (previous: Messages.Messages, next: Messages.Messages, unchanged: number): Messages.Messages => {
-  const settled = settledPrefix.get(previous)
-  if (settled !== undefined) settledPrefix.set(next, Math.min(settled, unchanged))
-  return next
-}
-
-const replaceMessage = (messages: Messages.Messages, index: number, message: Message): Messages.Messages => {
-  const next = messages.slice()
+const replaceMessage = (
+  position: Position,
+  index: number,
+  message: Message,
+  owned: boolean
+): Position => {
+  const next = owned ? position.of as Array<Message> : position.of.slice()
   next[index] = message
-  return derived(messages, next, index)
+  return { of: next, turnStart: position.turnStart, steps: position.steps, settled: Math.min(position.settled, index) }
 }
 
 const mapCalls = (
@@ -203,44 +222,57 @@ const lateApprovalText = (at: number): string =>
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
 
-/** Pending calls anywhere before the current response (stranded by new input). */
-const strandedCalls = (messages: Messages.Messages, upTo: number): ReadonlyArray<string> => {
+/** Pending calls anywhere before the current response (stranded by new input), and the position with what was learnt. */
+const strandedCalls = (position: Position, upTo: number): readonly [ReadonlyArray<string>, Position] => {
+  const messages = position.of
   const ids: Array<string> = []
-  const settled = settledPrefix.get(messages) ?? 0
-  for (let i = settled; i < upTo; i++) {
+  for (let i = position.settled; i < upTo; i++) {
     for (const part of messages[i]!.parts) {
       if (part._tag === "ToolCall" && !Messages.isResolved(part)) ids.push(part.id)
     }
   }
-  if (ids.length === 0 && upTo > settled) settledPrefix.set(messages, upTo)
-  return ids
+  return ids.length === 0 && upTo > position.settled
+    ? [ids, { of: messages, turnStart: position.turnStart, steps: position.steps, settled: upTo }]
+    : [ids, position]
+}
+
+/** The usage of every model response of the turn starting at `turnStart`, added up (as `Messages.turnUsage`). */
+const usageFrom = (messages: Messages.Messages, turnStart: number): Usage => {
+  let usage = UsageModule.empty
+  for (let i = turnStart; i < messages.length; i++) {
+    const message = messages[i]!
+    if (message.role === "assistant" && message.usage) usage = UsageModule.add(usage, message.usage)
+  }
+  return usage
 }
 
 /**
  * From a state with no event pending, works out what comes next. With `now`
  * (on `Resume` and `Decided`), expired approvals are rejected by policy and
- * scheduled calls that are due run.
+ * scheduled calls that are due run. `owned`: this step made `position.of` itself.
  */
-const advance = (messages: Messages.Messages, config: Config, now: number | undefined): Result => {
-  const { lastIndex, steps } = view(messages)
+const advance = (start: Position, config: Config, now: number | undefined, owned: boolean): Positioned => {
+  const messages = start.of
+  const lastIndex = lastResponseIndex(messages)
+  const steps = start.steps
   // Calls before the current response (or before new input) can no longer be
   // resolved by this turn: never call the model or complete past them.
-  const stranded = strandedCalls(messages, lastIndex ?? messages.length)
-  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded })]
+  const [stranded, position] = strandedCalls(start, lastIndex ?? messages.length)
+  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded }), position]
   if (lastIndex === undefined) {
     return steps >= config.maxSteps
-      ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps })]
-      : [messages, Outcome.CallModel({ step: steps + 1 })]
+      ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps }), position]
+      : [messages, Outcome.CallModel({ step: steps + 1 }), position]
   }
   let response = messages[lastIndex]!
   const calls = Messages.toolCallsOf(response)
   if (calls.length === 0) {
-    return [messages, Outcome.Complete({ response, usage: Messages.turnUsage(messages) })]
+    return [messages, Outcome.Complete({ response, usage: usageFrom(messages, position.turnStart) }), position]
   }
   const proposed = calls.filter((call) => call.status._tag === "Proposed")
-  if (proposed.length > 0) return [messages, Outcome.Decide({ calls: proposed })]
+  if (proposed.length > 0) return [messages, Outcome.Decide({ calls: proposed }), position]
   const running = calls.filter((call) => call.status._tag === "Running")
-  if (running.length > 0) return [messages, Outcome.AwaitTools({ ids: running.map((call) => call.id) })]
+  if (running.length > 0) return [messages, Outcome.AwaitTools({ ids: running.map((call) => call.id) }), position]
 
   // Expire approvals and start what may run.
   const started: Array<ToolCallPart> = []
@@ -271,8 +303,9 @@ const advance = (messages: Messages.Messages, config: Config, now: number | unde
     }
     return call
   })
-  const nextMessages = response === messages[lastIndex] ? messages : replaceMessage(messages, lastIndex, response)
-  if (started.length > 0) return [nextMessages, Outcome.RunTools({ calls: started })]
+  const next = response === messages[lastIndex] ? position : replaceMessage(position, lastIndex, response, owned)
+  const nextMessages = next.of
+  if (started.length > 0) return [nextMessages, Outcome.RunTools({ calls: started }), next]
 
   const approvals: Array<string> = []
   const scheduled: Array<{ id: string; at: number }> = []
@@ -282,14 +315,14 @@ const advance = (messages: Messages.Messages, config: Config, now: number | unde
   }
   if (approvals.length === 0 && scheduled.length === 0) {
     return steps >= config.maxSteps
-      ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps })]
-      : [nextMessages, Outcome.CallModel({ step: steps + 1 })]
+      ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps }), next]
+      : [nextMessages, Outcome.CallModel({ step: steps + 1 }), next]
   }
   const reason = pauseReason(approvals, scheduled)
   if (approvals.length === 0 && config.waitForScheduled) {
-    return [nextMessages, Outcome.Wait({ until: Math.min(...scheduled.map((s) => s.at)), reason })]
+    return [nextMessages, Outcome.Wait({ until: Math.min(...scheduled.map((s) => s.at)), reason }), next]
   }
-  return [nextMessages, Outcome.Pause({ reason, usage: Messages.turnUsage(nextMessages) })]
+  return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
 }
 
 /** Builds the pause reason from the calls awaiting approval and the scheduled calls. */
@@ -357,8 +390,9 @@ const unapproved = (status: ToolCallPart["status"]): ToolCallPart["status"] => {
   return status.expiresAt === undefined ? { _tag: "AwaitingApproval" } : { _tag: "AwaitingApproval", expiresAt: status.expiresAt }
 }
 
-const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Resume" }>, config: Config): Result => {
-  const { lastIndex } = view(messages)
+const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>, config: Config): Positioned => {
+  const messages = position.of
+  const lastIndex = lastResponseIndex(messages)
   if (lastIndex !== undefined) {
     const response = messages[lastIndex]!
     const invalid = event.invalidEdits ?? []
@@ -380,7 +414,8 @@ const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Re
         // approval (deadline or scheduled time included) and wait for a new decision.
         const refused = new Set(edits.map((edit) => edit.id))
         const reverted = mapCalls(response, (call) => refused.has(call.id) ? { ...call, status: unapproved(call.status) } : call)
-        return [replaceMessage(messages, lastIndex, reverted), Outcome.InvalidEdits({ edits })]
+        const next = replaceMessage(position, lastIndex, reverted, false)
+        return [next.of, Outcome.InvalidEdits({ edits }), next]
       }
     }
     // A call left running by a crash or an interruption is never run again, unless it may (`rerun`).
@@ -394,19 +429,20 @@ const onResume = (messages: Messages.Messages, event: Extract<Event, { _tag: "Re
       return next
     })
     if (restarted.length > 0) {
-      return [replaceMessage(messages, lastIndex, recovered), Outcome.RunTools({ calls: restarted })]
+      const next = replaceMessage(position, lastIndex, recovered, false)
+      return [next.of, Outcome.RunTools({ calls: restarted }), next]
     }
-    if (recovered !== response) return advance(replaceMessage(messages, lastIndex, recovered), config, event.now)
+    if (recovered !== response) return advance(replaceMessage(position, lastIndex, recovered, false), config, event.now, true)
   }
-  return advance(messages, config, event.now)
+  return advance(position, config, event.now, false)
 }
 
 const onModelResponded = (
-  messages: Messages.Messages,
+  position: Position,
   event: Extract<Event, { _tag: "ModelResponded" }>,
   config: Config
-): Result => {
-  const current = advance(messages, config, undefined)
+): Positioned => {
+  const current = advance(position, config, undefined, false)
   // A response is only taken when the model was due to be called.
   if (current[1]._tag !== "CallModel") return current
   const cut = cutShort(event.message.finishReason)
@@ -421,7 +457,15 @@ const onModelResponded = (
         : { ...part, status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
     )
   }
-  return advance(derived(current[0], [...current[0], message], current[0].length), config, undefined)
+  const before = current[2]
+  const appended = before.of.slice()
+  appended.push(message)
+  return advance(
+    { of: appended, turnStart: before.turnStart, steps: before.steps + 1, settled: before.settled },
+    config,
+    undefined,
+    true
+  )
 }
 
 /** Why calls of a response that ended this way do not run, or `undefined` when they may. */
@@ -438,32 +482,89 @@ const cutShort = (reason: Message["finishReason"]): string | undefined => {
   }
 }
 
-const onDecided = (messages: Messages.Messages, event: Extract<Event, { _tag: "Decided" }>, config: Config): Result => {
-  const { lastIndex } = view(messages)
-  if (lastIndex === undefined) return advance(messages, config, event.now)
+const onDecided = (
+  position: Position,
+  event: Extract<Event, { _tag: "Decided" }>,
+  config: Config,
+  owned: boolean
+): Positioned => {
+  const messages = position.of
+  const lastIndex = lastResponseIndex(messages)
+  if (lastIndex === undefined) return advance(position, config, event.now, false)
   const decisions = new Map(event.decisions.map((d) => [d.id, d.decision]))
   const response = mapCalls(messages[lastIndex]!, (call) => {
     // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
     return !decisions.has(call.id) || call.status._tag !== "Proposed" ? call : applyDecision(call, decisions.get(call.id)!, event.now)
   })
-  return advance(replaceMessage(messages, lastIndex, response), config, event.now)
+  return advance(replaceMessage(position, lastIndex, response, owned), config, event.now, true)
 }
 
 const onToolResult = (
-  messages: Messages.Messages,
+  position: Position,
   id: string,
   finish: (call: ToolCallPart) => ToolCallPart,
-  config: Config
-): Result => {
-  const { lastIndex } = view(messages)
-  if (lastIndex === undefined) return advance(messages, config, undefined)
+  config: Config,
+  owned: boolean
+): Positioned => {
+  const messages = position.of
+  const lastIndex = lastResponseIndex(messages)
+  if (lastIndex === undefined) return advance(position, config, undefined, false)
   const response = mapCalls(messages[lastIndex]!, (call) =>
     call.id === id && call.status._tag === "Running" ? finish(call) : call)
-  return advance(
-    response === messages[lastIndex] ? messages : replaceMessage(messages, lastIndex, response),
-    config,
-    undefined
-  )
+  return response === messages[lastIndex]
+    ? advance(position, config, undefined, false)
+    : advance(replaceMessage(position, lastIndex, response, owned), config, undefined, true)
+}
+
+/**
+ * `step` for shells that apply many events: `position` is what the previous
+ * `stepAt` returned for `messages` (ignored, and worked out again, when it
+ * describes another array). Same result as `step`, plus the position of the
+ * next messages, so that an event costs O(1) whatever the history's length.
+ * Pure like `step`, with one exception the caller opts into: a position marked
+ * `unshared` lets this step write that array in place instead of copying it
+ * (see `Position.unshared`), so a shell copies the history once per model call,
+ * not once per event.
+ */
+export const stepAt = (
+  messages: Messages.Messages,
+  event: Event,
+  config: Config = defaultConfig,
+  position?: Position
+): Positioned => {
+  const at = position !== undefined && position.of === messages ? position : positionOf(messages)
+  const owned = at.unshared === true
+  const result = dispatch(at, event, config, owned)
+  const next = result[2]
+  // Whatever this step made is the caller's alone until it hands it out.
+  return next.of !== messages || owned ? [result[0], result[1], { ...next, unshared: true }] : result
+}
+
+const dispatch = (at: Position, event: Event, config: Config, owned: boolean): Positioned => {
+  switch (event._tag) {
+    case "Resume":
+      return onResume(at, event, config)
+    case "ModelResponded":
+      return onModelResponded(at, event, config)
+    case "Decided":
+      return onDecided(at, event, config, owned)
+    case "ToolSucceeded":
+      return onToolResult(
+        at,
+        event.id,
+        (call) => ({ ...call, status: { _tag: "Completed", result: event.result, ...edited(call) } }),
+        config,
+        owned
+      )
+    case "ToolFailed":
+      return onToolResult(
+        at,
+        event.id,
+        (call) => ({ ...call, status: { _tag: "Failed", error: event.error, ...edited(call) } }),
+        config,
+        owned
+      )
+  }
 }
 
 /**
@@ -474,37 +575,22 @@ const onToolResult = (
  * state itself calls for (which may start calls a person already approved).
  */
 export const step = (messages: Messages.Messages, event: Event, config: Config = defaultConfig): Result => {
-  switch (event._tag) {
-    case "Resume":
-      return onResume(messages, event, config)
-    case "ModelResponded":
-      return onModelResponded(messages, event, config)
-    case "Decided":
-      return onDecided(messages, event, config)
-    case "ToolSucceeded":
-      return onToolResult(
-        messages,
-        event.id,
-        (call) => ({ ...call, status: { _tag: "Completed", result: event.result, ...edited(call) } }),
-        config
-      )
-    case "ToolFailed":
-      return onToolResult(
-        messages,
-        event.id,
-        (call) => ({ ...call, status: { _tag: "Failed", error: event.error, ...edited(call) } }),
-        config
-      )
-  }
+  const [next, outcome] = stepAt(messages, event, config)
+  return [next, outcome]
 }
 
-/** Applies events one after another from `messages`, returning the last result. */
+/**
+ * Applies events one after another from `messages`, returning the last result.
+ * The position is carried from event to event (see `stepAt`), and the arrays
+ * made on the way, which nobody else sees, are written in place.
+ */
 export const run = (messages: Messages.Messages, events: Iterable<Event>, config: Config = defaultConfig): Result => {
   let result: Result = [messages, Outcome.AwaitTools({ ids: [] })]
-  let current = messages
+  let position: Position | undefined
   for (const event of events) {
-    result = step(current, event, config)
-    current = result[0]
+    const [next, outcome, at] = stepAt(result[0], event, config, position)
+    result = [next, outcome]
+    position = at
   }
   return result
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Tracer } from "effect"
-import { Chat, Messages } from "../src/index.js"
+import { Chat, Messages, Tool, Toolkit } from "../src/index.js"
+import * as Schema from "effect/Schema"
+import * as Context from "effect/Context"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { fileHandlers, files, recorder } from "./Chat.helpers.js"
 
@@ -65,5 +67,56 @@ describe("Chat tracing", () => {
       expect(firstModel.get("gen_ai.response.finish_reasons")).toBe("tool-calls")
       expect(spans[2]!.attributes.get("gen_ai.tool.name")).toBe("list_files")
       expect(spans[2]!.attributes.get("gen_ai.tool.call.id")).toBe("c1")
+    }))
+
+  it.effect("makes no spans when no tracer is installed: a handler runs in its caller's span", () =>
+    Effect.gen(function*() {
+      const Probe = Tool.make("probe", { description: "Reports its span.", parameters: {}, success: Schema.String })
+      const kit = Toolkit.make(Probe)
+      const seen: Array<string> = []
+      const handlers = kit.toLayer({
+        probe: () =>
+          Effect.map(Effect.option(Effect.currentSpan), (span) => {
+            const name = Option.isSome(span) ? span.value.name : "(none)"
+            seen.push(name)
+            return name
+          })
+      })
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "p1", name: "probe", arguments: {} }]),
+        MockLanguageModel.text("Done.")
+      ])
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
+      yield* chat.complete(Messages.fromUser("Probe.")).pipe(Effect.withSpan("caller"))
+      expect(seen).toEqual(["caller"])
+
+      // With a tracer, the same handler runs in the chat's tool span.
+      const { tracer, spans } = recordingTracer()
+      const traced = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "p2", name: "probe", arguments: {} }]),
+        MockLanguageModel.text("Done.")
+      ])
+      const chat2 = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(traced.layer, handlers)))
+      yield* chat2.complete(Messages.fromUser("Probe.")).pipe(Effect.withSpan("caller"), Effect.withTracer(tracer))
+      expect(seen).toEqual(["caller", "chat-ts.tool"])
+      expect(spans.map((span) => span.name)).toEqual(["caller", "chat-ts.turn", "chat-ts.model", "chat-ts.tool", "chat-ts.model"])
+    }))
+
+  it.effect("handlers built with services still get them (the toolkit provides its layer's context)", () =>
+    Effect.gen(function*() {
+      class Greeting extends Context.Tag("Greeting")<Greeting, string>() {}
+      const Hello = Tool.make("hello", { description: "Greets.", parameters: {}, success: Schema.String })
+      const kit = Toolkit.make(Hello)
+      const handlers = kit.toLayer(Effect.map(Greeting, (greeting) => ({ hello: () => Effect.map(Greeting, (g) => `${g}, ${greeting}`) })))
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "h1", name: "hello", arguments: {} }]),
+        MockLanguageModel.text("Done.")
+      ])
+      const chat = yield* Chat.make({ tools: kit }).pipe(
+        Effect.provide(Layer.merge(model.layer, Layer.provide(handlers, Layer.succeed(Greeting, "hi"))))
+      )
+      const result = yield* chat.complete(Messages.fromUser("Greet."))
+      const call = Messages.findTool(result.messages, "h1")
+      expect(call?.status).toEqual({ _tag: "Completed", result: "hi, hi" })
     }))
 })

@@ -358,6 +358,71 @@ describe("Turn.step properties (order independence)", () => {
   )
 })
 
+describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => {
+  /** What a position must say of its messages: the turn's start and steps exactly, and only settled messages before `settled`. */
+  const expectDescribes = (position: Turn.Position, messages: Messages.Messages) => {
+    const fresh = Turn.positionOf(messages)
+    expect(position.of).toBe(messages)
+    expect(position.turnStart).toBe(fresh.turnStart)
+    expect(position.steps).toBe(fresh.steps)
+    expect(position.settled).toBeLessThanOrEqual(messages.length)
+    for (const message of messages.slice(0, position.settled)) {
+      for (const call of Messages.toolCallsOf(message)) expect(Messages.isResolved(call)).toBe(true)
+    }
+  }
+
+  it.prop("carrying the position from event to event gives every step's result, and the position stays true", [Arb.script], ([script]) => {
+    const trace = play(script)
+    let carried: Turn.Position | undefined
+    for (const entry of trace.entries) {
+      const before = deepFreeze(entry.before)
+      // The driver changes the messages between some events (a person decides): the position of another array is not used.
+      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before, unshared: false } : carried
+      const [after, outcome, next] = Turn.stepAt(before, deepFreeze(entry.event), trace.config, position)
+      expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
+      expectDescribes(next, after)
+      carried = { ...next, of: entry.after }
+    }
+  }, runs)
+
+  it.prop("an unshared array is written in place with the same results, and only then", [Arb.script], ([script]) => {
+    const trace = play(script)
+    let carried: Turn.Position | undefined
+    let mine: Array<Messages.Message> | undefined
+    for (const entry of trace.entries) {
+      // The shell's own copy of the state, as if the reducer had made it and nobody else saw it.
+      const own = mine !== undefined && carried?.of === entry.before ? mine : entry.before.slice()
+      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: own, unshared: true } : undefined
+      const [after, outcome, next] = Turn.stepAt(own, deepFreeze(entry.event), trace.config, position)
+      expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
+      // Without the mark, the input is never written (the arrays of the trace are frozen).
+      expect(Turn.stepAt(deepFreeze(entry.before), entry.event, trace.config, { ...Turn.positionOf(entry.before) })[0])
+        .toStrictEqual(entry.after)
+      expect(next.unshared === true).toBe(after !== own || position !== undefined)
+      mine = after as Array<Messages.Message>
+      carried = { ...next, of: entry.after }
+    }
+  }, runs)
+
+  it.prop("Turn.run (which writes its own arrays in place) gives what folding Turn.step gives, input untouched", [
+    Arb.conversation.chain((messages) => fc.tuple(fc.constant(messages), fc.array(Arb.eventFor(messages), { maxLength: 8 }), Arb.config))
+  ], ([[messages, events, config]]) => {
+    let folded: Turn.Result = [messages, Turn.Outcome.AwaitTools({ ids: [] })]
+    for (const event of events) folded = Turn.step(folded[0], event, config)
+    const before = snapshot(messages)
+    expect(Turn.run(deepFreeze(messages), events, config)).toStrictEqual(folded)
+    expect(messages).toStrictEqual(before)
+  }, { ...runs, fastCheck: { numRuns: 60 } })
+
+  it.prop("a position of another array is ignored", [Arb.conversation, Arb.conversation, Arb.config], ([messages, other, config]) => {
+    const stale: Turn.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
+    const event = Turn.Event.Resume({ now: START })
+    const [after, outcome, position] = Turn.stepAt(deepFreeze(messages), event, config, stale)
+    expect([after, outcome]).toStrictEqual(Turn.step(messages, event, config))
+    expectDescribes(position, after)
+  }, runs)
+})
+
 // ---------------------------------------------------------------------------
 // Any state, any event
 // ---------------------------------------------------------------------------

@@ -68,19 +68,33 @@ export const loopModel = (steps: number) => {
   }
 }
 
-/** A chat over `noop` with the loop model, and a function running one whole turn. */
-export const loopChat = async (steps: number) => {
+/** One whole turn of the loop chat as an Effect: `steps` tool steps and an answer, checked. */
+export const loopTurnEffect = async (steps: number, history: Messages.Messages = []) => {
   const model = loopModel(steps)
   const chat = await Effect.runPromise(
     Chat.make({ tools: [noopKit], maxSteps: steps + 1 }).pipe(
       Effect.provide(Layer.merge(LanguageModel.layer(model.service), noopHandlers))
     )
   )
-  const input = Messages.fromUser("Go.")
-  return async (): Promise<void> => {
+  const input = [...history, Messages.user("Go.")]
+  return Effect.suspend(() => {
     model.reset()
-    const result = await Effect.runPromise(chat.complete(input))
-    if (result.outcome._tag !== "Complete") throw new Error("chat-ts: the turn did not complete")
+    return chat.complete(input)
+  }).pipe(
+    Effect.flatMap((result) =>
+      result.outcome._tag === "Complete" && result.messages.length === input.length + steps + 1
+        ? Effect.succeed(result.messages.length)
+        : Effect.die(new Error("chat-ts: the turn did not complete"))
+    ),
+    Effect.orDie
+  )
+}
+
+/** A chat over `noop` with the loop model, and a function running one whole turn. */
+export const loopChat = async (steps: number) => {
+  const turn = await loopTurnEffect(steps)
+  return async (): Promise<void> => {
+    await Effect.runPromise(turn)
   }
 }
 

@@ -3,16 +3,19 @@
  * tests, and the jobs (one child process each) a run is made of.
  */
 import { type Budget, smokeBudget } from "../harness.js"
+import type * as Cold from "./cold.js"
+import type * as Json from "./json.js"
 import type * as Loop from "./loop.js"
 import type * as Many from "./many.js"
 import type * as Pause from "./pause.js"
 import type * as Reducer from "./reducer.js"
+import type * as Steps from "./steps.js"
 import type * as Store from "./store.js"
 import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -21,7 +24,10 @@ export const titles: Record<ScenarioId, string> = {
   streaming: "3. Streaming overhead",
   reducer: "4. Reducer throughput (Turn.step)",
   many: "5. Many conversations",
-  store: "6. One approved call on a stored conversation (SQLite, PostgreSQL)"
+  store: "6. One approved call on a stored conversation (SQLite, PostgreSQL)",
+  steps: "7. Per step: interpreter instructions, the Effect floor, growth to N=1,000",
+  cold: "8. Cold start: import to first request, first 100 turns",
+  json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse"
 }
 
 const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
@@ -38,6 +44,9 @@ export interface Configs {
   readonly reducer: Reducer.Config
   readonly many: Omit<Many.Config, "library">
   readonly store: Store.Config
+  readonly steps: Steps.Config
+  readonly cold: Cold.Config
+  readonly json: Json.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -50,7 +59,10 @@ export const configs: Record<Mode, Configs> = {
       budget: budget(200, 5, 1000, 30)
     },
     many: { conversations: 10_000 },
-    store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 }
+    store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
+    steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
+    cold: { runs: 5, turns: 100 },
+    json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) }
   },
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
@@ -58,7 +70,10 @@ export const configs: Record<Mode, Configs> = {
     streaming: { deltas: 20, intervalUs: 0, budget: smokeBudget },
     reducer: { cases: [{ steps: 3, history: 4 }], budget: smokeBudget },
     many: { conversations: 25 },
-    store: { sizes: [4], samples: 2, warmup: 1 }
+    store: { sizes: [4], samples: 2, warmup: 1 },
+    steps: { steps: [1, 2], budget: smokeBudget },
+    cold: { runs: 1, turns: 3 },
+    json: { sizes: [4], budget: smokeBudget }
   }
 }
 
@@ -90,5 +105,11 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./many.js")).run({ ...config.many, library: job.library })
     case "store":
       return (await import("./store.js")).run(config.store)
+    case "steps":
+      return (await import("./steps.js")).run(config.steps)
+    case "cold":
+      return (await import("./cold.js")).run(config.cold)
+    case "json":
+      return (await import("./json.js")).run(config.json)
   }
 }

@@ -14,6 +14,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import type * as Tracer from "effect/Tracer"
 import type { CheckpointError, TurnError, TurnOptions } from "../Chat.js"
 import { ChatEvent } from "../ChatEvent.js"
 import * as ChatError from "../ChatError.js"
@@ -145,19 +146,45 @@ class Run<R> {
   /** Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`). */
   takenIds: Set<string> | undefined
   rejectionsAnnounced = false
+  /** Where the reducer stands in `current` (see `Turn.stepAt`): an event costs the same whatever the history. */
+  position: Turn.Position | undefined
   readonly save: Effect.Effect<void, CheckpointError>
+  /** Nothing to announce or save between events (no stream, no checkpoint): `apply` is one synchronous step. */
+  readonly quiet: boolean
 
-  constructor(readonly env: Env<R>, readonly mode: Mode, readonly input: Messages.Messages) {
+  constructor(
+    readonly env: Env<R>,
+    readonly mode: Mode,
+    readonly input: Messages.Messages,
+    /** Whether a tracer is installed: without one, the model and tool spans are not made at all. */
+    readonly traced: boolean
+  ) {
     this.current = input
     this.save = saver(mode.checkpoint, input, () => this.current)
+    this.quiet = !mode.stream && mode.checkpoint === undefined
+  }
+
+  /** One reducer step from the latest state, which becomes the result's. */
+  private stepNow(event: Turn.Event): Turn.Result {
+    const [messages, outcome, position] = Turn.stepAt(this.current, event, this.mode.config, this.position)
+    this.current = messages
+    // Outside the quiet mode every state is emitted or saved: the next step must not write it in place.
+    this.position = this.quiet || position.unshared !== true ? position : { ...position, unshared: false }
+    return [messages, outcome]
+  }
+
+  /** The latest messages, handed out (to the model): from now on the reducer copies them before a change. */
+  private shared(messages: Messages.Messages): Messages.Messages {
+    if (this.position?.unshared === true) this.position = { ...this.position, unshared: false }
+    return messages
   }
 
   /** Steps the reducer, announces the calls it resolved, then checkpoints. */
   apply(event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> {
+    if (this.quiet) return Effect.sync(() => this.stepNow(event))
     return Effect.suspend(() => {
       const before = this.current
-      const result = Turn.step(before, event, this.mode.config)
-      this.current = result[0]
+      const result = this.stepNow(event)
       if (result[0] === before) return Effect.succeed(result)
       return Effect.forEach(newlyResolved(before, result[0]), (call) => this.mode.emit(ChatEvent.ToolResult({ call })), {
         discard: true
@@ -179,16 +206,18 @@ class Run<R> {
   callModel(messages: Messages.Messages, step: number): Effect.Effect<Message, ChatError.ModelError> {
     const { env, mode } = this
     const request: LanguageModel.Request = {
-      messages: env.system === undefined ? messages : [Messages.system(env.system), ...messages],
+      messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
       tools: env.declarations,
       options: mode.modelOptions
     }
     const response = mode.stream
       ? LanguageModel.collect(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(part))))
       : env.model.generate(request)
-    return Effect.map(response, (r) =>
+    const message = Effect.map(response, (r) =>
       // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
-      toMessage(r, uniqueIds(this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts))).pipe(
+      toMessage(r, uniqueIds(this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts)))
+    const traced = this.traced
+      ? message.pipe(
         Effect.tap((message) =>
           Effect.annotateCurrentSpan({
             "gen_ai.usage.input_tokens": message.usage?.inputTokens ?? 0,
@@ -199,9 +228,11 @@ class Run<R> {
         Effect.withSpan("chat-ts.model", {
           attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream },
           captureStackTrace: false
-        }),
-        Effect.tap((message) => this.emitResponse(message, step))
+        })
       )
+      : message
+    // Nothing to emit outside a stream (the events would go nowhere).
+    return mode.stream ? Effect.tap(traced, (message) => this.emitResponse(message, step)) : traced
   }
 
   private emitDelta(part: LanguageModel.StreamPart): Effect.Effect<void> {
@@ -235,13 +266,15 @@ class Run<R> {
     if (Either.isLeft(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
     const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-    return Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name, attempt }))).pipe(
-      Effect.map((exit) => this.resultEvent(entry.tool, call, exit)),
-      Effect.withSpan("chat-ts.tool", {
+    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name, attempt }))).pipe(
+      Effect.map((exit) => this.resultEvent(entry.tool, call, exit))
+    )
+    return this.traced
+      ? Effect.withSpan(run, "chat-ts.tool", {
         attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
         captureStackTrace: false
       })
-    )
+      : run
   }
 
   /** The event a handler's exit makes: its encoded result or typed failure, or a defect (kept for the turn's error). */
@@ -371,30 +404,43 @@ class Run<R> {
   }
 }
 
+let builtIn: Tracer.Tracer | undefined
+
+/** Effect's own tracer, in place when no tracer was installed (its spans are recorded nowhere). */
+const builtInTracer = (): Tracer.Tracer => builtIn ??= Effect.runSync(Effect.tracer)
+
 const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
 
 /** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
-export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError, R> => {
-  const turn = new Run(env, mode, input)
-  const loop = Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    let step: Turn.Result | Ended = yield* turn.apply(
-      Turn.Event.Resume({ now, invalidEdits: env.checkEdits(input), rerun: env.rerunnable(input) })
-    )
-    while (!isEnded(step)) step = yield* turn.next(step)
-    return step
+export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError, R> =>
+  Effect.tracerWith((tracer) => {
+    // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
+    // when someone records them, that is when a tracer other than Effect's built-in one is installed.
+    const traced = tracer !== builtInTracer()
+    const turn = new Run(env, mode, input, traced)
+    const loop = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      let step: Turn.Result | Ended = yield* turn.apply(
+        Turn.Event.Resume({ now, invalidEdits: env.checkEdits(input), rerun: env.rerunnable(input) })
+      )
+      while (!isEnded(step)) step = yield* turn.next(step)
+      return step
+    })
+    return (traced
+      ? Effect.withSpan(loop, "chat-ts.turn", {
+        // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
+        // (packages/bench, scenario 1), and the call site it records is always this file.
+        attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
+        captureStackTrace: false
+      })
+      : loop).pipe(
+        Effect.mapError((error) => turn.withState(error)),
+        Effect.onInterrupt(() => turn.interruptRunning())
+      )
   })
-  return loop.pipe(
-    // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
-    // (packages/bench, scenario 1), and the call site it records is always this file.
-    Effect.withSpan("chat-ts.turn", {
-      attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
-      captureStackTrace: false
-    }),
-    Effect.mapError((error) => turn.withState(error)),
-    Effect.onInterrupt(() => turn.interruptRunning())
-  )
-}
+
+/** Whether spans are recorded: a tracer other than Effect's built-in one is installed. */
+const traced: Effect.Effect<boolean> = Effect.tracerWith((tracer) => Effect.succeed(tracer !== builtInTracer()))
 
 /** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
 export const steps = <R>(env: Env<R>, mode: Mode): {
@@ -408,13 +454,14 @@ export const steps = <R>(env: Env<R>, mode: Mode): {
     call: ToolCallPart
   ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
 } => ({
-  callModel: (messages, step) => new Run(env, mode, messages).callModel(messages, step),
+  callModel: (messages, step) => Effect.flatMap(traced, (on) => new Run(env, mode, messages, on).callModel(messages, step)),
   decide: (calls, now) =>
     Effect.forEach(calls, (call) => Effect.map(env.decide(call, now), (decision) => ({ id: call.id, decision })), {
       concurrency: env.concurrency
     }),
-  runTool: (messages, call) => {
-    const turn = new Run(env, mode, messages)
-    return Effect.map(turn.toolEvent(call), (event) => ({ event, defect: turn.defect?.detail }))
-  }
+  runTool: (messages, call) =>
+    Effect.flatMap(traced, (on) => {
+      const turn = new Run(env, mode, messages, on)
+      return Effect.map(turn.toolEvent(call), (event) => ({ event, defect: turn.defect?.detail }))
+    })
 })

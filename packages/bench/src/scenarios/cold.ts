@@ -1,0 +1,87 @@
+/**
+ * Scenario 8: cold start. Each library in a fresh `node` process (plain
+ * JavaScript, published code: chat-ts from `packages/core/dist`), timed from
+ * the start of the script: until its modules are imported, until the model
+ * receives the first request, and until 100 turns (scenario 1's turn at N=1)
+ * are done. What a serverless function pays on its first requests. Processes
+ * alternate between libraries, `runs` times; medians are reported.
+ */
+import { execFile } from "node:child_process"
+import { existsSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+
+export interface Config {
+  readonly runs: number
+  readonly turns: number
+}
+
+export const libraries = ["chat-ts", "ai", "@openai/agents", "@effect/ai", "effect (floor)"] as const
+
+export interface Sample {
+  readonly importMs: number
+  readonly firstRequestMs: number
+  readonly firstTurnMs: number
+  readonly first100Ms: number
+}
+
+export interface Row {
+  readonly library: string
+  readonly runs: number
+  readonly turns: number
+  /** Medians over the runs, milliseconds from the start of the script. */
+  readonly importMs: number
+  readonly firstRequestMs: number
+  readonly firstTurnMs: number
+  readonly turnsMs: number
+}
+
+export interface Result {
+  readonly rows: ReadonlyArray<Row>
+}
+
+const script = fileURLToPath(new URL("../../cold/start.mjs", import.meta.url))
+const coreDist = fileURLToPath(new URL("../../../core/dist/index.js", import.meta.url))
+
+const once = (library: string, turns: number): Promise<Sample> =>
+  new Promise((resolve, reject) => {
+    execFile(process.execPath, [script, library, String(turns)], { timeout: 120_000 }, (error, stdout, stderr) => {
+      if (error !== null) {
+        reject(new Error(`cold start of ${library} failed: ${error.message}\n${stderr}`))
+        return
+      }
+      try {
+        resolve(JSON.parse(stdout.trim().split("\n").pop()!) as Sample)
+      } catch (cause) {
+        reject(new Error(`cold start of ${library}: no result in ${JSON.stringify(stdout)}`, { cause }))
+      }
+    })
+  })
+
+const median = (values: ReadonlyArray<number>): number => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = Math.floor(sorted.length / 2)
+  const value = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2
+  return Math.round(value * 10) / 10
+}
+
+export const run = async (config: Config): Promise<Result> => {
+  if (!existsSync(coreDist)) throw new Error(`cold start measures the built package: run \`npx tsc -b\` first (${coreDist} is missing)`)
+  const samples = new Map<string, Array<Sample>>(libraries.map((library) => [library, []]))
+  for (let i = 0; i < config.runs; i++) {
+    for (const library of libraries) samples.get(library)!.push(await once(library, config.turns))
+  }
+  return {
+    rows: libraries.map((library) => {
+      const s = samples.get(library)!
+      return {
+        library,
+        runs: s.length,
+        turns: config.turns,
+        importMs: median(s.map((x) => x.importMs)),
+        firstRequestMs: median(s.map((x) => x.firstRequestMs)),
+        firstTurnMs: median(s.map((x) => x.firstTurnMs)),
+        turnsMs: median(s.map((x) => x.first100Ms))
+      }
+    })
+  }
+}
