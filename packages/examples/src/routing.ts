@@ -4,16 +4,19 @@
  * breaker that leaves a failing model out for a while, and the answering
  * model recorded in the conversation.
  *
- * With OPENAI_API_KEY set it routes between two OpenAI models; offline, the
- * primary is a scripted model that is overloaded, so the fallback answers.
+ * With ANTHROPIC_API_KEY and OPENAI_API_KEY set it asks Claude first and falls
+ * back to OpenAI; with OPENAI_API_KEY alone it routes between two OpenAI
+ * models; offline, the primary is a scripted model that is overloaded, so the
+ * fallback answers.
  *
  *   npx tsx src/routing.ts
  */
 // #region imports
+import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { Chat, ChatError, ChatOutcome, LanguageModel, Messages, Router } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
-import { Console, Effect, Layer } from "effect"
+import { Config, Console, Effect, Layer, Option } from "effect"
 // #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import type * as Models from "./shared/Models.js"
@@ -44,6 +47,18 @@ export const routed = <E1, R1, E2, R2>(
     breaker: { failureThreshold: 3, recoveryTime: "30 seconds" }
   })
 
+/**
+ * Claude first, OpenAI when Claude is rate limited, overloaded or down. The
+ * providers' own retries are off (`retry: false`): the router moves on at
+ * once instead of waiting out Claude's backoff.
+ */
+export const claudeFirst = routed(
+  AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5", retry: false }).pipe(
+    Layer.provide(AnthropicClient.layerConfig())
+  ),
+  OpenAiChatCompletions.layer({ model: "gpt-4.1-mini", retry: false }).pipe(Layer.provide(OpenAiClient.layerConfig()))
+)
+
 /** The OpenAI pair: the larger model first, the smaller one as the fallback. */
 export const openAiPair = routed(
   OpenAiChatCompletions.layer({ model: "gpt-4.1" }),
@@ -72,9 +87,15 @@ export const offlineFallback = () =>
     MockLanguageModel.text("A router keeps the chat answering when one model is rate limited or down.")
   )
 
-/** The router of a choice: the OpenAI pair, or the offline one. */
+/** The router of a choice: Claude first when both keys are set, else the OpenAI pair, or the offline one. */
 export const routerOf = (choice: Models.Choice) =>
-  choice._tag === "OpenAi" ? openAiPair : routed(offlinePrimary().layer, offlineFallback().layer)
+  Layer.unwrapEffect(Effect.map(
+    Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none())),
+    (anthropicKey) =>
+      choice._tag === "OpenAi"
+        ? (Option.isSome(anthropicKey) ? claudeFirst : openAiPair)
+        : routed(offlinePrimary().layer, offlineFallback().layer)
+  ))
 
 if (isMain(import.meta.url)) {
   runExample((choice) => program.pipe(Effect.provide(routerOf(choice))), { offlineName: "scripted models (primary overloaded)" })

@@ -14,6 +14,8 @@ import * as FirstCompletion from "../src/first-completion.js"
 import * as Models from "../src/shared/Models.js"
 import { makeTranscript, outputLayer } from "./support/capture.js"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
+import * as FakeOpenAi from "./support/FakeOpenAi.js"
+import * as Routing from "../src/routing.js"
 import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 
@@ -123,3 +125,38 @@ const runDemo = (vars: Record<string, string>, args: ReadonlyArray<string>) =>
     child.on("error", reject)
     child.on("close", (code) => resolve({ code, stdout }))
   })
+
+describe("the router, Claude first with OpenAI as the fallback (both keys set)", () => {
+  const both = (anthropic: string, openai: string) =>
+    withEnv({ ...env(anthropic), OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: openai })
+
+  it.scopedLive("Claude answers while it is up; OpenAI is not asked", () =>
+    Effect.gen(function*() {
+      const claude = yield* FakeAnthropic.make({ text: "Claude here." })
+      const openai = yield* FakeOpenAi.make("OpenAI here.")
+      const transcript = makeTranscript()
+      const result = yield* Effect.gen(function*() {
+        const choice = yield* Models.choose()
+        return yield* Routing.program.pipe(Effect.provide(Routing.routerOf(choice)))
+      }).pipe(Effect.provide(outputLayer(transcript)), both(claude.baseURL, openai.baseURL))
+      expect(result.outcome._tag).toBe("Complete")
+      expect(transcript.text()).toContain("Claude here.\n(answered by primary)")
+      expect([claude.requests.length, openai.requests.length]).toEqual([1, 0])
+    }))
+
+  it.scopedLive("Claude overloaded (529): the same request goes to OpenAI at once, recorded in the messages", () =>
+    Effect.gen(function*() {
+      const claude = yield* FakeAnthropic.make({ overloaded: true })
+      const openai = yield* FakeOpenAi.make("OpenAI here.")
+      const transcript = makeTranscript()
+      const result = yield* Effect.gen(function*() {
+        const choice = yield* Models.choose()
+        return yield* Routing.program.pipe(Effect.provide(Routing.routerOf(choice)))
+      }).pipe(Effect.provide(outputLayer(transcript)), both(claude.baseURL, openai.baseURL))
+      expect(result.outcome._tag).toBe("Complete")
+      expect(transcript.text()).toContain("OpenAI here.\n(answered by fallback)")
+      // No provider retry before the fallback: one request to Claude, one to OpenAI.
+      expect([claude.requests.length, openai.requests.length]).toEqual([1, 1])
+      expect(openai.requests[0]!.body["model"]).toBe("gpt-4.1-mini")
+    }))
+})

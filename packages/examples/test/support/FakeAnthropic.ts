@@ -15,15 +15,20 @@ export interface Recorded {
   readonly body: { readonly [key: string]: unknown }
 }
 
-/** What the fake answers: text, or one tool call. */
-export type Reply = { readonly text: string } | { readonly toolUse: { readonly id: string; readonly name: string; readonly input: object } }
+/** What the fake answers: text, one tool call, or a 529 "overloaded" error. */
+export type Reply =
+  | { readonly text: string }
+  | { readonly toolUse: { readonly id: string; readonly name: string; readonly input: object } }
+  | { readonly overloaded: true }
+
+type Answer = Exclude<Reply, { readonly overloaded: true }>
 
 export interface FakeAnthropic {
   readonly baseURL: string
   readonly requests: ReadonlyArray<Recorded>
 }
 
-const message = (model: string, reply: Reply) => ({
+const message = (model: string, reply: Answer) => ({
   id: "msg_fake",
   type: "message",
   role: "assistant",
@@ -34,7 +39,7 @@ const message = (model: string, reply: Reply) => ({
   usage: { input_tokens: 7, output_tokens: 3, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 }
 })
 
-const events = (model: string, reply: Reply): string => {
+const events = (model: string, reply: Answer): string => {
   const whole = message(model, reply)
   const block = whole.content[0]!
   const list: Array<object> = [
@@ -65,7 +70,10 @@ export const make = (...replies: ReadonlyArray<Reply>): Effect.Effect<FakeAnthro
           requests.push({ path: req.url ?? "", authorization: req.headers.authorization, body })
           const reply = replies[Math.min(requests.length - 1, replies.length - 1)]!
           const model = String(body["model"])
-          if (body["stream"] === true) {
+          if ("overloaded" in reply) {
+            res.writeHead(529, { "content-type": "application/json" })
+            res.end(JSON.stringify({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } }))
+          } else if (body["stream"] === true) {
             res.writeHead(200, { "content-type": "text/event-stream" })
             res.end(events(model, reply))
           } else {
