@@ -5,6 +5,8 @@ export default defineProject({
   resolve: { alias: sourceAliases },
   test: {
     name: "google",
+    // A bound, not a measure: generous so a busy CI machine does not fail a correct test.
+    testTimeout: 30_000,
     include: ["test/**/*.test.ts"]
   }
 })
