@@ -16,7 +16,7 @@ export default async function setup(project: TestProject) {
     "tsc",
     "-b",
     ...publishable.map((library) => `packages/${library.folder}/tsconfig.src.json`)
-  ], { cwd: root, env: cleanEnv() })
+  ], { cwd: root, env: cleanEnv(), timeoutMs: 600_000 }) // every library from scratch on a busy machine
   const folder = await mkdtemp(join(tmpdir(), "chat-ts-tarballs-"))
   const workspaces = libraries.flatMap((name) => ["-w", name])
   const json = await runOk("npm", ["pack", ...workspaces, "--json", "--pack-destination", folder], {
