@@ -16,5 +16,8 @@ export const sourceAliases = [
   { find: /^@chat-ts\/google$/, replacement: source("google/src/index.ts") },
   { find: /^@chat-ts\/sql$/, replacement: source("sql/src/index.ts") },
   { find: /^@chat-ts\/sql\/testing$/, replacement: source("sql/src/testing/index.ts") },
-  { find: /^@chat-ts\/inbox$/, replacement: source("inbox/src/index.ts") }
+  { find: /^@chat-ts\/inbox$/, replacement: source("inbox/src/index.ts") },
+  { find: /^@chat-ts\/mcp$/, replacement: source("mcp/src/index.ts") },
+  { find: /^@chat-ts\/workflow$/, replacement: source("workflow/src/index.ts") },
+  { find: /^@chat-ts\/effect-ai$/, replacement: source("effect-ai/src/index.ts") }
 ]

@@ -119,6 +119,31 @@ export interface Service<R = never> {
     schema: Schema.Schema<A, I>,
     options?: TurnOptions
   ) => Effect.Effect<ChatOutcome.Result<A>, TurnError | ChatError.StructuredOutputError, R>
+  /** The work of single outcomes, for other shells around `Turn.step` (the durable `@chat-ts/workflow`). */
+  readonly steps: Steps<R>
+}
+
+/**
+ * The work one outcome of `Turn.step` asks for, done the way `Chat` does it,
+ * for shells that record each piece on its own (`@chat-ts/workflow`).
+ */
+export interface Steps<R = never> {
+  /** For `CallModel`: calls the model (system prompt, tools and model options of the chat) and returns its response. */
+  readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Messages.Message, ChatError.ModelError>
+  /** For `Decide`: asks the strategies about the proposed calls at `now` (failing closed like `Chat`). */
+  readonly decide: (
+    calls: ReadonlyArray<Messages.ToolCallPart>,
+    now: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
+  /** For `RunTools`: runs one started call; its result event, and the detail of a handler's defect. */
+  readonly runTool: (
+    messages: Messages.Messages,
+    call: Messages.ToolCallPart
+  ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
+  /** The approved edits of the messages that do not match their tools (for `Resume`'s `invalidEdits`). */
+  readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
+  /** The calls left running whose tool is idempotent and may start again (for `Resume`'s `rerun`). */
+  readonly rerunnable: (messages: Messages.Messages) => ReadonlyArray<string>
 }
 
 /** The chat in use, when provided as a service (see `layer`). */
@@ -262,6 +287,17 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 
     const service: Service<R> = {
       tools: declarations,
+      steps: {
+        ...TurnRunner.steps(env, {
+          config: { ...Turn.defaultConfig, ...defaults },
+          modelOptions: options.modelOptions ?? {},
+          checkpoint: undefined,
+          stream: false,
+          emit: () => Effect.void
+        }),
+        checkEdits,
+        rerunnable
+      },
       complete,
       resume: complete,
       approve,

@@ -52,3 +52,6 @@ export * as ConversationStore from "./ConversationStore.js"
 
 /** Running turns of stored conversations on many workers: leases, one safe resume. */
 export * as Worker from "./Worker.js"
+
+/** Routing between models: ranked per request, fallback on the model's failures, a circuit breaker per model. */
+export * as Router from "./Router.js"

@@ -4,6 +4,7 @@
  * (the snippets of docs/anthropic.md) runs its approve-with-edit flow. Here
  * "Anthropic" is a local fake server, so the wiring is checked without a network.
  */
+import { AnthropicClient } from "@chat-ts/anthropic"
 import { ChatOutcome } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
@@ -41,6 +42,12 @@ describe("with ANTHROPIC_API_KEY set", () => {
       })])
       const both = yield* Models.choose().pipe(withEnv({ ...env(fake.baseURL), OPENAI_API_KEY: "sk-test" }))
       expect(both._tag).toBe("OpenAi")
+    }))
+
+  it.effect("without ANTHROPIC_BASE_URL the examples go to Anthropic's API", () =>
+    Effect.gen(function*() {
+      const choice = yield* Models.choose().pipe(withEnv({ ANTHROPIC_API_KEY: "sk-ant-test" }))
+      expect(choice).toEqual({ _tag: "Anthropic", model: "claude-sonnet-4-5", baseURL: AnthropicClient.defaultBaseURL })
     }))
 
   it.scopedLive("src/anthropic.ts: the call pauses, is approved with an edit, and Claude sees the edited call and its result", () =>

@@ -25,14 +25,17 @@ export const pages = [
   "docs/structured-output.md",
   "docs/embeddings.md",
   "docs/middleware.md",
+  "docs/routing.md",
   "docs/errors-and-retries.md",
   "docs/persistence.md",
   "docs/inbox.md",
+  "docs/mcp.md",
   "docs/testing.md",
   "docs/architecture.md",
   "docs/anthropic.md",
   "docs/google.md",
-  "packages/google/README.md"
+  "packages/google/README.md",
+  "docs/scale.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */

@@ -11,7 +11,9 @@ import { ConfigProvider, Effect, Fiber, Layer, TestClock } from "effect"
 import * as Embeddings from "../src/embeddings.js"
 import * as FirstCompletion from "../src/first-completion.js"
 import * as HumanInTheLoop from "../src/human-in-the-loop.js"
+import * as EffectAiExample from "../src/effect-ai.js"
 import * as Middleware from "../src/middleware.js"
+import * as Routing from "../src/routing.js"
 import * as Persistence from "../src/persistence.js"
 import * as ScheduledCalls from "../src/scheduled-calls.js"
 import * as Models from "../src/shared/Models.js"
@@ -242,6 +244,52 @@ describe("middleware", () => {
           "Arr, a sturdy bank beats a buried chest, matey: it pays interest and no parrot can dig it up!\n"
       )
       expect(model.requests[0]!.messages[0]).toEqual(Messages.system("Answer like a friendly pirate, in one sentence."))
+    }))
+})
+
+describe("routing", () => {
+  it.effect("the overloaded primary falls back to the second model, recorded in the messages", () =>
+    Effect.gen(function*() {
+      const transcript = makeTranscript()
+      const primary = Routing.offlinePrimary()
+      const fallback = Routing.offlineFallback()
+      const result = yield* Routing.program.pipe(
+        Effect.provide(Routing.routed(primary.layer, fallback.layer)),
+        Effect.provide(outputLayer(transcript))
+      )
+      expect(result.outcome._tag).toBe("Complete")
+      expect(transcript.text()).toContain("A router keeps the chat answering when one model is rate limited or down.")
+      expect(transcript.text()).toContain("(answered by fallback)")
+      expect([primary.requests.length, fallback.requests.length]).toEqual([1, 1])
+    }))
+
+  it.effect("the strategy sends long conversations to the larger window first", () =>
+    Effect.gen(function*() {
+      const models = [{ name: "primary", contextWindow: 128_000 }, { name: "fallback", contextWindow: 1_000_000 }]
+      const ask = (text: string) => ({ messages: Messages.fromUser(text), tools: [], options: {} })
+      expect(yield* Routing.longContextFirst(ask("short"), models)).toEqual(["primary", "fallback"])
+      expect(yield* Routing.longContextFirst(ask("x".repeat(200_001)), models)).toEqual(["fallback", "primary"])
+    }))
+})
+
+describe("effect-ai", () => {
+  it.effect("an @effect/ai model runs chat-ts's approval loop through the bridge: edit, resume, answer", () =>
+    Effect.gen(function*() {
+      const transcript = makeTranscript()
+      const result = yield* EffectAiExample.program.pipe(
+        Effect.provide(Layer.merge(EffectAiExample.bridged(EffectAiExample.offlineModel), EffectAiExample.handlers)),
+        Effect.provide(outputLayer(transcript))
+      )
+      expect(result.outcome._tag).toBe("Complete")
+      expect(transcript.text()).toBe(
+        "The model asks to run delete_files {\"paths\":[\"a.log\",\"b.log\"]}; approving a.log only.\n" +
+          "Done: {\"deleted\":1}.\n"
+      )
+      expect(Messages.findTool(result.messages, "call_1")?.status).toEqual({
+        _tag: "Completed",
+        result: { deleted: 1 },
+        editedArguments: "{\"paths\":[\"a.log\"]}"
+      })
     }))
 })
 

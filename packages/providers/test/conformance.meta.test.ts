@@ -47,7 +47,7 @@ describe("the conformance suite fails a provider that", () => {
         call.status._tag === "Rejected" ? { ...call, status: { _tag: "Rejected", by: call.status.by } } : call
       ))
       expect(yield* failureOf(harness, "pause → approve")).toContain("the rejection's reason is sent")
-    }))
+    }), Conformance.timeoutMillis)
 
   it.scoped("sends the original arguments of an edited call", () =>
     Effect.gen(function*() {
@@ -56,7 +56,7 @@ describe("the conformance suite fails a provider that", () => {
         return { ...call, status } as Messages.ToolCallPart
       }))
       expect(yield* failureOf(harness, "pause → approve")).toContain("the edited arguments are sent")
-    }))
+    }), Conformance.timeoutMillis)
 
   it.scoped("reports a rate limit as a server error", () =>
     Effect.gen(function*() {
@@ -66,7 +66,7 @@ describe("the conformance suite fails a provider that", () => {
         stream: model.stream
       })))
       expect(yield* failureOf(harness, "429 with retry-after: RateLimited")).toContain("expected a RateLimited")
-    }))
+    }), Conformance.timeoutMillis)
 
   it.scoped("ends a broken stream quietly", () =>
     Effect.gen(function*() {
@@ -75,7 +75,7 @@ describe("the conformance suite fails a provider that", () => {
         stream: (request) => Stream.catchAll(model.stream(request), () => Stream.empty)
       })))
       expect(yield* failureOf(harness, "a stream cut mid-way")).toContain("expected a failure")
-    }))
+    }), Conformance.timeoutMillis)
 
   it.scoped("loses the usage of a stream", () =>
     Effect.gen(function*() {
@@ -85,7 +85,7 @@ describe("the conformance suite fails a provider that", () => {
           Stream.map(model.stream(request), (part) => (part._tag === "Finish" ? { ...part, usage: LanguageModel.noUsage } : part))
       })))
       expect(yield* failureOf(harness, "text: several deltas")).toContain("usage.inputTokens")
-    }))
+    }), Conformance.timeoutMillis)
 
   it.scoped("drops the system prompt", () =>
     Effect.gen(function*() {
@@ -94,5 +94,5 @@ describe("the conformance suite fails a provider that", () => {
         messages: request.messages.filter((message) => message.role !== "system")
       })))
       expect(yield* failureOf(harness, "text: one text part")).toContain("the system prompt is sent")
-    }))
+    }), Conformance.timeoutMillis)
 })

@@ -224,14 +224,19 @@ class Run<R> {
 
   /** Runs one started call and records its result; never fails (a handler's defect is kept for later). */
   runOne(call: ToolCallPart): Effect.Effect<void> {
+    return Effect.flatMap(this.toolEvent(call), (event) => this.record(event))
+  }
+
+  /** Runs one started call and returns its result event (a handler's defect is kept in `defect`). */
+  toolEvent(call: ToolCallPart): Effect.Effect<Turn.Event> {
     const entry = this.env.entries.get(call.name)
-    if (entry === undefined) return this.record(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
+    if (entry === undefined) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
     const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
-    if (Either.isLeft(params)) return this.record(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
+    if (Either.isLeft(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
     const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
     return Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name, attempt }))).pipe(
-      Effect.flatMap((exit) => this.record(this.resultEvent(entry.tool, call, exit))),
+      Effect.map((exit) => this.resultEvent(entry.tool, call, exit)),
       Effect.withSpan("chat-ts.tool", {
         attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
         captureStackTrace: false
@@ -390,3 +395,26 @@ export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effec
     Effect.onInterrupt(() => turn.interruptRunning())
   )
 }
+
+/** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
+export const steps = <R>(env: Env<R>, mode: Mode): {
+  readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Message, ChatError.ModelError>
+  readonly decide: (
+    calls: ReadonlyArray<ToolCallPart>,
+    now: number
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
+  readonly runTool: (
+    messages: Messages.Messages,
+    call: ToolCallPart
+  ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
+} => ({
+  callModel: (messages, step) => new Run(env, mode, messages).callModel(messages, step),
+  decide: (calls, now) =>
+    Effect.forEach(calls, (call) => Effect.map(env.decide(call, now), (decision) => ({ id: call.id, decision })), {
+      concurrency: env.concurrency
+    }),
+  runTool: (messages, call) => {
+    const turn = new Run(env, mode, messages)
+    return Effect.map(turn.toolEvent(call), (event) => ({ event, defect: turn.defect?.detail }))
+  }
+})

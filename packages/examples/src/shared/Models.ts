@@ -16,10 +16,8 @@
  * optionally `GEMINI_BASE_URL`, `GEMINI_MODEL` (default `gemini-2.5-flash`) and
  * `GEMINI_EMBEDDING_MODEL` (default `gemini-embedding-001`).
  */
-import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { GoogleClient, GoogleEmbeddings, GoogleLanguageModel } from "@chat-ts/google"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -34,6 +32,12 @@ export type Choice =
   | { readonly _tag: "Gemini"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
   | { readonly _tag: "Offline" }
 
+/** Anthropic's API (`AnthropicClient.defaultBaseURL`; not imported here: `@chat-ts/anthropic` loads only when chosen). */
+const anthropicBaseURL = "https://api.anthropic.com"
+
+/** Gemini's API (`GoogleClient.defaultBaseURL`; not imported here: `@chat-ts/google` loads only when chosen). */
+const geminiBaseURL = "https://generativelanguage.googleapis.com"
+
 /** Gemini when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set. */
 const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
   const key = yield* Config.option(
@@ -42,7 +46,7 @@ const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(
   if (Option.isNone(key)) return { _tag: "Offline" } as const
   const model = yield* Config.withDefault(Config.nonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
   const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
-  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), GoogleClient.defaultBaseURL)
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), geminiBaseURL)
   return { _tag: "Gemini", model, embeddingModel, baseURL } as const
 })
 
@@ -63,7 +67,7 @@ const chooseAnthropic: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.g
   const key = yield* Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY"))
   if (Option.isNone(key)) return yield* chooseGemini
   const model = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
-  const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), AnthropicClient.defaultBaseURL)
+  const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), anthropicBaseURL)
   return { _tag: "Anthropic", model, baseURL } as const
 })
 
@@ -83,7 +87,14 @@ export const label = (
 
 const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
 
-const googleClient: Layer.Layer<GoogleClient.GoogleClient, ConfigError.ConfigError> = GoogleClient.layerConfig()
+/** A Gemini layer on the configured key and base URL; the Google SDK is loaded only now. */
+const gemini = <A>(
+  make: (google: typeof import("@chat-ts/google")) => Layer.Layer<A, never, import("@chat-ts/google").GoogleClient.GoogleClient>
+): Layer.Layer<A, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(
+    Effect.promise(() => import("@chat-ts/google")),
+    (google) => make(google).pipe(Layer.provide(google.GoogleClient.layerConfig()))
+  ))
 
 /** The chat model of a choice; `offline` gives the scripted one. */
 export const languageModel = (
@@ -93,12 +104,20 @@ export const languageModel = (
   choice._tag === "OpenAi"
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
     : choice._tag === "Anthropic"
-    ? AnthropicLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
+    ? claude(choice.model)
     : choice._tag === "Gemini"
-    ? GoogleLanguageModel.layer({ model: choice.model }).pipe(Layer.provide(googleClient))
+    ? gemini((google) => google.GoogleLanguageModel.layer({ model: choice.model }))
     : typeof offline === "function" || Array.isArray(offline)
     ? MockLanguageModel.make(offline as MockLanguageModel.Script).layer
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)
+
+/** Claude on the configured key and base URL; the Anthropic SDK is loaded only now. */
+const claude = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(
+    Effect.promise(() => import("@chat-ts/anthropic")),
+    ({ AnthropicClient, AnthropicLanguageModel }) =>
+      AnthropicLanguageModel.layer({ model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
+  ))
 
 /** The embedding model of a choice; `offline` gives the fake one. */
 export const embeddingModel = (
@@ -108,5 +127,5 @@ export const embeddingModel = (
   choice._tag === "OpenAi"
     ? OpenAiEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(client))
     : choice._tag === "Gemini"
-    ? GoogleEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(googleClient))
+    ? gemini((google) => google.GoogleEmbeddings.layer({ model: choice.embeddingModel }))
     : EmbeddingModel.layer(offline)

@@ -1,0 +1,81 @@
+/**
+ * A chat through the model router: a primary model first, a fallback when the
+ * primary fails on its side (rate limited, overloaded, down), a circuit
+ * breaker that leaves a failing model out for a while, and the answering
+ * model recorded in the conversation.
+ *
+ * With OPENAI_API_KEY set it routes between two OpenAI models; offline, the
+ * primary is a scripted model that is overloaded, so the fallback answers.
+ *
+ *   npx tsx src/routing.ts
+ */
+// #region imports
+import { Chat, ChatError, ChatOutcome, LanguageModel, Messages, Router } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
+import { Console, Effect, Layer } from "effect"
+// #endregion imports
+import { isMain, runExample } from "./shared/main.js"
+import type * as Models from "./shared/Models.js"
+
+// #region strategy
+/** Long conversations go to the model with the larger window first; the rest keep the given order. */
+export const longContextFirst: Router.Strategy = (request, models) =>
+  Effect.sync(() => {
+    const characters = request.messages.reduce((n, message) => n + Messages.textOf(message).length, 0)
+    const byWindow = [...models].sort((a, b) => (b.contextWindow ?? 0) - (a.contextWindow ?? 0))
+    return (characters > 200_000 ? byWindow : models).map((model) => model.name)
+  })
+// #endregion strategy
+
+// #region router
+/** Two models behind one `LanguageModel`: `primary` first, `fallback` when it fails on its side. */
+export const routed = <E1, R1, E2, R2>(
+  primary: Layer.Layer<LanguageModel.LanguageModel, E1, R1>,
+  fallback: Layer.Layer<LanguageModel.LanguageModel, E2, R2>
+) =>
+  Router.layer({
+    models: [
+      { name: "primary", model: primary, contextWindow: 128_000 },
+      { name: "fallback", model: fallback, contextWindow: 1_000_000 }
+    ],
+    // Stay on the model that answered while a turn goes on (a resumed turn too).
+    strategy: Router.sticky(longContextFirst),
+    breaker: { failureThreshold: 3, recoveryTime: "30 seconds" }
+  })
+
+/** The OpenAI pair: the larger model first, the smaller one as the fallback. */
+export const openAiPair = routed(
+  OpenAiChatCompletions.layer({ model: "gpt-4.1" }),
+  OpenAiChatCompletions.layer({ model: "gpt-4.1-mini" })
+).pipe(Layer.provide(OpenAiClient.layerConfig()))
+// #endregion router
+
+// #region program
+export const program = Effect.gen(function*() {
+  const chat = yield* Chat.make()
+  const result = yield* chat.complete(Messages.fromUser("In one sentence: why route between two models?"))
+  if (ChatOutcome.isComplete(result.outcome)) yield* Console.log(result.outcome.value)
+  // Which model answered is in the assistant message's provider metadata.
+  yield* Console.log(`(answered by ${Router.answeredBy(result.messages) ?? "?"})`)
+  const breakers = yield* Effect.flatMap(Router.Router, (router) => router.breakers)
+  yield* Console.log(`(breakers: ${[...breakers].map(([name, state]) => `${name} ${state._tag}`).join(", ")})`)
+  return result
+})
+// #endregion program
+
+/** Offline: the primary is overloaded, the fallback answers. */
+export const offlinePrimary = () =>
+  MockLanguageModel.make(() => Effect.fail(new ChatError.ServerError({ message: "Overloaded", status: 529 })))
+export const offlineFallback = () =>
+  MockLanguageModel.make(() =>
+    MockLanguageModel.text("A router keeps the chat answering when one model is rate limited or down.")
+  )
+
+/** The router of a choice: the OpenAI pair, or the offline one. */
+export const routerOf = (choice: Models.Choice) =>
+  choice._tag === "OpenAi" ? openAiPair : routed(offlinePrimary().layer, offlineFallback().layer)
+
+if (isMain(import.meta.url)) {
+  runExample((choice) => program.pipe(Effect.provide(routerOf(choice))), { offlineName: "scripted models (primary overloaded)" })
+}

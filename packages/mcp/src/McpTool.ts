@@ -1,0 +1,134 @@
+/**
+ * One MCP server tool as a chat-ts `Tool`: the server's JSON Schema is what
+ * the model sees and what every call's arguments (and every edit) are
+ * checked against before anything is sent; its annotations are typed
+ * metadata for strategies; its results are mapped to what the model sees.
+ *
+ * @since 0.1.0
+ */
+import { Tool } from "@chat-ts/core"
+import type { CallToolResult, Tool as ServerTool } from "@modelcontextprotocol/sdk/types.js"
+import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import { toPlain } from "./internal/json.js"
+import * as McpError from "./McpError.js"
+
+/** MCP's tool annotations: hints from the server (never trusted to relax a rule on their own). */
+export interface Annotations {
+  readonly title?: string | undefined
+  /** The tool does not modify its environment. */
+  readonly readOnlyHint?: boolean | undefined
+  /** The tool may perform destructive updates (meaningful when not read-only). */
+  readonly destructiveHint?: boolean | undefined
+  /** Calling it again with the same arguments has no further effect. */
+  readonly idempotentHint?: boolean | undefined
+  /** The tool interacts with an open world of external entities (the web, other people). */
+  readonly openWorldHint?: boolean | undefined
+}
+
+/** What a strategy learns about an MCP tool. */
+export interface Metadata {
+  /** The name of the server (its `name` option, else what it calls itself). */
+  readonly server: string
+  /** The tool's name on the server (the chat's name may carry a prefix). */
+  readonly mcpName: string
+  readonly title: string | undefined
+  readonly annotations: Annotations
+}
+
+/** The arguments of an MCP tool: a JSON object, checked against the server's JSON Schema. */
+export type Params = { readonly [key: string]: unknown }
+
+/** What a successful call returns to the model: the server's content blocks and its structured content, if any. */
+export const Result = Schema.Struct({
+  content: Schema.Array(Schema.Unknown),
+  structuredContent: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+})
+
+/** What a successful call returns to the model. */
+export type Result = typeof Result.Type
+
+/** An MCP tool as chat-ts sees it. */
+export interface McpTool extends Tool.Tool<string, Schema.Schema<Params>, typeof Result, typeof McpError.McpCallError, Metadata> {}
+
+/** The server's JSON Schema without `$schema` (providers take the schema itself only). */
+const declaredSchema = (inputSchema: ServerTool["inputSchema"]): Record<string, unknown> => {
+  const { $schema: _ignored, ...rest } = toPlain(inputSchema) as Record<string, unknown>
+  return rest
+}
+
+/**
+ * An Effect Schema for JSON objects that match a JSON Schema: it decodes
+ * (unchanged) what the validator accepts, fails with the validator's message
+ * otherwise, and is declared to the model as that JSON Schema.
+ */
+export const fromJsonSchema = (jsonSchema: Record<string, unknown>, validator: jsonSchemaValidator): Schema.Schema<Params> => {
+  let check: (input: unknown) => string | undefined
+  try {
+    const validate = validator.getValidator(jsonSchema as never)
+    check = (input) => {
+      const result = validate(input)
+      return result.valid ? undefined : result.errorMessage
+    }
+  } catch (error) {
+    const reason = `the server's JSON Schema for this tool cannot be used (${(error as Error).message.split("\n")[0]})`
+    check = () => reason
+  }
+  const decode = (input: unknown, _options: unknown, ast: import("effect/SchemaAST").AST) => {
+    if (typeof input !== "object" || input === null || Array.isArray(input)) {
+      return ParseResult.fail(new ParseResult.Type(ast, input, "Expected a JSON object"))
+    }
+    const problem = check(input)
+    return problem === undefined
+      ? ParseResult.succeed(input as Params)
+      : ParseResult.fail(new ParseResult.Type(ast, input, problem))
+  }
+  return Schema.declare([], { decode: () => decode, encode: () => decode }, { jsonSchema })
+}
+
+/** How a server's tool is named in the chat: `prefix` + its name. */
+export const chatName = (prefix: string | undefined, mcpName: string): string => `${prefix ?? ""}${mcpName}`
+
+/** Makes the chat-ts tool of a server's tool (its schema compiled with `validator`). */
+export const make = (
+  tool: ServerTool,
+  options: { readonly server: string; readonly prefix?: string | undefined; readonly validator: jsonSchemaValidator }
+): McpTool => {
+  const parameters = fromJsonSchema(declaredSchema(tool.inputSchema), options.validator)
+  const annotations: Annotations = {
+    title: tool.annotations?.title,
+    readOnlyHint: tool.annotations?.readOnlyHint,
+    destructiveHint: tool.annotations?.destructiveHint,
+    idempotentHint: tool.annotations?.idempotentHint,
+    openWorldHint: tool.annotations?.openWorldHint
+  }
+  return Tool.make(chatName(options.prefix, tool.name), {
+    description: tool.description ?? tool.title ?? tool.annotations?.title ?? tool.name,
+    parameters,
+    success: Result,
+    failure: McpError.McpCallError,
+    metadata: { server: options.server, mcpName: tool.name, title: tool.title ?? tool.annotations?.title, annotations },
+    // The server's schema is sent as it is: strict mode would rewrite it, and servers' schemas rarely fit it.
+    strict: false
+  })
+}
+
+/** The joined text content of a result. */
+export const textOf = (content: ReadonlyArray<unknown>): string =>
+  content.flatMap((block) =>
+    typeof block === "object" && block !== null && (block as { type?: unknown }).type === "text" &&
+      typeof (block as { text?: unknown }).text === "string"
+      ? [(block as { text: string }).text]
+      : []
+  ).join("\n")
+
+/** A call's result as the model sees it: its content and structured content, or its `isError` as an `McpToolError`. */
+export const toResult = (tool: string, result: CallToolResult): Result | McpError.McpToolError => {
+  const content = toPlain(Array.isArray(result.content) ? result.content : []) as ReadonlyArray<unknown>
+  if (result.isError === true) return new McpError.McpToolError({ tool, text: textOf(content), content })
+  const structured = result.structuredContent === undefined ? undefined : toPlain(result.structuredContent)
+  return typeof structured === "object" && structured !== null && !Array.isArray(structured)
+    ? { content, structuredContent: structured as Record<string, unknown> }
+    : { content }
+}

@@ -1,0 +1,66 @@
+/**
+ * A server's tool as a chat-ts tool: its JSON Schema checks arguments (the
+ * same check that refuses edits), and what a server returns is made plain
+ * JSON before it enters a conversation, whatever the server sent.
+ */
+import { Tool } from "@chat-ts/core"
+import { describe, expect, it } from "@effect/vitest"
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import { Either, Schema } from "effect"
+import { McpError, McpTool } from "../src/index.js"
+
+const validator = new AjvJsonSchemaValidator()
+
+const tool = (inputSchema: Record<string, unknown>, annotations = {}) =>
+  McpTool.make({ name: "t", inputSchema: inputSchema as never, annotations }, { server: "s", prefix: "p_", validator })
+
+describe("McpTool.make", () => {
+  it("declares the server's schema as it is, never strict, named with the prefix", () => {
+    const schema = { type: "object", properties: { n: { type: "integer", minimum: 1 } }, required: ["n"] }
+    const made = tool(schema, { destructiveHint: true })
+    expect(made.name).toBe("p_t")
+    expect(made.declaration).toEqual({ name: "p_t", description: "t", parameters: schema, strict: false })
+    expect(made.metadata).toMatchObject({ server: "s", mcpName: "t", annotations: { destructiveHint: true } })
+    expect(Either.isRight(Tool.wire(made))).toBe(true)
+  })
+
+  it("decodes what the schema accepts, unchanged, and refuses the rest with the validator's message", () => {
+    const made = tool({ type: "object", properties: { n: { type: "integer", minimum: 1 } }, required: ["n"] })
+    const decode = Schema.decodeUnknownEither(made.parameters)
+    expect(decode({ n: 2 })).toEqual(Either.right({ n: 2 }))
+    for (const bad of [{ n: 0 }, { n: 1.5 }, {}, { n: "1" }, [], null, "x", 1]) {
+      expect(Either.isLeft(decode(bad))).toBe(true)
+    }
+    const left = decode({ n: 0 })
+    expect(Either.isLeft(left) && left.left.message).toContain(">= 1")
+  })
+
+  it("a schema the validator cannot compile refuses every call, with the reason", () => {
+    const made = tool({ type: "object", properties: { a: { $ref: "#/definitions/missing" } } })
+    const decoded = Schema.decodeUnknownEither(made.parameters)({ a: 1 })
+    expect(Either.isLeft(decoded) && decoded.left.message).toContain("cannot be used")
+  })
+})
+
+describe("McpTool.toResult", () => {
+  it("keeps content and structured content; drops `__proto__` keys, non-JSON values and what nests too deep", () => {
+    const hostile = JSON.parse("{\"__proto__\":{\"admin\":true},\"ok\":1}") as Record<string, unknown>
+    let deep: unknown = "bottom"
+    for (let i = 0; i < 200; i++) deep = { d: deep }
+    const result = McpTool.toResult("t", {
+      content: [{ type: "text", text: "hi", extra: hostile } as never],
+      structuredContent: { n: Number.NaN, deep } as Record<string, unknown>
+    })
+    expect(result).not.toBeInstanceOf(McpError.McpToolError)
+    const json = JSON.stringify(result)
+    expect(json).not.toContain("__proto__")
+    expect(json).toContain("[nested too deep]")
+    expect((result as McpTool.Result).content).toEqual([{ type: "text", text: "hi", extra: { ok: 1 } }])
+    expect((result as McpTool.Result).structuredContent?.n).toBeNull()
+  })
+
+  it("isError becomes an McpToolError carrying the text", () => {
+    const result = McpTool.toResult("t", { content: [{ type: "text", text: "a" }, { type: "text", text: "b" }], isError: true })
+    expect(result).toEqual(new McpError.McpToolError({ tool: "t", text: "a\nb", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }))
+  })
+})

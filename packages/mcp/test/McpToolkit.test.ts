@@ -1,0 +1,134 @@
+/**
+ * One connection: its lifetime (closed with the scope), per-call timeouts,
+ * cancellation when a turn is interrupted, and a server that crashes mid-call.
+ * The servers are real child processes; every wait is bounded.
+ */
+import { Messages } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Duration, Effect, Either, Exit, Fiber, Logger, Redacted, Schedule, Scope } from "effect"
+import { McpChat, McpError, McpToolkit } from "../src/index.js"
+import { alive, httpServer, serverPath, stats, stdio, transports, until } from "./support/servers.js"
+
+const ask = Messages.fromUser("Go.")
+
+/** Waits (at most 15 seconds) until `check` holds. */
+const eventually = (check: () => boolean) =>
+  Effect.sync(check).pipe(
+    Effect.filterOrFail((ok) => ok, () => new Error("not yet")),
+    Effect.retry(Schedule.spaced(Duration.millis(20))),
+    Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("never happened") })
+  )
+
+describe("McpToolkit", () => {
+  it.live("the connection is closed with its scope: the stdio server process ends", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const server = yield* McpToolkit.make({ transport: stdio }).pipe(Scope.extend(scope))
+      const { pid } = yield* stats(server)
+      expect(alive(pid)).toBe(true)
+      yield* Scope.close(scope, Exit.void)
+      yield* eventually(() => !alive(pid))
+      // A call after the close is a typed error, not a hang or a reconnect.
+      const after = yield* Effect.either(server.call("read_file", { path: "notes.txt" }))
+      expect(Either.isLeft(after) && after.left._tag).toBe("McpServerClosed")
+    }))
+
+  it.live("layer: the server as a service, released with the layer", () =>
+    Effect.gen(function*() {
+      let pid = 0
+      yield* Effect.gen(function*() {
+        const server = yield* McpToolkit.McpToolkit
+        pid = (yield* stats(server)).pid
+        expect(server.server).toBe("test-files")
+      }).pipe(Effect.provide(McpToolkit.layer({ transport: stdio })))
+      yield* eventually(() => !alive(pid))
+    }))
+
+  for (const [name, transport] of transports) {
+    it.live(`a call past its timeout fails with McpCallTimeout and is cancelled on the server (${name})`, () =>
+      Effect.gen(function*() {
+        const server = yield* McpToolkit.make({ transport: yield* transport, timeout: Duration.millis(300) })
+        const result = yield* Effect.either(server.call("slow", {}))
+        expect(Either.isLeft(result) && result.left).toEqual(new McpError.McpCallTimeout({ tool: "slow", timeoutMillis: 300 }))
+        const counted = yield* until(server, (s) => s.cancelled === 1)
+        expect(counted.calls.slow).toBeUndefined()
+      }).pipe(Effect.scoped))
+
+    it.live(`interrupting a turn cancels the MCP request; the call is recorded as interrupted, never run again (${name})`, () =>
+      Effect.gen(function*() {
+        const server = yield* McpToolkit.make({ transport: yield* transport })
+        const model = MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "s", name: "slow" }])])
+        const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+        let latest: Messages.Messages = ask
+        const turn = yield* Effect.fork(chat.complete(ask, { checkpoint: (messages) => Effect.sync(() => void (latest = messages)) }))
+        yield* until(server, (s) => s.started.slow === 1)
+        yield* Fiber.interrupt(turn)
+        const counted = yield* until(server, (s) => s.cancelled === 1)
+        expect(counted.calls.slow).toBeUndefined()
+        expect(Messages.findTool(latest, "s")?.status._tag).toBe("Failed")
+      }).pipe(Effect.scoped))
+  }
+
+  it.live("a stdio server killed mid-call: the call fails with McpServerClosed, once, and the turn goes on", () =>
+    Effect.gen(function*() {
+      const server = yield* McpToolkit.make({ transport: stdio })
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "s", name: "slow" }]),
+        MockLanguageModel.text("The server went away.")
+      ])
+      const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+      const turn = yield* Effect.fork(chat.complete(ask))
+      const { pid } = yield* until(server, (s) => s.started.slow === 1)
+      process.kill(pid, "SIGKILL")
+      const result = yield* Fiber.join(turn).pipe(
+        Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the turn never ended") })
+      )
+      expect(result.outcome._tag).toBe("Complete")
+      const status = Messages.findTool(result.messages, "s")?.status
+      expect(status).toMatchObject({ _tag: "Failed", error: { _tag: "McpServerClosed", server: "test-files", tool: "slow" } })
+      // The model was told; nothing was retried (the server is gone, and a later call fails at once).
+      expect(model.requests).toHaveLength(2)
+      const again = yield* Effect.either(server.call("slow", {}))
+      expect(Either.isLeft(again) && again.left._tag).toBe("McpServerClosed")
+    }).pipe(Effect.scoped))
+
+  it.live("a tool no provider could take, or a name listed twice, is left out with a warning; the others work", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const logger = Logger.make(({ message }) => void logs.push(String(message)))
+      const server = yield* McpToolkit.make({
+        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--bad-tool", "--dup-tool"], stderr: "ignore" })
+      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      const { toolkit } = yield* server.current
+      expect(toolkit.list.map((tool) => tool.name)).not.toContain("bad.name")
+      expect(toolkit.list.filter((tool) => tool.name === "read_file").map((tool) => tool.description)).toEqual(["Read a file."])
+      expect(logs.join("\n")).toContain("'bad.name' (its name must be 1 to 64 letters")
+      expect(logs.join("\n")).toContain("'read_file' (listed twice)")
+    }).pipe(Effect.scoped))
+
+  it.live("closing the scope of an HTTP connection ends its session on the server", () =>
+    Effect.gen(function*() {
+      const url = yield* httpServer
+      const watcher = yield* McpToolkit.make({ transport: McpToolkit.http(url) })
+      const scope = yield* Scope.make()
+      yield* McpToolkit.make({ transport: McpToolkit.http(url) }).pipe(Scope.extend(scope))
+      expect((yield* stats(watcher)).sessions).toBe(2)
+      yield* Scope.close(scope, Exit.void)
+      yield* until(watcher, (s) => s.sessions === 1)
+    }).pipe(Effect.scoped))
+
+  it.live("headers given as Redacted reach the server (HTTP) and never appear in errors", () =>
+    Effect.gen(function*() {
+      const url = yield* httpServer
+      const server = yield* McpToolkit.make({
+        transport: McpToolkit.http(url, { headers: { Authorization: Redacted.make("Bearer s3cret") } })
+      })
+      expect((yield* stats(server)).authorization).toBe("Bearer s3cret")
+      const refused = yield* Effect.either(McpToolkit.make({
+        transport: McpToolkit.http("http://127.0.0.1:9/mcp", { headers: { Authorization: Redacted.make("Bearer s3cret") } })
+      }))
+      expect(Either.isLeft(refused) && refused.left._tag).toBe("McpConnectError")
+      expect(JSON.stringify(refused)).not.toContain("s3cret")
+    }).pipe(Effect.scoped))
+})

@@ -1,0 +1,319 @@
+/**
+ * Durable turns: a chat turn as an `@effect/workflow` workflow.
+ *
+ * `make` defines the workflow (its tools and settings); `layer` registers it
+ * on a `WorkflowEngine` (in memory, or `ClusterWorkflowEngine` on runners
+ * sharing a SQL database). The turn is still `Turn.step`: the workflow is one
+ * more shell around the reducer. Each model call and each tool call is an
+ * `Activity` (recorded once: a replay after a crash does not call the model
+ * again, and a tool call starts at most once unless its tool is idempotent); a
+ * pause waits on one `DurableDeferred` per waiting call and a `DurableClock`
+ * for the earliest scheduled call or approval deadline, without holding a
+ * fiber or a lease.
+ *
+ * The client side works from any process with the same engine and turn store:
+ * `start` a turn (idempotent on the conversation and turn), list what `pending`
+ * calls wait for a decision, `decide` one call, and `read` the messages and
+ * outcome. The workflow publishes its messages to the `ConversationStore`
+ * under the execution id whenever it pauses or ends: that is what a UI polls.
+ *
+ * @since 0.1.0
+ */
+import { Chat, ChatError, ConversationStore, Messages, type PauseReason, Tool, type Toolkit, Turn } from "@chat-ts/core"
+import * as DurableDeferred from "@effect/workflow/DurableDeferred"
+import * as Workflow from "@effect/workflow/Workflow"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import * as Decision from "./Decision.js"
+import * as Shell from "./internal/shell.js"
+import { TurnNotFound } from "./WorkflowError.js"
+
+/** Settings of a durable turn. */
+export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> {
+  /** The workflow's name: unique among the workflows of an engine, and stable across deployments. */
+  readonly name: string
+  /** The toolkits serving the turn (as in `Chat.make`). */
+  readonly tools?: Kits
+  /** The most model calls one turn may make (default 10). */
+  readonly maxSteps?: number
+  /** A system prompt sent before the conversation on every model call. */
+  readonly system?: string
+  /** Options of every model call. */
+  readonly modelOptions?: Chat.Options<Kits>["modelOptions"]
+  /** How many tool calls may run at once (default: all of a response). */
+  readonly concurrency?: number | "unbounded"
+}
+
+/** The payload of the workflow: a conversation, which turn of it, and its messages at the start of the turn. */
+export const Payload = {
+  conversationId: Schema.String,
+  /** Which turn of the conversation (by default the number of messages it starts from). */
+  turn: Schema.Number,
+  messages: Messages.Messages
+}
+
+/** How a completed turn ends: the final messages and the model's answer. */
+export const Completed = Shell.Completed
+
+/** What a completed turn returns. */
+export type Completed = typeof Completed.Type
+
+/** The errors a durable turn may end with (those of `Chat`). */
+export const TurnFailure = Shell.TurnFailure
+
+/** The errors a durable turn may end with. */
+export type TurnFailure = typeof TurnFailure.Type
+
+/** A call waiting for a person's decision (or for its time), as `pending` lists it. */
+export interface PendingCall {
+  readonly id: string
+  readonly name: string
+  /** The arguments the model proposed (JSON text). */
+  readonly arguments: string
+  readonly status: Messages.ToolCallStatus
+}
+
+/** Where a durable turn stands, as `read` reports it. */
+export type Status =
+  | { readonly _tag: "Running" }
+  | { readonly _tag: "Waiting"; readonly reason: PauseReason.PauseReason }
+  | { readonly _tag: "Complete"; readonly response: Messages.Message }
+  | { readonly _tag: "Failed"; readonly error: TurnFailure | undefined; readonly detail: string }
+
+/** A durable turn's published state. */
+export interface View {
+  readonly executionId: string
+  readonly messages: Messages.Messages
+  /** The version of the published state (grows on each publish or decision). */
+  readonly version: number
+  readonly status: Status
+}
+
+/** Options of `start`. */
+export interface StartOptions {
+  /** Which turn of the conversation this is (default: the number of messages). Same conversation and turn: same execution. */
+  readonly turn?: number
+}
+
+/** The errors of `decide`. */
+export type DecideError =
+  | ChatError.ResolveError
+  | TurnNotFound
+  | ChatError.StoreError
+  | ChatError.CorruptConversation
+  | ChatError.StateEncodeError
+  | ChatError.ConversationBusy
+  | ChatError.ConcurrentModification
+
+/** The services the client side uses. */
+export type ClientContext = WorkflowEngine | ConversationStore.ConversationStore
+
+type KitsOf<K> = K extends ReadonlyArray<infer T> ? T : K
+
+/** A durable turn definition: the workflow and its client side. */
+export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> {
+  readonly options: Options<Kits>
+  /** The underlying workflow (for `WorkflowProxy`, annotations, or `Workflow.poll`). */
+  readonly workflow: Workflow.Workflow<string, Schema.Struct<typeof Payload>, typeof Completed, typeof TurnFailure>
+  /** Starts the turn of `conversationId` from `messages` and returns its execution id; the same turn twice is one execution. */
+  readonly start: (
+    conversationId: string,
+    messages: Messages.Messages,
+    options?: StartOptions
+  ) => Effect.Effect<string, never, WorkflowEngine>
+  /** The execution id of a turn, without starting it. */
+  readonly executionId: (conversationId: string, messages: Messages.Messages, options?: StartOptions) => Effect.Effect<string>
+  /** The calls of a turn that wait for a decision (approval or a scheduled time), from its published state. */
+  readonly pending: (
+    executionId: string
+  ) => Effect.Effect<ReadonlyArray<PendingCall>, TurnNotFound | ChatError.StoreError | ChatError.CorruptConversation, ClientContext>
+  /**
+   * Decides one waiting call of a turn, from any process: checked against the published state
+   * (an unknown call, a call already decided, edited arguments that do not fit the tool are typed
+   * errors and nothing is sent), recorded there, then sent to the workflow.
+   */
+  readonly decide: (
+    executionId: string,
+    callId: string,
+    decision: Decision.Decision
+  ) => Effect.Effect<void, DecideError, ClientContext>
+  /** The turn's published messages and where it stands. */
+  readonly read: (
+    executionId: string
+  ) => Effect.Effect<View, TurnNotFound | ChatError.StoreError | ChatError.CorruptConversation, ClientContext>
+  /** The turns with calls still pending (waiting for decisions, times, or running), one page at a time. */
+  readonly list: (
+    options?: ConversationStore.ListOptions
+  ) => Effect.Effect<ConversationStore.PendingPage, ChatError.StoreError | ChatError.CorruptConversation, ConversationStore.ConversationStore>
+  /** The toolkits' type, for `layer`. */
+  readonly "~kits"?: KitsOf<Kits>
+}
+
+const kitsOf = (tools: Toolkit.Any | ReadonlyArray<Toolkit.Any> | undefined): ReadonlyArray<Toolkit.Any> =>
+  tools === undefined ? [] : Array.isArray(tools) ? tools : [tools as Toolkit.Any]
+
+/** Why edited arguments (a JSON value) do not fit a tool's parameters, if they do not. */
+const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown): string | undefined => {
+  if (tool === undefined) return `no tool named '${name}' serves this turn`
+  return Either.getLeft(
+    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(Tool.fromWire(tool, edited))
+  ).pipe(Option.map((error) => `The arguments do not match the parameters of tool '${name}': ${error.message}`), Option.getOrUndefined)
+}
+
+/** The status a decision leaves a call in, to tell a repeated decision from a different one. */
+const sameDecision = (call: Messages.ToolCallPart, decision: Decision.Decision): boolean => {
+  const status = call.status
+  if (decision._tag === "Reject") return status._tag === "Rejected" && status.by === "user" && status.reason === decision.reason
+  if (status._tag !== "Approved") return false
+  return status.editedArguments === (decision.edited === undefined ? undefined : JSON.stringify(decision.edited))
+}
+
+/** Defines a durable turn workflow. Register it with `layer`; use its client side from any process. */
+export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(
+  options: Options<Kits>
+): ChatWorkflow<Kits> => {
+  const tools = new Map<string, Tool.Any>()
+  for (const kit of kitsOf(options.tools)) for (const tool of kit.list) tools.set(tool.name, tool)
+  const workflow = Workflow.make({
+    name: options.name,
+    payload: Payload,
+    success: Completed,
+    error: TurnFailure,
+    idempotencyKey: (payload) => `${payload.conversationId}\u0000${payload.turn}`
+  })
+  const payloadOf = (conversationId: string, messages: Messages.Messages, start?: StartOptions) => ({
+    conversationId,
+    turn: start?.turn ?? messages.length,
+    messages
+  })
+  const load = (executionId: string) =>
+    Effect.flatMap(
+      ConversationStore.ConversationStore,
+      (store) =>
+        Effect.flatMap(store.load(executionId), (stored) =>
+          Option.match(stored, {
+            onNone: () => Effect.fail(new TurnNotFound({ executionId })),
+            onSome: Effect.succeed
+          }))
+    )
+  const send = (executionId: string, callId: string, decision: Decision.Decision) => {
+    const deferred = Shell.decisionDeferred(callId)
+    return DurableDeferred.done(deferred, {
+      token: DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId }),
+      exit: Exit.succeed(decision)
+    })
+  }
+  const decide = (
+    executionId: string,
+    callId: string,
+    decision: Decision.Decision
+  ): Effect.Effect<void, DecideError, ClientContext> =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      // A few tries: the workflow may publish between our read and our write.
+      for (let attempt = 1;; attempt++) {
+        const stored = yield* load(executionId)
+        const applied = decision._tag === "Approve"
+          ? Messages.approve(stored.messages, callId, decision.edited)
+          : Messages.reject(stored.messages, callId, decision.reason)
+        if (Either.isLeft(applied)) {
+          const call = Messages.findTool(stored.messages, callId)
+          // The same decision again (a retry after a crash between recording and sending): send it again.
+          if (applied.left._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
+            return yield* send(executionId, callId, decision)
+          }
+          return yield* Effect.fail(applied.left)
+        }
+        if (decision._tag === "Approve" && decision.edited !== undefined) {
+          const call = Messages.findTool(stored.messages, callId)!
+          const detail = editProblem(tools.get(call.name), call.name, decision.edited)
+          if (detail !== undefined) {
+            return yield* new ChatError.InvalidEditedArguments({ id: callId, name: call.name, detail, messages: stored.messages })
+          }
+        }
+        const saved = yield* Effect.either(store.save(executionId, applied.right, { expectedVersion: stored.version }))
+        if (Either.isRight(saved)) return yield* send(executionId, callId, decision)
+        if (saved.left._tag !== "ConcurrentModification" || attempt >= 5) return yield* Effect.fail(saved.left)
+      }
+    })
+  const statusOf = (executionId: string, messages: Messages.Messages) =>
+    Effect.map(workflow.poll(executionId), (result): Status => {
+      if (result !== undefined && result._tag === "Complete") {
+        const exit = result.exit
+        if (Exit.isSuccess(exit)) return { _tag: "Complete", response: exit.value.response }
+        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+        return { _tag: "Failed", error: failure, detail: failure?.message ?? Cause.pretty(exit.cause) }
+      }
+      const waiting = Messages.pendingTools(messages).filter(Messages.isAwaitingDecision)
+      if (waiting.length === 0) return { _tag: "Running" }
+      return {
+        _tag: "Waiting",
+        reason: Turn.pauseReason(
+          waiting.filter((call) => call.status._tag === "AwaitingApproval").map((call) => call.id),
+          waiting.flatMap((call) => (call.status._tag === "Scheduled" ? [{ id: call.id, at: call.status.at }] : []))
+        )
+      }
+    })
+  return {
+    options,
+    workflow,
+    start: (conversationId, messages, start) => workflow.execute(payloadOf(conversationId, messages, start), { discard: true }),
+    executionId: (conversationId, messages, start) => workflow.executionId(payloadOf(conversationId, messages, start)),
+    pending: (executionId) =>
+      Effect.map(load(executionId), (stored) =>
+        Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision).map((call) => ({
+          id: call.id,
+          name: call.name,
+          arguments: call.arguments,
+          status: call.status
+        }))),
+    decide,
+    read: (executionId) =>
+      Effect.flatMap(load(executionId), (stored) =>
+        Effect.map(statusOf(executionId, stored.messages), (status) => ({
+          executionId,
+          messages: stored.messages,
+          version: stored.version,
+          status
+        }))),
+    list: (list) => Effect.flatMap(ConversationStore.ConversationStore, (store) => store.listPending(list))
+  }
+}
+
+/**
+ * Registers the workflow on the engine: builds the chat once (its model, handlers, strategies)
+ * and runs each turn's body with it. Needs the `LanguageModel`, the tools' handlers, the
+ * strategies' services, the `ConversationStore` the turns publish to, and a `WorkflowEngine`.
+ */
+export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>>(
+  self: ChatWorkflow<Kits>
+): Layer.Layer<
+  never,
+  Chat.MakeError,
+  | WorkflowEngine
+  | ConversationStore.ConversationStore
+  | Chat.StrategiesContext<Kits>
+  | Effect.Effect.Context<ReturnType<typeof Chat.make<Kits>>>
+> =>
+  Layer.unwrapEffect(Effect.map(
+    Chat.make<Kits>({
+      ...(self.options.tools === undefined ? {} : { tools: self.options.tools }),
+      ...(self.options.maxSteps === undefined ? {} : { maxSteps: self.options.maxSteps }),
+      ...(self.options.system === undefined ? {} : { system: self.options.system }),
+      ...(self.options.modelOptions === undefined ? {} : { modelOptions: self.options.modelOptions }),
+      ...(self.options.concurrency === undefined ? {} : { concurrency: self.options.concurrency })
+    } as Chat.Options<Kits>),
+    (chat) =>
+      self.workflow.toLayer((payload, executionId) =>
+        Shell.run(chat.steps, {
+          maxSteps: self.options.maxSteps ?? Turn.defaultConfig.maxSteps,
+          concurrency: self.options.concurrency ?? "unbounded"
+        }, payload.messages, executionId)
+      )
+  )) as any

@@ -1,0 +1,296 @@
+/**
+ * The workflow shell: interprets the outcomes of `Turn.step` with durable
+ * primitives. Every piece of work comes from `Chat.Steps` (the same model call,
+ * strategies and handlers as `Chat`), recorded once as an `Activity`; a pause
+ * waits on one `DurableDeferred` per call and a `DurableClock` for the earliest
+ * time, raced durably. Everything the turn decides comes from the reducer.
+ *
+ * @internal
+ */
+import { type Chat, ChatError, ConversationStore, Messages, Turn } from "@chat-ts/core"
+import * as Activity from "@effect/workflow/Activity"
+import * as DurableClock from "@effect/workflow/DurableClock"
+import * as DurableDeferred from "@effect/workflow/DurableDeferred"
+import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
+import * as Decision from "../Decision.js"
+
+/** The deferred a person's decision about call `id` completes. */
+export const decisionDeferred = (id: string) => DurableDeferred.make(`decision/${id}`, { success: Decision.Decision })
+
+/** Where a call's start is claimed (at most once per attempt), in the turn store. */
+export const claimId = (executionId: string, callId: string, attempt: number): string =>
+  `${executionId}/claim/${callId}/${attempt}`
+
+/** What the turn returns when it completes. */
+export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
+
+/** The errors of a model call. */
+const ModelError = Schema.Union(
+  ChatError.RateLimited,
+  ChatError.ServerError,
+  ChatError.NetworkError,
+  ChatError.AuthenticationError,
+  ChatError.InvalidRequest,
+  ChatError.ContextLengthExceeded,
+  ChatError.MalformedResponse
+)
+
+/** The errors a durable turn ends with (the same as `Chat`'s). */
+export const TurnFailure = Schema.Union(
+  ChatError.StepLimitReached,
+  ChatError.ToolHandlerDefect,
+  ChatError.InvalidEditedArguments,
+  ChatError.PendingToolCalls,
+  ModelError
+)
+
+const DecisionSchema = Schema.Union(
+  Schema.TaggedStruct("Execute", {}),
+  Schema.TaggedStruct("RequireApproval", { expiresAt: Schema.optional(Schema.Number) }),
+  Schema.TaggedStruct("Defer", { at: Schema.Number }),
+  Schema.TaggedStruct("Reject", { reason: Schema.String }),
+  Schema.TaggedStruct("Invalid", { message: Schema.String })
+)
+
+const Decided = Schema.Struct({
+  now: Schema.Number,
+  decisions: Schema.Array(Schema.Struct({ id: Schema.String, decision: DecisionSchema }))
+})
+
+/** A call's result as recorded: its event, or `Lost` when an earlier run of it started and never recorded one. */
+const ToolResult = Schema.Union(
+  Schema.TaggedStruct("ToolSucceeded", { id: Schema.String, result: Schema.Unknown, defect: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ToolFailed", { id: Schema.String, error: Schema.Unknown, defect: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("Lost", { id: Schema.String })
+)
+
+/** Why a pause ended: a decision about a call, or the earliest time came. */
+const Wake = Schema.Union(
+  Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.Decision }),
+  Schema.TaggedStruct("Due", {})
+)
+
+/** Store writes from activities are retried a few times: a database hiccup should not end a turn. */
+const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
+
+/** The settings of the shell. */
+export interface Config {
+  readonly maxSteps: number
+  /** How many tool calls of a response run at once. */
+  readonly concurrency: number | "unbounded"
+}
+
+/** The tool calls of the last message, when it is a model response. */
+const lastCalls = (messages: Messages.Messages): ReadonlyArray<Messages.ToolCallPart> => {
+  const last = messages[messages.length - 1]
+  return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
+}
+
+/** Applies a person's decision to the messages, failing closed: an edit that does not fit its tool rejects the call. */
+export const applyDecision = (
+  steps: Pick<Chat.Steps<never>, "checkEdits">,
+  messages: Messages.Messages,
+  id: string,
+  decision: Decision.Decision
+): Messages.Messages => {
+  const applied = decision._tag === "Approve"
+    ? Messages.approve(messages, id, decision.edited)
+    : Messages.reject(messages, id, decision.reason)
+  // A decision for a call that no longer waits (expired, or decided) changes nothing.
+  if (Either.isLeft(applied)) {
+    if (applied.left._tag !== "InvalidEditedArguments") return messages
+    return Either.getOrElse(
+      Messages.reject(messages, id, `The edited arguments were refused: ${applied.left.detail}`),
+      () => messages
+    )
+  }
+  const problem = steps.checkEdits(applied.right).find((edit) => edit.id === id)
+  if (problem === undefined) return applied.right
+  return Either.getOrElse(Messages.reject(messages, id, `The edited arguments were refused: ${problem.detail}`), () => messages)
+}
+
+/** The earliest time a waiting turn must look again: a scheduled call due, or an approval deadline. */
+const wakeAt = (calls: ReadonlyArray<Messages.ToolCallPart>): number | undefined => {
+  let earliest: number | undefined
+  for (const call of calls) {
+    const status = call.status
+    const at = status._tag === "Scheduled" ? status.at : status._tag === "AwaitingApproval" ? status.expiresAt : undefined
+    if (at !== undefined && Number.isFinite(at) && (earliest === undefined || at < earliest)) earliest = at
+  }
+  return earliest
+}
+
+/** The body of the durable turn workflow. */
+export const run = <R>(
+  steps: Chat.Steps<R>,
+  config: Config,
+  messages: Messages.Messages,
+  executionId: string
+): Effect.Effect<
+  typeof Completed.Type,
+  typeof TurnFailure.Type,
+  R | ConversationStore.ConversationStore | WorkflowEngine | WorkflowInstance
+> =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore.ConversationStore
+    const turnConfig: Turn.Config = { maxSteps: config.maxSteps, waitForScheduled: true }
+    // Every name below is deterministic: a replay follows the same path and meets the same records.
+    let seq = 0
+    let lastNow = 0
+    const now = Effect.suspend(() =>
+      Activity.make({ name: `now/${++seq}`, success: Schema.Number, execute: Clock.currentTimeMillis })
+    ).pipe(Effect.tap((t) => void (lastNow = t)))
+    const publish = (state: Messages.Messages) =>
+      Effect.suspend(() =>
+        Activity.make({
+          name: `publish/${++seq}`,
+          execute: store.save(executionId, state).pipe(Effect.retry(storeRetry), Effect.orDie, Effect.asVoid)
+        })
+      )
+    const step = (state: Messages.Messages, event: Turn.Event) => Turn.step(state, event, turnConfig)
+
+    const runTool = (state: Messages.Messages, call: Messages.ToolCallPart) => {
+      const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
+      return Activity.make({
+        name: `tool/${call.id}/${attempt}`,
+        success: ToolResult,
+        // The claim makes a start at most once: a runner that died after it leaves the call `Lost`.
+        execute: store.save(claimId(executionId, call.id, attempt), [], { expectedVersion: 0 }).pipe(
+          Effect.retry({ schedule: storeRetry, while: (error) => error._tag === "StoreError" }),
+          Effect.matchEffect({
+            onFailure: (error) =>
+              error._tag === "ConcurrentModification" ? Effect.succeed({ _tag: "Lost" as const, id: call.id }) : Effect.die(error),
+            onSuccess: () =>
+              Effect.map(steps.runTool(state, call), ({ defect, event }) =>
+                event._tag === "ToolSucceeded"
+                  ? { _tag: "ToolSucceeded" as const, id: call.id, result: event.result, defect }
+                  : { _tag: "ToolFailed" as const, id: call.id, error: event._tag === "ToolFailed" ? event.error : null, defect })
+          })
+        )
+      })
+    }
+
+    /** Waits durably for a decision about any waiting call, or for the earliest time; returns the messages to resume. */
+    const wait = (state: Messages.Messages) =>
+      Effect.gen(function*() {
+        const waiting = lastCalls(state).filter(Messages.isAwaitingDecision)
+        const until = wakeAt(waiting)
+        const name = `wake/${++seq}`
+        const decisions = waiting.map((call) =>
+          Effect.map(DurableDeferred.await(decisionDeferred(call.id)), (decision) => ({
+            _tag: "Decided" as const,
+            id: call.id,
+            decision
+          }))
+        )
+        const due = until === undefined
+          ? []
+          : [Effect.as(
+            DurableClock.sleep({ name, duration: Math.max(0, until - lastNow), inMemoryThreshold: 0 }),
+            { _tag: "Due" as const }
+          )]
+        const effects = [...decisions, ...due]
+        if (effects.length === 0) return state
+        const wake = yield* DurableDeferred.raceAll({
+          name,
+          success: Wake,
+          error: Schema.Never,
+          effects: effects as [(typeof effects)[number], ...Array<(typeof effects)[number]>]
+        })
+        return wake._tag === "Decided" ? applyDecision(steps, state, wake.id, wake.decision) : state
+      })
+
+    let result = step(
+      messages,
+      Turn.Event.Resume({ now: yield* now, invalidEdits: steps.checkEdits(messages), rerun: steps.rerunnable(messages) })
+    )
+    while (true) {
+      const [state, outcome] = result
+      switch (outcome._tag) {
+        case "CallModel": {
+          const message = yield* Activity.make({
+            name: `model/${outcome.step}`,
+            success: Messages.Message,
+            error: ModelError,
+            execute: steps.callModel(state, outcome.step)
+          }).pipe(Effect.tapError(() => publish(state)), Effect.mapError((error) => ChatError.withMessages(error, state)))
+          result = step(state, Turn.Event.ModelResponded({ message }))
+          break
+        }
+        case "Decide": {
+          const decided = yield* Activity.make({
+            name: `decide/${++seq}`,
+            success: Decided,
+            execute: Effect.flatMap(Clock.currentTimeMillis, (at) =>
+              Effect.map(steps.decide(outcome.calls, at), (decisions) => ({ now: at, decisions })))
+          })
+          lastNow = decided.now
+          result = step(state, Turn.Event.Decided({ now: decided.now, decisions: decided.decisions as ReadonlyArray<{ id: string; decision: Turn.Decision }> }))
+          break
+        }
+        case "RunTools": {
+          const results = yield* Effect.forEach(outcome.calls, (call) => runTool(state, call), { concurrency: config.concurrency })
+          let next = state
+          const lost: Array<string> = []
+          let defect: { id: string; name: string; detail: string } | undefined
+          for (const r of results) {
+            if (r._tag === "Lost") {
+              lost.push(r.id)
+              continue
+            }
+            if (r.defect !== undefined && defect === undefined) {
+              defect = { id: r.id, name: Messages.findTool(next, r.id)?.name ?? "", detail: r.defect }
+            }
+            next = step(
+              next,
+              r._tag === "ToolSucceeded"
+                ? Turn.Event.ToolSucceeded({ id: r.id, result: r.result })
+                : Turn.Event.ToolFailed({ id: r.id, error: r.error })
+            )[0]
+          }
+          if (defect !== undefined) {
+            yield* publish(next)
+            return yield* new ChatError.ToolHandlerDefect({ ...defect, messages: next })
+          }
+          // Lost calls are failed by the reducer, or started again as their next attempt when their tool is idempotent.
+          const rerun = steps.rerunnable(next).filter((id) => lost.includes(id))
+          result = step(next, Turn.Event.Resume({ now: yield* now, rerun }))
+          break
+        }
+        case "AwaitTools":
+          result = step(state, Turn.Event.Resume({ now: yield* now }))
+          break
+        case "Wait":
+        case "Pause": {
+          yield* publish(state)
+          const decided = yield* wait(state)
+          result = step(decided, Turn.Event.Resume({ now: yield* now, invalidEdits: steps.checkEdits(decided) }))
+          break
+        }
+        case "Complete":
+          yield* publish(state)
+          return { messages: state, response: outcome.response }
+        case "StepLimit":
+          yield* publish(state)
+          return yield* new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages: state })
+        case "InvalidEdits": {
+          yield* publish(state)
+          const first = outcome.edits[0]!
+          return yield* new ChatError.InvalidEditedArguments({
+            id: first.id,
+            name: first.name,
+            detail: outcome.edits.map((edit) => `${edit.id}: ${edit.detail}`).join("; "),
+            messages: state
+          })
+        }
+        case "PendingCalls":
+          yield* publish(state)
+          return yield* new ChatError.PendingToolCalls({ ids: outcome.ids, messages: state })
+      }
+    }
+  })

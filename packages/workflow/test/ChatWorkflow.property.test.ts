@@ -1,0 +1,105 @@
+import { Chat, Messages, PauseReason } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, FastCheck as fc, Layer } from "effect"
+import { Decision } from "../src/index.js"
+import { files, handlers, recorder, testLayer, turns } from "./fixtures.js"
+
+type Choice = "approve" | "reject" | "edit"
+
+interface Call {
+  readonly name: string
+  readonly arguments: unknown
+  readonly choice: Choice
+}
+
+/** Calls that run, wait for a person, are scheduled, name no tool, or carry bad arguments; each with a person's choice. */
+const call: fc.Arbitrary<Call> = fc.record({
+  name: fc.constantFrom("list_files", "delete_files", "delete_files", "remind", "no_such_tool", "bad_args"),
+  choice: fc.constantFrom<Choice>("approve", "reject", "edit")
+}).map(({ choice, name }) =>
+  name === "bad_args"
+    ? { name: "delete_files", arguments: { paths: 3 }, choice }
+    : { name, arguments: name === "remind" ? { text: "t" } : name === "list_files" ? { folder: "f" } : { paths: ["p"] }, choice }
+)
+
+/** Up to three responses with tool calls, then a final answer. */
+const script = fc.array(fc.array(call, { minLength: 1, maxLength: 3 }), { minLength: 0, maxLength: 3 })
+
+const toScript = (responses: ReadonlyArray<ReadonlyArray<Call>>) => [
+  ...responses.map((calls, i) =>
+    MockLanguageModel.toolCalls(calls.map((c, j) => ({ id: `s${i}_${j}`, name: c.name, arguments: c.arguments })))
+  ),
+  MockLanguageModel.text("end")
+]
+
+const choiceOf = (responses: ReadonlyArray<ReadonlyArray<Call>>, id: string): Choice => {
+  const [, i, j] = /^s(\d+)_(\d+)$/.exec(id)!
+  return responses[Number(i)]![Number(j)]!.choice
+}
+
+const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): Decision.Decision => {
+  if (choice === "reject") return Decision.reject(`no ${id}`)
+  if (choice === "approve") return Decision.approve()
+  return Decision.approve(Messages.findTool(messages, id)?.name === "remind" ? { text: "edited" } : { paths: ["edited"] })
+}
+
+/** The in-process `Chat`: pause, decide every waiting call, resume, until the turn ends. */
+const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
+  const model = MockLanguageModel.make(toScript(responses))
+  return Effect.gen(function*() {
+    const chat = yield* Chat.make({ tools: files })
+    let result = yield* chat.complete(Messages.fromUser("go"))
+    while (result.outcome._tag === "Paused") {
+      let messages = result.messages
+      for (const id of PauseReason.toolIds(result.outcome.reason)) {
+        const decision = decisionFor(messages, id, choiceOf(responses, id))
+        messages = yield* (decision._tag === "Approve"
+          ? chat.approve(messages, id, decision.edited)
+          : chat.reject(messages, id, decision.reason))
+      }
+      result = yield* chat.resume(messages)
+    }
+    return result.messages
+  }).pipe(Effect.provide(Layer.merge(model.layer, handlers(recorder()))))
+}
+
+/** The durable turn: decide each call as it comes to wait, from outside, until the turn ends. */
+const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
+  const model = MockLanguageModel.make(toScript(responses))
+  return Effect.gen(function*() {
+    const id = yield* turns.start("property", Messages.fromUser("go"))
+    // Poll like a UI would: decide whatever waits, until the turn ends (bounded).
+    for (let poll = 0; poll < 5_000; poll++) {
+      const found = yield* Effect.either(turns.read(id))
+      if (Either.isLeft(found)) {
+        expect(found.left._tag).toBe("TurnNotFound")
+        yield* Effect.yieldNow()
+        continue
+      }
+      const view = found.right
+      if (view.status._tag === "Complete" || view.status._tag === "Failed") return view.messages
+      const waiting = yield* turns.pending(id)
+      for (const call of waiting) {
+        yield* turns.decide(id, call.id, decisionFor(view.messages, call.id, choiceOf(responses, call.id)))
+      }
+      if (waiting.length === 0) yield* Effect.yieldNow()
+    }
+    return yield* Effect.dieMessage("the turn did not end in 50 rounds")
+  }).pipe(Effect.provide(testLayer(model, recorder())))
+}
+
+describe("ChatWorkflow and Chat", () => {
+  it.live.prop(
+    "reach the same final messages for the same model script and decisions",
+    [script],
+    ([responses]) =>
+      Effect.gen(function*() {
+        const inProcess = yield* viaChat(responses)
+        const durable = yield* viaWorkflow(responses)
+        expect(durable).toEqual(inProcess)
+        expect(Either.isRight(Messages.encode(durable))).toBe(true)
+      }),
+    { timeout: 60_000, fastCheck: { numRuns: 25 } }
+  )
+})

@@ -1,0 +1,269 @@
+import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Either, TestClock } from "effect"
+import { ChatWorkflow, Decision } from "../src/index.js"
+import { claimId } from "../src/internal/shell.js"
+import { eventually, HOUR, recorder, testLayer, turns } from "./fixtures.js"
+
+const ask = Messages.fromUser("Delete the old logs.")
+
+const seedScript = (final = "Done.") => [
+  MockLanguageModel.toolCalls([
+    { id: "c1", name: "list_files", arguments: { folder: "logs" } },
+    { id: "c2", name: "delete_files", arguments: { paths: ["a.log", "b.log"] } }
+  ]),
+  MockLanguageModel.text(final)
+]
+
+const waiting = (executionId: string) => eventually(turns.read(executionId), (view) => view.status._tag === "Waiting")
+const ended = (executionId: string) =>
+  eventually(turns.read(executionId), (view) => view.status._tag === "Complete" || view.status._tag === "Failed")
+
+const statusOf = (messages: Messages.Messages, id: string) => Messages.findTool(messages, id)?.status
+
+describe("ChatWorkflow on the in-memory engine", () => {
+  it.effect("approve: pauses, runs the approved call once, calls the model twice, completes", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript("Deleted."))
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-1", ask)
+      const paused = yield* waiting(id)
+      expect(paused.status).toEqual({ _tag: "Waiting", reason: { _tag: "AwaitingApproval", toolIds: ["c2"] } })
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
+      expect(model.requests).toHaveLength(1)
+      expect(yield* turns.pending(id)).toEqual([
+        { id: "c2", name: "delete_files", arguments: `{"paths":["a.log","b.log"]}`, status: { _tag: "AwaitingApproval" } }
+      ])
+
+      // The inbox of approvals lists the waiting turn, and no longer once it is decided and done.
+      expect((yield* turns.list()).items.map((item) => [item.id, item.pending])).toEqual([[id, ["c2"]]])
+      yield* turns.decide(id, "c2", Decision.approve())
+      const done = yield* ended(id)
+      expect((yield* turns.list()).items).toEqual([])
+      expect(done.status._tag).toBe("Complete")
+      expect(done.status._tag === "Complete" && Messages.textOf(done.status.response)).toBe("Deleted.")
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files"])
+      expect(model.requests).toHaveLength(2)
+      expect(statusOf(done.messages, "c2")?._tag).toBe("Completed")
+      // Starting the same turn again is the same execution: nothing runs again.
+      expect(yield* turns.start("conv-1", ask)).toBe(id)
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      expect(model.requests).toHaveLength(2)
+      expect(rec.calls).toHaveLength(2)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("approve with edits: the handler gets the edited arguments; an edit that does not fit is refused and nothing is sent", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript())
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-2", ask)
+      yield* waiting(id)
+      const bad = yield* Effect.flip(turns.decide(id, "c2", Decision.approve({ paths: "a.log" })))
+      expect(bad._tag).toBe("InvalidEditedArguments")
+      expect(statusOf((yield* turns.read(id)).messages, "c2")).toEqual({ _tag: "AwaitingApproval" })
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      expect(rec.calls).toHaveLength(1)
+
+      yield* turns.decide(id, "c2", Decision.approve({ paths: ["a.log"] }))
+      const done = yield* ended(id)
+      expect(rec.calls[1]).toMatchObject({ name: "delete_files", params: { paths: ["a.log"] } })
+      expect(statusOf(done.messages, "c2")).toMatchObject({ _tag: "Completed", editedArguments: `{"paths":["a.log"]}` })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("reject with a reason: nothing runs, the model sees the reason", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript("Not deleted."))
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-3", ask)
+      yield* waiting(id)
+      yield* turns.decide(id, "c2", Decision.reject("keep them"))
+      const done = yield* ended(id)
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
+      expect(statusOf(done.messages, "c2")).toEqual({ _tag: "Rejected", by: "user", reason: "keep them" })
+      expect(JSON.stringify(model.requests[1]!.messages)).toContain("keep them")
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("a decision for an unknown call and a second decision for the same call are typed errors", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript())
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-4", ask)
+      yield* waiting(id)
+      const unknown = yield* Effect.flip(turns.decide(id, "nope", Decision.approve()))
+      expect(unknown).toBeInstanceOf(ChatError.UnknownToolCall)
+      const proposedByNoOne = yield* Effect.flip(turns.decide("no-such-execution", "c2", Decision.approve()))
+      expect(proposedByNoOne._tag).toBe("TurnNotFound")
+
+      yield* turns.decide(id, "c2", Decision.reject("no"))
+      const second = yield* Effect.flip(turns.decide(id, "c2", Decision.approve()))
+      expect(second._tag).toBe("ToolCallAlreadyResolved")
+      // The same decision again is accepted (a retry), and changes nothing.
+      yield* turns.decide(id, "c2", Decision.reject("no"))
+      const done = yield* ended(id)
+      expect(statusOf(done.messages, "c2")).toEqual({ _tag: "Rejected", by: "user", reason: "no" })
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
+      const late = yield* Effect.flip(turns.decide(id, "c2", Decision.approve()))
+      expect(late._tag).toBe("ToolCallAlreadyResolved")
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("mixed: an approval and a scheduled call in one response; the scheduled call runs at its time, not before", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([
+        { id: "d1", name: "delete_files", arguments: { paths: ["x"] } },
+        { id: "r1", name: "remind", arguments: { text: "stand up" } }
+      ]),
+      MockLanguageModel.text("All done.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-5", Messages.fromUser("Delete x and remind me."))
+      const paused = yield* waiting(id)
+      expect(paused.status).toEqual({
+        _tag: "Waiting",
+        reason: { _tag: "Mixed", approvals: ["d1"], scheduled: [{ id: "r1", at: 10 * 60_000 }] }
+      })
+      yield* turns.decide(id, "d1", Decision.approve())
+      yield* eventually(Effect.sync(() => rec.calls.length), (n) => n === 1)
+      expect(rec.calls[0]).toMatchObject({ name: "delete_files", at: 0 })
+      // The turn still waits for the reminder; the model is not called again yet.
+      yield* TestClock.adjust("9 minutes")
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      expect(rec.calls).toHaveLength(1)
+      expect(model.requests).toHaveLength(1)
+      yield* TestClock.adjust("1 minute")
+      const done = yield* ended(id)
+      expect(rec.calls[1]).toMatchObject({ name: "remind", at: 10 * 60_000 })
+      expect(done.status._tag).toBe("Complete")
+      expect(model.requests).toHaveLength(2)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("a person can run a scheduled call now, before its time", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "r1", name: "remind", arguments: { text: "now" } }]),
+      MockLanguageModel.text("Reminded.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-6", Messages.fromUser("Remind me."))
+      yield* waiting(id)
+      yield* TestClock.adjust("1 minute")
+      yield* turns.decide(id, "r1", Decision.approve())
+      yield* ended(id)
+      expect(rec.calls).toMatchObject([{ name: "remind", at: 60_000 }])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("an approval deadline that passes rejects the call by policy (fail closed); a decision after it changes nothing", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "t1", name: "delete_files", arguments: { paths: ["tmp/a"] } }]),
+      MockLanguageModel.text("Too late.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-7", Messages.fromUser("Clean tmp."))
+      const paused = yield* waiting(id)
+      expect(statusOf(paused.messages, "t1")).toEqual({ _tag: "AwaitingApproval", expiresAt: HOUR })
+      yield* TestClock.adjust("59 minutes")
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      expect(model.requests).toHaveLength(1)
+      yield* TestClock.adjust("1 minute")
+      const done = yield* ended(id)
+      expect(statusOf(done.messages, "t1")).toMatchObject({ _tag: "Rejected", by: "policy" })
+      expect(rec.calls).toEqual([])
+      const late = yield* Effect.flip(turns.decide(id, "t1", Decision.approve()))
+      expect(late._tag).toBe("ToolCallAlreadyResolved")
+      expect(rec.calls).toEqual([])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("a decision before the deadline wins the race: the call runs", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "t1", name: "delete_files", arguments: { paths: ["tmp/a"] } }]),
+      MockLanguageModel.text("Deleted.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-8", Messages.fromUser("Clean tmp."))
+      yield* waiting(id)
+      yield* TestClock.adjust("30 minutes")
+      yield* turns.decide(id, "t1", Decision.approve())
+      const done = yield* ended(id)
+      expect(statusOf(done.messages, "t1")?._tag).toBe("Completed")
+      expect(rec.calls).toMatchObject([{ name: "delete_files", at: 30 * 60_000 }])
+      // The deadline passing later changes nothing.
+      yield* TestClock.adjust("1 hour")
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      expect(rec.calls).toHaveLength(1)
+      expect(model.requests).toHaveLength(2)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("a call whose start was already claimed (its runner died) is not run again; an idempotent one runs as attempt 2", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([
+        { id: "l1", name: "list_files", arguments: { folder: "x" } },
+        { id: "f1", name: "fetch_page", arguments: { url: "u" } }
+      ]),
+      MockLanguageModel.text("Partly.")
+    ])
+    return Effect.gen(function*() {
+      const messages = Messages.fromUser("List and fetch.")
+      const id = yield* turns.executionId("conv-9", messages)
+      const store = yield* ConversationStore.ConversationStore
+      // As if a runner started both calls and died before recording their results.
+      yield* store.save(claimId(id, "l1", 1), [], { expectedVersion: 0 })
+      yield* store.save(claimId(id, "f1", 1), [], { expectedVersion: 0 })
+      expect(yield* turns.start("conv-9", messages)).toBe(id)
+      const done = yield* ended(id)
+      expect(rec.calls).toMatchObject([{ name: "fetch_page", attempt: 2 }])
+      expect(statusOf(done.messages, "l1")).toMatchObject({ _tag: "Failed" })
+      expect(statusOf(done.messages, "f1")).toMatchObject({ _tag: "Completed", result: "page u" })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("the step limit ends the turn with StepLimitReached, carrying the messages", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(() => MockLanguageModel.toolCalls([{ name: "list_files", arguments: { folder: "x" } }]))
+    const limited = ChatWorkflow.make({ name: "limited", tools: turns.options.tools!, maxSteps: 2 })
+    return Effect.gen(function*() {
+      const id = yield* limited.start("conv-10", ask)
+      const done = yield* eventually(limited.read(id), (view) => view.status._tag === "Failed")
+      expect(done.status._tag === "Failed" && done.status.error?._tag).toBe("StepLimitReached")
+      expect(model.requests).toHaveLength(2)
+      expect(Either.isRight(Messages.encode(done.messages))).toBe(true)
+    }).pipe(Effect.provide(ChatWorkflow.layer(limited)), Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("hostile input: edits that are not JSON data are refused before anything is sent; repeated call ids are made unique", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([
+        { id: "dup", name: "delete_files", arguments: { paths: ["a"] } },
+        { id: "dup", name: "delete_files", arguments: { paths: ["b"] } }
+      ]),
+      MockLanguageModel.text("Done.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-11", ask)
+      const paused = yield* waiting(id)
+      const ids = (yield* turns.pending(id)).map((call) => call.id)
+      expect(new Set(ids).size).toBe(2)
+      const before = paused.version
+      const nan = yield* Effect.flip(turns.decide(id, ids[0]!, Decision.approve({ paths: [Number.NaN] })))
+      expect(nan._tag).toBe("InvalidEditedArguments")
+      const proto = yield* Effect.flip(turns.decide(id, ids[0]!, Decision.approve(JSON.parse(`{"__proto__":{"paths":["x"]}}`))))
+      expect(proto._tag).toBe("InvalidEditedArguments")
+      expect((yield* turns.read(id)).version).toBe(before)
+      for (const call of ids) yield* turns.decide(id, call, Decision.approve())
+      yield* ended(id)
+      expect(rec.calls.map((c) => c.params)).toEqual([{ paths: ["a"] }, { paths: ["b"] }])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+})

@@ -1,0 +1,101 @@
+/**
+ * Runner processes for the end-to-end test (see `runner.ts`): each a real
+ * `node` process running TypeScript through tsx, driven by JSON lines on its
+ * stdin and stdout, every wait bounded.
+ */
+import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+
+const script = fileURLToPath(new URL("./runner.ts", import.meta.url))
+const packageDir = fileURLToPath(new URL("../..", import.meta.url))
+
+/** One answer of a runner. */
+export interface Reply {
+  readonly n?: number
+  readonly ready?: boolean
+  readonly id?: string
+  readonly error?: string
+  readonly defect?: string
+}
+
+export interface RunnerProcess {
+  readonly pid: number
+  readonly ready: Promise<Reply>
+  readonly send: (command: object, timeoutMillis?: number) => Promise<Reply>
+  readonly exited: Promise<void>
+  readonly process: ChildProcessWithoutNullStreams
+}
+
+/** `promise`, or a rejection after `millis`. */
+export const bounded = <A>(promise: Promise<A>, millis: number, what: string): Promise<A> =>
+  new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: no answer within ${millis} ms`)), millis)
+    promise.then((a) => (clearTimeout(timer), resolve(a)), (e) => (clearTimeout(timer), reject(e)))
+  })
+
+let sent = 0
+
+/** Starts a runner with these environment variables (`DATABASE_URL`, `TABLE`, `RUNS_FILE`). */
+export const start = (env: Record<string, string>): RunnerProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", script], {
+    cwd: packageDir,
+    env: { ...process.env, ...env },
+    stdio: ["pipe", "pipe", "pipe"]
+  })
+  const waiting = new Map<number, (reply: Reply) => void>()
+  let stderr = ""
+  child.stderr.on("data", (chunk) => (stderr += chunk))
+  let onReady: (reply: Reply) => void = () => undefined
+  const ready = new Promise<Reply>((resolve) => (onReady = resolve))
+  const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
+  void exited.then(() => onReady({ ready: false, error: `exited before it was ready: ${stderr}` }))
+  readline.createInterface({ input: child.stdout }).on("line", (line) => {
+    if (!line.startsWith("{")) return
+    const reply = JSON.parse(line) as Reply
+    if (reply.n === undefined) return onReady(reply)
+    waiting.get(reply.n)?.(reply)
+    waiting.delete(reply.n)
+  })
+  return {
+    pid: child.pid!,
+    ready: bounded(ready, 120_000, `runner ${child.pid} starting`),
+    send: (command, timeoutMillis = 30_000) => {
+      const n = ++sent
+      const answer = new Promise<Reply>((resolve) => waiting.set(n, resolve))
+      child.stdin.write(JSON.stringify({ ...command, n }) + "\n")
+      return bounded(answer, timeoutMillis, `runner ${child.pid} answering ${JSON.stringify(command)}`)
+    },
+    exited,
+    process: child
+  }
+}
+
+/** Kills a runner with SIGKILL and waits (bounded) until it is gone. */
+export const kill = async (runner: RunnerProcess): Promise<void> => {
+  if (runner.process.exitCode === null && runner.process.signalCode === null) runner.process.kill("SIGKILL")
+  await bounded(runner.exited, 10_000, "runner dying")
+}
+
+/** One line a runner recorded: a model call or a tool run, with its pid. */
+export interface Run {
+  readonly pid: number
+  readonly model?: number
+  readonly tool?: string
+}
+
+/** Everything the runners recorded in `file`. */
+export const runsOf = (file: string): ReadonlyArray<Run> =>
+  fs.existsSync(file)
+    ? fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Run)
+    : []
+
+/** Waits (bounded) until `check` holds, polling every 100 ms. */
+export const until = async (check: () => boolean | Promise<boolean>, millis: number, what: string): Promise<void> => {
+  const deadline = Date.now() + millis
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not reached within ${millis} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 100))
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * A runner process for the end-to-end test: one `@effect/cluster` runner on
+ * PostgreSQL (`DATABASE_URL`) hosting the durable turn, with the turn store in
+ * table `TABLE`. It prints `{"ready":true}` once its layers are built, then
+ * runs the commands it reads from stdin (one JSON object a line), answering
+ * each with one JSON line:
+ *
+ * - `{ "n", "start": conversationId, "text" }`: starts a turn; answers `{ "n", "id" }`.
+ * - `{ "n", "decide": executionId, "call", "approve": boolean }`; answers `{ "n" }` or `{ "n", "error" }`.
+ *
+ * The model is a fake that records every call in `RUNS_FILE` (`{"model":n}`):
+ * asked to "delete", it proposes `delete_files` (needs approval); asked to
+ * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a tool's
+ * result is in the conversation, it answers "done". Each run of a tool handler
+ * is appended to `RUNS_FILE` too, with the pid of the runner that ran it.
+ */
+import { Action, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
+import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as PgClient from "@effect/sql-pg/PgClient"
+import { Duration, Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import * as fs from "node:fs"
+import * as readline from "node:readline"
+import { SqlConversationStore } from "../../../sql/src/index.js"
+import { ChatWorkflow, Decision } from "../../src/index.js"
+
+const runsFile = process.env["RUNS_FILE"]!
+const record = (entry: object) => fs.appendFileSync(runsFile, JSON.stringify({ ...entry, pid: process.pid }) + "\n")
+
+const DeleteFiles = Tool.make("delete_files", {
+  description: "Delete files.",
+  parameters: { paths: Schema.Array(Schema.String) },
+  success: Schema.Struct({ deleted: Schema.Number })
+})
+const Remind = Tool.make("remind", { description: "Remind.", parameters: { text: Schema.String }, success: Schema.String })
+const remindMillis = Number(process.env["REMIND_MILLIS"] ?? "3000")
+const tools = Toolkit.withStrategy(
+  Toolkit.make(DeleteFiles, Remind),
+  (call) => call.name === "remind" ? Action.Defer({ after: Duration.millis(remindMillis) }) : Action.RequireApproval()
+)
+export const turns = ChatWorkflow.make({ name: "e2e-turn", tools })
+
+const handlers = tools.toLayer({
+  delete_files: (params) => Effect.sync(() => (record({ tool: "delete_files" }), { deleted: params.paths.length })),
+  remind: (params) => Effect.sync(() => (record({ tool: "remind" }), `sent: ${params.text}`))
+})
+
+const model = LanguageModel.layer({
+  generate: (request) =>
+    Effect.sync(() => {
+      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && p.status._tag === "Completed"))
+      const asked = Messages.textOf(request.messages.find((m) => m.role === "user")!)
+      record({ model: request.messages.length })
+      const call = asked.includes("remind")
+        ? Messages.toolCall({ id: "r1", name: "remind", arguments: `{"text":"stand up"}` })
+        : Messages.toolCall({ id: "d1", name: "delete_files", arguments: `{"paths":["a.log"]}` })
+      return answered
+        ? { parts: [Messages.text("done")], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "stop" as const }
+        : { parts: [call], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "tool-calls" as const }
+    }),
+  stream: () => Effect.dieMessage("not used") as never
+})
+
+const database = PgClient.layer({ url: Redacted.make(process.env["DATABASE_URL"]!) })
+const cluster = ClusterWorkflowEngine.layer.pipe(
+  Layer.provideMerge(SingleRunner.layer({
+    runnerStorage: "sql",
+    shardingConfig: {
+      shardsPerGroup: 4,
+      entityMessagePollInterval: Duration.millis(250),
+      shardLockRefreshInterval: Duration.seconds(1),
+      shardLockExpiration: Duration.seconds(5),
+      refreshAssignmentsInterval: Duration.millis(500)
+    }
+  }))
+)
+const store = SqlConversationStore.layer({ table: process.env["TABLE"]! })
+const runtime = ManagedRuntime.make(
+  ChatWorkflow.layer(turns).pipe(
+    Layer.provideMerge(Layer.mergeAll(cluster, store, model, handlers)),
+    Layer.provide(database),
+    Layer.orDie
+  )
+)
+
+interface Command {
+  readonly n: number
+  readonly start?: string
+  readonly text?: string
+  readonly decide?: string
+  readonly call?: string
+  readonly approve?: boolean
+}
+
+const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.ClientContext> =>
+  command.start !== undefined
+    ? Effect.map(turns.start(command.start, Messages.fromUser(command.text ?? "")), (id) => ({ id }))
+    : turns.decide(command.decide!, command.call!, command.approve === true ? Decision.approve() : Decision.reject("no")).pipe(
+      Effect.as({}),
+      Effect.catchAll((error) => Effect.succeed({ error: error._tag }))
+    )
+
+const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
+
+runtime.runPromise(Effect.void).then(
+  () => {
+    reply({ ready: true })
+    readline.createInterface({ input: process.stdin }).on("line", (line) => {
+      const command = JSON.parse(line) as Command
+      runtime.runPromise(run(command)).then(
+        (answer) => reply({ n: command.n, ...answer }),
+        (defect) => reply({ n: command.n, defect: String(defect) })
+      )
+    }).on("close", () => void runtime.dispose().then(() => process.exit(0)))
+  },
+  (error) => {
+    reply({ ready: false, error: String(error) })
+    process.exit(1)
+  }
+)
