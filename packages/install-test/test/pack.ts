@@ -1,23 +1,22 @@
 /**
- * Vitest global setup of the install tests: makes sure the libraries' dist/
- * is current (`tsc -b` of their src projects, a no-op right after `npm test`'s
- * own build) and packs each with `npm pack` into a temporary folder outside
- * the workspace, shared by every test file through `inject("packed")`.
+ * Vitest global setup of the install tests: makes sure the dist/ of every
+ * publishable package (see `publishable`) is current (`tsc -b` of their src
+ * projects, a no-op right after `npm test`'s own build) and packs each with
+ * `npm pack` into a temporary folder outside the workspace, shared by every
+ * test file through `inject("packed")`.
  */
 import { mkdtemp, readFile, rm } from "node:fs/promises"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { TestProject } from "vitest/node"
-import { cleanEnv, libraries, type Packed, root, runOk } from "./support.js"
+import { cleanEnv, folderOf, libraries, type Packed, publishable, root, runOk } from "./support.js"
 
 export default async function setup(project: TestProject) {
   await runOk("npx", [
     "tsc",
     "-b",
-    "packages/core/tsconfig.src.json",
-    "packages/providers/tsconfig.src.json",
-    "packages/sql/tsconfig.src.json"
-  ], { cwd: root, env: cleanEnv() })
+    ...publishable.map((library) => `packages/${library.folder}/tsconfig.src.json`)
+  ], { cwd: root, env: cleanEnv(), timeoutMs: 600_000 }) // every library from scratch on a busy machine
   const folder = await mkdtemp(join(tmpdir(), "chat-ts-tarballs-"))
   const workspaces = libraries.flatMap((name) => ["-w", name])
   const json = await runOk("npm", ["pack", ...workspaces, "--json", "--pack-destination", folder], {
@@ -33,7 +32,7 @@ export default async function setup(project: TestProject) {
   const packed: Array<Packed> = []
   for (const report of reports) {
     const manifest = JSON.parse(
-      await readFile(join(root, "packages", report.name.replace("@chat-ts/", ""), "package.json"), "utf8")
+      await readFile(join(root, "packages", folderOf(report.name), "package.json"), "utf8")
     ) as { readonly peerDependencies?: Record<string, string> }
     packed.push({
       name: report.name,

@@ -4,13 +4,48 @@
  * with an environment free of the workspace's npm settings.
  */
 import { execFile } from "node:child_process"
+import { readdirSync, readFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 /** The repository root. */
 export const root = fileURLToPath(new URL("../../../", import.meta.url))
 
-/** The libraries a user installs. */
-export const libraries = ["@chat-ts/core", "@chat-ts/providers", "@chat-ts/sql"] as const
+/** A publishable workspace package: its name and its folder under packages/. */
+export interface Library {
+  readonly name: string
+  readonly folder: string
+}
+
+/**
+ * Every workspace package that is published (packages/<folder>/package.json
+ * without `"private": true`), sorted by folder, so a package added later is
+ * checked without an edit here.
+ */
+export const publishable: ReadonlyArray<Library> = readdirSync(join(root, "packages"), { withFileTypes: true })
+  .filter((entry) => entry.isDirectory())
+  .flatMap((entry): ReadonlyArray<Library> => {
+    let manifest: { readonly name?: unknown; readonly private?: unknown }
+    try {
+      manifest = JSON.parse(readFileSync(join(root, "packages", entry.name, "package.json"), "utf8"))
+    } catch {
+      return [] // a folder without a package.json is not a package
+    }
+    if (manifest.private === true) return []
+    if (typeof manifest.name !== "string") throw new Error(`packages/${entry.name}/package.json has no name`)
+    return [{ name: manifest.name, folder: entry.name }]
+  })
+  .sort((a, b) => a.folder.localeCompare(b.folder))
+
+/** The libraries a user installs: the names of the publishable packages. */
+export const libraries: ReadonlyArray<string> = publishable.map((library) => library.name)
+
+/** The folder (under packages/) of a publishable package. */
+export const folderOf = (name: string): string => {
+  const found = publishable.find((library) => library.name === name)
+  if (found === undefined) throw new Error(`${name} is not a publishable workspace package`)
+  return found.folder
+}
 
 /** One packed library, as `npm pack --json` describes it. */
 export interface Packed {

@@ -6,13 +6,13 @@
 import { readdir } from "node:fs/promises"
 import { join, relative } from "node:path"
 import { describe, expect, inject, it } from "vitest"
-import { libraries, root, run } from "./support.js"
+import { folderOf, libraries, root, run } from "./support.js"
 
 const packed = inject("packed")
 
 /** The source modules of a package, as the dist/ paths they build to (without extension). */
 const modulesOf = async (name: string): Promise<ReadonlyArray<string>> => {
-  const src = join(root, "packages", name.replace("@chat-ts/", ""), "src")
+  const src = join(root, "packages", folderOf(name), "src")
   const entries = await readdir(src, { recursive: true })
   return entries
     .filter((entry) => entry.endsWith(".ts"))
@@ -21,6 +21,11 @@ const modulesOf = async (name: string): Promise<ReadonlyArray<string>> => {
 }
 
 describe("the tarballs", () => {
+  it("finds the published packages in packages/ (at least the first three)", () => {
+    for (const name of ["@chat-ts/core", "@chat-ts/providers", "@chat-ts/sql"]) expect(libraries).toContain(name)
+    for (const name of ["@chat-ts/examples", "@chat-ts/bench", "@chat-ts/install-test"]) expect(libraries).not.toContain(name)
+  })
+
   it("packs every library", () => {
     expect(packed.map((p) => p.name).sort()).toEqual([...libraries].sort())
   })
