@@ -1,0 +1,82 @@
+/**
+ * The stream scaffold of a provider, for provider authors: open the vendor's
+ * stream (retried only while it opens), decode its events with a fresh decoder
+ * per stream, let the decoder say what the end of the stream means (the
+ * finish, or an error when it broke off), and stop a stream that goes idle or
+ * runs too long. Every streaming provider needs exactly this, so it lives here
+ * once.
+ *
+ * @since 0.1.0
+ */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as ChatError from "./ChatError.js"
+import type * as LanguageModel from "./LanguageModel.js"
+import * as ProviderRetry from "./ProviderRetry.js"
+
+/** What a decoder must say once the events are over. */
+export interface Ending {
+  readonly end: () => Either.Either<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>
+}
+
+/** How long a call may wait: between two events of a stream (and for the first), and in all. */
+export interface Timeouts {
+  /** Default `defaultIdleTimeout`; `false`: wait forever. */
+  readonly idleTimeout?: Duration.DurationInput | false | undefined
+  /** The longest a whole call may take, retries included (default: no limit). */
+  readonly totalTimeout?: Duration.DurationInput | undefined
+}
+
+/** The default longest wait between two events of a stream. */
+export const defaultIdleTimeout: Duration.DurationInput = "5 minutes"
+
+const idleError = (d: Duration.DurationInput) =>
+  new ChatError.NetworkError({
+    message: `The model's stream sent nothing for ${Duration.format(d)} (idleTimeout) and was stopped.`
+  })
+
+const totalError = (d: Duration.DurationInput) =>
+  new ChatError.NetworkError({ message: `The model call took longer than ${Duration.format(d)} (totalTimeout) and was stopped.` })
+
+/** Fails `self` with a `NetworkError` when it takes longer than `totalTimeout`. */
+export const withTotalTimeout = <A, R>(
+  self: Effect.Effect<A, ChatError.ModelError, R>,
+  timeouts: Timeouts
+): Effect.Effect<A, ChatError.ModelError, R> => {
+  const total = timeouts.totalTimeout
+  return total === undefined ? self : Effect.timeoutFail(self, { duration: total, onTimeout: () => totalError(total) })
+}
+
+/**
+ * Opens `open`, then maps its events to stream parts with `decode` and a
+ * decoder made per stream. A stream that sends nothing for `idleTimeout` or
+ * runs past `totalTimeout` fails with a `NetworkError`; it is not retried once
+ * open (its events may already be out).
+ */
+export const decodeStream = <Event, Decoder extends Ending>(
+  open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,
+  policy: ProviderRetry.Policy | undefined,
+  makeDecoder: () => Decoder,
+  decode: (
+    events: Stream.Stream<Event, ChatError.ModelError>,
+    decoder: Decoder
+  ) => Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+  timeouts: Timeouts = {}
+): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+  const idle = timeouts.idleTimeout ?? defaultIdleTimeout
+  const total = timeouts.totalTimeout
+  const stream = Stream.unwrapScoped(
+    Effect.map(ProviderRetry.withRetry(open, policy), (events) =>
+      Stream.suspend(() => {
+        const decoder = makeDecoder()
+        const watched = idle === false ? events : Stream.timeoutFail(events, () => idleError(idle), idle)
+        return decode(watched, decoder).pipe(
+          Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => decoder.end())))
+        )
+      }))
+  )
+  return total === undefined ? stream : Stream.interruptWhen(stream, Effect.delay(Effect.fail(totalError(total)), total))
+}
