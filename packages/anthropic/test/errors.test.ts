@@ -19,7 +19,7 @@ import * as TestClock from "effect/TestClock"
 import * as AnthropicClient from "../src/AnthropicClient.js"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { makeRedactor, retryAfterMillis } from "../src/internal/errors.js"
-import * as Retry from "../src/Retry.js"
+import { Retry } from "../src/index.js"
 import { apiKey, model, request } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 

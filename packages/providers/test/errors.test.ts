@@ -11,7 +11,7 @@ import * as TestClock from "effect/TestClock"
 import { retryAfterMillis } from "../src/internal/errors.js"
 import * as OpenAiChatCompletions from "../src/OpenAiChatCompletions.js"
 import * as OpenAiClient from "../src/OpenAiClient.js"
-import * as Retry from "../src/Retry.js"
+import { Retry } from "../src/index.js"
 import { apiKey, chatModel, clientLayer, request, responsesModel } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 
