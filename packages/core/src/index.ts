@@ -64,3 +64,6 @@ export * as ProviderStream from "./ProviderStream.js"
 
 /** For provider authors: redaction of keys, `retry-after` parsing, typed-error checks. */
 export * as ProviderError from "./ProviderError.js"
+
+/** For provider authors: SDK calls and event iterables as Effects and Streams, with the fiber's `AbortSignal` and typed errors. */
+export * as ProviderCall from "./ProviderCall.js"

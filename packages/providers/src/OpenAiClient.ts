@@ -10,8 +10,7 @@
  *
  * @since 0.1.0
  */
-import { ChatError } from "@chat-ts/core"
-import * as Clock from "effect/Clock"
+import { ChatError, ProviderCall } from "@chat-ts/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -131,11 +130,10 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       }
     })
     const redact = Errors.makeRedactor(hasKey ? [key] : [])
-    const mapError = (error: unknown): Effect.Effect<never, ChatError.ModelError> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Errors.fromUnknown(error, { redact, now })))
+    const toError: ProviderCall.ToError = (error, now) => Errors.fromUnknown(error, { redact, now })
 
     const request = <A>(f: (client: OpenAI, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
-      Effect.tryPromise({ try: (signal) => f(sdk, signal), catch: (error) => error }).pipe(Effect.catchAll(mapError))
+      ProviderCall.request((signal) => f(sdk, signal), toError)
 
     const openStream = <A>(
       f: (client: OpenAI, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
@@ -143,10 +141,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       Effect.gen(function*() {
         // One controller per attempt, aborted when the scope closes: that ends
         // the HTTP request whether it is still opening or half read.
-        const controller = yield* Effect.acquireRelease(
-          Effect.sync(() => new AbortController()),
-          (controller) => Effect.sync(() => controller.abort())
-        )
+        const controller = yield* ProviderCall.scopedAbortController
         const iterable = yield* request(async (client, signal) => {
           signal.addEventListener("abort", () => controller.abort(), { once: true })
           const opened = f(client, controller.signal)
@@ -160,14 +155,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
           }
           return data
         })
-        const iterator = iterable[Symbol.asyncIterator]()
-        return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => iterator.next(), catch: (error) => error }).pipe(
-            Effect.catchAll(mapError),
-            Effect.mapError(Option.some),
-            Effect.flatMap((result) => (result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)))
-          )
-        )
+        return ProviderCall.iterate(iterable, toError)
       })
 
     return {
