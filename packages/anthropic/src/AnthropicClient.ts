@@ -78,12 +78,6 @@ export interface Service {
 /** The Anthropic API client in use. */
 export class AnthropicClient extends Context.Tag("@chat-ts/anthropic/AnthropicClient")<AnthropicClient, Service>() {}
 
-/** An SDK promise that can also give the HTTP response (`APIPromise.withResponse`). */
-const hasResponse = <A>(
-  p: PromiseLike<A>
-): p is PromiseLike<A> & { readonly withResponse: () => Promise<{ readonly data: A; readonly response: globalThis.Response }> } =>
-  typeof (p as { readonly withResponse?: unknown }).withResponse === "function"
-
 /** Builds the client service from `options` only. */
 export const make = (options: Options): Effect.Effect<Service> =>
   Effect.sync(() => {
@@ -107,24 +101,7 @@ export const make = (options: Options): Effect.Effect<Service> =>
     const openStream = <A>(
       f: (client: Anthropic, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
     ): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
-      Effect.gen(function*() {
-        // One controller per attempt, aborted when the scope closes: that ends
-        // the HTTP request whether it is still opening or half read.
-        const controller = yield* ProviderCall.scopedAbortController
-        const iterable = yield* request(async (client, signal) => {
-          signal.addEventListener("abort", () => controller.abort(), { once: true })
-          const opened = f(client, controller.signal)
-          if (!hasResponse(opened)) return opened
-          const { data, response } = await opened.withResponse()
-          if ((response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
-            throw new ChatError.MalformedResponse({
-              message: `Anthropic's server answered a stream with an HTML page (HTTP ${response.status}), not events.`
-            })
-          }
-          return data
-        })
-        return ProviderCall.iterate(iterable, toError)
-      })
+      ProviderCall.openStream((signal) => f(sdk, signal), toError, "Anthropic's server")
 
     return {
       sdk,

@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as ChatError from "./ChatError.js"
+import { MalformedResponse } from "./ChatError.js"
 
 /** Maps whatever an SDK threw to a model error; `now` is the current time (for `retry-after` dates). */
 export type ToError = (error: unknown, now: number) => ChatError.ModelError
@@ -48,3 +49,39 @@ export const iterate = <A>(iterable: AsyncIterable<A>, toError: ToError): Stream
     )
   )
 }
+
+/** An SDK promise that can also give the HTTP response (`APIPromise.withResponse` of the openai and Anthropic SDKs). */
+const hasResponse = <A>(
+  p: PromiseLike<A>
+): p is PromiseLike<A> & { readonly withResponse: () => Promise<{ readonly data: A; readonly response: globalThis.Response }> } =>
+  typeof (p as { readonly withResponse?: unknown }).withResponse === "function"
+
+/**
+ * Opens an SDK stream (waits for the HTTP response to start) and returns its
+ * events; the request is aborted when the scope closes or the fiber is
+ * interrupted. Failures while opening fail the returned effect (so they can be
+ * retried); failures mid-way fail the stream. An HTML page instead of events
+ * (a proxy's or gateway's) is a `MalformedResponse` naming `server`.
+ */
+export const openStream = <A>(
+  open: (signal: AbortSignal) => PromiseLike<AsyncIterable<A>>,
+  toError: ToError,
+  server: string
+): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
+  Effect.gen(function*() {
+    const controller = yield* scopedAbortController
+    const iterable = yield* request(async (signal) => {
+      signal.addEventListener("abort", () => controller.abort(), { once: true })
+      const opened = open(controller.signal)
+      if (!hasResponse(opened)) return opened
+      const { data, response } = await opened.withResponse()
+      // A page instead of events: not a network failure, not worth a retry.
+      if ((response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
+        throw new MalformedResponse({
+          message: `${server} answered a stream with an HTML page (HTTP ${response.status}), not events.`
+        })
+      }
+      return data
+    }, toError)
+    return iterate(iterable, toError)
+  })

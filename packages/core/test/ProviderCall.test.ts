@@ -59,3 +59,41 @@ describe("ProviderCall.iterate", () => {
       expect(error).toMatchObject({ _tag: "NetworkError", message: "cut at 0" })
     }))
 })
+
+/** An SDK-like promise of an iterable that also gives the HTTP response. */
+const withResponse = <A>(data: AsyncIterable<A>, contentType: string, status = 200) =>
+  Object.assign(Promise.resolve(data), {
+    withResponse: () => Promise.resolve({ data, response: new Response("", { status, headers: { "content-type": contentType } }) })
+  })
+
+describe("ProviderCall.openStream", () => {
+  async function* events() {
+    yield "a"
+    yield "b"
+  }
+
+  it.effect("opens the stream and gives its events; the request's signal is aborted when the scope closes", () =>
+    Effect.gen(function*() {
+      let seen: AbortSignal | undefined
+      const parts = yield* Effect.scoped(
+        Effect.flatMap(
+          ProviderCall.openStream((signal) => {
+            seen = signal
+            return withResponse(events(), "text/event-stream")
+          }, toError, "The server"),
+          Stream.runCollect
+        )
+      )
+      expect(Chunk.toArray(parts)).toEqual(["a", "b"])
+      expect(seen?.aborted).toBe(true)
+    }))
+
+  it.effect("fails the opening with a MalformedResponse naming the server when an HTML page comes instead of events", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.scoped(ProviderCall.openStream(() => withResponse(events(), "text/html; charset=utf-8", 200), toError, "Acme's server"))
+      )
+      // The error goes through the mapping (a provider's `fromUnknown` passes a typed error through as is).
+      expect(error.message).toContain("Acme's server answered a stream with an HTML page (HTTP 200)")
+    }))
+})

@@ -98,12 +98,6 @@ export interface Service {
 /** The OpenAI (or OpenAI-compatible) API client in use. */
 export class OpenAiClient extends Context.Tag("@chat-ts/providers/OpenAiClient")<OpenAiClient, Service>() {}
 
-/** An SDK promise that can also give the HTTP response (`APIPromise.withResponse`). */
-const hasResponse = <A>(
-  p: PromiseLike<A>
-): p is PromiseLike<A> & { readonly withResponse: () => Promise<{ readonly data: A; readonly response: globalThis.Response }> } =>
-  typeof (p as { readonly withResponse?: unknown }).withResponse === "function"
-
 /** Builds the client service. The SDK never reads the environment here: everything comes from `options`. */
 export const make = (options: Options = {}): Effect.Effect<Service> =>
   Effect.sync(() => {
@@ -138,25 +132,7 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
     const openStream = <A>(
       f: (client: OpenAI, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
     ): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
-      Effect.gen(function*() {
-        // One controller per attempt, aborted when the scope closes: that ends
-        // the HTTP request whether it is still opening or half read.
-        const controller = yield* ProviderCall.scopedAbortController
-        const iterable = yield* request(async (client, signal) => {
-          signal.addEventListener("abort", () => controller.abort(), { once: true })
-          const opened = f(client, controller.signal)
-          if (!hasResponse(opened)) return opened
-          const { data, response } = await opened.withResponse()
-          // A page (a proxy's or gateway's) instead of events: not a network failure, not worth a retry.
-          if ((response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
-            throw new ChatError.MalformedResponse({
-              message: `The model server answered a stream with an HTML page (HTTP ${response.status}), not events.`
-            })
-          }
-          return data
-        })
-        return ProviderCall.iterate(iterable, toError)
-      })
+      ProviderCall.openStream((signal) => f(sdk, signal), toError, "The model server")
 
     return {
       sdk,
