@@ -10,16 +10,13 @@
  *
  * @since 0.1.0
  */
-import { type ChatError, LanguageModel } from "@chat-ts/core"
+import { type ChatError, LanguageModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { AnthropicClient } from "./AnthropicClient.js"
 import * as Internal from "./internal/messages.js"
-import { withRetry } from "./internal/retry.js"
-import { decodeStream, withTotalTimeout } from "./internal/stream.js"
-import type * as Retry from "./Retry.js"
 
 /** Extended thinking: a token budget (at least 1024, below `maxTokens`), or `adaptive` (the model decides). */
 export type Thinking =
@@ -66,7 +63,7 @@ export interface Options {
   /** An end-user id (`metadata.user_id`), for the provider's abuse monitoring. */
   readonly user?: string
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
-  readonly retry?: Retry.Policy
+  readonly retry?: ProviderRetry.Policy
   /**
    * The longest wait between two events of a stream, and for the first
    * (default 5 minutes; `false`: no limit). Past it the stream fails with a `NetworkError`.
@@ -81,14 +78,14 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
   Effect.map(AnthropicClient, (client) => {
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), ({ body, structuredTool }) =>
-        withRetry(client.createMessage({ ...body, stream: false }), options.retry).pipe(
-          (attempts) => withTotalTimeout(attempts, options),
+        ProviderRetry.withRetry(client.createMessage({ ...body, stream: false }), options.retry).pipe(
+          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
           Effect.flatMap((message) => Internal.fromMessage(message, structuredTool))
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
       Stream.unwrap(Effect.map(Internal.toBody(request, options), ({ body, structuredTool }) =>
-        decodeStream(
+        ProviderStream.decodeStream(
           client.streamMessage({ ...body, stream: true }),
           options.retry,
           () => new Internal.StreamState(structuredTool, client.redact),

@@ -11,5 +11,5 @@ export * as AnthropicClient from "./AnthropicClient.js"
 /** `LanguageModel` on POST /v1/messages. */
 export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
 
-/** Retry policies of model calls. */
-export * as Retry from "./Retry.js"
+/** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
+export { ProviderRetry as Retry } from "@chat-ts/core"

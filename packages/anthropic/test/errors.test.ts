@@ -18,8 +18,8 @@ import * as Schedule from "effect/Schedule"
 import * as TestClock from "effect/TestClock"
 import * as AnthropicClient from "../src/AnthropicClient.js"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
-import { makeRedactor, retryAfterMillis } from "../src/internal/errors.js"
-import * as Retry from "../src/Retry.js"
+import { makeRedactor } from "../src/internal/errors.js"
+import { Retry } from "../src/index.js"
 import { apiKey, model, request } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 
@@ -147,14 +147,6 @@ describe("errors", () => {
       noKeyIn(e)
       expect(makeRedactor([])("key sk-ant-api03-abcdefgh here")).toBe("key [redacted] here")
     }))
-
-  it("reads retry-after-ms, retry-after seconds and retry-after dates", () => {
-    expect(retryAfterMillis(new Headers({ "retry-after-ms": "250", "retry-after": "9" }), 0)).toBe(250)
-    expect(retryAfterMillis(new Headers({ "retry-after": "1.5" }), 0)).toBe(1500)
-    const now = Date.parse("Wed, 01 Jan 2025 00:00:00 GMT")
-    expect(retryAfterMillis(new Headers({ "retry-after": "Wed, 01 Jan 2025 00:00:04 GMT" }), now)).toBe(4000)
-    expect(retryAfterMillis(new Headers({ "retry-after": "soon" }), 0)).toBeUndefined()
-  })
 })
 
 describe("retries", () => {

@@ -11,7 +11,7 @@ import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
 import * as Chunk from "effect/Chunk"
 import * as Fiber from "effect/Fiber"
-import * as Retry from "../src/Retry.js"
+import { Retry } from "../src/index.js"
 import { bodyOf, model, request, weatherTool } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 

@@ -55,3 +55,15 @@ export * as Worker from "./Worker.js"
 
 /** Routing between models: ranked per request, fallback on the model's failures, a circuit breaker per model. */
 export * as Router from "./Router.js"
+
+/** For provider authors: the retry policy of model calls (providers re-export it as `Retry`). */
+export * as ProviderRetry from "./ProviderRetry.js"
+
+/** For provider authors: the stream scaffold (decoder per stream, idle and total timeouts, retried only while opening). */
+export * as ProviderStream from "./ProviderStream.js"
+
+/** For provider authors: redaction of keys, `retry-after` parsing, typed-error checks. */
+export * as ProviderError from "./ProviderError.js"
+
+/** For provider authors: SDK calls and event iterables as Effects and Streams, with the fiber's `AbortSignal` and typed errors. */
+export * as ProviderCall from "./ProviderCall.js"

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { ChatError } from "@chat-ts/core"
+import { ChatError, ProviderCall } from "@chat-ts/core"
 import {
   type EmbedContentParameters,
   type EmbedContentResponse,
@@ -18,7 +18,6 @@ import {
   type GenerateContentResponse,
   GoogleGenAI
 } from "@google/genai"
-import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -112,18 +111,14 @@ export const make = (options: Options): Effect.Effect<Service> =>
       }
     })
     const redact = Errors.makeRedactor([key])
-    const mapError = (error: unknown): Effect.Effect<never, ChatError.ModelError> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Errors.fromUnknown(error, { redact, now })))
+    const toError: ProviderCall.ToError = (error, now) => Errors.fromUnknown(error, { redact, now })
 
     const request = <A>(f: (client: GoogleGenAI, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
-      Effect.tryPromise({ try: (signal) => f(sdk, signal), catch: (error) => error }).pipe(Effect.catchAll(mapError))
+      ProviderCall.request((signal) => f(sdk, signal), toError)
 
     const streamGenerateContent: Service["streamGenerateContent"] = (params) =>
       Effect.gen(function*() {
-        const controller = yield* Effect.acquireRelease(
-          Effect.sync(() => new AbortController()),
-          (controller) => Effect.sync(() => controller.abort())
-        )
+        const controller = yield* ProviderCall.scopedAbortController
         const iterable = yield* request((client, signal) => {
           signal.addEventListener("abort", () => controller.abort(), { once: true })
           return client.models.generateContentStream({
@@ -131,14 +126,7 @@ export const make = (options: Options): Effect.Effect<Service> =>
             config: { ...params.config, ...noAutomation, abortSignal: controller.signal }
           })
         })
-        const iterator = iterable[Symbol.asyncIterator]()
-        return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => iterator.next(), catch: (error) => error }).pipe(
-            Effect.catchAll(mapError),
-            Effect.mapError(Option.some),
-            Effect.flatMap((result) => (result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)))
-          )
-        )
+        return ProviderCall.iterate(iterable, toError)
       })
 
     return {

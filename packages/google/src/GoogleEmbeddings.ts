@@ -4,13 +4,11 @@
  *
  * @since 0.1.0
  */
-import { ChatError, EmbeddingModel } from "@chat-ts/core"
+import { ChatError, EmbeddingModel, ProviderRetry } from "@chat-ts/core"
 import type { EmbedContentResponse } from "@google/genai"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { GoogleClient } from "./GoogleClient.js"
-import { withRetry } from "./internal/retry.js"
-import type * as Retry from "./Retry.js"
 
 /** What the vectors are for (Gemini's `taskType`). */
 export type TaskType =
@@ -36,7 +34,7 @@ export interface Options {
   /** The most inputs sent in one request (default 100, Gemini's limit); more are split into several requests. */
   readonly maxBatchSize?: number
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
-  readonly retry?: Retry.Policy
+  readonly retry?: ProviderRetry.Policy
 }
 
 const toVectors = (
@@ -62,7 +60,7 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
   Effect.map(GoogleClient, (client) => {
     const batchSize = Math.max(1, options.maxBatchSize ?? 100)
     const embedBatch = (inputs: ReadonlyArray<string>, dimensions: number | undefined) =>
-      withRetry(
+      ProviderRetry.withRetry(
         client.embedContent({
           model: options.model,
           contents: inputs.map((text) => ({ parts: [{ text }] })),

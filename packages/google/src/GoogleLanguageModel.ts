@@ -13,17 +13,14 @@
  *
  * @since 0.1.0
  */
-import { type ChatError, LanguageModel } from "@chat-ts/core"
+import { type ChatError, LanguageModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
 import type { SafetySetting } from "@google/genai"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { GoogleClient } from "./GoogleClient.js"
-import { withRetry } from "./internal/retry.js"
-import { decodeStream, withTotalTimeout } from "./internal/stream.js"
 import * as Wire from "./internal/wire.js"
-import type * as Retry from "./Retry.js"
 
 /** How the model may call functions (Gemini's `functionCallingConfig`). */
 export interface FunctionCalling {
@@ -75,7 +72,7 @@ export interface Options {
    */
   readonly schemas?: "openapi" | "json-schema"
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
-  readonly retry?: Retry.Policy
+  readonly retry?: ProviderRetry.Policy
   /** The longest wait between two events of a stream, and for the first (default 5 minutes; `false`: no limit). */
   readonly idleTimeout?: Duration.DurationInput | false
   /** The longest one call may take, streamed or not, retries included (default: no limit). */
@@ -87,14 +84,14 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
   Effect.map(GoogleClient, (client) => {
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Wire.toParams(request, options), (params) =>
-        withRetry(client.generateContent(params), options.retry).pipe(
-          (attempts) => withTotalTimeout(attempts, options),
+        ProviderRetry.withRetry(client.generateContent(params), options.retry).pipe(
+          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
           Effect.flatMap((response) => Wire.fromResponse(response, client.redact))
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
       Stream.unwrap(Effect.map(Wire.toParams(request, options), (params) =>
-        decodeStream(
+        ProviderStream.decodeStream(
           client.streamGenerateContent(params),
           options.retry,
           () => new Wire.StreamState(client.redact),

@@ -19,5 +19,5 @@ export * as GoogleEmbeddings from "./GoogleEmbeddings.js"
 /** JSON Schema to Gemini's schema subset. */
 export * as GoogleSchema from "./GoogleSchema.js"
 
-/** Retry policies of model calls. */
-export * as Retry from "./Retry.js"
+/** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
+export { ProviderRetry as Retry } from "@chat-ts/core"

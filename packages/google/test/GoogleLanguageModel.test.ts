@@ -6,7 +6,7 @@ import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
-import * as Retry from "../src/Retry.js"
+import { Retry } from "../src/index.js"
 import {
   apiKey,
   callSignature,

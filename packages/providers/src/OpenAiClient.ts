@@ -10,8 +10,7 @@
  *
  * @since 0.1.0
  */
-import { ChatError } from "@chat-ts/core"
-import * as Clock from "effect/Clock"
+import { ChatError, ProviderCall } from "@chat-ts/core"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -99,12 +98,6 @@ export interface Service {
 /** The OpenAI (or OpenAI-compatible) API client in use. */
 export class OpenAiClient extends Context.Tag("@chat-ts/providers/OpenAiClient")<OpenAiClient, Service>() {}
 
-/** An SDK promise that can also give the HTTP response (`APIPromise.withResponse`). */
-const hasResponse = <A>(
-  p: PromiseLike<A>
-): p is PromiseLike<A> & { readonly withResponse: () => Promise<{ readonly data: A; readonly response: globalThis.Response }> } =>
-  typeof (p as { readonly withResponse?: unknown }).withResponse === "function"
-
 /** Builds the client service. The SDK never reads the environment here: everything comes from `options`. */
 export const make = (options: Options = {}): Effect.Effect<Service> =>
   Effect.sync(() => {
@@ -131,44 +124,15 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
       }
     })
     const redact = Errors.makeRedactor(hasKey ? [key] : [])
-    const mapError = (error: unknown): Effect.Effect<never, ChatError.ModelError> =>
-      Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(Errors.fromUnknown(error, { redact, now })))
+    const toError: ProviderCall.ToError = (error, now) => Errors.fromUnknown(error, { redact, now })
 
     const request = <A>(f: (client: OpenAI, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
-      Effect.tryPromise({ try: (signal) => f(sdk, signal), catch: (error) => error }).pipe(Effect.catchAll(mapError))
+      ProviderCall.request((signal) => f(sdk, signal), toError)
 
     const openStream = <A>(
       f: (client: OpenAI, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
     ): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
-      Effect.gen(function*() {
-        // One controller per attempt, aborted when the scope closes: that ends
-        // the HTTP request whether it is still opening or half read.
-        const controller = yield* Effect.acquireRelease(
-          Effect.sync(() => new AbortController()),
-          (controller) => Effect.sync(() => controller.abort())
-        )
-        const iterable = yield* request(async (client, signal) => {
-          signal.addEventListener("abort", () => controller.abort(), { once: true })
-          const opened = f(client, controller.signal)
-          if (!hasResponse(opened)) return opened
-          const { data, response } = await opened.withResponse()
-          // A page (a proxy's or gateway's) instead of events: not a network failure, not worth a retry.
-          if ((response.headers.get("content-type") ?? "").toLowerCase().includes("text/html")) {
-            throw new ChatError.MalformedResponse({
-              message: `The model server answered a stream with an HTML page (HTTP ${response.status}), not events.`
-            })
-          }
-          return data
-        })
-        const iterator = iterable[Symbol.asyncIterator]()
-        return Stream.repeatEffectOption(
-          Effect.tryPromise({ try: () => iterator.next(), catch: (error) => error }).pipe(
-            Effect.catchAll(mapError),
-            Effect.mapError(Option.some),
-            Effect.flatMap((result) => (result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)))
-          )
-        )
-      })
+      ProviderCall.openStream((signal) => f(sdk, signal), toError, "The model server")
 
     return {
       sdk,

@@ -4,14 +4,12 @@
  *
  * @since 0.1.0
  */
-import { ChatError, EmbeddingModel } from "@chat-ts/core"
+import { ChatError, EmbeddingModel, ProviderRetry } from "@chat-ts/core"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CreateEmbeddingResponse } from "openai/resources/embeddings"
-import { withRetry } from "./internal/retry.js"
 import { tokenCount } from "./internal/shared.js"
 import { OpenAiClient } from "./OpenAiClient.js"
-import type * as Retry from "./Retry.js"
 
 /** Settings of the embedding model. */
 export interface Options {
@@ -29,7 +27,7 @@ export interface Options {
   /** An end-user id, for the provider's abuse monitoring. */
   readonly user?: string
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
-  readonly retry?: Retry.Policy
+  readonly retry?: ProviderRetry.Policy
 }
 
 const toVectors = (
@@ -60,7 +58,7 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
   Effect.map(OpenAiClient, (client) => {
     const batchSize = Math.max(1, options.maxBatchSize ?? 2048)
     const embedBatch = (inputs: ReadonlyArray<string>, dimensions: number | undefined) =>
-      withRetry(
+      ProviderRetry.withRetry(
         client.createEmbedding({
           model: options.model,
           input: [...inputs],

@@ -15,16 +15,13 @@
  *
  * @since 0.1.0
  */
-import { type ChatError, LanguageModel } from "@chat-ts/core"
+import { type ChatError, LanguageModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
-import { withRetry } from "./internal/retry.js"
-import { decodeStream, withTotalTimeout } from "./internal/stream.js"
 import { OpenAiClient } from "./OpenAiClient.js"
-import type * as Retry from "./Retry.js"
 
 /** Settings of the model; a request's own options take precedence over these. */
 export interface Options {
@@ -64,7 +61,7 @@ export interface Options {
   /** `false`: never ask for strict mode, whatever the declarations say: tools and the response format are sent with `strict: false`. */
   readonly strict?: boolean
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
-  readonly retry?: Retry.Policy
+  readonly retry?: ProviderRetry.Policy
   /**
    * The longest wait between two events of a stream, and for the first
    * (default 5 minutes; `false`: no limit). Past it the stream fails with a
@@ -80,14 +77,14 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
   Effect.map(OpenAiClient, (client) => {
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Internal.toBody(request, options), (body) =>
-        withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
-          (attempts) => withTotalTimeout(attempts, options),
+        ProviderRetry.withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
+          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
           Effect.flatMap((response) => Internal.fromResponse(response, client.redact))
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
       Stream.unwrap(Effect.map(Internal.toBody(request, options), (body) =>
-        decodeStream(
+        ProviderStream.decodeStream(
           client.streamResponse({ ...body, stream: true }),
           options.retry,
           () => new Internal.StreamState(client.redact),

@@ -21,5 +21,5 @@ export * as OpenAiEmbeddings from "./OpenAiEmbeddings.js"
 /** Presets for OpenAI-compatible servers (Ollama, OpenRouter, DeepSeek, Groq, Together, Cerebras, Gemini, vLLM, llama.cpp). */
 export * as OpenAiCompatible from "./OpenAiCompatible.js"
 
-/** Retry policies of model calls. */
-export * as Retry from "./Retry.js"
+/** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
+export { ProviderRetry as Retry } from "@chat-ts/core"

@@ -8,10 +8,9 @@ import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/TestClock"
-import { retryAfterMillis } from "../src/internal/errors.js"
 import * as OpenAiChatCompletions from "../src/OpenAiChatCompletions.js"
 import * as OpenAiClient from "../src/OpenAiClient.js"
-import * as Retry from "../src/Retry.js"
+import { Retry } from "../src/index.js"
 import { apiKey, chatModel, clientLayer, request, responsesModel } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 
@@ -120,14 +119,6 @@ describe("errors", () => {
       // Waiting does not refill a quota: the request was sent once.
       expect(server.requests.length).toBe(2)
     }))
-
-  it("reads retry-after-ms, retry-after seconds and retry-after dates", () => {
-    expect(retryAfterMillis(new Headers({ "retry-after-ms": "250", "retry-after": "9" }), 0)).toBe(250)
-    expect(retryAfterMillis(new Headers({ "retry-after": "1.5" }), 0)).toBe(1500)
-    const now = Date.parse("2025-01-01T00:00:00Z")
-    expect(retryAfterMillis(new Headers({ "retry-after": "Wed, 01 Jan 2025 00:00:04 GMT" }), now)).toBe(4000)
-    expect(retryAfterMillis(new Headers({}), 0)).toBeUndefined()
-  })
 
   it.scoped("maps a 401 and a 403 to AuthenticationError without retrying, and never shows the key", () =>
     Effect.gen(function*() {

@@ -11,58 +11,23 @@
  * @internal
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AnthropicError } from "@anthropic-ai/sdk"
-import { ChatError } from "@chat-ts/core"
+import { ChatError, ProviderError } from "@chat-ts/core"
 
 /** Removes secrets from a text. */
-export type Redactor = (text: string) => string
-
-const placeholder = "[redacted]"
+export type Redactor = ProviderError.Redactor
 
 /** A redactor removing the given secrets and anything shaped like an Anthropic key (`sk-ant-…`). */
-export const makeRedactor = (secrets: ReadonlyArray<string>): Redactor => {
-  const kept = secrets.filter((secret) => secret.length > 0)
-  return (text) => {
-    let out = text
-    for (const secret of kept) out = out.split(secret).join(placeholder)
-    return out.replace(/\bsk-ant-[A-Za-z0-9_\-*.]{4,}/g, placeholder)
-  }
-}
+export const makeRedactor = (secrets: ReadonlyArray<string>): Redactor =>
+  ProviderError.makeRedactor(secrets, [[/\bsk-ant-[A-Za-z0-9_\-*.]{4,}/g, ProviderError.placeholder]])
 
 /** What the mapping needs besides the error: the redactor and the current time (for `retry-after` dates). */
-export interface Context {
-  readonly redact: Redactor
-  readonly now: number
-}
-
-const modelErrorTags: ReadonlySet<string> = new Set([
-  "RateLimited",
-  "ServerError",
-  "NetworkError",
-  "AuthenticationError",
-  "InvalidRequest",
-  "ContextLengthExceeded",
-  "MalformedResponse"
-])
+export type Context = ProviderError.MappingContext
 
 /** Whether a value is already one of the core's model errors. */
-export const isModelError = (u: unknown): u is ChatError.ModelError =>
-  u instanceof Error && "_tag" in u && typeof u._tag === "string" && modelErrorTags.has(u._tag)
+export const isModelError = ProviderError.isModelError
 
 /** How long the server asked us to wait: `retry-after-ms`, else `retry-after` (seconds or an HTTP date). */
-export const retryAfterMillis = (headers: Headers | undefined, now: number): number | undefined => {
-  if (headers === undefined) return undefined
-  const millis = headers.get("retry-after-ms")
-  if (millis !== null) {
-    const value = Number.parseFloat(millis)
-    if (Number.isFinite(value) && value >= 0) return value
-  }
-  const after = headers.get("retry-after")
-  if (after === null) return undefined
-  const trimmed = after.trim()
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number.parseFloat(trimmed) * 1000
-  const date = Date.parse(trimmed)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
+export const retryAfterMillis = ProviderError.retryAfterMillis
 
 const stringField = (u: unknown, key: string): string | undefined => {
   if (typeof u !== "object" || u === null) return undefined

@@ -8,29 +8,21 @@
  *
  * @internal
  */
-import { ChatError } from "@chat-ts/core"
+import { ChatError, ProviderError } from "@chat-ts/core"
 import { ApiError } from "@google/genai"
 
 /** Removes secrets from a text. */
-export type Redactor = (text: string) => string
-
-const placeholder = "[redacted]"
+export type Redactor = ProviderError.Redactor
 
 /** A redactor that removes the given secrets and anything shaped like a Google API key (`AIza…`). */
-export const makeRedactor = (secrets: ReadonlyArray<string>): Redactor => {
-  const kept = secrets.filter((secret) => secret.length > 0)
-  return (text) => {
-    let out = text
-    for (const secret of kept) out = out.split(secret).join(placeholder)
-    return out.replace(/AIza[0-9A-Za-z_-]{10,}/g, placeholder).replace(/([?&]key=)[^&\s"]+/g, `$1${placeholder}`)
-  }
-}
+export const makeRedactor = (secrets: ReadonlyArray<string>): Redactor =>
+  ProviderError.makeRedactor(secrets, [
+    [/AIza[0-9A-Za-z_-]{10,}/g, ProviderError.placeholder],
+    [/([?&]key=)[^&\s"]+/g, `$1${ProviderError.placeholder}`]
+  ])
 
 /** What the mapping needs besides the error: the redactor and the current time (for `retry-after` dates). */
-export interface Context {
-  readonly redact: Redactor
-  readonly now: number
-}
+export type Context = ProviderError.MappingContext
 
 /**
  * A non-2xx HTTP answer, thrown by the client's `fetch` wrapper before the SDK
@@ -43,19 +35,8 @@ export class HttpFailure extends Error {
   }
 }
 
-const modelErrorTags: ReadonlySet<string> = new Set([
-  "RateLimited",
-  "ServerError",
-  "NetworkError",
-  "AuthenticationError",
-  "InvalidRequest",
-  "ContextLengthExceeded",
-  "MalformedResponse"
-])
-
 /** Whether a value is already one of the core's model errors. */
-export const isModelError = (u: unknown): u is ChatError.ModelError =>
-  u instanceof Error && "_tag" in u && typeof u._tag === "string" && modelErrorTags.has(u._tag)
+export const isModelError = ProviderError.isModelError
 
 const field = (u: unknown, key: string): unknown =>
   typeof u === "object" && u !== null ? Reflect.get(u, key) : undefined
@@ -112,15 +93,8 @@ const parseJson = (text: string): unknown => {
   }
 }
 
-/** Milliseconds asked by `retry-after` (seconds or an HTTP date). */
-export const retryAfterMillis = (headers: Headers | undefined, now: number): number | undefined => {
-  const after = headers?.get("retry-after")
-  if (after === null || after === undefined) return undefined
-  const trimmed = after.trim()
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Number.parseFloat(trimmed) * 1000
-  const date = Date.parse(trimmed)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
-}
+/** Milliseconds asked by `retry-after` (seconds or an HTTP date); Gemini sends no `retry-after-ms`. */
+export const retryAfterMillis = ProviderError.retryAfterHeaderMillis
 
 /** Maps an API error by its HTTP status and body. */
 export const fromApi = (

@@ -1,6 +1,9 @@
 /**
- * Retrying model calls: the default policy of every Gemini layer and the
- * pieces to build another one.
+ * Retrying model calls, for provider authors and their users: the default
+ * policy of every chat-ts provider (OpenAI, Anthropic, Gemini), the pieces to
+ * build another one, and `withRetry` to apply a policy to one call. Every
+ * provider needs the same policy, so it lives here once; the provider packages
+ * re-export it as their `Retry` namespace.
  *
  * A policy is an Effect `Schedule` fed with the failed attempt's
  * `ChatError.ModelError`, or `false` for no retries. Whatever the schedule,
@@ -12,9 +15,10 @@
  *
  * @since 0.1.0
  */
-import { ChatError } from "@chat-ts/core"
 import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
+import * as ChatError from "./ChatError.js"
 
 /** A retry policy: a schedule fed with the failures, or `false` to never retry. */
 export type Policy = Schedule.Schedule<unknown, ChatError.ModelError> | false
@@ -72,3 +76,12 @@ export const schedule = (options: Options = {}): Schedule.Schedule<unknown, Chat
 
 /** The default policy: `schedule()` (3 retries from 500 millis, doubling, jittered, honouring `retry-after`). */
 export const defaultPolicy: Policy = schedule()
+
+/** Runs `effect`, retrying retryable failures as `policy` says (`defaultPolicy` when undefined, none when `false`). */
+export const withRetry = <A, R>(
+  effect: Effect.Effect<A, ChatError.ModelError, R>,
+  policy: Policy | undefined
+): Effect.Effect<A, ChatError.ModelError, R> => {
+  const chosen = policy ?? defaultPolicy
+  return chosen === false ? effect : Effect.retry(effect, { schedule: chosen, while: ChatError.isRetryable })
+}

@@ -1,19 +1,21 @@
 /**
- * The scaffolding every streaming layer shares: open the stream (retried only
- * while it opens), decode its events with a fresh decoder per stream, and let
- * the decoder say what the end of the stream means (the finish, or an error
- * when it broke off).
+ * The stream scaffold of a provider, for provider authors: open the vendor's
+ * stream (retried only while it opens), decode its events with a fresh decoder
+ * per stream, let the decoder say what the end of the stream means (the
+ * finish, or an error when it broke off), and stop a stream that goes idle or
+ * runs too long. Every streaming provider needs exactly this, so it lives here
+ * once.
  *
- * @internal
+ * @since 0.1.0
  */
-import { ChatError, type LanguageModel } from "@chat-ts/core"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Either from "effect/Either"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import type * as Retry from "../Retry.js"
-import { withRetry } from "./retry.js"
+import * as ChatError from "./ChatError.js"
+import type * as LanguageModel from "./LanguageModel.js"
+import * as ProviderRetry from "./ProviderRetry.js"
 
 /** What a decoder must say once the events are over. */
 export interface Ending {
@@ -56,7 +58,7 @@ export const withTotalTimeout = <A, R>(
  */
 export const decodeStream = <Event, Decoder extends Ending>(
   open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,
-  policy: Retry.Policy | undefined,
+  policy: ProviderRetry.Policy | undefined,
   makeDecoder: () => Decoder,
   decode: (
     events: Stream.Stream<Event, ChatError.ModelError>,
@@ -67,7 +69,7 @@ export const decodeStream = <Event, Decoder extends Ending>(
   const idle = timeouts.idleTimeout ?? defaultIdleTimeout
   const total = timeouts.totalTimeout
   const stream = Stream.unwrapScoped(
-    Effect.map(withRetry(open, policy), (events) =>
+    Effect.map(ProviderRetry.withRetry(open, policy), (events) =>
       Stream.suspend(() => {
         const decoder = makeDecoder()
         const watched = idle === false ? events : Stream.timeoutFail(events, () => idleError(idle), idle)

@@ -1,0 +1,99 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
+import { ChatError, ProviderCall } from "../src/index.js"
+
+/** Maps anything to a NetworkError naming it and the time it was mapped at. */
+const toError: ProviderCall.ToError = (error, now) =>
+  new ChatError.NetworkError({ message: `${error instanceof Error ? error.message : String(error)} at ${now}` })
+
+describe("ProviderCall.request", () => {
+  it.effect("answers with the promise's value and maps a rejection, reading now from the Clock", () =>
+    Effect.gen(function*() {
+      expect(yield* ProviderCall.request(() => Promise.resolve(42), toError)).toBe(42)
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Effect.flip(ProviderCall.request(() => Promise.reject(new Error("refused")), toError))
+      expect(error).toMatchObject({ _tag: "NetworkError", message: "refused at 5000" })
+    }))
+
+  it.effect("aborts the call's signal when the fiber is interrupted", () =>
+    Effect.gen(function*() {
+      let seen: AbortSignal | undefined
+      const fiber = yield* Effect.fork(ProviderCall.request((signal) => {
+        seen = signal
+        return new Promise<never>(() => undefined)
+      }, toError))
+      yield* Effect.yieldNow()
+      expect(seen?.aborted).toBe(false)
+      yield* Fiber.interrupt(fiber)
+      expect(seen?.aborted).toBe(true)
+    }))
+})
+
+describe("ProviderCall.scopedAbortController", () => {
+  it.effect("aborts when its scope closes", () =>
+    Effect.gen(function*() {
+      const controller = yield* Effect.scoped(ProviderCall.scopedAbortController)
+      expect(controller.signal.aborted).toBe(true)
+    }))
+})
+
+describe("ProviderCall.iterate", () => {
+  it.effect("streams every event in order, then ends", () =>
+    Effect.gen(function*() {
+      async function* events() {
+        yield "a"
+        yield "b"
+      }
+      expect(Chunk.toArray(yield* Stream.runCollect(ProviderCall.iterate(events(), toError)))).toEqual(["a", "b"])
+    }))
+
+  it.effect("keeps the events before a failure and fails the stream with the mapped error", () =>
+    Effect.gen(function*() {
+      const seen: Array<string> = []
+      async function* events() {
+        yield "a"
+        throw new Error("cut")
+      }
+      const error = yield* Effect.flip(Stream.runForEach(ProviderCall.iterate(events(), toError), (e) => Effect.sync(() => seen.push(e))))
+      expect(seen).toEqual(["a"])
+      expect(error).toMatchObject({ _tag: "NetworkError", message: "cut at 0" })
+    }))
+})
+
+/** An SDK-like promise of an iterable that also gives the HTTP response. */
+const withResponse = <A>(data: AsyncIterable<A>, contentType: string, status = 200) =>
+  Object.assign(Promise.resolve(data), {
+    withResponse: () => Promise.resolve({ data, response: new Response("", { status, headers: { "content-type": contentType } }) })
+  })
+
+describe("ProviderCall.openStream", () => {
+  async function* events() {
+    yield "a"
+    yield "b"
+  }
+
+  it.effect("opens the stream and gives its events; the request's signal is aborted when the scope closes", () =>
+    Effect.gen(function*() {
+      let seen: AbortSignal | undefined
+      const parts = yield* Effect.scoped(
+        Effect.flatMap(
+          ProviderCall.openStream((signal) => {
+            seen = signal
+            return withResponse(events(), "text/event-stream")
+          }, toError, "The server"),
+          Stream.runCollect
+        )
+      )
+      expect(Chunk.toArray(parts)).toEqual(["a", "b"])
+      expect(seen?.aborted).toBe(true)
+    }))
+
+  it.effect("fails the opening with a MalformedResponse naming the server when an HTML page comes instead of events", () =>
+    Effect.gen(function*() {
+      const error = yield* Effect.flip(
+        Effect.scoped(ProviderCall.openStream(() => withResponse(events(), "text/html; charset=utf-8", 200), toError, "Acme's server"))
+      )
+      // The error goes through the mapping (a provider's `fromUnknown` passes a typed error through as is).
+      expect(error.message).toContain("Acme's server answered a stream with an HTML page (HTTP 200)")
+    }))
+})
