@@ -247,7 +247,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
       let handlers = Context.empty() as Context.Context<unknown>
       for (const tool of list) {
         handlers = Context.add(handlers, Tool.handlerTag(tool.name), {
-          handle: (params: unknown) => call(tool.metadata.mcpName, params as McpTool.Params)
+          handle: (params: unknown) => callIfListed(tool.metadata.mcpName, params as McpTool.Params)
         })
       }
       const snapshot: Snapshot = {
@@ -259,6 +259,22 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
         ? Effect.succeed(snapshot)
         : Effect.as(Effect.logWarning(`MCP server '${server}': tools left out: ${skipped.join("; ")}.`), snapshot)
     }
+
+    /**
+     * A handler's call: after a `tools/list_changed` the list is read again first, and a tool the
+     * server no longer lists fails without being sent (a handler may outlive its snapshot mid-turn).
+     */
+    const callIfListed = (mcpName: string, params: McpTool.Params): Effect.Effect<McpTool.Result, McpError.McpCallError> =>
+      Effect.flatMap(Effect.either(current), () =>
+        known.has(mcpName)
+          ? call(mcpName, params)
+          : Effect.fail(
+            new McpError.McpRequestError({
+              tool: mcpName,
+              code: -32602,
+              detail: `There is no tool named '${mcpName}' on MCP server '${server}' any more (its tool list changed).`
+            })
+          ))
 
     let listedAt = changes
     let snapshot = yield* Effect.flatMap(list, (tools) => build(tools, 1))

@@ -3,12 +3,12 @@
  * cancellation when a turn is interrupted, and a server that crashes mid-call.
  * The servers are real child processes; every wait is bounded.
  */
-import { Messages } from "@chat-ts/core"
+import { Messages, Tool } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Either, Exit, Fiber, Logger, Redacted, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, Either, Exit, Fiber, Logger, Redacted, Schedule, Scope } from "effect"
 import { McpChat, McpError, McpToolkit } from "../src/index.js"
-import { alive, httpServer, serverPath, stats, stdio, transports, until } from "./support/servers.js"
+import { alive, httpServer, serverPath, stats, stdio, transports, until, untilStale } from "./support/servers.js"
 
 const ask = Messages.fromUser("Go.")
 
@@ -44,6 +44,27 @@ describe("McpToolkit", () => {
       }).pipe(Effect.provide(McpToolkit.layer({ transport: stdio })))
       yield* eventually(() => !alive(pid))
     }))
+
+  it.live("a handler of a tool the server stopped listing fails clearly without sending the call", () =>
+    Effect.gen(function*() {
+      const server = yield* McpToolkit.make({ transport: stdio })
+      const snapshot = yield* server.current
+      const remove = Context.unsafeGet(snapshot.handlers as Context.Context<unknown>, Tool.handlerTag("delete_file")) as Tool.HandlerService
+      yield* server.call("set_hidden", { names: ["delete_file"] })
+      yield* untilStale(server)
+      const result = yield* Effect.either(remove.handle({ path: "notes.txt" }, { id: "c1", name: "delete_file", attempt: 1 }))
+      expect(Either.isLeft(result) && result.left).toMatchObject({
+        _tag: "McpRequestError",
+        tool: "delete_file",
+        detail: expect.stringContaining("There is no tool named 'delete_file'")
+      })
+      expect((yield* stats(server)).calls.delete_file).toBeUndefined()
+      // Listed again, the same handler reaches the server.
+      yield* server.call("set_hidden", { names: [] })
+      yield* untilStale(server)
+      yield* remove.handle({ path: "notes.txt" }, { id: "c2", name: "delete_file", attempt: 1 })
+      expect((yield* stats(server)).calls.delete_file).toBe(1)
+    }).pipe(Effect.scoped))
 
   for (const [name, transport] of transports) {
     it.live(`a call past its timeout fails with McpCallTimeout and is cancelled on the server (${name})`, () =>
