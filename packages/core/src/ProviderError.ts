@@ -59,6 +59,9 @@ export const retryAfterHeaderMillis = (headers: Headers | undefined, now: number
   if (after === null || after === undefined) return undefined
   const trimmed = after.trim()
   if (/^\d+(\.\d+)?$/.test(trimmed)) return Number.parseFloat(trimmed) * 1000
+  // An HTTP-date names its day and month ("Wed, 21 Oct 2015 07:28:00 GMT"); without a letter it is
+  // not one ("-1", "1e3"), and `Date.parse` would read a number as a year long past: ignored instead.
+  if (!/[a-z]/i.test(trimmed)) return undefined
   const date = Date.parse(trimmed)
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }

@@ -19,6 +19,13 @@ describe("ProviderError.retryAfterMillis", () => {
     expect(ProviderError.retryAfterMillis(new Headers({ "retry-after-ms": "Infinity" }), 0)).toBeUndefined()
   })
 
+  it("ignores a retry-after that is neither seconds nor an HTTP-date (a negative number is not a year)", () => {
+    for (const value of ["-1", "-0.5", "1e3", "12:00", ""]) {
+      expect(ProviderError.retryAfterHeaderMillis(new Headers({ "retry-after": value }), 0), value).toBeUndefined()
+    }
+    expect(ProviderError.retryAfterHeaderMillis(new Headers({ "retry-after": "Thu, 01 Jan 1970 00:00:05 GMT" }), 0)).toBe(5000)
+  })
+
   it("retryAfterHeaderMillis reads only the standard retry-after", () => {
     expect(ProviderError.retryAfterHeaderMillis(new Headers({ "retry-after-ms": "250", "retry-after": "9" }), 0)).toBe(9000)
     expect(ProviderError.retryAfterHeaderMillis(new Headers({ "retry-after-ms": "250" }), 0)).toBeUndefined()
