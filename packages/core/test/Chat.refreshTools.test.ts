@@ -55,7 +55,13 @@ const setup = Effect.gen(function*() {
   const installLayer = installer.toLayer({
     install: () => Effect.sync(() => (ran.push("install"), state.current = state.next ?? sets.withGreeter, "installed"))
   })
-  return { ran, sets, state, installLayer, installer }
+  /** A chat starting with `installer`, whose tools are read from `state.current`. */
+  const chatOver = (model: MockLanguageModel.MockLanguageModel) =>
+    Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
+      Effect.provide(installLayer),
+      Effect.provide(model.layer)
+    )
+  return { ran, sets, state, installLayer, installer, chatOver }
 })
 
 describe("Chat.Options.refreshTools", () => {
@@ -87,7 +93,7 @@ describe("Chat.Options.refreshTools", () => {
 
   it.effect("a tool removed mid-turn is not offered again, and a call to it fails clearly without running", () =>
     Effect.gen(function*() {
-      const { installLayer, installer, ran, sets, state } = yield* setup
+      const { ran, sets, state, chatOver } = yield* setup
       state.current = sets.withGreeter
       state.next = sets.installerOnly
       const model = MockLanguageModel.make([
@@ -95,10 +101,7 @@ describe("Chat.Options.refreshTools", () => {
         MockLanguageModel.toolCalls([{ id: "g", name: "greet", arguments: { name: "Ada" } }]),
         MockLanguageModel.text("Sorry.")
       ])
-      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
-        Effect.provide(installLayer),
-        Effect.provide(model.layer)
-      )
+      const chat = yield* chatOver(model)
       const result = yield* chat.complete(ask)
       expect(declared(model.requests[0])).toEqual(["install", "greet"])
       expect(declared(model.requests[1])).toEqual(["install"])
@@ -111,16 +114,13 @@ describe("Chat.Options.refreshTools", () => {
 
   it.effect("a tool added mid-turn is decided by its own toolkit's strategy", () =>
     Effect.gen(function*() {
-      const { installLayer, installer, ran, sets, state } = yield* setup
+      const { ran, sets, state, chatOver } = yield* setup
       state.next = sets.withWiper
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "i", name: "install" }]),
         MockLanguageModel.toolCalls([{ id: "w", name: "wipe", arguments: { disk: "c" } }])
       ])
-      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
-        Effect.provide(installLayer),
-        Effect.provide(model.layer)
-      )
+      const chat = yield* chatOver(model)
       const result = yield* chat.complete(ask)
       expect(paused(result).reason).toBeDefined()
       expect(statusOf(result.messages, "w")).toBe("AwaitingApproval")
@@ -129,15 +129,12 @@ describe("Chat.Options.refreshTools", () => {
 
   it.effect("the stream follows the tools too", () =>
     Effect.gen(function*() {
-      const { installLayer, installer, state } = yield* setup
+      const { chatOver } = yield* setup
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "i", name: "install" }]),
         MockLanguageModel.text("Done.")
       ])
-      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
-        Effect.provide(installLayer),
-        Effect.provide(model.layer)
-      )
+      const chat = yield* chatOver(model)
       const events = yield* Stream.runCollect(chat.stream(ask))
       expect(Chunk.last(events).pipe((last) => last._tag === "Some" && last.value._tag)).toBe("Completed")
       expect(model.requests.map(declared)).toEqual([["install"], ["install", "greet"]])
@@ -145,16 +142,13 @@ describe("Chat.Options.refreshTools", () => {
 
   it.effect("a name owned twice in the tools read mid-turn: DuplicateToolName with what ran, the model not called again", () =>
     Effect.gen(function*() {
-      const { installLayer, installer, ran, sets, state } = yield* setup
+      const { ran, sets, state, chatOver } = yield* setup
       state.next = sets.clash
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "i", name: "install" }]),
         MockLanguageModel.text("Done.")
       ])
-      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
-        Effect.provide(installLayer),
-        Effect.provide(model.layer)
-      )
+      const chat = yield* chatOver(model)
       const failed = yield* Effect.flip(chat.complete(ask))
       expect(failed).toBeInstanceOf(ChatError.DuplicateToolName)
       expect(failed).toMatchObject({ _tag: "DuplicateToolName", name: "greet" })
@@ -210,16 +204,13 @@ describe("Chat.Options.refreshTools", () => {
 
   it.effect("a paused call whose tool disappeared resumes as a failed call the model is told about; an edit for it is refused", () =>
     Effect.gen(function*() {
-      const { installLayer, installer, ran, sets, state } = yield* setup
+      const { ran, sets, state, chatOver } = yield* setup
       state.current = sets.withWiper
       const model = MockLanguageModel.make([
         MockLanguageModel.toolCalls([{ id: "w", name: "wipe", arguments: { disk: "c" } }]),
         MockLanguageModel.text("It is gone.")
       ])
-      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
-        Effect.provide(installLayer),
-        Effect.provide(model.layer)
-      )
+      const chat = yield* chatOver(model)
       const first = yield* chat.complete(ask)
       expect(statusOf(first.messages, "w")).toBe("AwaitingApproval")
 
@@ -243,12 +234,9 @@ describe("Chat.Options.refreshTools", () => {
 
   it.effect("the same tool set read again reuses its table; a new one is built only when the toolkits or handlers change", () =>
     Effect.gen(function*() {
-      const { installLayer, installer, sets, state } = yield* setup
+      const { sets, state, chatOver } = yield* setup
       const model = MockLanguageModel.make([MockLanguageModel.text("a"), MockLanguageModel.text("b"), MockLanguageModel.text("c")])
-      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
-        Effect.provide(installLayer),
-        Effect.provide(model.layer)
-      )
+      const chat = yield* chatOver(model)
       yield* chat.complete(ask)
       const tools = chat.tools
       yield* chat.complete(ask)
