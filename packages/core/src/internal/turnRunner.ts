@@ -49,7 +49,7 @@ export interface Tools<R> {
 export interface Env<R, E = never> {
   /** The tools a turn starts with: the chat's, as last read. */
   readonly tools: () => Tools<R>
-  /** Reads the tools again (`Chat.Options.refreshTools`): at a turn's start and before every model call. */
+  /** Reads the tools again (`Chat.RefreshOptions.refreshTools`): at a turn's start and before every model call. */
   readonly refresh: Effect.Effect<Tools<R>, E> | undefined
   readonly model: LanguageModel.Service
   readonly system: string | undefined
