@@ -45,6 +45,31 @@ export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> 
   readonly modelOptions?: LanguageModel.Options
 }
 
+/** Settings of a chat whose tools may change while it lives. `E`: what `refreshTools` may fail with. */
+export interface RefreshOptions<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>, E = never> extends Options<Kits> {
+  /**
+   * The chat's tools as they are now, for tools that change while the chat
+   * lives (an MCP server's list). Read at the start of every turn and before
+   * every model call: the request declares the tools read, and the calls of
+   * its response are decided and run with them (their handlers: those of the
+   * `ToolSet`, else from the context of `make`). When it fails, or the tools
+   * read own a name twice or cannot be declared, the turn fails with that
+   * error before the model is called (`error.messages` holds what already
+   * ran, when the error has the field). A `ToolSet` with the same toolkits
+   * and handlers as the last one reuses its table. `tools` are the tools
+   * until the first read.
+   */
+  readonly refreshTools: Effect.Effect<ToolSet, E>
+}
+
+/** The tools of a chat at one moment (see `RefreshOptions.refreshTools`). */
+export interface ToolSet {
+  /** Every toolkit serving the chat now (in place of `tools` and of the toolkits read before). */
+  readonly tools: ReadonlyArray<Toolkit.Any>
+  /** Handler services of these tools, over those of the context `make` ran in. */
+  readonly handlers?: Context.Context<never> | undefined
+}
+
 /** Settings of one call of `complete`, `resume`, `stream` or `completeStructured`. */
 export interface TurnOptions {
   /** Sleep (on Effect's `Clock`) until scheduled calls are due instead of pausing on them. */
@@ -76,9 +101,13 @@ export type CheckpointError =
 /** The errors of a turn. */
 export type TurnError = ChatError.TurnError | ChatError.PendingToolCalls | CheckpointError
 
-/** A chat: runs turns that may pause for people and for time. `R`: the services its strategies use. */
-export interface Service<R = never> {
-  /** The tools the model sees. */
+/**
+ * A chat: runs turns that may pause for people and for time. `R`: the
+ * services its strategies use; `E`: what reading its tools again may fail with
+ * (with `refreshTools` only).
+ */
+export interface Service<R = never, E = never> {
+  /** The tools the model sees (with `refreshTools`: as last read). */
   readonly tools: ReadonlyArray<LanguageModel.ToolDeclaration>
   /**
    * Runs the turn to its end or its next pause. If the messages end with a
@@ -88,12 +117,12 @@ export interface Service<R = never> {
   readonly complete: (
     messages: Messages.Messages,
     options?: TurnOptions
-  ) => Effect.Effect<ChatOutcome.Result, TurnError, R>
+  ) => Effect.Effect<ChatOutcome.Result, TurnError | E, R>
   /** Picks a paused turn back up after its calls were approved or rejected. */
   readonly resume: (
     messages: Messages.Messages,
     options?: TurnOptions
-  ) => Effect.Effect<ChatOutcome.Result, TurnError, R>
+  ) => Effect.Effect<ChatOutcome.Result, TurnError | E, R>
   /**
    * Approves a pending call (like `Messages.approve`), checking edited
    * arguments against the tool's parameters now: a bad edit is an
@@ -112,14 +141,18 @@ export interface Service<R = never> {
     reason?: string
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** The turn as a stream of events; a pause ends the stream with a `Paused` event. */
-  readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError, R>
+  readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError | E, R>
   /** Like `complete`, asking for a JSON answer decoded with `schema`; pauses and resumes the same way. */
   readonly completeStructured: <A, I>(
     messages: Messages.Messages,
     schema: Schema.Schema<A, I>,
     options?: TurnOptions
-  ) => Effect.Effect<ChatOutcome.Result<A>, TurnError | ChatError.StructuredOutputError, R>
-  /** The work of single outcomes, for other shells around `Turn.step` (the durable `@chat-ts/workflow`). */
+  ) => Effect.Effect<ChatOutcome.Result<A>, TurnError | ChatError.StructuredOutputError | E, R>
+  /**
+   * The work of single outcomes, for other shells around `Turn.step` (the
+   * durable `@chat-ts/workflow`). They use the tools as last read: they do not
+   * call `refreshTools`.
+   */
   readonly steps: Steps<R>
 }
 
@@ -170,27 +203,19 @@ const notStrictWarning = (what: string, reasons: ReadonlyArray<string>): string 
 export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat =>
   Structured.make(schema).format
 
+/** The tool table of a chat: its tools by name (toolkit and handler), their declarations, and what depends on them. */
+interface Table<R> extends TurnRunner.Tools<R> {
+  /** Why an approved call's edited arguments do not fit its tool, if they do not. */
+  readonly editProblem: (call: Messages.ToolCallPart) => string | undefined
+}
+
 /**
- * Makes a chat from its toolkits. It needs the `LanguageModel` and the
- * handlers of every tool (from `toolkit.toLayer`); the strategies' services
- * are needed when turns run.
+ * Builds the tool table of these toolkits, each tool's handler taken from
+ * `context`: a name owned twice is a `DuplicateToolName`, a tool that cannot
+ * be declared to the model an `InvalidToolSchema`.
  */
-export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(
-  options: Options<Kits> = {}
-): Effect.Effect<
-  Service<StrategiesContext<Kits>>,
-  MakeError,
-  LanguageModel.LanguageModel | HandlersContext<Kits>
-> =>
+const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context<never>): Effect.Effect<Table<R>, MakeError> =>
   Effect.gen(function*() {
-    type R = StrategiesContext<Kits>
-    const model = yield* LanguageModel.LanguageModel
-    const context = yield* Effect.context<never>()
-    const kits: ReadonlyArray<Toolkit.Any> = options.tools === undefined
-      ? []
-      : Array.isArray(options.tools)
-      ? options.tools
-      : [options.tools as Toolkit.Any]
     const entries = new Map<string, TurnRunner.Entry>()
     for (const kit of kits) {
       for (const tool of kit.list) {
@@ -201,12 +226,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         entries.set(tool.name, { tool, kit, handler })
       }
     }
-    const declarations = [...entries.values()].map((entry) => entry.tool.declaration)
     const available = [...entries.keys()].join(", ") || "(none)"
-    const defaults = { maxSteps: options.maxSteps ?? Turn.defaultConfig.maxSteps }
-    const concurrency = options.concurrency ?? "unbounded"
 
-    /** Why an approved call's edited arguments do not fit its tool, if they do not. */
     const editProblem = (call: Messages.ToolCallPart): string | undefined => {
       if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) return undefined
       const entry = entries.get(call.name)
@@ -214,30 +235,91 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       return Either.getLeft(Json.decodeArguments(entry.tool, call.status.editedArguments)).pipe(Option.getOrUndefined)
     }
 
-    const checkEdits = (messages: Messages.Messages): ReadonlyArray<Turn.InvalidEdit> =>
-      TurnRunner.lastCalls(messages).flatMap((call) => {
-        const detail = editProblem(call)
-        return detail === undefined ? [] : [{ id: call.id, detail }]
-      })
-
-    /** Calls left running by a worker that died whose tool is idempotent and may start again. */
-    const rerunnable = (messages: Messages.Messages): ReadonlyArray<string> =>
-      TurnRunner.lastCalls(messages).flatMap((call) => {
-        const tool = entries.get(call.name)?.tool
-        const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : undefined
-        return tool?.idempotent === true && attempt !== undefined && attempt < tool.maxAttempts ? [call.id] : []
-      })
-
-    const env: TurnRunner.Env<R> = {
+    return {
       entries,
-      model,
-      declarations,
-      system: options.system,
-      concurrency,
+      declarations: [...entries.values()].map((entry) => entry.tool.declaration),
       decide: (call, now) => Strategy.decide<R>(entries.get(call.name), call, now, available),
-      checkEdits,
-      rerunnable
+      editProblem,
+      checkEdits: (messages) =>
+        TurnRunner.lastCalls(messages).flatMap((call) => {
+          const detail = editProblem(call)
+          return detail === undefined ? [] : [{ id: call.id, detail }]
+        }),
+      // Calls left running by a worker that died whose tool is idempotent and may start again.
+      rerunnable: (messages) =>
+        TurnRunner.lastCalls(messages).flatMap((call) => {
+          const tool = entries.get(call.name)?.tool
+          const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : undefined
+          return tool?.idempotent === true && attempt !== undefined && attempt < tool.maxAttempts ? [call.id] : []
+        })
     }
+  })
+
+/** Whether two tool sets hold the same toolkits, in the same order, and the same handlers. */
+const sameToolSet = (a: ToolSet, b: ToolSet | undefined): boolean =>
+  b !== undefined && a.handlers === b.handlers && a.tools.length === b.tools.length &&
+  a.tools.every((kit, i) => kit === b.tools[i])
+
+/**
+ * Makes a chat from its toolkits. It needs the `LanguageModel` and the
+ * handlers of every tool (from `toolkit.toLayer`); the strategies' services
+ * are needed when turns run. With `refreshTools`, a turn may also fail with
+ * its error, or a `DuplicateToolName` / `InvalidToolSchema` in the tools read.
+ */
+export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>, E = never>(
+  options: RefreshOptions<Kits, E>
+): Effect.Effect<
+  Service<StrategiesContext<Kits>, E | MakeError>,
+  MakeError,
+  LanguageModel.LanguageModel | HandlersContext<Kits>
+>
+export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(
+  options?: Options<Kits>
+): Effect.Effect<
+  Service<StrategiesContext<Kits>>,
+  MakeError,
+  LanguageModel.LanguageModel | HandlersContext<Kits>
+>
+export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>, E = never>(
+  options: Options<Kits> & { readonly refreshTools?: Effect.Effect<ToolSet, E> } = {}
+): Effect.Effect<
+  Service<StrategiesContext<Kits>, E | MakeError>,
+  MakeError,
+  LanguageModel.LanguageModel | HandlersContext<Kits>
+> {
+  return Effect.gen(function*() {
+    type R = StrategiesContext<Kits>
+    const model = yield* LanguageModel.LanguageModel
+    const context = yield* Effect.context<never>()
+    const kits: ReadonlyArray<Toolkit.Any> = options.tools === undefined
+      ? []
+      : Array.isArray(options.tools)
+      ? options.tools
+      : [options.tools as Toolkit.Any]
+    /** The tools as last read (at `make`, then by `refreshTools`), and the set they were read from. */
+    let table = yield* toolTable<R>(kits, context)
+    let read: ToolSet | undefined
+    const refreshTools = options.refreshTools
+    const defaults = { maxSteps: options.maxSteps ?? Turn.defaultConfig.maxSteps }
+    const concurrency = options.concurrency ?? "unbounded"
+
+    const env: TurnRunner.Env<R, E | MakeError> = {
+      tools: () => table,
+      refresh: refreshTools === undefined ? undefined : Effect.flatMap(refreshTools, (set) =>
+        sameToolSet(set, read) ? Effect.succeed(table) : Effect.map(
+          toolTable<R>(set.tools, set.handlers === undefined ? context : Context.merge(context, set.handlers)),
+          (next) => {
+            read = set
+            table = next
+            return next
+          }
+        )),
+      model,
+      system: options.system,
+      concurrency
+    }
+    const checkEdits = (messages: Messages.Messages) => table.checkEdits(messages)
+    const rerunnable = (messages: Messages.Messages) => table.rerunnable(messages)
 
     const runTurn = (
       input: Messages.Messages,
@@ -247,7 +329,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         readonly emit: ((event: ChatEvent) => Effect.Effect<void>) | undefined
         readonly responseFormat?: LanguageModel.ResponseFormat
       }
-    ): Effect.Effect<TurnRunner.Ended, TurnError, R> =>
+    ): Effect.Effect<TurnRunner.Ended, TurnError | E | MakeError, R> =>
       TurnRunner.run(env, {
         config: {
           maxSteps: turnOptions.maxSteps ?? defaults.maxSteps,
@@ -279,14 +361,16 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
       Effect.flatMap(Messages.approve(messages, id, edited), (approved) => {
         const call = Messages.findTool(approved, id)!
-        const detail = editProblem(call)
+        const detail = table.editProblem(call)
         return detail === undefined
           ? Effect.succeed(approved)
           : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
 
-    const service: Service<R> = {
-      tools: declarations,
+    const service: Service<R, E | MakeError> = {
+      get tools() {
+        return table.declarations
+      },
       steps: {
         ...TurnRunner.steps(env, {
           config: { ...Turn.defaultConfig, ...defaults },
@@ -309,7 +393,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       stream: (messages, turnOptions = {}) =>
         Stream.unwrapScoped(Effect.gen(function*() {
           const mailbox = yield* Effect.acquireRelease(
-            Mailbox.make<ChatEvent, TurnError>(streamCapacity),
+            Mailbox.make<ChatEvent, TurnError | E | MakeError>(streamCapacity),
             (mailbox) => mailbox.shutdown
           )
           yield* runTurn(messages, turnOptions, {
@@ -366,6 +450,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     }
     return service
   })
+}
 
 /** A layer providing `Chat` (for toolkits whose strategies need no services). */
 export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(

@@ -227,10 +227,10 @@ export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@cha
   }
 }
 
-/** Two toolkits given to one chat own a tool of the same name. */
+/** Two toolkits given to one chat own a tool of the same name (at `Chat.make`, or in the tools `refreshTools` read). */
 export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@chat-ts/DuplicateToolName")(
   "DuplicateToolName",
-  { name: Schema.String }
+  { name: Schema.String, ...messagesField }
 ) {
   override get message() {
     return `The tool name '${this.name}' is owned by more than one toolkit of this chat.`
@@ -260,16 +260,21 @@ export type ChatError =
   | ConversationNotFound
   | CorruptConversation
 
-/** Returns a copy of an error that carries the given messages (for errors that have the field). */
+/**
+ * Returns a copy of an error that carries the given messages (for errors that
+ * have the field: core's, and any `Schema.TaggedError` declaring `messages`).
+ */
 export const withMessages = <E extends { readonly _tag: string }>(
   error: E,
   messages: ReadonlyArray<Message>
 ): E => {
-  if (!messagesCarriers.has(error._tag)) return error
-  const Ctor = error.constructor as (new(props: object) => E) & { readonly fields: { readonly [key: string]: unknown } }
+  const Ctor = error.constructor as (new(props: object) => E) & { readonly fields?: { readonly [key: string]: unknown } }
+  if (!messagesCarriers.has(error._tag) && !(typeof Ctor.fields === "object" && Ctor.fields !== null && "messages" in Ctor.fields)) {
+    return error
+  }
   // Copy the fields by name: a spread would miss `message`, which `Error` keeps non-enumerable.
   const props: { [key: string]: unknown } = {}
-  for (const key of Object.keys(Ctor.fields)) {
+  for (const key of Object.keys(Ctor.fields ?? {})) {
     const value = (error as unknown as { readonly [key: string]: unknown })[key]
     if (key !== "_tag" && value !== undefined) props[key] = value
   }
@@ -288,7 +293,9 @@ const messagesCarriers: ReadonlySet<string> = new Set([
   "PendingToolCalls",
   "StateEncodeError",
   "StoreError",
-  "ConcurrentModification"
+  "ConcurrentModification",
+  "DuplicateToolName",
+  "InvalidToolSchema"
 ])
 
 // ---------------------------------------------------------------------------
@@ -331,7 +338,7 @@ export class ConcurrentModification extends Schema.TaggedError<ConcurrentModific
  */
 export class InvalidToolSchema extends Schema.TaggedError<InvalidToolSchema>("@chat-ts/InvalidToolSchema")(
   "InvalidToolSchema",
-  { tool: Schema.String, detail: Schema.String }
+  { tool: Schema.String, detail: Schema.String, ...messagesField }
 ) {
   override get message() {
     return `Tool '${this.tool}' cannot be declared to the model: ${this.detail}`

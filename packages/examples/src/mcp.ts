@@ -26,7 +26,7 @@ const packageFolder = fileURLToPath(new URL("..", import.meta.url))
 
 // #region connect
 /** The files server, over stdio, confined to `folder`; closed with the scope. */
-const connect = (folder: string) =>
+export const connect = (folder: string) =>
   McpToolkit.make({
     transport: McpToolkit.stdio(process.execPath, { args: ["--import", "tsx", serverScript, folder], cwd: packageFolder }),
     name: "files",

@@ -154,6 +154,28 @@ describe.concurrent("demo, non-interactive", () => {
     expect(run.files).toEqual(["app.log", "notes.txt", "todo.txt"])
   }, timeout)
 
+  it("--mcp: the MCP files server's tools, decided by their annotations; a bad edit is re-asked, the approved one runs", async () => {
+    const run = await demo(["--mcp"], [
+      "delete the old logs",
+      `edit {"names": ["../etc/passwd"]}`,
+      `edit {"names": ["app-2025-03.log"]}`,
+      ""
+    ].join("\n"))
+    expect(run.stderr).toBe("")
+    expect(run.code).toBe(0)
+    const header = run.stdout.split("You ›")[0]!
+    expect(header.replace(/\s+/g, " ")).toContain("tools: from the MCP files server (over stdio)")
+    for (const line of header.split("\n")) expect(line.length).toBeLessThanOrEqual(100)
+    // The read-only tool runs on its own (no note); the deletion waits, with the reason read from the annotations.
+    expect(run.stdout).toContain("→ list_files {}\n")
+    expect(run.stdout).toContain("delete_files (call_2_1) · needs your approval: not marked read-only by the server")
+    // The edit is checked against the server's JSON Schema before anything is sent.
+    expect(run.stdout).toContain("Those arguments do not match delete_files's parameters")
+    expect(run.stdout).toContain(`✔ approved with edited arguments {"names":["app-2025-03.log"]}`)
+    expect(run.stdout).toContain("Assistant › Deleted app-2025-03.log.")
+    expect(run.files).toEqual(allFiles.filter((name) => name !== "app-2025-03.log"))
+  }, timeout)
+
   it("input that ends before a decision exits 1 with a message, not a stack trace", async () => {
     const run = await demo([], "delete the old logs\n")
     expect(run.code).toBe(1)

@@ -10,6 +10,7 @@ import { spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import * as HumanInTheLoop from "../src/human-in-the-loop.js"
 import * as Architecture from "../src/snippets/architecture.js"
+import * as ChangingTools from "../src/snippets/changing-tools.js"
 import * as ConversationStoreSnippet from "../src/snippets/conversation-store.js"
 import * as Errors from "../src/snippets/errors.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
@@ -26,6 +27,13 @@ describe("snippets", () => {
         { _tag: "Completed", result: { temperature: 17 } },
         { _tag: "Failed", error: { error: "I know no city called Atlantis." } }
       ])
+    }))
+
+  it.effect("tools: with refreshTools, a tool enabled by a call is offered in the next request of the same turn", () =>
+    Effect.gen(function*() {
+      const { offered, statuses } = yield* ChangingTools.enableThenAsk
+      expect(offered).toEqual([["enable_weather"], ["enable_weather", "get_weather"], ["enable_weather", "get_weather"]])
+      expect(statuses).toEqual([{ _tag: "Completed", result: "enabled" }, { _tag: "Completed", result: 17 }])
     }))
 
   it("tools with context: a strategy reads each tool's own metadata", () => {

@@ -1,11 +1,12 @@
 /**
  * A chat over your own toolkits and the tools of MCP servers, kept up to
- * date: before every turn (`complete`, `resume`, `stream`,
- * `completeStructured`) the servers whose tools changed are listed again and
- * the chat is made again with `Chat.make`, so the next model call sees the
- * new tools. A paused call whose tool disappeared resumes as a failed call
- * ("There is no tool named …"); a tool name owned twice is a
- * `DuplicateToolName`, at `make` or at the turn that brought the clash.
+ * date: it is a `Chat` whose `refreshTools` reads the servers' tools, so at
+ * the start of every turn and before every model call the servers that sent
+ * `notifications/tools/list_changed` are listed again, and the next request
+ * offers their new tools (within the same turn). A call to a tool gone since
+ * the model saw it fails ("There is no tool named …") and is never sent; a
+ * tool name owned twice is a `DuplicateToolName`, at `make` or at the model
+ * call that would have offered the clash (nothing more runs).
  *
  * @since 0.1.0
  */
@@ -27,7 +28,7 @@ export type RefreshError = Chat.MakeError | McpError.McpConnectError
 
 /** A chat whose MCP tools follow the servers: `Chat.Service` with the refresh's errors. */
 export interface Service<R = never> {
-  /** The tools the model saw on the latest turn. */
+  /** The tools the model was offered last (read at the latest turn's start or model call). */
   readonly tools: ReadonlyArray<LanguageModel.ToolDeclaration>
   readonly complete: (
     messages: Messages.Messages,
@@ -37,7 +38,7 @@ export interface Service<R = never> {
     messages: Messages.Messages,
     options?: Chat.TurnOptions
   ) => Effect.Effect<ChatOutcome.Result, Chat.TurnError | RefreshError, R>
-  /** Approves a pending call, checking edited arguments against the tool's schema as of the latest turn. */
+  /** Approves a pending call, checking edited arguments against the tool's schema as last read. */
   readonly approve: Chat.Service<R>["approve"]
   readonly reject: Chat.Service<R>["reject"]
   readonly stream: (
@@ -64,7 +65,6 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 > =>
   Effect.gen(function*() {
     type R = Chat.StrategiesContext<Kits>
-    const context = yield* Effect.context<LanguageModel.LanguageModel | Chat.HandlersContext<Kits>>()
     const local: ReadonlyArray<Toolkit.Any> = options.tools === undefined
       ? []
       : Array.isArray(options.tools)
@@ -72,37 +72,23 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       : [options.tools as Toolkit.Any]
     const { servers, ...chatOptions } = options
 
-    let built: { readonly key: string; readonly chat: Chat.Service<R> } | undefined
+    let read: { readonly key: string; readonly set: Chat.ToolSet } | undefined
     const lock = yield* Effect.makeSemaphore(1)
 
-    /** The chat over the servers' current tools, made again only when one of them listed new tools. */
-    const latest: Effect.Effect<Chat.Service<R>, RefreshError> = lock.withPermits(1)(Effect.gen(function*() {
+    /** Your toolkits and the servers' current tools: the same set (so the same table) until a server lists new tools. */
+    const toolSet: Effect.Effect<Chat.ToolSet, McpError.McpConnectError> = lock.withPermits(1)(Effect.gen(function*() {
       const snapshots = yield* Effect.forEach(servers, (server) => server.current)
       const key = snapshots.map((snapshot) => snapshot.version).join(",")
-      if (built !== undefined && built.key === key) return built.chat
-      const handlers = snapshots.reduce((all, snapshot) => Context.merge(all, snapshot.handlers), context as Context.Context<unknown>)
-      const made = Chat.make({ ...chatOptions, tools: [...local, ...snapshots.map((snapshot) => snapshot.toolkit)] })
-      const chat = yield* Effect.provide(made as unknown as Effect.Effect<Chat.Service<R>, Chat.MakeError, unknown>, handlers)
-      built = { key, chat }
-      return built.chat
+      if (read !== undefined && read.key === key) return read.set
+      const handlers = snapshots.reduce((all, snapshot) => Context.merge(all, snapshot.handlers), Context.empty() as Context.Context<unknown>)
+      read = { key, set: { tools: [...local, ...snapshots.map((snapshot) => snapshot.toolkit)], handlers } }
+      return read.set
     }))
 
-    const first = yield* latest
-    const now = () => built?.chat ?? first
-    const complete = (messages: Messages.Messages, turnOptions?: Chat.TurnOptions) =>
-      Effect.flatMap(latest, (chat) => chat.complete(messages, turnOptions))
-
-    const service: Service<R> = {
-      get tools() {
-        return now().tools
-      },
-      complete,
-      resume: complete,
-      approve: (messages, id, edited) => now().approve(messages, id, edited),
-      reject: (messages, id, reason) => now().reject(messages, id, reason),
-      stream: (messages, turnOptions) => Stream.unwrap(Effect.map(latest, (chat) => chat.stream(messages, turnOptions))),
-      completeStructured: (messages, schema, turnOptions) =>
-        Effect.flatMap(latest, (chat) => chat.completeStructured(messages, schema, turnOptions))
-    }
-    return service
+    const first = yield* toolSet
+    const made = Chat.make({ ...chatOptions, tools: first.tools, refreshTools: toolSet })
+    return yield* Effect.provide(
+      made as unknown as Effect.Effect<Chat.Service<R, RefreshError>, Chat.MakeError, LanguageModel.LanguageModel>,
+      first.handlers as Context.Context<never>
+    ) satisfies Effect.Effect<Service<R>, RefreshError, LanguageModel.LanguageModel>
   })

@@ -5,14 +5,20 @@
  *
  * @since 0.1.0
  */
+import { Messages } from "@chat-ts/core"
 import * as Schema from "effect/Schema"
 
-/** The server could not be started, reached, initialised, or its tools listed. */
+/**
+ * The server could not be started, reached, initialised, or its tools listed.
+ * Raised in a turn (listing the tools again after a change), it carries the
+ * turn's latest messages when it already ran calls: resume from them.
+ */
 export class McpConnectError extends Schema.TaggedError<McpConnectError>("@chat-ts/mcp/McpConnectError")(
   "McpConnectError",
   {
     server: Schema.String,
-    detail: Schema.String
+    detail: Schema.String,
+    messages: Schema.optional(Messages.Messages)
   }
 ) {}
 

@@ -6,7 +6,8 @@
  * timeout, cancelled when the turn is interrupted and never retried.
  *
  * The server may change its tools (`notifications/tools/list_changed`): the
- * next `current` lists them again. `McpChat` does that before every turn.
+ * next `current` lists them again. `McpChat` does that at the start of every
+ * turn and before every model call.
  *
  * @since 0.1.0
  */

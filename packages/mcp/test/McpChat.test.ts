@@ -8,7 +8,7 @@ import { Action, Chat, ChatError, Messages, PauseReason, Tool, Toolkit } from "@
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
-import { McpChat, McpToolkit } from "../src/index.js"
+import { McpChat, McpError, McpStrategy, McpToolkit } from "../src/index.js"
 import { serverPath, stats, stdio, transports, untilStale } from "./support/servers.js"
 
 const ask = Messages.fromUser("Clean up the old log.")
@@ -20,6 +20,16 @@ const pausedOn = (result: { readonly outcome: { readonly _tag: string } }): Read
 }
 
 const statusOf = (messages: Messages.Messages, id: string) => Messages.findTool(messages, id)?.status
+
+/** The names of the tools a request offered. */
+const offered = (request: { readonly tools: ReadonlyArray<{ readonly name: string }> } | undefined) =>
+  (request?.tools ?? []).map((tool) => tool.name)
+
+/** `set_hidden` (which changes the tool list) runs without asking; the rest as the annotations say. */
+const listChanger: McpStrategy.Strategy = McpStrategy.combine<never, never>(
+  (call) => (call.name === "set_hidden" ? Action.Execute() : undefined),
+  McpStrategy.annotations
+)
 
 /** What the model saw of call `id` in its latest request. */
 const seenByModel = (model: MockLanguageModel.MockLanguageModel, id: string) => {
@@ -133,6 +143,34 @@ for (const [transportName, transport] of transports) {
         })
         // The failing tool ran once and was not retried.
         expect((yield* stats(server)).calls).toEqual({ chart: 1, fail: 1 })
+      }).pipe(Effect.scoped))
+
+    it.live("a tool list change made by a call reaches the next model request of the same turn", () =>
+      Effect.gen(function*() {
+        const server = yield* McpToolkit.make({ transport: yield* transport, strategy: listChanger })
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "hide", name: "set_hidden", arguments: { names: ["delete_file"] } }]),
+          // The model calls the tool it is no longer offered: it fails without reaching the server.
+          MockLanguageModel.toolCalls([{ id: "del", name: "delete_file", arguments: { path: "old.log" } }]),
+          MockLanguageModel.toolCalls([{ id: "show", name: "set_hidden", arguments: { names: [] } }]),
+          MockLanguageModel.text("Done.")
+        ])
+        const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+        const result = yield* chat.complete(ask)
+        expect(result.outcome._tag).toBe("Complete")
+        expect(model.requests).toHaveLength(4)
+        // All four requests belong to one `complete`: the list followed the server between them.
+        expect(offered(model.requests[0])).toContain("delete_file")
+        expect(offered(model.requests[1])).not.toContain("delete_file")
+        expect(offered(model.requests[2])).not.toContain("delete_file")
+        expect(offered(model.requests[3])).toContain("delete_file")
+        expect(offered(model.requests[1])).toEqual(offered(model.requests[0]).filter((name) => name !== "delete_file"))
+        expect(statusOf(result.messages, "del")).toMatchObject({
+          _tag: "Failed",
+          error: expect.stringContaining("There is no tool named 'delete_file'")
+        })
+        expect(chat.tools.map((tool) => tool.name)).toContain("delete_file")
+        expect((yield* stats(server)).started).toEqual({ set_hidden: 2 })
       }).pipe(Effect.scoped))
 
     it.live("a tool list change is picked up for the next turn; a paused call whose tool disappeared fails clearly", () =>
@@ -261,6 +299,31 @@ describe("several servers and local toolkits in one chat", () => {
       expect((yield* stats(server)).started).toEqual({ set_hidden: 1 })
     }).pipe(Effect.scoped))
 
+  it.live("a clash brought by a change mid-turn: DuplicateToolName before the next model call, with what already ran", () =>
+    Effect.gen(function*() {
+      const server = yield* McpToolkit.make({
+        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--hide=delete_file"], stderr: "ignore" }),
+        strategy: listChanger
+      })
+      const DeleteFile = Tool.make("delete_file", { description: "Local delete.", parameters: { path: Schema.String } })
+      const local = Toolkit.make(DeleteFile)
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "show", name: "set_hidden", arguments: { names: [] } }]),
+        MockLanguageModel.text("ok")
+      ])
+      const chat = yield* McpChat.make({ tools: local, servers: [server] }).pipe(
+        Effect.provide(model.layer),
+        Effect.provide(local.toLayer({ delete_file: () => Effect.void }))
+      )
+      const failed = yield* Effect.flip(chat.complete(ask))
+      expect(failed).toMatchObject({ _tag: "DuplicateToolName", name: "delete_file" })
+      expect(model.requests).toHaveLength(1)
+      // The call that ran is in the error's messages, so resuming never sends it again.
+      const messages = (failed as ChatError.DuplicateToolName).messages!
+      expect(statusOf(messages, "show")?._tag).toBe("Completed")
+      expect((yield* stats(server)).started).toEqual({ set_hidden: 1 })
+    }).pipe(Effect.scoped))
+
   it.live("a strategy of the user's replaces the default", () =>
     Effect.gen(function*() {
       const server = yield* McpToolkit.make({
@@ -298,5 +361,12 @@ describe("errors", () => {
 
   it("ChatError names stay core's", () => {
     expect(new ChatError.DuplicateToolName({ name: "x" })._tag).toBe("DuplicateToolName")
+  })
+
+  it("an McpConnectError raised mid-turn can carry the turn's latest messages", () => {
+    const messages = Messages.fromUser("hi")
+    const error = ChatError.withMessages(new McpError.McpConnectError({ server: "s", detail: "gone" }), messages)
+    expect(error).toBeInstanceOf(McpError.McpConnectError)
+    expect(error).toMatchObject({ server: "s", detail: "gone", messages })
   })
 })

@@ -34,18 +34,26 @@ export interface Entry {
   readonly handler: Tool.HandlerService
 }
 
-/** What a chat gives every turn it runs. */
-export interface Env<R> {
+/** The tools of a chat at one moment, and what depends on them (see `Chat.make`'s tool table). */
+export interface Tools<R> {
   readonly entries: ReadonlyMap<string, Entry>
-  readonly model: LanguageModel.Service
   readonly declarations: ReadonlyArray<LanguageModel.ToolDeclaration>
-  readonly system: string | undefined
-  readonly concurrency: number | "unbounded"
   readonly decide: (call: ToolCallPart, now: number) => Effect.Effect<Turn.Decision, never, R>
   /** The approved edits of the messages that do not match their tools. */
   readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
   /** The calls left running by a worker that died that may start again (their tool is idempotent). */
   readonly rerunnable: (messages: Messages.Messages) => ReadonlyArray<string>
+}
+
+/** What a chat gives every turn it runs. `E`: what reading its tools again may fail with. */
+export interface Env<R, E = never> {
+  /** The tools a turn starts with: the chat's, as last read. */
+  readonly tools: () => Tools<R>
+  /** Reads the tools again (`Chat.RefreshOptions.refreshTools`): at a turn's start and before every model call. */
+  readonly refresh: Effect.Effect<Tools<R>, E> | undefined
+  readonly model: LanguageModel.Service
+  readonly system: string | undefined
+  readonly concurrency: number | "unbounded"
 }
 
 /** How one turn runs. */
@@ -136,9 +144,11 @@ const saver = (
 }
 
 /** The state of one running turn and the steps it takes. */
-class Run<R> {
+class Run<R, E> {
   /** The latest state; read when the turn fails or is interrupted. */
   current: Messages.Messages
+  /** The tools of this turn: the model's next request and the calls of its response use these. */
+  tools: Tools<R>
   /** The first handler that died: the turn fails with it once every call of the response finished. */
   defect: { readonly id: string; readonly name: string; readonly detail: string } | undefined
   /** A checkpoint that failed while tools ran: the turn stops with it once they all finished. */
@@ -153,13 +163,14 @@ class Run<R> {
   readonly quiet: boolean
 
   constructor(
-    readonly env: Env<R>,
+    readonly env: Env<R, E>,
     readonly mode: Mode,
     readonly input: Messages.Messages,
     /** Whether a tracer is installed: without one, the model and tool spans are not made at all. */
     readonly traced: boolean
   ) {
     this.current = input
+    this.tools = env.tools()
     this.save = saver(mode.checkpoint, input, () => this.current)
     this.quiet = !mode.stream && mode.checkpoint === undefined
   }
@@ -198,8 +209,14 @@ class Run<R> {
   }
 
   /** An error that carries the latest messages when the turn changed state. */
-  withState<E extends { readonly _tag: string }>(error: E): E {
-    return this.current === this.input ? error : ChatError.withMessages(error, this.current)
+  withState<X>(error: X): X {
+    if (this.current === this.input || typeof error !== "object" || error === null || !("_tag" in error)) return error
+    return ChatError.withMessages(error as X & { readonly _tag: string }, this.current)
+  }
+
+  /** Reads the chat's tools again (only with `refreshTools`); its failure fails the turn before anything else runs. */
+  refreshTools(refresh: Effect.Effect<Tools<R>, E>): Effect.Effect<void, E> {
+    return Effect.map(refresh, (tools) => void (this.tools = tools))
   }
 
   /** Calls the model (streaming its deltas when asked) and returns its response as an assistant message. */
@@ -207,7 +224,7 @@ class Run<R> {
     const { env, mode } = this
     const request: LanguageModel.Request = {
       messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
-      tools: env.declarations,
+      tools: this.tools.declarations,
       options: mode.modelOptions
     }
     const response = mode.stream
@@ -260,7 +277,7 @@ class Run<R> {
 
   /** Runs one started call and returns its result event (a handler's defect is kept in `defect`). */
   toolEvent(call: ToolCallPart): Effect.Effect<Turn.Event> {
-    const entry = this.env.entries.get(call.name)
+    const entry = this.tools.entries.get(call.name)
     if (entry === undefined) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
     const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
     if (Either.isLeft(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
@@ -324,13 +341,17 @@ class Run<R> {
   }
 
   /** Does what one outcome asks and returns the next result, or how the turn ended. */
-  next([messages, outcome]: Turn.Result): Effect.Effect<Turn.Result | Ended, TurnError, R> {
+  next([messages, outcome]: Turn.Result): Effect.Effect<Turn.Result | Ended, TurnError | E, R> {
     switch (outcome._tag) {
-      case "CallModel":
-        return this.announceRejections().pipe(
-          Effect.zipRight(this.callModel(messages, outcome.step)),
-          Effect.flatMap((message) => this.apply(Turn.Event.ModelResponded({ message })))
-        )
+      case "CallModel": {
+        const call = () =>
+          this.announceRejections().pipe(
+            Effect.zipRight(this.callModel(messages, outcome.step)),
+            Effect.flatMap((message) => this.apply(Turn.Event.ModelResponded({ message })))
+          )
+        // The tools are read again first, so the request and the handling of its response use the same, current ones.
+        return this.env.refresh === undefined ? call() : Effect.flatMap(this.refreshTools(this.env.refresh), call)
+      }
       case "Decide":
         return this.decide(outcome.calls)
       case "RunTools":
@@ -368,7 +389,7 @@ class Run<R> {
       const now = yield* Clock.currentTimeMillis
       const decisions = yield* Effect.forEach(
         calls,
-        (call) => Effect.map(this.env.decide(call, now), (decision) => ({ id: call.id, decision })),
+        (call) => Effect.map(this.tools.decide(call, now), (decision) => ({ id: call.id, decision })),
         // One call needs no child fiber: forking one costs more than the rest of the step.
         calls.length > 1 ? { concurrency: this.env.concurrency } : undefined
       )
@@ -412,16 +433,17 @@ const builtInTracer = (): Tracer.Tracer => builtIn ??= Effect.runSync(Effect.tra
 const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
 
 /** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
-export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError, R> =>
+export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError | E, R> =>
   Effect.tracerWith((tracer) => {
     // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
     // when someone records them, that is when a tracer other than Effect's built-in one is installed.
     const traced = tracer !== builtInTracer()
     const turn = new Run(env, mode, input, traced)
     const loop = Effect.gen(function*() {
+      if (env.refresh !== undefined) yield* turn.refreshTools(env.refresh)
       const now = yield* Clock.currentTimeMillis
       let step: Turn.Result | Ended = yield* turn.apply(
-        Turn.Event.Resume({ now, invalidEdits: env.checkEdits(input), rerun: env.rerunnable(input) })
+        Turn.Event.Resume({ now, invalidEdits: turn.tools.checkEdits(input), rerun: turn.tools.rerunnable(input) })
       )
       while (!isEnded(step)) step = yield* turn.next(step)
       return step
@@ -443,7 +465,7 @@ export const run = <R>(env: Env<R>, mode: Mode, input: Messages.Messages): Effec
 const traced: Effect.Effect<boolean> = Effect.tracerWith((tracer) => Effect.succeed(tracer !== builtInTracer()))
 
 /** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
-export const steps = <R>(env: Env<R>, mode: Mode): {
+export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
   readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Message, ChatError.ModelError>
   readonly decide: (
     calls: ReadonlyArray<ToolCallPart>,
@@ -456,7 +478,7 @@ export const steps = <R>(env: Env<R>, mode: Mode): {
 } => ({
   callModel: (messages, step) => Effect.flatMap(traced, (on) => new Run(env, mode, messages, on).callModel(messages, step)),
   decide: (calls, now) =>
-    Effect.forEach(calls, (call) => Effect.map(env.decide(call, now), (decision) => ({ id: call.id, decision })), {
+    Effect.forEach(calls, (call) => Effect.map(env.tools().decide(call, now), (decision) => ({ id: call.id, decision })), {
       concurrency: env.concurrency
     }),
   runTool: (messages, call) =>

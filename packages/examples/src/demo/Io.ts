@@ -10,6 +10,7 @@
  * - decision flags (`--approve-all`, `--reject-all`) and `--message` flags
  *   override either source.
  */
+import type { Tool } from "@chat-ts/core"
 import * as Prompt from "@effect/cli/Prompt"
 import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Terminal from "@effect/platform/Terminal"
@@ -28,7 +29,6 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type { Pending, Style } from "./render.js"
 import { clockTime } from "./render.js"
-import { byName } from "./tools.js"
 
 /** What the person decided for one pending call. */
 export type Decision = Data.TaggedEnum<{
@@ -68,17 +68,21 @@ export interface Io {
 // ---------------------------------------------------------------------------
 
 /**
- * Checks edited arguments (JSON text) against the tool's parameters. `Right`
- * holds the JSON value to approve with; `Left` says what is wrong.
+ * Checks edited arguments (JSON text) against the tool's parameters (an
+ * unknown tool's are checked by the chat on resume). `Right` holds the JSON
+ * value to approve with; `Left` says what is wrong.
  */
-export const validateArguments = (toolName: string, text: string): Either.Either<unknown, string> => {
+export const validateArguments = (
+  toolName: string,
+  text: string,
+  tool: Tool.Any | undefined
+): Either.Either<unknown, string> => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
     return Either.left(`That is not valid JSON (${(error as Error).message}).`)
   }
-  const tool = byName[toolName]
   if (tool === undefined) return Either.right(json)
   return Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json, { onExcessProperty: "error", errors: "all" }).pipe(
     Either.mapLeft((error) => {
@@ -124,7 +128,7 @@ export const interactive = Effect.gen(function*() {
     run(Prompt.text({
       message: `New arguments for ${pending.call.name} as JSON (Tab fills in the current ones)`,
       default: compact(pending.call.arguments),
-      validate: (text) => Either.match(validateArguments(pending.call.name, text), {
+      validate: (text) => Either.match(validateArguments(pending.call.name, text, pending.tool), {
         onLeft: (error) => Effect.fail(error),
         onRight: () => Effect.succeed(text)
       })
@@ -243,7 +247,7 @@ export const parseDecision = (pending: Pending, line: string): Either.Either<Dec
   }
   const edit = /^(e|edit)\s+(.*)$/is.exec(text)
   if (edit !== null) {
-    return Either.map(validateArguments(pending.call.name, edit[2]!), (json) => Decision.Edit({ arguments: json }))
+    return Either.map(validateArguments(pending.call.name, edit[2]!, pending.tool), (json) => Decision.Edit({ arguments: json }))
   }
   return Either.left(`Not understood: '${text}'. Answer one of: ${scheduled ? scheduledHelp : help}.`)
 }

@@ -4,13 +4,17 @@
  *   npm start                                   # interactive
  *   npm start -- --approve-all -m "delete the old logs"
  *   printf 'delete the old logs\nreject keep them\n' | npm start
+ *   npm start -- --mcp                          # the tools of the MCP files server
  *
  * `list_files` and `read_file` run on their own, `delete_files` waits for your
  * approval, `schedule_cleanup` is deferred to a later time; a strategy reading
- * each tool's metadata decides which is which. Without `OPENAI_API_KEY` the
- * demo runs offline on a built-in scripted model.
+ * each tool's metadata decides which is which. With `--mcp` the tools are
+ * those of the MCP example's files server (src/mcp/files-server.ts, a child
+ * process confined to the sandbox), decided by their MCP annotations. Without
+ * `OPENAI_API_KEY` the demo runs offline on a built-in scripted model.
  */
-import { Chat } from "@chat-ts/core"
+import { Chat, type Tool } from "@chat-ts/core"
+import { McpChat, McpStrategy, type McpTool } from "@chat-ts/mcp"
 import * as Command from "@effect/cli/Command"
 import * as HelpDoc from "@effect/cli/HelpDoc"
 import * as Options from "@effect/cli/Options"
@@ -26,6 +30,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Mcp from "../mcp.js"
 import { fromUserFolder, isMain } from "../shared/main.js"
 import * as Models from "../shared/Models.js"
 import * as Io from "./Io.js"
@@ -48,6 +53,8 @@ export interface Settings {
   readonly color: boolean
   /** The scripted model's pause between streamed text pieces (default 12 millis). */
   readonly typingDelay?: Duration.DurationInput
+  /** Use the tools of the MCP files server (src/mcp/files-server.ts) instead of the demo's own. */
+  readonly mcp?: boolean
 }
 
 /** The session did not end well; the process exits with `code`. */
@@ -61,6 +68,20 @@ const systemPrompt = (root: string) =>
     "schedule_cleanup deletes matching old files later; use it when the person asks for a cleanup later (tonight, tomorrow).",
     "Logs older than 30 days count as old. Answer briefly."
   ].join(" ")
+
+const mcpSystemPrompt = (root: string) =>
+  [
+    "You are a careful file assistant working in one folder" + ` (${root}) through an MCP server.`,
+    "Use list_files to see the files (with their age in days) and read_file to read one (by its name).",
+    "write_file writes a file; delete_files deletes files for good (by their names); a person approves each call,",
+    "so propose it directly when asked. Logs older than 30 days count as old. Answer briefly."
+  ].join(" ")
+
+/** The policy the session shows for an MCP tool: what the default strategy makes of its annotations. */
+const mcpPolicy = (tool: Tool.Any): Tools.Policy =>
+  McpStrategy.isReadOnly((tool.metadata as McpTool.Metadata).annotations)
+    ? { run: "auto", why: "read-only, as the server says" }
+    : { run: "approval", why: "not marked read-only by the server" }
 
 /** A labelled line of the header ("  tools:   …"), wrapped at word boundaries to at most 100 columns. */
 const headerLines = (label: string, text: string): ReadonlyArray<string> => {
@@ -98,6 +119,11 @@ const run = (settings: Settings) =>
     const s = style(settings.color)
     const choice = yield* Models.choose({ offline: settings.offline })
     const { root } = yield* Sandbox.Sandbox
+    // With --mcp, the files server starts now (closed with the session) and serves the tools.
+    const files = settings.mcp === true ? yield* Mcp.connect(root) : undefined
+    const catalogue: Tools.Catalogue = files === undefined
+      ? Tools.catalogue
+      : { tools: (yield* files.current).toolkit.tools, policy: mcpPolicy }
 
     const kit = Tools.toolkit({ cleanupDelay: settings.cleanupDelay })
     const delay = Duration.format(settings.cleanupDelay)
@@ -109,11 +135,15 @@ const run = (settings: Settings) =>
     yield* Console.log(headerLines("model", modelName).map(paint).join("\n"))
     yield* Console.log(headerLines(
       "tools",
-      `list_files, read_file run on their own · delete_files asks you first · ` +
-        `schedule_cleanup runs later (${delay} from now here, standing in for "tomorrow")`
+      files === undefined
+        ? `list_files, read_file run on their own · delete_files asks you first · ` +
+          `schedule_cleanup runs later (${delay} from now here, standing in for "tomorrow")`
+        : `from the MCP files server (over stdio): list_files, read_file run on their own · ` +
+          `write_file, delete_files ask you first`
     ).join("\n"))
     if (choice._tag === "Offline") {
-      yield* Console.log(headerLines("try", ScriptedModel.suggestions.slice(0, 4).map((t) => `"${t}"`).join(", ")).join("\n"))
+      const suggestions = files === undefined ? ScriptedModel.suggestions.slice(0, 4) : ["delete the old logs"]
+      yield* Console.log(headerLines("try", suggestions.map((t) => `"${t}"`).join(", ")).join("\n"))
     }
     yield* Console.log(s.dim(settings.interactive ? "  (type exit or press Ctrl-C to leave)" : "  (reading input non-interactively)"))
     yield* Console.log("")
@@ -125,13 +155,20 @@ const run = (settings: Settings) =>
 
     const model = Models.languageModel(
       choice,
-      ScriptedModel.layer(settings.typingDelay === undefined ? {} : { typingDelay: settings.typingDelay })
+      files === undefined
+        ? ScriptedModel.layer(settings.typingDelay === undefined ? {} : { typingDelay: settings.typingDelay })
+        : Mcp.offline
     )
-    const chat = Chat.layer({ tools: kit, system: systemPrompt(root), maxSteps: 8 }).pipe(
-      Layer.provide(Layer.mergeAll(model, Tools.handlers))
-    )
-    const summary = yield* Session.run(io, s).pipe(
-      Effect.provide(chat),
+    const session = files === undefined
+      ? Chat.make({ tools: kit, system: systemPrompt(root), maxSteps: 8 }).pipe(
+        Effect.provide(Layer.mergeAll(model, Tools.handlers)),
+        Effect.flatMap((chat) => Session.run(io, s, chat))
+      )
+      : McpChat.make({ servers: [files], system: mcpSystemPrompt(root), maxSteps: 8 }).pipe(
+        Effect.provide(model),
+        Effect.flatMap((chat) => Session.run(io, s, chat, catalogue))
+      )
+    const summary = yield* session.pipe(
       // Ctrl-C while the model answers or a scheduled call is awaited (not at a prompt).
       Effect.onInterrupt(() => Console.log(s.dim("\nInterrupted; calls that had not run will not run. Bye."))),
       Effect.catchTags({
@@ -144,7 +181,9 @@ const run = (settings: Settings) =>
     }
     return summary
   }).pipe(
+    Effect.scoped,
     Effect.provide(Sandbox.layer(Option.getOrUndefined(settings.sandbox))),
+    Effect.catchTag("McpConnectError", (error) => new DemoFailed({ code: 1, reason: `The MCP files server failed: ${error.detail}` })),
     Effect.catchTag("ConfigError", (error) => new DemoFailed({ code: 2, reason: `Bad configuration: ${error.message}` })),
     Effect.catchTag("SystemError", (error) => new DemoFailed({ code: 1, reason: error.message })),
     Effect.catchTag("BadArgument", (error) => new DemoFailed({ code: 1, reason: error.message }))
@@ -161,7 +200,9 @@ const flagText = {
   sandbox:
     "Use this folder as the sandbox, seeded with demo files when empty (relative to where you ran npm). Default: a temporary folder, removed on exit.",
   cleanupDelay: `How long schedule_cleanup calls are deferred, standing in for "tomorrow". Default: "${defaultCleanupDelay}".`,
-  offline: "Use the built-in scripted model even when OPENAI_API_KEY is set."
+  offline: "Use the built-in scripted model even when OPENAI_API_KEY is set.",
+  mcp:
+    "Use the tools of the MCP files server (list_files, read_file, write_file, delete_files), started over stdio and confined to the sandbox, instead of the demo's own."
 }
 
 const durationOption = Options.text("cleanup-delay").pipe(
@@ -199,6 +240,9 @@ export const command = Command.make(
     cleanupDelay: durationOption,
     offline: Options.boolean("offline").pipe(
       Options.withDescription(flagText.offline)
+    ),
+    mcp: Options.boolean("mcp").pipe(
+      Options.withDescription(flagText.mcp)
     )
   },
   (flags) => {
@@ -225,6 +269,7 @@ export const helpText = (color: boolean): string => {
     ["--sandbox <dir>", flagText.sandbox],
     ["--cleanup-delay <duration>", flagText.cleanupDelay],
     ["--offline", flagText.offline],
+    ["--mcp", flagText.mcp],
     ["-h, --help", "Show this help."],
     ["--version", "Show the demo's version."]
   ]

@@ -3,7 +3,7 @@
  * Pure string functions; colours only when asked for (a terminal without
  * NO_COLOR).
  */
-import type { Messages } from "@chat-ts/core"
+import type { Messages, Tool } from "@chat-ts/core"
 import type { Policy } from "./tools.js"
 
 /** Text styles; plain text when colours are off. */
@@ -76,6 +76,8 @@ export interface Pending {
   readonly kind: { readonly _tag: "Approval" } | { readonly _tag: "Scheduled"; readonly at: number }
   /** The tool's policy, when the tool is known. */
   readonly policy: Policy | undefined
+  /** The tool, when it is known: edits are checked against its parameters. */
+  readonly tool?: Tool.Any | undefined
 }
 
 /** The box showing one pending call: name, id, why it paused, pretty arguments. */

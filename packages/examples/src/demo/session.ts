@@ -15,7 +15,7 @@ import * as Stream from "effect/Stream"
 import type { Decision, InputEnded, Io, Quit } from "./Io.js"
 import type { Pending, Style } from "./render.js"
 import { brief, clockTime, pendingBox, relative, resultLine } from "./render.js"
-import { byName } from "./tools.js"
+import { type Catalogue, catalogue as demoTools } from "./tools.js"
 
 /** How the session went. */
 export interface Summary {
@@ -30,15 +30,19 @@ export interface Summary {
 type Last = Extract<ChatEvent.ChatEvent, { readonly _tag: "Paused" | "Completed" }>
 
 /** The calls a pause waits on, in order: approvals first, then scheduled calls. */
-export const pendingOf = (reason: PauseReason.PauseReason, messages: Messages.Messages): ReadonlyArray<Pending> =>
+export const pendingOf = (
+  reason: PauseReason.PauseReason,
+  messages: Messages.Messages,
+  catalogue: Catalogue = demoTools
+): ReadonlyArray<Pending> =>
   PauseReason.toolIds(reason).flatMap((id): ReadonlyArray<Pending> => {
     const call = Messages.findTool(messages, id)
     if (call === undefined) return []
-    const policy = byName[call.name]?.metadata
+    const tool = Object.hasOwn(catalogue.tools, call.name) ? catalogue.tools[call.name] : undefined
     const kind: Pending["kind"] = call.status._tag === "Scheduled"
       ? { _tag: "Scheduled", at: call.status.at }
       : { _tag: "Approval" }
-    return [{ call, kind, policy }]
+    return [{ call, kind, policy: tool === undefined ? undefined : catalogue.policy(tool), tool }]
   })
 
 const pauseHeadline = (s: Style, pending: ReadonlyArray<Pending>): string => {
@@ -82,10 +86,19 @@ const decisionLine = (s: Style, pending: Pending, decision: Decision, now: numbe
   }
 }
 
-/** Runs the session until the person is done. */
-export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded, Chat.Chat | Terminal.Terminal> =>
+/** The chat a session talks to: its turns as streams, failing with the turn's errors or `E`. */
+export interface SessionChat<E = never> {
+  readonly stream: Chat.Service<never, E>["stream"]
+}
+
+/** Runs the session with `chat` until the person is done; `catalogue` tells what each tool does. */
+export const run = <E extends { readonly _tag: string; readonly message: string } = never>(
+  io: Io,
+  s: Style,
+  chat: SessionChat<E>,
+  catalogue: Catalogue = demoTools
+): Effect.Effect<Summary, Quit | InputEnded, Terminal.Terminal> =>
   Effect.gen(function*() {
-    const chat = yield* Chat.Chat
     const terminal = yield* Terminal.Terminal
     const write = (text: string) => Effect.orDie(terminal.display(text))
 
@@ -110,10 +123,9 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
                   return Effect.void
                 case "ToolCall": {
                   inText = false
-                  const tool = byName[event.call.name]
-                  const note = tool?.metadata.run === "auto"
-                    ? ""
-                    : s.dim(tool?.metadata.run === "later" ? " (runs later)" : " (needs approval)")
+                  const tool = Object.hasOwn(catalogue.tools, event.call.name) ? catalogue.tools[event.call.name] : undefined
+                  const run = tool === undefined ? undefined : catalogue.policy(tool)?.run
+                  const note = run === "auto" ? "" : s.dim(run === "later" ? " (runs later)" : " (needs approval)")
                   return closeText.pipe(
                     Effect.zipRight(Console.log(`  ${s.dim("→")} ${event.call.name} ${brief(Messages.parsedArguments(event.call))}${note}`))
                   )
@@ -141,7 +153,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
         let last = yield* streamTurn(start, false)
         while (last._tag === "Paused") {
           let messages = last.messages
-          const pending = pendingOf(last.reason, messages)
+          const pending = pendingOf(last.reason, messages, catalogue)
           yield* Console.log(pauseHeadline(s, pending))
           let waitingUntil: number | undefined
           for (const item of pending) {
@@ -185,7 +197,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
       const result = yield* turn(input).pipe(
         Effect.map((messages) => ({ ok: true as const, messages })),
         Effect.catchIf(
-          (error): error is Chat.TurnError => !isIoError(error),
+          (error): error is Chat.TurnError | E => !isIoError(error),
           (error) =>
             Console.log(s.red(`✗ The turn failed: ${describeError(error)}`)).pipe(
               Effect.as({ ok: false as const, messages: ("messages" in error && error.messages) || input })
@@ -202,7 +214,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
 const isIoError = (error: { readonly _tag: string }): error is Quit | InputEnded =>
   error._tag === "Quit" || error._tag === "InputEnded"
 
-const describeError = (error: Chat.TurnError): string => {
+const describeError = (error: { readonly _tag: string; readonly message: string }): string => {
   switch (error._tag) {
     case "AuthenticationError":
       return `the model refused the credentials (${error.message}). Check OPENAI_API_KEY (or ANTHROPIC_API_KEY).`

@@ -78,6 +78,15 @@ export const tools = Toolkit.make(ListFiles, ReadFile, DeleteFiles, ScheduleClea
 /** Every tool of the demo, by name. */
 export const byName: Readonly<Record<string, Tool.Any & { readonly metadata: Policy }>> = tools.tools
 
+/** What the session shows of the tools in use: each tool by name, and its policy. */
+export interface Catalogue {
+  readonly tools: Readonly<Record<string, Tool.Any>>
+  readonly policy: (tool: Tool.Any) => Policy | undefined
+}
+
+/** The demo's own tools. */
+export const catalogue: Catalogue = { tools: byName, policy: (tool) => byName[tool.name]?.metadata }
+
 /**
  * The strategy: reads each tool's `Policy`. Deferred calls run `cleanupDelay`
  * after the decision (a few seconds in the demo, standing in for "tomorrow").

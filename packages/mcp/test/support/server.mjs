@@ -126,7 +126,10 @@ const makeServer = () => {
         return { content: [{ type: "text", text: `results for ${args.q}` }] }
       case "set_hidden":
         state.hidden = new Set(args.names)
-        for (const open of servers) await open.sendToolListChanged()
+        // To the caller on the request's own stream, before the result (so it knows before the call returns);
+        // to the other sessions on their standalone streams.
+        await extra.sendNotification({ method: "notifications/tools/list_changed" })
+        for (const open of servers) if (open !== server) await open.sendToolListChanged()
         return { content: [{ type: "text", text: `hidden: ${args.names.join(", ")}` }] }
     }
   })
