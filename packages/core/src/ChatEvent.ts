@@ -47,3 +47,28 @@ export type Final = Extract<ChatEvent, { readonly _tag: "Paused" | "Completed" }
 
 /** Whether an event is the last one of its stream (`Paused` or `Completed`). */
 export const isFinal = (event: ChatEvent): event is Final => event._tag === "Paused" || event._tag === "Completed"
+
+/**
+ * An event of a structured turn streamed with `chat.streamStructured`: the
+ * answer's value as its JSON arrives, then the pause or the decoded value.
+ */
+export type StructuredEvent<A> = Data.TaggedEnum<{
+  /**
+   * The answer's JSON known so far (open objects, arrays and strings closed where the text stops; a
+   * number or literal only once complete), in the schema's encoded form and not checked against it.
+   * Emitted when it changed.
+   */
+  Partial: { readonly value: unknown }
+  /** The turn paused (as `completeStructured` returns it); resolve the calls in `messages` and stream them again. */
+  Paused: { readonly reason: PauseReason; readonly messages: Messages; readonly usage: Usage }
+  /** The turn is complete: the whole answer decoded with the schema. */
+  Completed: { readonly value: A; readonly response: Message; readonly messages: Messages; readonly usage: Usage }
+}>
+
+/** The type lambda of `StructuredEvent`, for its constructors. */
+export interface StructuredEventDefinition extends Data.TaggedEnum.WithGenerics<1> {
+  readonly taggedEnum: StructuredEvent<this["A"]>
+}
+
+/** Constructors and matchers of structured events. */
+export const StructuredEvent = Data.taggedEnum<StructuredEventDefinition>()
