@@ -105,6 +105,7 @@ export const run = (io: Io, s: Style): Effect.Effect<Summary, Quit | InputEnded,
                   return write(prefix + event.text)
                 }
                 case "ReasoningDelta":
+                case "ToolCallDelta": // the call is shown whole, with its decision, once the response is complete
                 case "StepFinished":
                 case "Waiting": // the decision line already said when the call runs
                   return Effect.void
