@@ -167,19 +167,22 @@ const arbCall = fc.record({
   name: fc.constantFrom("list_files", "read_file", "nope"),
   args: fc.string({ maxLength: 24 }),
   cuts: fc.array(fc.nat({ max: 24 }), { maxLength: 4 }),
-  whole: fc.boolean()
+  whole: fc.boolean(),
+  /** The fragments come before the start (they then belong to an earlier call with that id, if one is open). */
+  lateStart: fc.boolean()
 })
 
 const partsOf = (call: typeof arbCall extends fc.Arbitrary<infer A> ? A : never): ReadonlyArray<Part> => {
   if (call.whole) return [{ _tag: "Part", part: Messages.toolCall({ id: call.id, name: call.name, arguments: call.args }) }]
   const points = [...new Set(call.cuts.map((cut) => Math.min(cut, call.args.length)))].sort((x, y) => x - y)
   const pieces = [0, ...points].map((from, i, all) => call.args.slice(from, all[i + 1] ?? call.args.length))
-  return [start(call.id, call.name), ...pieces.map((piece) => delta(call.id, piece))]
+  const fragments = pieces.map((piece) => delta(call.id, piece))
+  return call.lateStart ? [...fragments, start(call.id, call.name)] : [start(call.id, call.name), ...fragments]
 }
 
 describe("Chat.stream: ToolCallDelta (property)", () => {
   it.effect.prop(
-    "for any calls (ids repeated, missing or already used, whole or in fragments), each call's deltas carry its id and name in the messages and join into its arguments",
+    "for any calls (ids repeated, missing or already used, whole or in fragments, fragments before the start), each call's deltas carry its id and name in the messages and join into its arguments",
     [fc.array(arbCall, { minLength: 1, maxLength: 5 }), fc.constantFrom([], ["a"], ["a", "call_1"])],
     ([calls, usedIds]) =>
       Effect.gen(function*() {

@@ -43,10 +43,15 @@ export class StreamedCalls {
   private readonly isTaken = (id: string): boolean => this.taken.has(id) || this.given.has(id)
 
   /** Gives the next call of the response its id in the messages. */
-  private open(id: string, name: string | undefined): Call {
+  private reserve(id: string): string {
     const unique = uniqueId(id, this.isTaken, this.taken.size + this.given.size)
     this.given.add(unique)
-    const call: Call = { id: unique, name, held: [] }
+    return unique
+  }
+
+  /** A call streamed in pieces: later fragments with its provider id go to it. */
+  private open(id: string, name: string | undefined): Call {
+    const call: Call = { id: this.reserve(id), name, held: [] }
     this.latest.set(id, call)
     return call
   }
@@ -59,8 +64,8 @@ export class StreamedCalls {
       case "ToolCallDelta":
         return this.delta(part.id, part.argumentsDelta)
       case "Part":
-        // A whole call takes its id in order too; it has no deltas to announce.
-        if (part.part._tag === "ToolCall") this.open(part.part.id, part.part.name)
+        // A whole call takes its id in order too; it has no deltas, and fragments never go to it.
+        if (part.part._tag === "ToolCall") this.reserve(part.part.id)
         return undefined
       default:
         return undefined
