@@ -207,6 +207,6 @@ describe("Chat.stream: ToolCallDelta (property)", () => {
         const toolCallEvents = events.filter((event) => event._tag === "ToolCall").map((event) => event._tag === "ToolCall" && event.call.id)
         expect(toolCallEvents).toEqual(final.map((call) => call.id))
       }),
-    { fastCheck: { numRuns: 40 } }
+    { fastCheck: { numRuns: 25 } }
   )
 })
