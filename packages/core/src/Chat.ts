@@ -18,10 +18,11 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { ChatEvent } from "./ChatEvent.js"
+import { ChatEvent, StructuredEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
 import * as Json from "./internal/json.js"
+import { PartialOutput } from "./internal/partialOutput.js"
 import * as Structured from "./internal/responseFormat.js"
 import * as Strategy from "./internal/strategy.js"
 import * as TurnRunner from "./internal/turnRunner.js"
@@ -70,7 +71,7 @@ export interface ToolSet {
   readonly handlers?: Context.Context<never> | undefined
 }
 
-/** Settings of one call of `complete`, `resume`, `stream` or `completeStructured`. */
+/** Settings of one call of `complete`, `resume`, `stream`, `completeStructured` or `streamStructured`. */
 export interface TurnOptions {
   /** Sleep (on Effect's `Clock`) until scheduled calls are due instead of pausing on them. */
   readonly waitForScheduled?: boolean
@@ -149,6 +150,16 @@ export interface Service<R = never, E = never> {
     options?: TurnOptions
   ) => Effect.Effect<ChatOutcome.Result<A>, TurnError | ChatError.StructuredOutputError | E, R>
   /**
+   * Like `completeStructured`, as a stream (built on `stream`): `Partial` values while the answer's
+   * JSON arrives, then `Completed` with the value decoded with `schema` (a bad answer fails with the
+   * same `StructuredOutputError`), or `Paused` when the turn waits for people or time.
+   */
+  readonly streamStructured: <A, I>(
+    messages: Messages.Messages,
+    schema: Schema.Schema<A, I>,
+    options?: TurnOptions
+  ) => Stream.Stream<StructuredEvent<A>, TurnError | ChatError.StructuredOutputError | E, R>
+  /**
    * The work of single outcomes, for other shells around `Turn.step` (the
    * durable `@chat-ts/workflow`). They use the tools as last read: they do not
    * call `refreshTools`.
@@ -208,6 +219,45 @@ interface Table<R> extends TurnRunner.Tools<R> {
   /** Why an approved call's edited arguments do not fit its tool, if they do not. */
   readonly editProblem: (call: Messages.ToolCallPart) => string | undefined
 }
+
+/** The response format of `schema`, or why it cannot be asked of a model (typed, before any request). */
+const structuredOf = (
+  schema: Schema.Schema.Any,
+  messages: Messages.Messages
+): Either.Either<Structured.Structured, ChatError.StructuredOutputError> =>
+  Either.try({
+    try: () => Structured.make(schema),
+    // A schema with no JSON Schema (e.g. `Schema.DateFromSelf`) cannot be asked of a model.
+    catch: (error) =>
+      new ChatError.StructuredOutputError({
+        detail: `the schema cannot be sent to the model: ${error instanceof Error ? error.message : String(error)}`,
+        text: "",
+        messages
+      })
+  })
+
+/** Logs why the response format is not strict, if it is not. */
+const warnNotStrict = (structured: Structured.Structured): Effect.Effect<void> =>
+  structured.notStrict.length === 0
+    ? Effect.void
+    : Effect.logWarning(notStrictWarning(`The response format '${structured.format.name}'`, structured.notStrict))
+
+/** Decodes the final answer's text with the schema (after `fromWire`), or fails as `completeStructured` does. */
+const decodeAnswer = <A, I>(
+  schema: Schema.Schema<A, I>,
+  structured: Structured.Structured,
+  text: string,
+  messages: Messages.Messages
+): Effect.Effect<A, ChatError.StructuredOutputError> =>
+  Either.flatMap(
+    Json.parse(text, "answer's contents"),
+    (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(structured.fromWire(json)), Json.formatParseError)
+  ).pipe(
+    Either.match({
+      onLeft: (detail) => Effect.fail(new ChatError.StructuredOutputError({ detail, text, messages })),
+      onRight: Effect.succeed
+    })
+  )
 
 /**
  * Builds the tool table of these toolkits, each tool's handler taken from
@@ -415,37 +465,54 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           return Mailbox.toStream(mailbox)
         })),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
-        const made = Either.try(() => Structured.make(schema))
-        if (Either.isLeft(made)) {
-          // A schema with no JSON Schema (e.g. `Schema.DateFromSelf`) cannot be asked of a model: typed, before any request.
-          const detail = `the schema cannot be sent to the model: ${made.left instanceof Error ? made.left.message : String(made.left)}`
-          return Effect.fail(new ChatError.StructuredOutputError({ detail, text: "", messages }))
-        }
+        const made = structuredOf(schema, messages)
+        if (Either.isLeft(made)) return Effect.fail(made.left)
         const structured = made.right
-        const warn = structured.notStrict.length === 0
-          ? Effect.void
-          : Effect.logWarning(notStrictWarning(`The response format '${structured.format.name}'`, structured.notStrict))
-        return Effect.zipRight(warn, runTurn(messages, turnOptions, { stream: false, emit: undefined, responseFormat: structured.format })).pipe(
+        return Effect.zipRight(
+          warnNotStrict(structured),
+          runTurn(messages, turnOptions, { stream: false, emit: undefined, responseFormat: structured.format })
+        ).pipe(
           Effect.flatMap((run): Effect.Effect<ChatOutcome.Result<A>, ChatError.StructuredOutputError> => {
             const result = toResult(run)
             const outcome = result.outcome
             if (outcome._tag === "Paused") return Effect.succeed({ messages: result.messages, outcome })
-            const text = outcome.value
-            return Either.flatMap(
-              Json.parse(text, "answer's contents"),
-              (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(structured.fromWire(json)), Json.formatParseError)
-            ).pipe(
-              Either.match({
-                onLeft: (detail) => Effect.fail(new ChatError.StructuredOutputError({ detail, text, messages: result.messages })),
-                onRight: (value) =>
-                  Effect.succeed({
-                    messages: result.messages,
-                    outcome: ChatOutcome.Complete({ response: outcome.response, value, usage: outcome.usage })
-                  })
-              })
-            )
+            return Effect.map(decodeAnswer(schema, structured, outcome.value, result.messages), (value) => ({
+              messages: result.messages,
+              outcome: ChatOutcome.Complete({ response: outcome.response, value, usage: outcome.usage })
+            }))
           })
         )
+      },
+      streamStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
+        const made = structuredOf(schema, messages)
+        if (Either.isLeft(made)) return Stream.fail(made.left)
+        const structured = made.right
+        const options = { ...turnOptions, modelOptions: { ...turnOptions.modelOptions, responseFormat: structured.format } }
+        return Stream.unwrap(Effect.as(warnNotStrict(structured), Stream.suspend(() => {
+          const partial = new PartialOutput(structured)
+          return service.stream(messages, options).pipe(Stream.mapConcatEffect((
+            event
+          ): Effect.Effect<ReadonlyArray<StructuredEvent<A>>, ChatError.StructuredOutputError> => {
+            switch (event._tag) {
+              case "TextDelta": {
+                const known = partial.add(event.text)
+                return Effect.succeed(known === undefined ? [] : [StructuredEvent.Partial(known)])
+              }
+              case "StepFinished":
+                partial.reset()
+                return Effect.succeed([])
+              case "Paused":
+                return Effect.succeed([StructuredEvent.Paused({ reason: event.reason, messages: event.messages, usage: event.usage })])
+              case "Completed":
+                return Effect.map(
+                  decodeAnswer(schema, structured, Messages.textOf(event.response), event.messages),
+                  (value) => [StructuredEvent.Completed({ value, response: event.response, messages: event.messages, usage: event.usage })]
+                )
+              default:
+                return Effect.succeed([])
+            }
+          }))
+        })))
       }
     }
     return service

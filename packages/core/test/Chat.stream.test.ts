@@ -23,6 +23,8 @@ const describeEvent = (event: ChatEvent.ChatEvent): string => {
     case "TextDelta":
     case "ReasoningDelta":
       return `${event._tag} ${JSON.stringify(event.text)}`
+    case "ToolCallDelta":
+      return `ToolCallDelta ${event.id} ${event.name} ${JSON.stringify(event.argumentsDelta)}`
     case "ToolCall":
       return `ToolCall ${event.call.id} ${event.call.name}`
     case "ToolResult":
@@ -37,6 +39,10 @@ const describeEvent = (event: ChatEvent.ChatEvent): string => {
       return `Completed ${JSON.stringify(Messages.textOf(event.response))}`
   }
 }
+
+/** The events but the tool-call argument deltas (tested on their own in Chat.streamDeltas.test.ts). */
+const withoutArgumentDeltas = (events: ReadonlyArray<ChatEvent.ChatEvent>) =>
+  events.filter((event) => event._tag !== "ToolCallDelta")
 
 const lastEvent = (events: ReadonlyArray<ChatEvent.ChatEvent>) => {
   const last = events[events.length - 1]
@@ -60,6 +66,18 @@ describe("Chat.stream: the seed flow", () => {
         "TextDelta \"me c\"",
         "TextDelta \"heck\"",
         "TextDelta \".\"",
+        "ToolCallDelta c1 list_files \"\"",
+        "ToolCallDelta c1 list_files \"{\\\"fol\"",
+        "ToolCallDelta c1 list_files \"der\\\":\"",
+        "ToolCallDelta c1 list_files \"\\\"logs\"",
+        "ToolCallDelta c1 list_files \"\\\"}\"",
+        "ToolCallDelta c2 delete_files \"\"",
+        "ToolCallDelta c2 delete_files \"{\\\"pat\"",
+        "ToolCallDelta c2 delete_files \"hs\\\":[\"",
+        "ToolCallDelta c2 delete_files \"\\\"a.lo\"",
+        "ToolCallDelta c2 delete_files \"g\\\",\\\"b\"",
+        "ToolCallDelta c2 delete_files \".log\\\"\"",
+        "ToolCallDelta c2 delete_files \"]}\"",
         "ToolCall c1 list_files",
         "ToolCall c2 delete_files",
         "StepFinished 1 100/10 tool-calls",
@@ -176,7 +194,7 @@ describe("Chat.stream: rejected and failed calls", () => {
       ])
       const chat = yield* Chat.make({ tools: [files, guarded] }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
       const events = yield* collect(chat.stream(Messages.fromUser("Go.")))
-      const described = events.map(describeEvent)
+      const described = withoutArgumentDeltas(events).map(describeEvent)
       expect(described.slice(0, 6)).toEqual([
         "ToolCall w wipe",
         "ToolCall u format_disk",
@@ -215,7 +233,7 @@ describe("Chat.stream: scheduled calls and options", () => {
         (event) => Effect.sync(() => events.push(event))
       ).pipe(Effect.fork)
       yield* TestClock.adjust("59 minutes")
-      expect(events.map(describeEvent)).toEqual([
+      expect(withoutArgumentDeltas(events).map(describeEvent)).toEqual([
         "ToolCall r remind",
         "StepFinished 1 10/5 tool-calls",
         `Waiting ${60 * 60 * 1000} r`
@@ -224,7 +242,7 @@ describe("Chat.stream: scheduled calls and options", () => {
       yield* TestClock.adjust("1 minute")
       yield* Fiber.join(fiber)
       expect(reminded).toEqual(["stand up"])
-      expect(events.map(describeEvent).slice(3)).toEqual([
+      expect(withoutArgumentDeltas(events).map(describeEvent).slice(3)).toEqual([
         "ToolResult r Completed",
         "TextDelta \"Remi\"",
         "TextDelta \"nded\"",

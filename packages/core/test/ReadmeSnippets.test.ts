@@ -134,6 +134,7 @@ const render = (event: ChatEvent.ChatEvent): string =>
   ChatEvent.ChatEvent.$match(event, {
     TextDelta: ({ text }) => text,
     ReasoningDelta: () => "",
+    ToolCallDelta: () => "", // a call's arguments as they arrive (see docs/streaming.md)
     ToolCall: ({ call }) => `\n[${call.name} ${Messages.effectiveArguments(call)}]`,
     ToolResult: ({ call }) => `\n[${call.id}: ${call.status._tag}]`,
     StepFinished: ({ step, usage }) => `\n(step ${step}: ${usage.inputTokens}+${usage.outputTokens} tokens)\n`,

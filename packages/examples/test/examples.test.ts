@@ -2,7 +2,7 @@
  * Every example program runs against its offline scripted model; what it
  * prints and what it returns are checked.
  */
-import { ChatOutcome, Messages } from "@chat-ts/core"
+import { ChatEvent, ChatOutcome, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as FileSystem from "@effect/platform/FileSystem"
@@ -18,6 +18,7 @@ import * as Persistence from "../src/persistence.js"
 import * as ScheduledCalls from "../src/scheduled-calls.js"
 import * as Models from "../src/shared/Models.js"
 import * as Streaming from "../src/streaming.js"
+import * as StreamingUi from "../src/streaming-ui.js"
 import * as StructuredOutput from "../src/structured-output.js"
 import * as ToolsWithContext from "../src/tools-with-context.js"
 import * as Tools from "../src/tools.js"
@@ -157,6 +158,57 @@ describe("streaming", () => {
       )
       expect(Messages.turnResponses(messages)).toHaveLength(3)
     }))
+})
+
+describe("streaming for user interfaces", () => {
+  it.effect("shows the call being prepared as its arguments arrive, then the structured answer filling in", () =>
+    Effect.gen(function*() {
+      const { layer, transcript } = offline(StreamingUi.offline)
+      const trip = yield* Effect.provide(StreamingUi.program, layer)
+      expect(trip).toEqual({ city: "Porto", days: 2, sights: ["Ribeira", "Livraria Lello"] })
+      expect(transcript.text()).toBe(
+        [
+          "preparing delete_files(…",
+          "preparing delete_files({\"pat…",
+          "preparing delete_files({\"paths\":[…",
+          "preparing delete_files({\"paths\":[\"jan.…",
+          "preparing delete_files({\"paths\":[\"jan.log\",…",
+          "preparing delete_files({\"paths\":[\"jan.log\",\"feb.…",
+          "preparing delete_files({\"paths\":[\"jan.log\",\"feb.log\"]…",
+          "preparing delete_files({\"paths\":[\"jan.log\",\"feb.log\"]}…",
+          "ready: delete_files({\"paths\":[\"jan.log\",\"feb.log\"]}) [del_1]",
+          "(the turn ended with Paused)",
+          "so far: {}",
+          "so far: {\"city\":\"Por\"}",
+          "so far: {\"city\":\"Porto\"}",
+          "so far: {\"city\":\"Porto\",\"days\":2}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"\"]}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"Ribe\"]}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"Ribeira\"]}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"Ribeira\",\"Li\"]}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"Ribeira\",\"Livrar\"]}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"Ribeira\",\"Livraria L\"]}",
+          "so far: {\"city\":\"Porto\",\"days\":2,\"sights\":[\"Ribeira\",\"Livraria Lello\"]}",
+          "2 days in Porto",
+          ""
+        ].join("\n")
+      )
+    }))
+
+  it("track: interleaved calls are kept apart by id; a complete call leaves the map", () => {
+    const events = [
+      ChatEvent.ChatEvent.ToolCallDelta({ id: "a", name: "delete_files", argumentsDelta: "" }),
+      ChatEvent.ChatEvent.ToolCallDelta({ id: "b", name: "delete_files", argumentsDelta: "{\"paths\"" }),
+      ChatEvent.ChatEvent.ToolCallDelta({ id: "a", name: "delete_files", argumentsDelta: "{\"paths\":[]}" }),
+      ChatEvent.ChatEvent.ToolCall({ call: Messages.toolCall({ id: "a", name: "delete_files", arguments: "{\"paths\":[]}" }) })
+    ]
+    const states = events.reduce<ReadonlyArray<StreamingUi.Preparing>>((all, event) => [...all, StreamingUi.track(all.at(-1)!, event)], [new Map()])
+    expect(Object.fromEntries(states[3]!)).toEqual({
+      a: { name: "delete_files", arguments: "{\"paths\":[]}" },
+      b: { name: "delete_files", arguments: "{\"paths\"" }
+    })
+    expect([...states[4]!.keys()]).toEqual(["b"])
+  })
 })
 
 describe("structured output", () => {

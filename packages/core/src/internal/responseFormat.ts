@@ -19,6 +19,8 @@ export interface Structured {
   readonly notStrict: ReadonlyArray<string>
   /** Maps the model's parsed answer to the schema's encoded form (unwraps `value`, `null` → absent where added). */
   readonly fromWire: (json: unknown) => unknown
+  /** Whether the schema's root is sent wrapped in `{ "value": … }` (it is not an object). */
+  readonly wrapped: boolean
 }
 
 /** The property holding a non-object root. */
@@ -66,6 +68,7 @@ export const make = (schema: Schema.Schema.Any): Structured => {
       strict: isStrict
     },
     notStrict: strict.reasons,
-    fromWire: wrapped ? (u) => unwrap(back(u)) : back
+    fromWire: wrapped ? (u) => unwrap(back(u)) : back,
+    wrapped
   }
 }

@@ -26,6 +26,7 @@ import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as Turn from "../Turn.js"
 import { decodeArguments, formatParseError, toMessage, toStoredJson } from "./json.js"
+import { StreamedCalls, uniqueId } from "./streamedCalls.js"
 
 /** A tool of the chat: its toolkit and its handler. */
 export interface Entry {
@@ -111,8 +112,7 @@ const newlyResolved = (before: Messages.Messages, after: Messages.Messages): Rea
 const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> =>
   parts.map((part) => {
     if (part._tag !== "ToolCall") return part
-    let id = part.id === "" ? `call_${taken.size + 1}` : part.id
-    for (let n = 2; taken.has(id); n++) id = `${part.id || "call"}_${n}`
+    const id = uniqueId(part.id, (id) => taken.has(id), taken.size)
     taken.add(id)
     return id === part.id ? part : { ...part, id }
   })
@@ -227,12 +227,16 @@ class Run<R, E> {
       tools: this.tools.declarations,
       options: mode.modelOptions
     }
+    // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
+    const taken = () => this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
     const response = mode.stream
-      ? LanguageModel.collect(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(part))))
+      ? Effect.suspend(() => {
+        // Deltas carry the ids `uniqueIds` gives the calls below (see `StreamedCalls`).
+        const calls = new StreamedCalls(taken())
+        return LanguageModel.collect(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(calls, part))))
+      })
       : env.model.generate(request)
-    const message = Effect.map(response, (r) =>
-      // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
-      toMessage(r, uniqueIds(this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id)), r.parts)))
+    const message = Effect.map(response, (r) => toMessage(r, uniqueIds(taken(), r.parts)))
     const traced = this.traced
       ? message.pipe(
         Effect.tap((message) =>
@@ -252,10 +256,11 @@ class Run<R, E> {
     return mode.stream ? Effect.tap(traced, (message) => this.emitResponse(message, step)) : traced
   }
 
-  private emitDelta(part: LanguageModel.StreamPart): Effect.Effect<void> {
+  private emitDelta(calls: StreamedCalls, part: LanguageModel.StreamPart): Effect.Effect<void> {
     if (part._tag === "TextDelta") return this.mode.emit(ChatEvent.TextDelta({ text: part.text }))
     if (part._tag === "ReasoningDelta" && part.text !== "") return this.mode.emit(ChatEvent.ReasoningDelta({ text: part.text }))
-    return Effect.void
+    const event = calls.event(part)
+    return event === undefined ? Effect.void : this.mode.emit(event)
   }
 
   private emitResponse(message: Message, step: number): Effect.Effect<void> {

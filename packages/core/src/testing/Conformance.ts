@@ -443,6 +443,30 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
   add("stream", "one tool call: its start, argument deltas, then Finish; collected into the call", streamedCalls(f.streamToolCall, "one streamed call"))
   add("stream", "parallel calls: every call started and completed, in order", streamedCalls(f.streamParallelToolCalls, "streamed parallel calls"))
 
+  const chatDeltas = (answer: ToolCallsAnswer, what: string) => (env: Env) =>
+    Effect.gen(function*() {
+      env.server.enqueue(answer.reply)
+      const { handlers, kit } = toolkitOf(answer, true, [])
+      const chat = yield* Chat.make({ tools: kit, system }).pipe(Effect.provide(Layer.merge(env.layer(), handlers)))
+      const events = Array.from(yield* Stream.runCollect(chat.stream(Messages.fromUser(question))))
+      const last = events[events.length - 1]
+      assert.equal(last?._tag, "Paused", `${what}: the turn pauses on the calls`)
+      const calls = Messages.toolCallsOf(Messages.lastResponse((last as { readonly messages: Messages.Messages }).messages)!)
+      assert.equal(calls.length, answer.calls.length, `${what}: every call`)
+      for (const call of calls) {
+        const own = events.flatMap((event, i) => event._tag === "ToolCallDelta" && event.id === call.id ? [{ event, i }] : [])
+        assert.ok(own.some(({ event }) => event.argumentsDelta !== ""), `${what}: ToolCallDelta events with arguments for ${call.id}`)
+        assert.ok(own.every(({ event }) => event.name === call.name), `${what}: the deltas of ${call.id} name ${call.name}`)
+        assert.equal(own.map(({ event }) => event.argumentsDelta).join(""), call.arguments, `${what}: the deltas join into the arguments`)
+        const toolCall = events.findIndex((event) => event._tag === "ToolCall" && event.call.id === call.id)
+        assert.ok(toolCall > own[own.length - 1]!.i, `${what}: the deltas of ${call.id} come before its ToolCall event`)
+      }
+    })
+  if (harness.capabilities.toolArgumentDeltas) {
+    add("stream", "Chat.stream: ToolCallDelta events of one call, joining into its arguments, before its ToolCall", chatDeltas(f.streamToolCall, "one streamed call"))
+    add("stream", "Chat.stream: ToolCallDelta events of parallel calls, each joining into its arguments", chatDeltas(f.streamParallelToolCalls, "streamed parallel calls"))
+  }
+
   // -- the tool loop through Chat ---------------------------------------------
   add("tool loop", "Chat runs the call and sends its result back; the turn completes with the next answer", (env) =>
     Effect.gen(function*() {

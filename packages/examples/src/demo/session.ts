@@ -118,6 +118,7 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
                   return write(prefix + event.text)
                 }
                 case "ReasoningDelta":
+                case "ToolCallDelta": // the call is shown whole, with its decision, once the response is complete
                 case "StepFinished":
                 case "Waiting": // the decision line already said when the call runs
                   return Effect.void
