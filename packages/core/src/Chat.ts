@@ -9,7 +9,9 @@
  *
  * @since 0.1.0
  */
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -18,6 +20,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import { ChatEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
@@ -160,6 +163,17 @@ export type HandlersContext<K> = Toolkit.HandlersOfToolkit<KitsOf<K>>
 /** How many events `stream` buffers ahead of a slow consumer before the turn waits. */
 const streamCapacity = 64
 
+/** A model response's stream, handed by a streamed turn to its consumer to pull (see `stream`). */
+class Handover {
+  constructor(
+    readonly parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+    /** Where the consumer puts the gathered response, or the stream's failure; the turn waits on it. */
+    readonly done: Deferred.Deferred<LanguageModel.Response, ChatError.ModelError>,
+    /** The turn's span, the parent of the provider's spans wherever the stream is pulled. */
+    readonly span: Option.Option<Tracer.AnySpan>
+  ) {}
+}
+
 /** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model. */
 export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema
 
@@ -245,6 +259,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       mode: {
         readonly stream: boolean
         readonly emit: ((event: ChatEvent) => Effect.Effect<void>) | undefined
+        readonly collect?: TurnRunner.Mode["collect"]
         readonly responseFormat?: LanguageModel.ResponseFormat
       }
     ): Effect.Effect<TurnRunner.Ended, TurnError, R> =>
@@ -260,7 +275,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         },
         checkpoint: turnOptions.checkpoint,
         stream: mode.stream,
-        emit: mode.emit ?? (() => Effect.void)
+        emit: mode.emit ?? (() => Effect.void),
+        ...(mode.collect === undefined ? {} : { collect: mode.collect })
       }, input)
 
     const toResult = (run: TurnRunner.Ended): ChatOutcome.Result => {
@@ -285,6 +301,84 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
 
+    /**
+     * The turn as a stream of events. The turn runs in a fiber of its own and
+     * hands its events to the consumer through a bounded mailbox (it waits only
+     * when the consumer lags 64 events behind), except a model response's:
+     * the turn hands the response's stream over and waits, and the consumer
+     * pulls it in its own fiber, so every delta's events come out within the
+     * consumer's pull, with no hop between fibers per event (packages/bench,
+     * scenario 3). The consumer gives the gathered response, or the stream's
+     * failure, back to the turn. Stopping the consumer interrupts the turn.
+     */
+    const streamTurn = (
+      messages: Messages.Messages,
+      turnOptions: TurnOptions,
+      responseFormat?: LanguageModel.ResponseFormat
+    ): Stream.Stream<ChatEvent, TurnError, R> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const mailbox = yield* Effect.acquireRelease(
+          Mailbox.make<ChatEvent | Handover, TurnError>(streamCapacity),
+          (mailbox) => mailbox.shutdown
+        )
+        /** While the consumer pulls a model response: where the events emitted on the way go. */
+        let pulled: Array<ChatEvent> | undefined
+        const emit = (event: ChatEvent): Effect.Effect<void> =>
+          Effect.suspend(() => {
+            if (pulled === undefined) return Effect.asVoid(mailbox.offer(event))
+            pulled.push(event)
+            return Effect.void
+          })
+        const collect = (parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>) =>
+          Effect.flatMap(
+            Effect.all([Deferred.make<LanguageModel.Response, ChatError.ModelError>(), Effect.serviceOption(Tracer.ParentSpan)]),
+            ([done, span]) => Effect.zipRight(mailbox.offer(new Handover(parts, done, span)), Deferred.await(done))
+          )
+        /** The consumer's side of a handover: the response's events, pulled; the response goes back to the turn. */
+        const pull = (handover: Handover): Stream.Stream<ChatEvent> =>
+          Stream.suspend(() => {
+            const acc = new LanguageModel.Accumulator()
+            const events: Array<ChatEvent> = []
+            let failed = false
+            pulled = events
+            const parts = Option.isSome(handover.span)
+              ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
+              : handover.parts
+            return parts.pipe(
+              Stream.mapChunks((chunk) => {
+                for (const part of chunk) acc.add(part)
+                return Chunk.unsafeFromArray(events.splice(0))
+              }),
+              Stream.catchAllCause((cause) =>
+                Stream.execute(Effect.suspend(() => {
+                  failed = true
+                  pulled = undefined
+                  return Deferred.failCause(handover.done, cause)
+                }))
+              ),
+              Stream.concat(Stream.execute(Effect.suspend(() => {
+                if (failed) return Effect.void
+                pulled = undefined
+                return Deferred.complete(handover.done, LanguageModel.finish(acc))
+              })))
+            )
+          })
+        yield* runTurn(messages, turnOptions, { stream: true, emit, collect, ...(responseFormat === undefined ? {} : { responseFormat }) }).pipe(
+          Effect.flatMap((run) => {
+            const result = toResult(run)
+            const outcome = result.outcome
+            const last = outcome._tag === "Complete"
+              ? ChatEvent.Completed({ response: outcome.response, messages: result.messages, usage: outcome.usage })
+              : ChatEvent.Paused({ reason: outcome.reason, messages: result.messages, usage: outcome.usage })
+            return mailbox.offer(last)
+          }),
+          Effect.exit,
+          Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
+          Effect.forkScoped
+        )
+        return Stream.flatMap(Mailbox.toStream(mailbox), (item) => (item instanceof Handover ? pull(item) : Stream.succeed(item)))
+      }))
+
     const service: Service<R> = {
       tools: declarations,
       steps: {
@@ -302,34 +396,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       resume: complete,
       approve,
       reject: (messages, id, reason) => Messages.reject(messages, id, reason),
-      // The events go through a bounded mailbox: offering is an ordinary effect (the turn waits
-      // only when the consumer lags 64 events behind) and the consumer takes whatever has arrived
-      // in one chunk. Stream.asyncScoped ran a fiber and a promise per event: on a 10,000-delta
-      // response that cost more than twice the CPU time this does (packages/bench, scenario 3).
-      stream: (messages, turnOptions = {}) =>
-        Stream.unwrapScoped(Effect.gen(function*() {
-          const mailbox = yield* Effect.acquireRelease(
-            Mailbox.make<ChatEvent, TurnError>(streamCapacity),
-            (mailbox) => mailbox.shutdown
-          )
-          yield* runTurn(messages, turnOptions, {
-            stream: true,
-            emit: (event) => Effect.asVoid(mailbox.offer(event))
-          }).pipe(
-            Effect.flatMap((run) => {
-              const result = toResult(run)
-              const outcome = result.outcome
-              const last = outcome._tag === "Complete"
-                ? ChatEvent.Completed({ response: outcome.response, messages: result.messages, usage: outcome.usage })
-                : ChatEvent.Paused({ reason: outcome.reason, messages: result.messages, usage: outcome.usage })
-              return mailbox.offer(last)
-            }),
-            Effect.exit,
-            Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
-            Effect.forkScoped
-          )
-          return Mailbox.toStream(mailbox)
-        })),
+      stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
         const made = Either.try(() => Structured.make(schema))
         if (Either.isLeft(made)) {

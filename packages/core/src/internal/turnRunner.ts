@@ -56,6 +56,14 @@ export interface Mode {
   /** Whether the model streams (its deltas are emitted). */
   readonly stream: boolean
   readonly emit: (event: ChatEvent) => Effect.Effect<void>
+  /**
+   * Gathers a streamed response from its parts (whose events `emit` gets as
+   * they pass). Default `LanguageModel.collect`, in the turn's fiber;
+   * `Chat.stream` has its consumer pull them instead.
+   */
+  readonly collect?: (
+    parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>
+  ) => Effect.Effect<LanguageModel.Response, ChatError.ModelError>
 }
 
 /** How a turn ended, when it did not fail. */
@@ -211,7 +219,7 @@ class Run<R> {
       options: mode.modelOptions
     }
     const response = mode.stream
-      ? LanguageModel.collect(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(part))))
+      ? (mode.collect ?? LanguageModel.collect)(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(part))))
       : env.model.generate(request)
     const message = Effect.map(response, (r) =>
       // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
