@@ -167,6 +167,8 @@ const streamCapacity = 64
 class Handover {
   constructor(
     readonly parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+    /** Emits a part's events (into the consumer's pull while it pulls). */
+    readonly onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>,
     /** Where the consumer puts the gathered response, or the stream's failure; the turn waits on it. */
     readonly done: Deferred.Deferred<LanguageModel.Response, ChatError.ModelError>,
     /** The turn's span, the parent of the provider's spans wherever the stream is pulled. */
@@ -323,16 +325,16 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         )
         /** While the consumer pulls a model response: where the events emitted on the way go. */
         let pulled: Array<ChatEvent> | undefined
-        const emit = (event: ChatEvent): Effect.Effect<void> =>
-          Effect.suspend(() => {
-            if (pulled === undefined) return Effect.asVoid(mailbox.offer(event))
-            pulled.push(event)
-            return Effect.void
-          })
-        const collect = (parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>) =>
+        // Called when the turn runs its emits (and, while the consumer pulls, by the parts' `onPart`).
+        const emit = (event: ChatEvent): Effect.Effect<void> => {
+          if (pulled === undefined) return Effect.asVoid(mailbox.offer(event))
+          pulled.push(event)
+          return Effect.void
+        }
+        const collect: TurnRunner.Mode["collect"] = (parts, onPart) =>
           Effect.flatMap(
             Effect.all([Deferred.make<LanguageModel.Response, ChatError.ModelError>(), Effect.serviceOption(Tracer.ParentSpan)]),
-            ([done, span]) => Effect.zipRight(mailbox.offer(new Handover(parts, done, span)), Deferred.await(done))
+            ([done, span]) => Effect.zipRight(mailbox.offer(new Handover(parts, onPart, done, span)), Deferred.await(done))
           )
         /** The consumer's side of a handover: the response's events, pulled; the response goes back to the turn. */
         const pull = (handover: Handover): Stream.Stream<ChatEvent> =>
@@ -344,10 +346,28 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             const parts = Option.isSome(handover.span)
               ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
               : handover.parts
+            const take = Effect.sync(() => Chunk.unsafeFromArray(events.splice(0)))
+            const onPart = (part: LanguageModel.StreamPart) =>
+              Effect.suspend(() => {
+                acc.add(part)
+                return handover.onPart(part)
+              })
             return parts.pipe(
-              Stream.mapChunks((chunk) => {
-                for (const part of chunk) acc.add(part)
-                return Chunk.unsafeFromArray(events.splice(0))
+              // A part's events are emitted as `onPart` is called, and what it returns is run, in order;
+              // a delta's emits return `Effect.void` while the consumer pulls: nothing to run.
+              Stream.mapChunksEffect((chunk) => {
+                const parts = Chunk.toReadonlyArray(chunk)
+                for (let i = 0; i < parts.length; i++) {
+                  acc.add(parts[i]!)
+                  const effect = handover.onPart(parts[i]!)
+                  if (effect !== Effect.void) {
+                    return effect.pipe(
+                      Effect.zipRight(Effect.forEach(parts.slice(i + 1), onPart, { discard: true })),
+                      Effect.zipRight(take)
+                    )
+                  }
+                }
+                return take
               }),
               Stream.catchAllCause((cause) =>
                 Stream.execute(Effect.suspend(() => {

@@ -57,14 +57,18 @@ export interface Mode {
   readonly stream: boolean
   readonly emit: (event: ChatEvent) => Effect.Effect<void>
   /**
-   * Gathers a streamed response from its parts (whose events `emit` gets as
-   * they pass). Default `LanguageModel.collect`, in the turn's fiber;
-   * `Chat.stream` has its consumer pull them instead.
+   * Gathers a streamed response from its parts, running `onPart` on each as it
+   * passes (it emits the part's events). Default: `LanguageModel.collect` in
+   * the turn's fiber; `Chat.stream` has its consumer pull them instead.
    */
   readonly collect?: (
-    parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>
+    parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+    onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>
   ) => Effect.Effect<LanguageModel.Response, ChatError.ModelError>
 }
+
+/** Gathers a streamed response in the turn's own fiber. */
+const collectHere: NonNullable<Mode["collect"]> = (parts, onPart) => LanguageModel.collect(Stream.tap(parts, onPart))
 
 /** How a turn ended, when it did not fail. */
 export interface Ended {
@@ -219,7 +223,7 @@ class Run<R> {
       options: mode.modelOptions
     }
     const response = mode.stream
-      ? (mode.collect ?? LanguageModel.collect)(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(part))))
+      ? (mode.collect ?? collectHere)(env.model.stream(request), (part) => this.emitDelta(part))
       : env.model.generate(request)
     const message = Effect.map(response, (r) =>
       // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
