@@ -331,13 +331,14 @@ const streamingCase = (c: Streaming.CaseResult): string =>
     ` Load average ${c.loadAverage.start} at the start, ${c.loadAverage.end} at the end.`,
     "",
     table(
-      ["Consumer", "CPU ms/stream (median)", "p95", "CPU µs/event", "× (a)", "wall ms (median)"],
+      ["Consumer", "CPU ms/stream (median)", "p95", "CPU µs/event", "× (a)", "instructions/event", "wall ms (median)"],
       c.rows.map((r) => [
         r.consumer,
         ms(r.timing.medianUs, 1),
         ms(r.timing.p95Us, 1),
         fmt(r.cpuUsPerEvent, 2),
         fmt(r.ratio, 2),
+        r.instructionsPerEvent === undefined ? "–" : fmt(r.instructionsPerEvent, 1),
         ms(r.timing.wallMedianUs, 0)
       ])
     )

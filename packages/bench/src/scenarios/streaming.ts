@@ -5,6 +5,7 @@
  * all at once (the burst, a labelled extra), and consumed to the end, each
  * consumer ending up with the same text deltas, text and tool call:
  *   (a) the bare `openai` SDK (the baseline),
+ *   (a″) the same SDK iterator read with one `Effect.async` per event (the least any Effect consumer pays),
  *   (a′) the same SDK stream pulled through `Stream.fromAsyncIterable` (the floor of any Effect-stream consumer),
  *   (b) chat-ts's provider `OpenAiChatCompletions` `stream` (gathered with `LanguageModel.collect`),
  *   (c) `chat.stream` (the turn pauses on the tool call, which needs approval),
@@ -25,6 +26,7 @@ import { fileURLToPath } from "node:url"
 import { z } from "zod"
 import * as os from "node:os"
 import { cpuNow, gc, ratio, summarise, type Timing } from "../harness.js"
+import { countInstructions } from "../instructions.js"
 import { buildBody, caseURL, type Expected, type Pace } from "../sse.js"
 
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
@@ -67,6 +69,8 @@ export interface Row {
   readonly ratio: number
   /** Median CPU microseconds per SSE event. */
   readonly cpuUsPerEvent: number
+  /** Effect interpreter instructions per SSE event (consumers built on Effect; one stream counted after the timed ones). */
+  readonly instructionsPerEvent: number | undefined
   readonly work: Work
 }
 
@@ -147,17 +151,36 @@ const weatherKit = Toolkit.make(GetWeather).pipe(Toolkit.withStrategy(() => Acti
 
 export const consumers = [
   "(a) openai SDK",
+  "(a″) openai SDK, one Effect.async per event",
   "(a′) openai SDK in an Effect Stream",
   "(b) chat-ts provider stream",
   "(c) chat.stream",
   "(d) ai streamText"
 ] as const
 
-/** Builds the consumers against `baseURL`; each streams the whole response once, checks it and returns what it got. */
+/** The consumers built on Effect: their interpreter instructions per event are counted too. */
+export const counted: ReadonlyArray<(typeof consumers)[number]> = [consumers[1], consumers[2], consumers[3], consumers[4]]
+
+/**
+ * Builds the consumers against `baseURL`; each streams the whole response
+ * once, checks it and returns what it got. `count` runs the consumer's
+ * Effect under the instruction counter instead, and gives its count.
+ */
 export const makeConsumers = async (
   baseURL: string,
   expected: Expected
-): Promise<Record<(typeof consumers)[number], () => Promise<Work>>> => {
+): Promise<{
+  readonly run: Record<(typeof consumers)[number], () => Promise<Work>>
+  readonly count: (name: (typeof consumers)[number]) => Promise<number>
+}> => {
+  let counting = false
+  let instructions = 0
+  const exec = async <A, E>(effect: Effect.Effect<A, E>): Promise<A> => {
+    if (!counting) return Effect.runPromise(effect)
+    const counted = await countInstructions(effect)
+    instructions = counted.instructions
+    return counted.value
+  }
   const sdk = new OpenAI({ apiKey: "bench", baseURL, maxRetries: 0 })
   const open = () =>
     sdk.chat.completions.create({
@@ -196,7 +219,7 @@ export const makeConsumers = async (
     let deltas = 0
     let name = ""
     const args: Array<string> = []
-    await Effect.runPromise(Stream.runForEach(Stream.fromAsyncIterable(stream, (error) => error), (chunk) =>
+    await exec(Stream.runForEach(Stream.fromAsyncIterable(stream, (error) => error), (chunk) =>
       Effect.sync(() => {
         const delta = chunk.choices[0]?.delta
         if (delta === undefined) return
@@ -210,6 +233,36 @@ export const makeConsumers = async (
         }
       })))
     return check("openai in an Effect Stream", expected, deltas, text, name, args.join(""))
+  }
+
+  // The least any consumer in Effect pays at a model's pace: the fiber waits once per event
+  // (one Effect.async on the SDK iterator's promise), no Stream.
+  const oneAsync = async (): Promise<Work> => {
+    const iterator = (await open())[Symbol.asyncIterator]()
+    const next = Effect.async<IteratorResult<OpenAI.Chat.Completions.ChatCompletionChunk>, unknown>((resume) => {
+      iterator.next().then((result) => resume(Effect.succeed(result)), (error) => resume(Effect.fail(error)))
+    })
+    let text = ""
+    let deltas = 0
+    let name = ""
+    const args: Array<string> = []
+    await exec(Effect.gen(function*() {
+      while (true) {
+        const result = yield* next
+        if (result.done === true) return
+        const delta = result.value.choices[0]?.delta
+        if (delta === undefined) continue
+        if (typeof delta.content === "string" && delta.content !== "") {
+          deltas++
+          text += delta.content
+        }
+        for (const call of delta.tool_calls ?? []) {
+          if (call.function?.name) name = call.function.name
+          if (call.function?.arguments) args.push(call.function.arguments)
+        }
+      }
+    }))
+    return check("openai, one Effect.async per event", expected, deltas, text, name, args.join(""))
   }
 
   const layer = OpenAiChatCompletions.layer({ model, retry: false }).pipe(
@@ -230,7 +283,7 @@ export const makeConsumers = async (
   const provider = async (): Promise<Work> => {
     const acc = new LanguageModel.Accumulator()
     let deltas = 0
-    await Effect.runPromise(Stream.runForEach(languageModel.stream(request), (part) =>
+    await exec(Stream.runForEach(languageModel.stream(request), (part) =>
       Effect.sync(() => {
         if (part._tag === "TextDelta") deltas++
         acc.add(part)
@@ -255,7 +308,7 @@ export const makeConsumers = async (
     let text = ""
     let deltas = 0
     let last: unknown
-    await Effect.runPromise(Stream.runForEach(chat.stream(input), (event) =>
+    await exec(Stream.runForEach(chat.stream(input), (event) =>
       Effect.sync(() => {
         if (event._tag === "TextDelta") {
           deltas++
@@ -296,13 +349,24 @@ export const makeConsumers = async (
     return check("ai", expected, deltas, text, name, args)
   }
 
-  return {
+  const run = {
     "(a) openai SDK": bare,
+    "(a″) openai SDK, one Effect.async per event": oneAsync,
     "(a′) openai SDK in an Effect Stream": effectStream,
     "(b) chat-ts provider stream": provider,
     "(c) chat.stream": chatStream,
     "(d) ai streamText": ai
   }
+  const count = async (name: (typeof consumers)[number]): Promise<number> => {
+    counting = true
+    try {
+      await run[name]()
+      return instructions
+    } finally {
+      counting = false
+    }
+  }
+  return { run, count }
 }
 
 const median = (values: ReadonlyArray<number>): number => {
@@ -330,7 +394,8 @@ export const runCase = async (
   const body = buildBody(testCase.deltas)
   const loadStart = load()
   const already = paces.length
-  const fns = await makeConsumers(caseURL(origin, testCase.deltas, testCase.intervalUs), body.expected)
+  const consumer = await makeConsumers(caseURL(origin, testCase.deltas, testCase.intervalUs), body.expected)
+  const fns = consumer.run
   const cpu = new Map<string, Array<number>>(consumers.map((name) => [name, []]))
   const wall = new Map<string, Array<number>>(consumers.map((name) => [name, []]))
   const work = new Map<string, Work>()
@@ -351,6 +416,8 @@ export const runCase = async (
     }
   }
   const timings = new Map(consumers.map((name) => [name, summarise(cpu.get(name)!, wall.get(name)!)]))
+  const instructions = new Map<string, number>()
+  for (const name of counted) instructions.set(name, Math.round((await consumer.count(name)) / body.events * 10) / 10)
   // The last responses' paces may still be on their way from the server.
   await new Promise((resolve) => setTimeout(resolve, 50))
   const paced = paces.slice(already).filter((p) => p.intervalUs === testCase.intervalUs)
@@ -373,6 +440,7 @@ export const runCase = async (
       timing: timings.get(name)!,
       ratio: ratio(timings.get(name)!.medianUs, base),
       cpuUsPerEvent: Math.round((timings.get(name)!.medianUs / body.events) * 1000) / 1000,
+      instructionsPerEvent: instructions.get(name),
       work: work.get(name)!
     }))
   }
