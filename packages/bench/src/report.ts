@@ -462,7 +462,7 @@ export const markdown = (results: Results): string => {
     " (scenario 5: one per library).",
     ...(results.carried === undefined ? [] : [
       `- Not rerun in this run (kept from the run of ${results.carried.from}, same machine): scenarios ` +
-      `${results.carried.scenarios.join(", ")}. Their targets and tables are that run's.`
+      `${results.carried.scenarios.join(", ")}. Their targets and tables are from those runs.`
     ]),
     "",
     "## Targets",
