@@ -84,44 +84,105 @@ export const buildBody = (deltas: number, fragments = 16): Body => {
   }
 }
 
+/** How one response was actually paced, as the server measured it. */
+export interface Pace {
+  /** SSE frames written (the final `[DONE]` included). */
+  readonly frames: number
+  /** Writes made (a late timer writes every event that is due in one write). */
+  readonly writes: number
+  /** Microseconds from the first write to the last, over the gaps between events. */
+  readonly achievedUs: number
+}
+
+/** The base URL of a server of `serve` at `origin` for `deltas` text deltas paced every `intervalUs`. */
+export const caseURL = (origin: string, deltas: number, intervalUs: number): string =>
+  `${origin}/s/${deltas}/${Math.round(intervalUs)}/v1`
+
 /**
- * A server answering every POST with the stream. With `intervalUs` > 0 it
- * writes one event at a time, one every `intervalUs` microseconds (spinning
- * between writes, so run it in a process of its own): every event then reaches
- * the client in its own read, as with a real model, and a consumer's CPU time
- * is its cost of handling the events. With 0 it writes everything at once.
+ * A server answering every POST under `/s/<deltas>/<intervalUs>/` (see
+ * `baseURL` of the result) with the stream of `deltas` text deltas. With
+ * `intervalUs` > 0 it paces the events on the clock without ever blocking its
+ * event loop, one event per write: a timer for paces of a millisecond and up
+ * (Node's timers fire no sooner, often later on a busy machine: the next event
+ * is then due a pace after the late one), `setImmediate` turns for finer paces,
+ * each turn writing every event that is due by `process.hrtime` (a late turn
+ * catches up with several events in one write). Every event then reaches the
+ * client on its own, as from a real model, and the client's CPU time is its
+ * cost of handling them. (The `setImmediate` turns keep the server's core busy:
+ * run it in a process of its own.) With 0 it writes the whole body at once: the
+ * burst. `onPaced` gets how each paced response was actually paced.
  */
 export const serve = async (
-  body: Body,
-  intervalUs = 0
-): Promise<{ readonly baseURL: string; readonly close: () => Promise<void> }> => {
-  const frames = body.bytes.toString("utf8").split(/(?<=\n\n)/)
+  onPaced: (pace: Pace & { readonly intervalUs: number }) => void = () => {}
+): Promise<{
+  /** `http://127.0.0.1:<port>`: see `caseURL`. */
+  readonly origin: string
+  readonly close: () => Promise<void>
+}> => {
+  const bodies = new Map<number, { readonly bytes: Buffer; readonly frames: ReadonlyArray<string> }>()
+  const bodyOf = (deltas: number) => {
+    let body = bodies.get(deltas)
+    if (body === undefined) {
+      const { bytes } = buildBody(deltas)
+      body = { bytes, frames: bytes.toString("utf8").split(/(?<=\n\n)/) }
+      bodies.set(deltas, body)
+    }
+    return body
+  }
   const server = http.createServer((req, res) => {
     req.resume()
     req.on("end", () => {
+      const match = /^\/s\/(\d+)\/(\d+)\//.exec(req.url ?? "")
+      if (match === null) {
+        res.writeHead(404).end()
+        return
+      }
+      const { bytes, frames } = bodyOf(Number(match[1]))
+      const intervalUs = Number(match[2])
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
       res.socket?.setNoDelay(true)
       if (intervalUs <= 0) {
-        res.end(body.bytes)
+        res.end(bytes)
         return
       }
-      const interval = BigInt(Math.round(intervalUs * 1000))
+      const interval = BigInt(intervalUs * 1000)
+      const timed = intervalUs >= 1000
+      let next = 0
+      let writes = 0
+      let first = 0n
       let due = process.hrtime.bigint()
-      for (const frame of frames) {
-        while (process.hrtime.bigint() < due) {
-          // spin: timers cannot pace writes tens of microseconds apart
+      const tick = (): void => {
+        if (res.destroyed) return
+        const now = process.hrtime.bigint()
+        let batch = ""
+        while (next < frames.length && due <= now && (!timed || batch === "")) {
+          batch += frames[next++]!
+          due += interval
         }
-        res.write(frame)
-        due += interval
+        if (batch !== "") {
+          if (writes === 0) first = now
+          writes++
+          res.write(batch)
+          if (timed && due <= now) due = now + interval
+        }
+        if (next === frames.length) {
+          res.end()
+          const gaps = Math.max(1, frames.length - 1)
+          onPaced({ intervalUs, frames: frames.length, writes, achievedUs: Number(now - first) / 1000 / gaps })
+          return
+        }
+        const wait = Number(due - process.hrtime.bigint()) / 1e6
+        if (timed) setTimeout(tick, Math.max(1, Math.floor(wait)))
+        else setImmediate(tick)
       }
-      res.end()
+      tick()
     })
   })
   server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
   const { port } = server.address() as AddressInfo
   return {
-    baseURL: `http://127.0.0.1:${port}/v1`,
+    origin: `http://127.0.0.1:${port}`,
     close: () =>
       new Promise<void>((resolve, reject) => {
         server.closeAllConnections()

@@ -8,6 +8,7 @@ import type { Timing } from "../src/harness.js"
 import { evaluate, markdown, type Results, type Scenarios } from "../src/report.js"
 import { configs } from "../src/scenarios/index.js"
 import { countInstructions } from "../src/instructions.js"
+import { buildBody } from "../src/sse.js"
 import * as chatts from "../src/peers/chatts.js"
 import * as Cold from "../src/scenarios/cold.js"
 import * as Json from "../src/scenarios/json.js"
@@ -59,18 +60,44 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.pause = result
   }, 30_000)
 
-  it("3. streaming: four consumers of the loopback stream, ratios to the bare SDK", async () => {
+  it("3. streaming: paced at 1 ms and 100 µs and in a burst, every consumer does the same work, ratios to the bare SDK", async () => {
     const result = await Streaming.run(smoke.streaming)
-    // role, the deltas, the call's start and fragments, finish, usage
-    expect(result.events).toBeGreaterThan(smoke.streaming.deltas + 4)
-    expect(result.rows.map((r) => r.consumer)).toEqual([...Streaming.consumers])
-    expect(result.rows[0]!.ratio).toBe(1)
-    for (const row of result.rows) {
-      expectTiming(row.timing)
-      expect(row.ratio).toBeGreaterThan(0)
+    expect(result.cases.map((c) => c.intervalUs)).toEqual(smoke.streaming.cases.map((c) => c.intervalUs))
+    for (const [i, c] of result.cases.entries()) {
+      const deltas = smoke.streaming.cases[i]!.deltas
+      const { expected, events } = buildBody(deltas)
+      // role, the deltas, the call's start and fragments, finish, usage
+      expect(c.events).toBe(events)
+      expect(c.events).toBeGreaterThan(deltas + 4)
+      expect(c.rows.map((r) => r.consumer)).toEqual([...Streaming.consumers])
+      expect(c.rows[0]!.ratio).toBe(1)
+      for (const row of c.rows) {
+        // Every library saw each text delta on its own and ended with the same text and call.
+        expect(row.work, row.consumer).toEqual({
+          textDeltas: deltas,
+          textChars: expected.text.length,
+          toolName: expected.toolName,
+          arguments: expected.arguments
+        })
+        expect(row.timing.samples).toBe(smoke.streaming.rounds)
+        // Instructions are counted for the consumers built on Effect (every event costs some).
+        if (Streaming.counted.includes(row.consumer as (typeof Streaming.consumers)[number])) {
+          expect(row.instructionsPerEvent).toBeGreaterThan(0)
+        } else expect(row.instructionsPerEvent).toBeUndefined()
+        expectTiming(row.timing)
+        expect(row.ratio).toBeGreaterThan(0)
+      }
+      if (c.intervalUs === 0) expect(c.pace).toBeUndefined()
+      else {
+        // The server wrote every event and the final [DONE] of every stream, paced (warm-up rounds included).
+        expect(c.pace!.frames).toBe(events + 1)
+        expect(c.pace!.responses).toBeGreaterThanOrEqual(Streaming.consumers.length * smoke.streaming.rounds)
+        expect(c.pace!.eventsPerWrite).toBeGreaterThanOrEqual(1)
+        expect(c.pace!.achievedUs).toBeGreaterThan(0)
+      }
     }
     scenarios.streaming = result
-  }, 30_000)
+  }, 60_000)
 
   it("4. reducer throughput: events per second of whole turns", async () => {
     const result = await Reducer.run(smoke.reducer)

@@ -9,7 +9,9 @@
  *
  * @since 0.1.0
  */
+import * as Chunk from "effect/Chunk"
 import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
@@ -18,6 +20,7 @@ import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
 import { ChatEvent, StructuredEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
@@ -204,6 +207,19 @@ export type HandlersContext<K> = Toolkit.HandlersOfToolkit<KitsOf<K>>
 /** How many events `stream` buffers ahead of a slow consumer before the turn waits. */
 const streamCapacity = 64
 
+/** A model response's stream, handed by a streamed turn to its consumer to pull (see `stream`). */
+class Handover {
+  constructor(
+    readonly parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+    /** Emits a part's events (into the consumer's pull while it pulls). */
+    readonly onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>,
+    /** Where the consumer puts the gathered response, or the stream's failure; the turn waits on it. */
+    readonly done: Deferred.Deferred<LanguageModel.Response, ChatError.ModelError>,
+    /** The turn's span, the parent of the provider's spans wherever the stream is pulled. */
+    readonly span: Option.Option<Tracer.AnySpan>
+  ) {}
+}
+
 /** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model. */
 export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema
 
@@ -377,6 +393,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       mode: {
         readonly stream: boolean
         readonly emit: ((event: ChatEvent) => Effect.Effect<void>) | undefined
+        readonly collect?: TurnRunner.Mode["collect"]
         readonly responseFormat?: LanguageModel.ResponseFormat
       }
     ): Effect.Effect<TurnRunner.Ended, TurnError | E | MakeError, R> =>
@@ -392,7 +409,8 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         },
         checkpoint: turnOptions.checkpoint,
         stream: mode.stream,
-        emit: mode.emit ?? (() => Effect.void)
+        emit: mode.emit ?? (() => Effect.void),
+        ...(mode.collect === undefined ? {} : { collect: mode.collect })
       }, input)
 
     const toResult = (run: TurnRunner.Ended): ChatOutcome.Result => {
@@ -417,6 +435,102 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
 
+    /**
+     * The turn as a stream of events. The turn runs in a fiber of its own and
+     * hands its events to the consumer through a bounded mailbox (it waits only
+     * when the consumer lags 64 events behind), except a model response's:
+     * the turn hands the response's stream over and waits, and the consumer
+     * pulls it in its own fiber, so every delta's events come out within the
+     * consumer's pull, with no hop between fibers per event (packages/bench,
+     * scenario 3). The consumer gives the gathered response, or the stream's
+     * failure, back to the turn. Stopping the consumer interrupts the turn.
+     */
+    const streamTurn = (
+      messages: Messages.Messages,
+      turnOptions: TurnOptions,
+      responseFormat?: LanguageModel.ResponseFormat
+    ): Stream.Stream<ChatEvent, TurnError | E | MakeError, R> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const mailbox = yield* Effect.acquireRelease(
+          Mailbox.make<ChatEvent | Handover, TurnError | E | MakeError>(streamCapacity),
+          (mailbox) => mailbox.shutdown
+        )
+        /** While the consumer pulls a model response: where the events emitted on the way go. */
+        let pulled: Array<ChatEvent> | undefined
+        // Called when the turn runs its emits (and, while the consumer pulls, by the parts' `onPart`).
+        const emit = (event: ChatEvent): Effect.Effect<void> => {
+          if (pulled === undefined) return Effect.asVoid(mailbox.offer(event))
+          pulled.push(event)
+          return Effect.void
+        }
+        const collect: TurnRunner.Mode["collect"] = (parts, onPart) =>
+          Effect.flatMap(
+            Effect.all([Deferred.make<LanguageModel.Response, ChatError.ModelError>(), Effect.serviceOption(Tracer.ParentSpan)]),
+            ([done, span]) => Effect.zipRight(mailbox.offer(new Handover(parts, onPart, done, span)), Deferred.await(done))
+          )
+        /** The consumer's side of a handover: the response's events, pulled; the response goes back to the turn. */
+        const pull = (handover: Handover): Stream.Stream<ChatEvent> =>
+          Stream.suspend(() => {
+            const acc = new LanguageModel.Accumulator()
+            const events: Array<ChatEvent> = []
+            let failed = false
+            pulled = events
+            const parts = Option.isSome(handover.span)
+              ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
+              : handover.parts
+            const take = Effect.sync(() => Chunk.unsafeFromArray(events.splice(0)))
+            const onPart = (part: LanguageModel.StreamPart) =>
+              Effect.suspend(() => {
+                acc.add(part)
+                return handover.onPart(part)
+              })
+            return parts.pipe(
+              // A part's events are emitted as `onPart` is called, and what it returns is run, in order;
+              // a delta's emits return `Effect.void` while the consumer pulls: nothing to run.
+              Stream.mapChunksEffect((chunk) => {
+                const parts = Chunk.toReadonlyArray(chunk)
+                for (let i = 0; i < parts.length; i++) {
+                  acc.add(parts[i]!)
+                  const effect = handover.onPart(parts[i]!)
+                  if (effect !== Effect.void) {
+                    return effect.pipe(
+                      Effect.zipRight(Effect.forEach(parts.slice(i + 1), onPart, { discard: true })),
+                      Effect.zipRight(take)
+                    )
+                  }
+                }
+                return take
+              }),
+              Stream.catchAllCause((cause) =>
+                Stream.execute(Effect.suspend(() => {
+                  failed = true
+                  pulled = undefined
+                  return Deferred.failCause(handover.done, cause)
+                }))
+              ),
+              Stream.concat(Stream.execute(Effect.suspend(() => {
+                if (failed) return Effect.void
+                pulled = undefined
+                return Deferred.complete(handover.done, LanguageModel.finish(acc))
+              })))
+            )
+          })
+        yield* runTurn(messages, turnOptions, { stream: true, emit, collect, ...(responseFormat === undefined ? {} : { responseFormat }) }).pipe(
+          Effect.flatMap((run) => {
+            const result = toResult(run)
+            const outcome = result.outcome
+            const last = outcome._tag === "Complete"
+              ? ChatEvent.Completed({ response: outcome.response, messages: result.messages, usage: outcome.usage })
+              : ChatEvent.Paused({ reason: outcome.reason, messages: result.messages, usage: outcome.usage })
+            return mailbox.offer(last)
+          }),
+          Effect.exit,
+          Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
+          Effect.forkScoped
+        )
+        return Stream.flatMap(Mailbox.toStream(mailbox), (item) => (item instanceof Handover ? pull(item) : Stream.succeed(item)))
+      }))
+
     const service: Service<R, E | MakeError> = {
       get tools() {
         return table.declarations
@@ -436,34 +550,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       resume: complete,
       approve,
       reject: (messages, id, reason) => Messages.reject(messages, id, reason),
-      // The events go through a bounded mailbox: offering is an ordinary effect (the turn waits
-      // only when the consumer lags 64 events behind) and the consumer takes whatever has arrived
-      // in one chunk. Stream.asyncScoped ran a fiber and a promise per event: on a 10,000-delta
-      // response that cost more than twice the CPU time this does (packages/bench, scenario 3).
-      stream: (messages, turnOptions = {}) =>
-        Stream.unwrapScoped(Effect.gen(function*() {
-          const mailbox = yield* Effect.acquireRelease(
-            Mailbox.make<ChatEvent, TurnError | E | MakeError>(streamCapacity),
-            (mailbox) => mailbox.shutdown
-          )
-          yield* runTurn(messages, turnOptions, {
-            stream: true,
-            emit: (event) => Effect.asVoid(mailbox.offer(event))
-          }).pipe(
-            Effect.flatMap((run) => {
-              const result = toResult(run)
-              const outcome = result.outcome
-              const last = outcome._tag === "Complete"
-                ? ChatEvent.Completed({ response: outcome.response, messages: result.messages, usage: outcome.usage })
-                : ChatEvent.Paused({ reason: outcome.reason, messages: result.messages, usage: outcome.usage })
-              return mailbox.offer(last)
-            }),
-            Effect.exit,
-            Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
-            Effect.forkScoped
-          )
-          return Mailbox.toStream(mailbox)
-        })),
+      stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
         const made = structuredOf(schema, messages)
         if (Either.isLeft(made)) return Effect.fail(made.left)

@@ -275,15 +275,16 @@ export const collect = <E, R>(
 ): Effect.Effect<Response, E | ChatError.NetworkError, R> =>
   Effect.suspend(() => {
     const acc = new Accumulator()
-    return Stream.runForEach(stream, (part) => Effect.sync(() => acc.add(part))).pipe(
-      Effect.flatMap(() => {
-        const response = acc.response()
-        return response === undefined
-          ? Effect.fail(new ChatError.NetworkError({ message: "The model's stream ended before the response was complete." }))
-          : Effect.succeed(response)
-      })
-    )
+    return Stream.runForEach(stream, (part) => Effect.sync(() => acc.add(part))).pipe(Effect.flatMap(() => finish(acc)))
   })
+
+/** The response gathered by `acc` at the end of its stream; a stream that ended before its `Finish` part is a `NetworkError`. */
+export const finish = (acc: Accumulator): Effect.Effect<Response, ChatError.NetworkError> => {
+  const response = acc.response()
+  return response === undefined
+    ? Effect.fail(new ChatError.NetworkError({ message: "The model's stream ended before the response was complete." }))
+    : Effect.succeed(response)
+}
 
 /** An empty usage, for providers that do not report any. */
 export const noUsage: Usage = UsageModule.empty

@@ -8,6 +8,7 @@
  * @since 0.1.0
  */
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -38,17 +39,86 @@ export const scopedAbortController: Effect.Effect<AbortController, never, Scope.
   (controller) => Effect.sync(() => controller.abort())
 )
 
+const idleAware: unique symbol = Symbol.for("@chat-ts/core/ProviderCall/idleAware")
+
+/** A stream of `iterate`: it can watch itself for an idle network at no cost per event (see `idleTimeout`). */
+interface IdleAware<A> extends Stream.Stream<A, ChatError.ModelError> {
+  readonly [idleAware]: (millis: number, onIdle: () => ChatError.ModelError) => Stream.Stream<A, ChatError.ModelError>
+}
+
+const isIdleAware = <A>(stream: Stream.Stream<A, ChatError.ModelError>): stream is IdleAware<A> =>
+  typeof (stream as Partial<IdleAware<A>>)[idleAware] === "function"
+
+/**
+ * Reads `iterator` one event per pull: one `Effect.async` on the SDK's own
+ * promise. With `idle`, a pull that waits `idle.millis` (on the `Clock`)
+ * fails with `idle.onIdle()`: the wait is watched by one fiber for the whole
+ * stream, which wakes once per `idle.millis`, instead of a timer and two
+ * fibers raced on every event (`Stream.timeoutFail`).
+ */
+const read = <A>(
+  iterator: AsyncIterator<A>,
+  toError: ToError,
+  idle: { readonly millis: number; readonly onIdle: () => ChatError.ModelError } | undefined
+): Stream.Stream<A, ChatError.ModelError> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    /** When the pending pull started waiting, while one waits. */
+    let since: number | undefined
+    /** Fails the pending pull with the idle error. */
+    let stop: (() => void) | undefined
+    if (idle !== undefined) {
+      yield* Effect.forkScoped(Effect.gen(function*() {
+        let wait = idle.millis
+        while (true) {
+          yield* Effect.sleep(wait)
+          const now = clock.unsafeCurrentTimeMillis()
+          if (since !== undefined && now - since >= idle.millis) return stop?.()
+          wait = since === undefined ? idle.millis : since + idle.millis - now
+        }
+      }))
+    }
+    const pull = Effect.async<A, Option.Option<ChatError.ModelError>>((resume) => {
+      let settled = false
+      const settle = (effect: Effect.Effect<A, Option.Option<ChatError.ModelError>>) => {
+        if (settled) return
+        settled = true
+        since = undefined
+        stop = undefined
+        resume(effect)
+      }
+      if (idle !== undefined) {
+        since = clock.unsafeCurrentTimeMillis()
+        stop = () => settle(Effect.fail(Option.some(idle.onIdle())))
+      }
+      iterator.next().then(
+        (result) => settle(result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)),
+        (error) => settle(Effect.mapError(fail(toError)(error), Option.some))
+      )
+    })
+    return Stream.repeatEffectOption(pull)
+  }))
+
 /** The events of an SDK's async iterable as a stream; a failure while reading becomes the mapped error. */
 export const iterate = <A>(iterable: AsyncIterable<A>, toError: ToError): Stream.Stream<A, ChatError.ModelError> => {
   const iterator = iterable[Symbol.asyncIterator]()
-  return Stream.repeatEffectOption(
-    Effect.tryPromise({ try: () => iterator.next(), catch: (error) => error }).pipe(
-      Effect.catchAll(fail(toError)),
-      Effect.mapError(Option.some),
-      Effect.flatMap((result) => (result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)))
-    )
-  )
+  const aware: IdleAware<A> = Object.assign(read(iterator, toError, undefined), {
+    [idleAware]: (millis: number, onIdle: () => ChatError.ModelError) => read(iterator, toError, { millis, onIdle })
+  })
+  return aware
 }
+
+/**
+ * Fails `events` with `onIdle()` when a pull waits longer than `duration`
+ * for its next event. A stream of `iterate` watches itself (one fiber per
+ * stream); any other stream gets `Stream.timeoutFail` (a timer per pull).
+ */
+export const idleTimeout = <A>(
+  events: Stream.Stream<A, ChatError.ModelError>,
+  duration: Duration.DurationInput,
+  onIdle: () => ChatError.ModelError
+): Stream.Stream<A, ChatError.ModelError> =>
+  isIdleAware(events) ? events[idleAware](Duration.toMillis(duration), onIdle) : Stream.timeoutFail(events, onIdle, duration)
 
 /** An SDK promise that can also give the HTTP response (`APIPromise.withResponse` of the openai and Anthropic SDKs). */
 const hasResponse = <A>(

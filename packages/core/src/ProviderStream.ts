@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ChatError from "./ChatError.js"
 import type * as LanguageModel from "./LanguageModel.js"
+import * as ProviderCall from "./ProviderCall.js"
 import * as ProviderRetry from "./ProviderRetry.js"
 
 /** What a decoder must say once the events are over. */
@@ -72,7 +73,7 @@ export const decodeStream = <Event, Decoder extends Ending>(
     Effect.map(ProviderRetry.withRetry(open, policy), (events) =>
       Stream.suspend(() => {
         const decoder = makeDecoder()
-        const watched = idle === false ? events : Stream.timeoutFail(events, () => idleError(idle), idle)
+        const watched = idle === false ? events : ProviderCall.idleTimeout(events, idle, () => idleError(idle))
         return decode(watched, decoder).pipe(
           Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => decoder.end())))
         )

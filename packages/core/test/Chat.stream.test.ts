@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Chunk, Effect, Fiber, Layer, Schema, Stream, TestClock } from "effect"
-import { Action, Chat, ChatEvent, Messages, Tool, Toolkit } from "../src/index.js"
+import { Action, Chat, ChatError, ChatEvent, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { fileHandlers, files, ran, recorder, seen } from "./Chat.helpers.js"
 
@@ -279,3 +279,44 @@ describe("Chat.stream: scheduled calls and options", () => {
     }))
 })
 
+
+describe("Chat.stream: the consumer's pull drives the model", () => {
+  it.effect("a consumer that stops after three deltas has read three parts of an endless model stream", () =>
+    Effect.gen(function*() {
+      let read = 0
+      const model = LanguageModel.make({
+        stream: () => Stream.repeatEffect(Effect.sync((): LanguageModel.StreamPart => ({ _tag: "TextDelta", text: `${++read} ` })))
+      })
+      const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(model)))
+      const events = yield* collect(Stream.take(chat.stream(Messages.fromUser("Count.")), 3))
+      expect(events.map(describeEvent)).toEqual(["TextDelta \"1 \"", "TextDelta \"2 \"", "TextDelta \"3 \""])
+      // Nothing was read ahead of the consumer (a turn pushing events would have read on until its buffer filled).
+      expect(read).toBe(3)
+    }))
+
+  it.effect("a model stream that fails mid-way fails the stream with the typed error, after the deltas before it", () =>
+    Effect.gen(function*() {
+      const model = LanguageModel.make({
+        stream: () =>
+          Stream.concat(
+            Stream.make<Array<LanguageModel.StreamPart>>({ _tag: "TextDelta", text: "Hel" }),
+            Stream.fail(new ChatError.NetworkError({ message: "cut" }))
+          )
+      })
+      const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(model)))
+      const events: Array<ChatEvent.ChatEvent> = []
+      const error = yield* Effect.flip(Stream.runForEach(chat.stream(Messages.fromUser("Hi.")), (event) => Effect.sync(() => events.push(event))))
+      expect(events.map(describeEvent)).toEqual(["TextDelta \"Hel\""])
+      expect(error).toMatchObject({ _tag: "NetworkError", message: "cut" })
+    }))
+
+  it.effect("a model stream that ends before its finish is a NetworkError, as with complete", () =>
+    Effect.gen(function*() {
+      const model = LanguageModel.make({ stream: () => Stream.make<Array<LanguageModel.StreamPart>>({ _tag: "TextDelta", text: "Hel" }) })
+      const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(model)))
+      const streamed = yield* Effect.flip(Stream.runDrain(chat.stream(Messages.fromUser("Hi."))))
+      const completed = yield* Effect.flip(chat.complete(Messages.fromUser("Hi.")))
+      expect(streamed).toMatchObject({ _tag: "NetworkError" })
+      expect(streamed.message).toBe(completed.message)
+    }))
+})

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Tracer } from "effect"
-import { Chat, Messages, Tool, Toolkit } from "../src/index.js"
+import { Effect, Layer, Option, Stream, Tracer } from "effect"
+import { Chat, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import * as Schema from "effect/Schema"
 import * as Context from "effect/Context"
 import { MockLanguageModel } from "../src/testing/index.js"
@@ -100,6 +100,28 @@ describe("Chat tracing", () => {
       yield* chat2.complete(Messages.fromUser("Probe.")).pipe(Effect.withSpan("caller"), Effect.withTracer(tracer))
       expect(seen).toEqual(["caller", "chat-ts.tool"])
       expect(spans.map((span) => span.name)).toEqual(["caller", "chat-ts.turn", "chat-ts.model", "chat-ts.tool", "chat-ts.model"])
+    }))
+
+  it.effect("streamed: a provider's spans are children of the model span, though the consumer pulls the stream", () =>
+    Effect.gen(function*() {
+      const { tracer, spans } = recordingTracer()
+      const part = (p: LanguageModel.StreamPart) => Effect.withSpan(Effect.succeed(p), "provider.read")
+      const model = LanguageModel.make({
+        stream: () =>
+          Stream.concat(
+            Stream.fromEffect(part({ _tag: "TextDelta", text: "Hi." })),
+            Stream.fromEffect(part({ _tag: "Finish", usage: LanguageModel.noUsage, finishReason: "stop" }))
+          )
+      })
+      const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(model)))
+      yield* Stream.runDrain(chat.stream(Messages.fromUser("Hi."))).pipe(Effect.withSpan("caller"), Effect.withTracer(tracer))
+      expect(spans.map((span) => [span.name, span.parent])).toEqual([
+        ["caller", undefined],
+        ["chat-ts.turn", "caller"],
+        ["chat-ts.model", "chat-ts.turn"],
+        ["provider.read", "chat-ts.model"],
+        ["provider.read", "chat-ts.model"]
+      ])
     }))
 
   it.effect("handlers built with services still get them (the toolkit provides its layer's context)", () =>

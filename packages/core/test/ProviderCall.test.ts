@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Stream, TestClock } from "effect"
+import { Chunk, Effect, Fiber, Option, Stream, TestClock } from "effect"
 import { ChatError, ProviderCall } from "../src/index.js"
 
 /** Maps anything to a NetworkError naming it and the time it was mapped at. */
@@ -57,6 +57,77 @@ describe("ProviderCall.iterate", () => {
       const error = yield* Effect.flip(Stream.runForEach(ProviderCall.iterate(events(), toError), (e) => Effect.sync(() => seen.push(e))))
       expect(seen).toEqual(["a"])
       expect(error).toMatchObject({ _tag: "NetworkError", message: "cut at 0" })
+    }))
+})
+
+describe("ProviderCall.idleTimeout", () => {
+  const idle = () => new ChatError.NetworkError({ message: "idle" })
+
+  /** An iterable whose events the test releases one by one. */
+  const gated = () => {
+    const waiting: Array<(result: IteratorResult<string>) => void> = []
+    let n = 0
+    const iterable: AsyncIterable<string> = {
+      [Symbol.asyncIterator]: () => ({ next: () => new Promise<IteratorResult<string>>((resolve) => waiting.push(resolve)) })
+    }
+    const release = () => waiting.shift()!({ done: false, value: `e${++n}` })
+    return { iterable, release, pending: () => waiting.length }
+  }
+
+  /** Lets the fibers and the promises run until `ready` holds (bounded). */
+  const until = (ready: () => boolean) =>
+    Effect.gen(function*() {
+      for (let i = 0; i < 1000 && !ready(); i++) yield* Effect.promise(() => new Promise((resolve) => setImmediate(resolve)))
+      expect(ready()).toBe(true)
+    })
+
+  it.effect("an iterate stream fails when one wait passes the limit, not when events keep coming within it", () =>
+    Effect.gen(function*() {
+      const source = gated()
+      const seen: Array<string> = []
+      const fiber = yield* Effect.fork(Effect.flip(Stream.runForEach(
+        ProviderCall.idleTimeout(ProviderCall.iterate(source.iterable, toError), "10 seconds", idle),
+        (e) => Effect.sync(() => seen.push(e))
+      )))
+      for (let i = 1; i <= 3; i++) {
+        yield* until(() => source.pending() === 1)
+        yield* TestClock.adjust("9 seconds")
+        source.release()
+        yield* until(() => seen.length === i)
+      }
+      yield* until(() => source.pending() === 1)
+      expect(seen).toEqual(["e1", "e2", "e3"])
+      yield* TestClock.adjust("9 seconds")
+      expect(yield* Fiber.poll(fiber)).toEqual(Option.none())
+      yield* TestClock.adjust("1 second")
+      expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NetworkError", message: "idle" })
+      expect(seen).toEqual(["e1", "e2", "e3"])
+    }))
+
+  it.effect("time the consumer spends on an event does not count as waiting", () =>
+    Effect.gen(function*() {
+      async function* events() {
+        yield "a"
+        yield "b"
+      }
+      const fiber = yield* Effect.fork(Stream.runCollect(Stream.mapEffect(
+        ProviderCall.idleTimeout(ProviderCall.iterate(events(), toError), "10 seconds", idle),
+        (e) => Effect.as(Effect.sleep("25 seconds"), e)
+      )))
+      for (let i = 0; i < 6; i++) {
+        yield* Effect.yieldNow()
+        yield* TestClock.adjust("10 seconds")
+      }
+      expect(Chunk.toArray(yield* Fiber.join(fiber))).toEqual(["a", "b"])
+    }))
+
+  it.effect("any other stream gets a timeout per pull", () =>
+    Effect.gen(function*() {
+      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(
+        ProviderCall.idleTimeout(Stream.concat(Stream.make(1), Stream.never), "10 seconds", idle)
+      )))
+      yield* TestClock.adjust("10 seconds")
+      expect(yield* Fiber.join(fiber)).toMatchObject({ message: "idle" })
     }))
 })
 

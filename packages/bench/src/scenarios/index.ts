@@ -53,7 +53,13 @@ export const configs: Record<Mode, Configs> = {
   full: {
     loop: { steps: [1, 10, 100], budget: budget(500, 20, 2000, 200), allocTurns: 200 },
     pause: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 3, 1000, 50) },
-    streaming: { deltas: 10_000, intervalUs: 100, budget: budget(0, 2, 0, 10) },
+    // Paced at 1 ms (the target's case), at 100 µs, and the burst (a labelled extra); about 4 minutes.
+    streaming: {
+      cases: [{ deltas: 1_000, intervalUs: 1000 }, { deltas: 5_000, intervalUs: 100 }, { deltas: 10_000, intervalUs: 0 }],
+      warmupRounds: 2,
+      rounds: 8,
+      collect: true
+    },
     reducer: {
       cases: [{ steps: 100, history: 0 }, { steps: 1000, history: 0 }, { steps: 100, history: 10_000 }],
       budget: budget(200, 5, 1000, 30)
@@ -67,7 +73,12 @@ export const configs: Record<Mode, Configs> = {
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
     pause: { sizes: [4], budget: smokeBudget },
-    streaming: { deltas: 20, intervalUs: 0, budget: smokeBudget },
+    streaming: {
+      cases: [{ deltas: 20, intervalUs: 1000 }, { deltas: 20, intervalUs: 100 }, { deltas: 20, intervalUs: 0 }],
+      warmupRounds: 0,
+      rounds: 1,
+      collect: false
+    },
     reducer: { cases: [{ steps: 3, history: 4 }], budget: smokeBudget },
     many: { conversations: 25 },
     store: { sizes: [4], samples: 2, warmup: 1 },

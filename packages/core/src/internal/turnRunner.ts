@@ -65,7 +65,19 @@ export interface Mode {
   /** Whether the model streams (its deltas are emitted). */
   readonly stream: boolean
   readonly emit: (event: ChatEvent) => Effect.Effect<void>
+  /**
+   * Gathers a streamed response from its parts, running `onPart` on each as it
+   * passes (it emits the part's events). Default: `LanguageModel.collect` in
+   * the turn's fiber; `Chat.stream` has its consumer pull them instead.
+   */
+  readonly collect?: (
+    parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+    onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>
+  ) => Effect.Effect<LanguageModel.Response, ChatError.ModelError>
 }
+
+/** Gathers a streamed response in the turn's own fiber. */
+const collectHere: NonNullable<Mode["collect"]> = (parts, onPart) => LanguageModel.collect(Stream.tap(parts, onPart))
 
 /** How a turn ended, when it did not fail. */
 export interface Ended {
@@ -233,7 +245,7 @@ class Run<R, E> {
       ? Effect.suspend(() => {
         // Deltas carry the ids `uniqueIds` gives the calls below (see `StreamedCalls`).
         const calls = new StreamedCalls(taken())
-        return LanguageModel.collect(env.model.stream(request).pipe(Stream.tap((part) => this.emitDelta(calls, part))))
+        return (mode.collect ?? collectHere)(env.model.stream(request), (part) => this.emitDelta(calls, part))
       })
       : env.model.generate(request)
     const message = Effect.map(response, (r) => toMessage(r, uniqueIds(taken(), r.parts)))
