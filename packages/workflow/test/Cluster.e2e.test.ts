@@ -41,7 +41,7 @@ describe("durable turns on runner processes and PostgreSQL", () => {
 
   beforeAll(async () => {
     server = await EmbeddedPostgres.start()
-    env = { DATABASE_URL: server.url, TABLE: table, RUNS_FILE: runsFile, REMIND_MILLIS: "3000" }
+    env = { DATABASE_URL: server.url, TABLE: table, RUNS_FILE: runsFile, REMIND_MILLIS: "8000" }
     runtime = ManagedRuntime.make(
       SqlConversationStore.layer({ table }).pipe(
         Layer.provideMerge(PgClient.layer({ url: Redacted.make(server.url) })),
@@ -105,21 +105,34 @@ describe("durable turns on runner processes and PostgreSQL", () => {
     expect(await b.send({ decide: onA.id, call: "d1", approve: true }, 60_000)).toEqual({ n: expect.any(Number) })
     await Runners.until(() => completed(onA.id), 60_000, "the turn of A completing on B")
     expect(await shardsOf(b)).toHaveLength(Runners.shardsPerGroup)
-    expect(await b.send({ decide: onB.id, call: "d1", approve: true })).toEqual({ n: expect.any(Number) })
+    // Two different decisions for one call at once: one wins, the other is refused.
+    const [approved, rejected] = await Promise.all([
+      b.send({ decide: onB.id, call: "d1", approve: true }),
+      b.send({ decide: onB.id, call: "d1", approve: false })
+    ])
+    expect([approved.error, rejected.error].filter((error) => error !== undefined)).toEqual(["ToolCallAlreadyResolved"])
     await Runners.until(() => completed(onB.id), 60_000, "the turn of B completing")
+    expect(await statusOf(onB.id, "d1")).toBe(approved.error === undefined ? "Completed" : "Rejected")
 
     const tools = Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files")
     expect(tools.filter((r) => r.paths?.[0] === onA.text)).toEqual([{ tool: "delete_files", paths: [onA.text], pid: b.pid }])
-    expect(tools.filter((r) => r.paths?.[0] === onB.text)).toEqual([{ tool: "delete_files", paths: [onB.text], pid: b.pid }])
+    expect(tools.filter((r) => r.paths?.[0] === onB.text)).toEqual(
+      approved.error === undefined ? [{ tool: "delete_files", paths: [onB.text], pid: b.pid }] : []
+    )
     expect(modelCalls(onA.text).map((r) => r.pid)).toEqual([a.pid, b.pid])
     expect(modelCalls(onB.text).map((r) => r.pid)).toEqual([b.pid, b.pid])
     expect(await statusOf(onA.id, "d1")).toBe("Completed")
+    // The ended turns remove their claim and decision records (right after their last publish).
+    for (const turn of [onA.id, onB.id]) {
+      await Runners.until(async () =>
+        (await view(`${turn}/claim/d1/1`)) === undefined && (await view(`${turn}/decision/d1`)) === undefined, 30_000, "the records going")
+    }
     // A second decision is refused, and nothing runs again.
     expect((await b.send({ decide: onA.id, call: "d1", approve: true })).error).toBe("ToolCallAlreadyResolved")
-    expect(Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files")).toHaveLength(2)
+    expect(Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files")).toHaveLength(approved.error === undefined ? 2 : 1)
   }, 240_000)
 
-  it("a call scheduled 3 seconds out fires after both runners were killed and restarted", async () => {
+  it("a call scheduled 8 seconds out fires after both runners were killed and restarted", async () => {
     // Start from a fresh runner, so that the turn runs there.
     for (const runner of runners) await Runners.kill(runner)
     const c = await startRunner()

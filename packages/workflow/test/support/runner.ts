@@ -14,8 +14,8 @@
  *
  * The model is a fake that records every call in `RUNS_FILE` (`{"model":n,"asked":text}`):
  * asked to "delete", it proposes `delete_files` of `[text]` (needs approval); asked to
- * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a tool's
- * result is in the conversation, it answers "done". Each run of a tool handler
+ * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a call
+ * is completed or rejected in the conversation, it answers "done". Each run of a tool handler
  * is appended to `RUNS_FILE` too, with the pid of the runner that ran it.
  */
 import { Action, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
@@ -54,7 +54,7 @@ const handlers = tools.toLayer({
 const model = LanguageModel.layer({
   generate: (request) =>
     Effect.sync(() => {
-      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && p.status._tag === "Completed"))
+      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && (p.status._tag === "Completed" || p.status._tag === "Rejected")))
       const asked = Messages.textOf(request.messages.find((m) => m.role === "user")!)
       record({ model: request.messages.length, asked })
       const call = asked.includes("remind")
