@@ -20,7 +20,7 @@ import { SqlConversationStore } from "@chat-ts/sql"
 import { ChatWorkflow, Decision } from "@chat-ts/workflow"
 import * as SocketRunner from "@chat-ts/workflow/SocketRunner"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Config, Console, Duration, Effect, Layer, Schema } from "effect"
+import { Config, Console, Duration, Effect, Layer, Option, Schema } from "effect"
 // #endregion imports
 import { isMain } from "./shared/main.js"
 
@@ -56,10 +56,12 @@ const database = PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") })
 // Turns publish their messages to this table: that is what a UI reads.
 const store = SqlConversationStore.layer({ table: "payment_turns" })
 
-// Where a runner listens: RUNNER_HOST (default 127.0.0.1) and RUNNER_PORT (default 0: a free port).
+// Where a runner listens: RUNNER_HOST (default 127.0.0.1) and RUNNER_PORT (default 0: a free port);
+// listening on 0.0.0.0, RUNNER_ADVERTISE_HOST is the address the other runners reach it at.
 const listen = Config.all({
   host: Config.string("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("RUNNER_PORT").pipe(Config.withDefault(0))
+  port: Config.port("RUNNER_PORT").pipe(Config.withDefault(0)),
+  advertiseHost: Config.string("RUNNER_ADVERTISE_HOST").pipe(Config.option, Config.map(Option.getOrUndefined))
 })
 
 // A runner: it joins the others through PostgreSQL, takes its share of the shards and runs their turns.

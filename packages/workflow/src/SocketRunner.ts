@@ -37,13 +37,13 @@ import * as Option from "effect/Option"
 /** Settings of a socket runner. */
 export interface Options {
   /** The host to listen on (default `127.0.0.1`; `0.0.0.0` to take connections from other machines). */
-  readonly host?: string
+  readonly host?: string | undefined
   /** The port to listen on (default 0: a free port, announced to the other runners). */
-  readonly port?: number
+  readonly port?: number | undefined
   /** The host the other runners connect to (default `host`; set it when listening on `0.0.0.0`). */
-  readonly advertiseHost?: string
+  readonly advertiseHost?: string | undefined
   /** The rest of the cluster's settings (shards, lock and poll intervals). */
-  readonly shardingConfig?: Partial<Omit<ShardingConfig.ShardingConfig["Type"], "runnerAddress" | "runnerListenAddress">>
+  readonly shardingConfig?: Partial<Omit<ShardingConfig.ShardingConfig["Type"], "runnerAddress" | "runnerListenAddress">> | undefined
 }
 
 /** What a runner or a client provides: the engine, and the cluster under it. */
