@@ -166,6 +166,10 @@ const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown):
   ).pipe(Option.map((error) => `The arguments do not match the parameters of tool '${name}': ${error.message}`), Option.getOrUndefined)
 }
 
+/** The messages with a decision applied to call `callId` (or why it does not apply). */
+const applyTo = (messages: Messages.Messages, callId: string, decision: Decision.Decision) =>
+  decision._tag === "Approve" ? Messages.approve(messages, callId, decision.edited) : Messages.reject(messages, callId, decision.reason)
+
 /** The status a decision leaves a call in, to tell a repeated decision from a different one. */
 const sameDecision = (call: Messages.ToolCallPart, decision: Decision.Decision): boolean => {
   const status = call.status
@@ -235,9 +239,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       const store = yield* ConversationStore.ConversationStore
       for (let attempt = 1; attempt <= 5; attempt++) {
         const stored = yield* load(executionId)
-        const applied = decision._tag === "Approve"
-          ? Messages.approve(stored.messages, callId, decision.edited)
-          : Messages.reject(stored.messages, callId, decision.reason)
+        const applied = applyTo(stored.messages, callId, decision)
         if (Either.isLeft(applied)) return
         const saved = yield* Effect.either(store.save(executionId, applied.right, { expectedVersion: stored.version }))
         if (Either.isRight(saved) || saved.left._tag !== "ConcurrentModification") return yield* saved
@@ -250,9 +252,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   ): Effect.Effect<void, DecideError, ClientContext> =>
     Effect.gen(function*() {
       const stored = yield* load(executionId)
-      const applied = decision._tag === "Approve"
-        ? Messages.approve(stored.messages, callId, decision.edited)
-        : Messages.reject(stored.messages, callId, decision.reason)
+      const applied = applyTo(stored.messages, callId, decision)
       if (Either.isLeft(applied)) {
         const call = Messages.findTool(stored.messages, callId)
         // The same decision again (a retry after a crash between recording and sending): send it again.
