@@ -40,7 +40,7 @@ export interface Options {
   readonly host?: string | undefined
   /** The port to listen on (default 0: a free port, announced to the other runners). */
   readonly port?: number | undefined
-  /** The host the other runners connect to (default `host`; set it when listening on `0.0.0.0`). */
+  /** The host the other runners connect to (default `host`; required when listening on `0.0.0.0` or `::`). */
   readonly advertiseHost?: string | undefined
   /** The rest of the cluster's settings (shards, lock and poll intervals). */
   readonly shardingConfig?: Partial<Omit<ShardingConfig.ShardingConfig["Type"], "runnerAddress" | "runnerListenAddress">> | undefined
@@ -60,16 +60,18 @@ const shared = <A, E, R>(self: Layer.Layer<A, E, R>) =>
 
 /** The cluster's settings, with the address the socket server got as the runner's address. */
 const configFromServer = (options: Options) =>
-  Layer.unwrapEffect(Effect.map(SocketServer.SocketServer, (server) => {
+  Layer.unwrapEffect(Effect.flatMap(SocketServer.SocketServer, (server) => {
     const address = server.address
-    const port = address._tag === "TcpAddress" ? address.port : 0
-    const host = options.advertiseHost ?? (address._tag === "TcpAddress" ? address.hostname : "127.0.0.1")
-    return ShardingConfig.layer({
+    if (address._tag !== "TcpAddress") return Effect.dieMessage("SocketRunner: the runner must listen on a TCP address")
+    return Effect.succeed(ShardingConfig.layer({
       ...options.shardingConfig,
-      runnerAddress: Option.some(RunnerAddress.make(host, port)),
+      runnerAddress: Option.some(RunnerAddress.make(options.advertiseHost ?? address.hostname, address.port)),
       runnerListenAddress: Option.none()
-    })
+    }))
   }))
+
+/** Addresses a server listens on that no one can connect to. */
+const unspecified = new Set(["0.0.0.0", "::", "[::]", ""])
 
 /**
  * A runner: listens on `host:port`, registers in SQL with the address it got, takes the shards
@@ -77,7 +79,12 @@ const configFromServer = (options: Options) =>
  * ones that stop answering or stop renewing their locks.
  */
 export const layer = (options: Options = {}): Layer.Layer<Provides, SocketServer.SocketServerError, SqlClient> => {
-  const server = NodeSocketServer.layer({ host: options.host ?? "127.0.0.1", port: options.port ?? 0 })
+  const host = options.host ?? "127.0.0.1"
+  // Nobody can connect to "any address": a runner listening on all of them must say where it is.
+  if (unspecified.has(host) && options.advertiseHost === undefined) {
+    return Layer.die(new Error(`SocketRunner: listening on ${host}, set advertiseHost to the address other runners reach this one at`))
+  }
+  const server = NodeSocketServer.layer({ host, port: options.port ?? 0 })
   const health = RunnerHealth.layerPing.pipe(
     Layer.provide(Runners.layerRpc),
     Layer.provide(NodeClusterSocket.layerClientProtocol)
