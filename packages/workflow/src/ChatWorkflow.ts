@@ -3,7 +3,7 @@
  *
  * `make` defines the workflow (its tools and settings); `layer` registers it
  * on a `WorkflowEngine` (in memory, or `ClusterWorkflowEngine` on runners
- * sharing a SQL database). The turn is still `Turn.step`: the workflow is one
+ * sharing a SQL database: `SocketRunner.layer`, many running turns at once). The turn is still `Turn.step`: the workflow is one
  * more shell around the reducer. Each model call and each tool call is an
  * `Activity` (recorded once: a replay after a crash does not call the model
  * again, and a tool call starts at most once unless its tool is idempotent); a
@@ -136,7 +136,9 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
   /**
    * Decides one waiting call of a turn, from any process: checked against the published state
    * (an unknown call, a call already decided, edited arguments that do not fit the tool are typed
-   * errors and nothing is sent), recorded there, then sent to the workflow.
+   * errors and nothing is sent), recorded write-once (a different decision already recorded is
+   * `ToolCallAlreadyResolved`; the same one again is a retry), shown in the published state, then
+   * sent to the workflow.
    */
   readonly decide: (
     executionId: string,
