@@ -3,8 +3,9 @@
  *
  * `make` defines the workflow (its tools and settings); `layer` registers it
  * on a `WorkflowEngine` (in memory, or `ClusterWorkflowEngine` on runners
- * sharing a SQL database: `SocketRunner.layer`, many running turns at once). The turn is still `Turn.step`: the workflow is one
- * more shell around the reducer. Each model call and each tool call is an
+ * sharing a SQL database, as `SocketRunner.layer` builds them: many running
+ * turns at once). The turn is still `Turn.step`: the workflow is one more
+ * shell around the reducer. Each model call and each tool call is an
  * `Activity` (recorded once: a replay after a crash does not call the model
  * again, and a tool call starts at most once unless its tool is idempotent); a
  * pause waits on one `DurableDeferred` per waiting call and a `DurableClock`
