@@ -216,6 +216,9 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       exit: Exit.succeed(decision)
     })
   }
+  /** Sends a decision again (a retry) and wakes the workflow, in case the first send reached it as it went to sleep. */
+  const resend = (executionId: string, callId: string, decision: Decision.Decision) =>
+    Effect.zipRight(send(executionId, callId, decision), workflow.resume(executionId))
   /** The text of the decision recorded for a call, if one is. */
   const recorded = (executionId: string, callId: string) =>
     Effect.flatMap(ConversationStore.ConversationStore, (store) =>
@@ -262,7 +265,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         if (applied.left._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
           const first = yield* recorded(executionId, callId)
           if (first !== undefined && first !== Shell.decisionText(decision)) return yield* Effect.fail(applied.left)
-          return yield* send(executionId, callId, decision)
+          return yield* resend(executionId, callId, decision)
         }
         return yield* Effect.fail(applied.left)
       }
@@ -274,8 +277,11 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         }
       }
       // The write-once record decides between two decisions, whatever the published messages say meanwhile.
-      if (yield* record(executionId, callId, decision)) yield* show(executionId, callId, decision)
-      return yield* send(executionId, callId, decision)
+      if (yield* record(executionId, callId, decision)) {
+        yield* send(executionId, callId, decision)
+        return yield* show(executionId, callId, decision)
+      }
+      return yield* resend(executionId, callId, decision)
     })
   const statusOf = (executionId: string, messages: Messages.Messages) =>
     Effect.map(workflow.poll(executionId), (result): Status => {

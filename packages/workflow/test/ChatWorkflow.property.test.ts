@@ -71,6 +71,9 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
     const id = yield* turns.start("property", Messages.fromUser("go"))
     // Poll like a UI would: decide whatever waits, until the turn ends (bounded).
     for (let poll = 0; poll < 5_000; poll++) {
+      // The in-memory engine misses a decision that comes while the workflow is still on its way to sleep
+      // (the cluster engine queues it): give the workflow time to settle between polls, as a person would.
+      yield* Effect.repeatN(Effect.yieldNow(), 20)
       const found = yield* Effect.either(turns.read(id))
       if (Either.isLeft(found)) {
         expect(found.left._tag).toBe("TurnNotFound")
