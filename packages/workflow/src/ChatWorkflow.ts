@@ -138,8 +138,8 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
    * Decides one waiting call of a turn, from any process: checked against the published state
    * (an unknown call, a call already decided, edited arguments that do not fit the tool are typed
    * errors and nothing is sent), recorded write-once (a different decision already recorded is
-   * `ToolCallAlreadyResolved`; the same one again is a retry), shown in the published state, then
-   * sent to the workflow.
+   * `ToolCallAlreadyResolved`; the same one again is a retry, sent again), sent to the workflow,
+   * then shown in the published state.
    */
   readonly decide: (
     executionId: string,
