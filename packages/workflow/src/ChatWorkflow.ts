@@ -138,8 +138,8 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
    * Decides one waiting call of a turn, from any process: checked against the published state
    * (an unknown call, a call already decided, edited arguments that do not fit the tool are typed
    * errors and nothing is sent), recorded write-once (a different decision already recorded is
-   * `ToolCallAlreadyResolved`; the same one again is a retry, sent again), sent to the workflow,
-   * then shown in the published state.
+   * `ToolCallAlreadyResolved`; the same one again is a retry, sent again), shown in the published
+   * state, then sent to the workflow.
    */
   readonly decide: (
     executionId: string,
@@ -278,8 +278,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       }
       // The write-once record decides between two decisions, whatever the published messages say meanwhile.
       if (yield* record(executionId, callId, decision)) {
-        yield* send(executionId, callId, decision)
-        return yield* show(executionId, callId, decision)
+        yield* show(executionId, callId, decision)
+        return yield* send(executionId, callId, decision)
       }
       return yield* resend(executionId, callId, decision)
     })
