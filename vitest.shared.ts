@@ -19,5 +19,6 @@ export const sourceAliases = [
   { find: /^@chat-ts\/inbox$/, replacement: source("inbox/src/index.ts") },
   { find: /^@chat-ts\/mcp$/, replacement: source("mcp/src/index.ts") },
   { find: /^@chat-ts\/workflow$/, replacement: source("workflow/src/index.ts") },
+  { find: /^@chat-ts\/workflow\/SocketRunner$/, replacement: source("workflow/src/SocketRunner.ts") },
   { find: /^@chat-ts\/effect-ai$/, replacement: source("effect-ai/src/index.ts") }
 ]

@@ -1,10 +1,11 @@
 /**
- * Durable turns on PostgreSQL: a runner process hosts the turns, and any other
- * process starts them, lists what waits for a person and decides, through the
- * same database. A runner can die and another pick the turns up.
+ * Durable turns on PostgreSQL: runner processes host the turns (as many as you
+ * start: they share the shards and reach each other over TCP), and any other
+ * process starts them, lists what waits for a person and decides. A runner can
+ * die and the others pick its turns up.
  *
  *   DATABASE_URL=postgres://… npx tsx src/durable-turns.ts migrate
- *   DATABASE_URL=postgres://… npx tsx src/durable-turns.ts runner            # keeps running
+ *   DATABASE_URL=postgres://… npx tsx src/durable-turns.ts runner            # keeps running; start several
  *   DATABASE_URL=postgres://… npx tsx src/durable-turns.ts start invoice-7 "Pay the plumber 120 EUR."
  *   DATABASE_URL=postgres://… npx tsx src/durable-turns.ts pending <executionId>
  *   DATABASE_URL=postgres://… npx tsx src/durable-turns.ts decide <executionId> <callId> approve|reject
@@ -17,8 +18,7 @@ import { Action, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { SqlConversationStore } from "@chat-ts/sql"
 import { ChatWorkflow, Decision } from "@chat-ts/workflow"
-import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
-import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as SocketRunner from "@chat-ts/workflow/SocketRunner"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Config, Console, Duration, Effect, Layer, Option, Schema } from "effect"
 // #endregion imports
@@ -56,18 +56,24 @@ const database = PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") })
 // Turns publish their messages to this table: that is what a UI reads.
 const store = SqlConversationStore.layer({ table: "payment_turns" })
 
-// A runner: it takes the shard locks in PostgreSQL and runs the turns of its shards.
+// Where a runner listens: RUNNER_HOST (default 127.0.0.1) and RUNNER_PORT (default 0: a free port);
+// listening on 0.0.0.0, RUNNER_ADVERTISE_HOST is the address the other runners reach it at.
+const listen = Config.all({
+  host: Config.string("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.port("RUNNER_PORT").pipe(Config.withDefault(0)),
+  advertiseHost: Config.string("RUNNER_ADVERTISE_HOST").pipe(Config.option, Config.map(Option.getOrUndefined))
+})
+
+// A runner: it joins the others through PostgreSQL, takes its share of the shards and runs their turns.
 const runner = ChatWorkflow.layer(payments).pipe(
-  Layer.provideMerge(ClusterWorkflowEngine.layer),
-  Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql" })),
+  Layer.provideMerge(Layer.unwrapEffect(Effect.map(listen, SocketRunner.layer))),
   Layer.provideMerge(store),
   Layer.provide([model.layer, handlers]),
   Layer.provide(database)
 )
 
-// A client: no runner address, so it holds no shards; what it sends is stored for the runners.
-const client = ClusterWorkflowEngine.layer.pipe(
-  Layer.provideMerge(SingleRunner.layer({ runnerStorage: "sql", shardingConfig: { runnerAddress: Option.none() } })),
+// A client: no address and no shards; it sends starts and decisions to the runners that hold the turns.
+const client = SocketRunner.layerClient().pipe(
   Layer.provideMerge(store),
   Layer.provide(database)
 )

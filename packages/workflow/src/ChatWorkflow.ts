@@ -3,8 +3,9 @@
  *
  * `make` defines the workflow (its tools and settings); `layer` registers it
  * on a `WorkflowEngine` (in memory, or `ClusterWorkflowEngine` on runners
- * sharing a SQL database). The turn is still `Turn.step`: the workflow is one
- * more shell around the reducer. Each model call and each tool call is an
+ * sharing a SQL database, as `SocketRunner.layer` builds them: many running
+ * turns at once). The turn is still `Turn.step`: the workflow is one more
+ * shell around the reducer. Each model call and each tool call is an
  * `Activity` (recorded once: a replay after a crash does not call the model
  * again, and a tool call starts at most once unless its tool is idempotent); a
  * pause waits on one `DurableDeferred` per waiting call and a `DurableClock`
@@ -136,7 +137,9 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
   /**
    * Decides one waiting call of a turn, from any process: checked against the published state
    * (an unknown call, a call already decided, edited arguments that do not fit the tool are typed
-   * errors and nothing is sent), recorded there, then sent to the workflow.
+   * errors and nothing is sent), recorded write-once (a different decision already recorded is
+   * `ToolCallAlreadyResolved`; the same one again is a retry, sent again), shown in the published
+   * state, then sent to the workflow.
    */
   readonly decide: (
     executionId: string,
@@ -165,6 +168,10 @@ const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown):
     Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(Tool.fromWire(tool, edited))
   ).pipe(Option.map((error) => `The arguments do not match the parameters of tool '${name}': ${error.message}`), Option.getOrUndefined)
 }
+
+/** The messages with a decision applied to call `callId` (or why it does not apply). */
+const applyTo = (messages: Messages.Messages, callId: string, decision: Decision.Decision) =>
+  decision._tag === "Approve" ? Messages.approve(messages, callId, decision.edited) : Messages.reject(messages, callId, decision.reason)
 
 /** The status a decision leaves a call in, to tell a repeated decision from a different one. */
 const sameDecision = (call: Messages.ToolCallPart, decision: Decision.Decision): boolean => {
@@ -209,38 +216,72 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       exit: Exit.succeed(decision)
     })
   }
+  /** Sends a decision again (a retry) and wakes the workflow, in case the first send reached it as it went to sleep. */
+  const resend = (executionId: string, callId: string, decision: Decision.Decision) =>
+    Effect.zipRight(send(executionId, callId, decision), workflow.resume(executionId))
+  /** The text of the decision recorded for a call, if one is. */
+  const recorded = (executionId: string, callId: string) =>
+    Effect.flatMap(ConversationStore.ConversationStore, (store) =>
+      Effect.map(store.load(Shell.decisionRecordId(executionId, callId)), (first) =>
+        Option.match(first, {
+          onNone: () => undefined,
+          onSome: (stored) => stored.messages.length === 1 ? Messages.textOf(stored.messages[0]!) : ""
+        })))
+  /** Records the decision about a call, once: the first decision wins; the same one again (a retry) is accepted. */
+  const record = (executionId: string, callId: string, decision: Decision.Decision) =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const id = Shell.decisionRecordId(executionId, callId)
+      const text = Shell.decisionText(decision)
+      const saved = yield* Effect.either(store.save(id, Messages.fromUser(text), { expectedVersion: 0 }))
+      if (Either.isRight(saved)) return true
+      if (saved.left._tag !== "ConcurrentModification") return yield* Effect.fail(saved.left)
+      if ((yield* recorded(executionId, callId)) === text) return false
+      return yield* new ChatError.ToolCallAlreadyResolved({ id: callId, status: "decided" })
+    })
+  /** Shows the decision in the published messages (for a UI), unless the workflow published it, or a later state, first. */
+  const show = (executionId: string, callId: string, decision: Decision.Decision) =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      for (let attempt = 1; attempt <= 5; attempt++) {
+        const stored = yield* load(executionId)
+        const applied = applyTo(stored.messages, callId, decision)
+        if (Either.isLeft(applied)) return
+        const saved = yield* Effect.either(store.save(executionId, applied.right, { expectedVersion: stored.version }))
+        if (Either.isRight(saved) || saved.left._tag !== "ConcurrentModification") return yield* saved
+      }
+    })
   const decide = (
     executionId: string,
     callId: string,
     decision: Decision.Decision
   ): Effect.Effect<void, DecideError, ClientContext> =>
     Effect.gen(function*() {
-      const store = yield* ConversationStore.ConversationStore
-      // A few tries: the workflow may publish between our read and our write.
-      for (let attempt = 1;; attempt++) {
-        const stored = yield* load(executionId)
-        const applied = decision._tag === "Approve"
-          ? Messages.approve(stored.messages, callId, decision.edited)
-          : Messages.reject(stored.messages, callId, decision.reason)
-        if (Either.isLeft(applied)) {
-          const call = Messages.findTool(stored.messages, callId)
-          // The same decision again (a retry after a crash between recording and sending): send it again.
-          if (applied.left._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
-            return yield* send(executionId, callId, decision)
-          }
-          return yield* Effect.fail(applied.left)
+      const stored = yield* load(executionId)
+      const applied = applyTo(stored.messages, callId, decision)
+      if (Either.isLeft(applied)) {
+        const call = Messages.findTool(stored.messages, callId)
+        // The same decision again (a retry after a crash between recording and sending): send it again.
+        if (applied.left._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
+          const first = yield* recorded(executionId, callId)
+          if (first !== undefined && first !== Shell.decisionText(decision)) return yield* Effect.fail(applied.left)
+          return yield* resend(executionId, callId, decision)
         }
-        if (decision._tag === "Approve" && decision.edited !== undefined) {
-          const call = Messages.findTool(stored.messages, callId)!
-          const detail = editProblem(tools.get(call.name), call.name, decision.edited)
-          if (detail !== undefined) {
-            return yield* new ChatError.InvalidEditedArguments({ id: callId, name: call.name, detail, messages: stored.messages })
-          }
-        }
-        const saved = yield* Effect.either(store.save(executionId, applied.right, { expectedVersion: stored.version }))
-        if (Either.isRight(saved)) return yield* send(executionId, callId, decision)
-        if (saved.left._tag !== "ConcurrentModification" || attempt >= 5) return yield* Effect.fail(saved.left)
+        return yield* Effect.fail(applied.left)
       }
+      if (decision._tag === "Approve" && decision.edited !== undefined) {
+        const call = Messages.findTool(stored.messages, callId)!
+        const detail = editProblem(tools.get(call.name), call.name, decision.edited)
+        if (detail !== undefined) {
+          return yield* new ChatError.InvalidEditedArguments({ id: callId, name: call.name, detail, messages: stored.messages })
+        }
+      }
+      // The write-once record decides between two decisions, whatever the published messages say meanwhile.
+      if (yield* record(executionId, callId, decision)) {
+        yield* show(executionId, callId, decision)
+        return yield* send(executionId, callId, decision)
+      }
+      return yield* resend(executionId, callId, decision)
     })
   const statusOf = (executionId: string, messages: Messages.Messages) =>
     Effect.map(workflow.poll(executionId), (result): Status => {

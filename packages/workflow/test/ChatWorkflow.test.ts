@@ -1,9 +1,9 @@
 import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, TestClock } from "effect"
+import { Effect, Either, Option, TestClock } from "effect"
 import { ChatWorkflow, Decision } from "../src/index.js"
-import { claimId } from "../src/internal/shell.js"
+import { claimId, decisionRecordId } from "../src/internal/shell.js"
 import { eventually, HOUR, recorder, testLayer, turns } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
@@ -108,6 +108,80 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
       const late = yield* Effect.flip(turns.decide(id, "c2", Decision.approve()))
       expect(late._tag).toBe("ToolCallAlreadyResolved")
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("a decision is recorded once: a second, different one is refused even when the published messages still show the call waiting", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([
+        { id: "d1", name: "delete_files", arguments: { paths: ["a"] } },
+        { id: "d2", name: "delete_files", arguments: { paths: ["b"] } }
+      ]),
+      MockLanguageModel.text("Done.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-12", ask)
+      const paused = yield* waiting(id)
+      yield* turns.decide(id, "d1", Decision.reject("keep a"))
+      // The turn took the decision and waits for d2 again...
+      yield* eventually(turns.read(id), (view) => statusOf(view.messages, "d1")?._tag === "Rejected")
+      // ...and a publish of an older state (as a workflow's publish racing a client's write) shows d1 waiting.
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save(id, paused.messages)
+      expect(statusOf((yield* turns.read(id)).messages, "d1")).toEqual({ _tag: "AwaitingApproval" })
+      const second = yield* Effect.flip(turns.decide(id, "d1", Decision.approve()))
+      expect(second._tag).toBe("ToolCallAlreadyResolved")
+      // The same decision again is a retry: accepted.
+      yield* turns.decide(id, "d1", Decision.reject("keep a"))
+
+      yield* turns.decide(id, "d2", Decision.approve())
+      const done = yield* ended(id)
+      expect(statusOf(done.messages, "d1")).toEqual({ _tag: "Rejected", by: "user", reason: "keep a" })
+      expect(rec.calls.map((c) => c.params)).toEqual([{ paths: ["b"] }])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("two different decisions for one call at once: one wins, the other is refused, and the turn applies the winner", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript())
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-13", ask)
+      yield* waiting(id)
+      // The in-memory engine drops a decision that comes before the workflow has suspended: let it suspend.
+      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      const [approved, rejected] = yield* Effect.all([
+        Effect.either(turns.decide(id, "c2", Decision.approve())),
+        Effect.either(turns.decide(id, "c2", Decision.reject("no")))
+      ], { concurrency: "unbounded" })
+      expect([approved, rejected].filter(Either.isRight)).toHaveLength(1)
+      const loser = [approved, rejected].find(Either.isLeft)!
+      expect(loser.left._tag).toBe("ToolCallAlreadyResolved")
+      const done = yield* ended(id)
+      const won = Either.isRight(approved) ? "Completed" : "Rejected"
+      expect(statusOf(done.messages, "c2")?._tag).toBe(won)
+      expect(rec.calls.filter((c) => c.name === "delete_files")).toHaveLength(won === "Completed" ? 1 : 0)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("a turn that ends removes its claim and decision records from the store", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript())
+    return Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const id = yield* turns.start("conv-14", ask)
+      yield* waiting(id)
+      expect(Option.isSome(yield* store.load(claimId(id, "c1", 1)))).toBe(true)
+      yield* turns.decide(id, "c2", Decision.approve())
+      yield* ended(id)
+      for (const record of [claimId(id, "c1", 1), claimId(id, "c2", 1), decisionRecordId(id, "c2")]) {
+        expect(yield* store.load(record)).toEqual(Option.none())
+      }
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files"])
+      // A decision after the end is refused and leaves no record behind.
+      expect((yield* Effect.flip(turns.decide(id, "c2", Decision.reject("late"))))._tag).toBe("ToolCallAlreadyResolved")
+      expect(yield* store.load(decisionRecordId(id, "c2"))).toEqual(Option.none())
+      expect(rec.calls).toHaveLength(2)
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 

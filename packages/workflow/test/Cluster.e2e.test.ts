@@ -41,7 +41,7 @@ describe("durable turns on runner processes and PostgreSQL", () => {
 
   beforeAll(async () => {
     server = await EmbeddedPostgres.start()
-    env = { DATABASE_URL: server.url, TABLE: table, RUNS_FILE: runsFile, REMIND_MILLIS: "3000" }
+    env = { DATABASE_URL: server.url, TABLE: table, RUNS_FILE: runsFile, REMIND_MILLIS: "8000" }
     runtime = ManagedRuntime.make(
       SqlConversationStore.layer({ table }).pipe(
         Layer.provideMerge(PgClient.layer({ url: Redacted.make(server.url) })),
@@ -57,32 +57,83 @@ describe("durable turns on runner processes and PostgreSQL", () => {
     await server?.stop()
   }, 60_000)
 
-  // Every runner here is a `SingleRunner` (support/runner.ts): the one holding the shard locks runs the
-  // turns, the others wait for the locks; a runner killed with SIGKILL loses them when its connection drops.
-  it("start on A, pause, kill -9 A, decide through B: completes on B; the tool ran once, the model twice", async () => {
-    const a = await startRunner()
-    const id = (await a.send({ start: "conv-1", text: "delete the logs" })).id!
-    expect(typeof id).toBe("string")
-    await Runners.until(async () => (await statusOf(id, "d1")) === "AwaitingApproval", 60_000, "the turn pausing")
-    expect(Runners.runsOf(runsFile).filter((r) => r.model !== undefined)).toEqual([{ model: 1, pid: a.pid }])
+  /** The shards each runner holds, asked of the runners themselves. */
+  const shardsOf = async (runner: Runners.RunnerProcess) => (await runner.send({ shards: true })).shards ?? []
 
-    // B starts while A still holds the locks; A dies without a word.
-    const b = await startRunner()
+  /** Waits until these runners hold every shard between them, each at least one, none twice. */
+  const spread = (live: ReadonlyArray<Runners.RunnerProcess>, what: string) =>
+    Runners.until(async () => {
+      const held = await Promise.all(live.map(shardsOf))
+      const all = held.flat()
+      return held.every((shards) => shards.length > 0) && all.length === Runners.shardsPerGroup &&
+        new Set(all).size === Runners.shardsPerGroup
+    }, 60_000, what)
+
+  /** A conversation whose turn lands on a shard `runner` holds (or does not hold), found by asking it. */
+  const conversationOn = async (runner: Runners.RunnerProcess, owned: boolean, prefix: string) => {
+    for (let i = 0; i < 64; i++) {
+      const text = `delete ${prefix}-${i}`
+      const id = (await runner.send({ executionOf: `${prefix}-${i}`, text })).id!
+      if ((await runner.send({ owns: id })).owns === owned) return { conversation: `${prefix}-${i}`, text, id }
+    }
+    throw new Error(`no conversation found on the ${owned ? "asked" : "other"} runner`)
+  }
+
+  const completed = async (id: string) => {
+    const last = (await view(id))?.messages.at(-1)
+    return last?.role === "assistant" && Messages.textOf(last) === "done"
+  }
+
+  it("two active runners: turns started on either run on both; kill -9 one, decide through the other: it completes there, the tool ran once", async () => {
+    const [a, b] = await Promise.all([startRunner(), startRunner()])
+    await spread([a, b], "the shards spreading over both runners")
+
+    // One turn on each runner's shards, each started through the other runner: the start is sent over
+    // the socket (or stored and announced), and answers at once; no runner waits for a lock.
+    const onA = await conversationOn(a, true, "conv-a")
+    const onB = await conversationOn(a, false, "conv-b")
+    expect((await b.send({ start: onA.conversation, text: onA.text }, 15_000)).id).toBe(onA.id)
+    expect((await a.send({ start: onB.conversation, text: onB.text }, 15_000)).id).toBe(onB.id)
+    await Runners.until(async () => (await statusOf(onA.id, "d1")) === "AwaitingApproval", 60_000, "the turn on A pausing")
+    await Runners.until(async () => (await statusOf(onB.id, "d1")) === "AwaitingApproval", 60_000, "the turn on B pausing")
+    const modelCalls = (text: string) => Runners.runsOf(runsFile).filter((r) => r.model !== undefined && r.asked === text)
+    expect(modelCalls(onA.text).map((r) => r.pid)).toEqual([a.pid])
+    expect(modelCalls(onB.text).map((r) => r.pid)).toEqual([b.pid])
+
+    // A dies without a word; B takes its shards and the paused turn with them.
     await Runners.kill(a)
-    expect(await b.send({ decide: id, call: "d1", approve: true })).toEqual({ n: expect.any(Number) })
-    await Runners.until(async () => (await view(id))?.messages.at(-1)?.role === "assistant" &&
-      Messages.textOf((await view(id))!.messages.at(-1)!) === "done", 60_000, "the turn completing on B")
+    expect(await b.send({ decide: onA.id, call: "d1", approve: true }, 60_000)).toEqual({ n: expect.any(Number) })
+    await Runners.until(() => completed(onA.id), 60_000, "the turn of A completing on B")
+    expect(await shardsOf(b)).toHaveLength(Runners.shardsPerGroup)
+    // Two different decisions for one call at once: one wins, the other is refused.
+    const [approved, rejected] = await Promise.all([
+      b.send({ decide: onB.id, call: "d1", approve: true }),
+      b.send({ decide: onB.id, call: "d1", approve: false })
+    ])
+    expect([approved.error, rejected.error].filter((error) => error !== undefined)).toEqual(["ToolCallAlreadyResolved"])
+    await Runners.until(() => completed(onB.id), 60_000, "the turn of B completing")
+    expect(await statusOf(onB.id, "d1")).toBe(approved.error === undefined ? "Completed" : "Rejected")
 
-    const runs = Runners.runsOf(runsFile)
-    expect(runs.filter((r) => r.tool === "delete_files")).toEqual([{ tool: "delete_files", pid: b.pid }])
-    expect(runs.filter((r) => r.model !== undefined).map((r) => r.pid)).toEqual([a.pid, b.pid])
-    expect(await statusOf(id, "d1")).toBe("Completed")
+    const tools = Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files")
+    expect(tools.filter((r) => r.paths?.[0] === onA.text)).toEqual([{ tool: "delete_files", paths: [onA.text], pid: b.pid }])
+    expect(tools.filter((r) => r.paths?.[0] === onB.text)).toEqual(
+      approved.error === undefined ? [{ tool: "delete_files", paths: [onB.text], pid: b.pid }] : []
+    )
+    expect(modelCalls(onA.text).map((r) => r.pid)).toEqual([a.pid, b.pid])
+    expect(modelCalls(onB.text).map((r) => r.pid)).toEqual([b.pid, b.pid])
+    expect(await statusOf(onA.id, "d1")).toBe("Completed")
+    // The ended turns remove their claim and decision records (right after their last publish).
+    for (const turn of [onA.id, onB.id]) {
+      await Runners.until(async () =>
+        (await view(`${turn}/claim/d1/1`)) === undefined && (await view(`${turn}/decision/d1`)) === undefined, 30_000, "the records going")
+    }
     // A second decision is refused, and nothing runs again.
-    expect((await b.send({ decide: id, call: "d1", approve: true })).error).toBe("ToolCallAlreadyResolved")
+    expect((await b.send({ decide: onA.id, call: "d1", approve: true })).error).toBe("ToolCallAlreadyResolved")
+    expect(Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files")).toHaveLength(approved.error === undefined ? 2 : 1)
   }, 240_000)
 
-  it("a call scheduled 3 seconds out fires after both runners were killed and restarted", async () => {
-    // One runner at a time holds the shard locks (see support/runner.ts): start from a fresh one.
+  it("a call scheduled 8 seconds out fires after both runners were killed and restarted", async () => {
+    // Start from a fresh runner, so that the turn runs there.
     for (const runner of runners) await Runners.kill(runner)
     const c = await startRunner()
     const id = (await c.send({ start: "conv-2", text: "remind me" })).id!

@@ -26,6 +26,13 @@ export const decisionDeferred = (id: string) => DurableDeferred.make(`decision/$
 export const claimId = (executionId: string, callId: string, attempt: number): string =>
   `${executionId}/claim/${callId}/${attempt}`
 
+/** Where a person's decision about call `callId` is recorded, write-once (the first decision wins), in the turn store. */
+export const decisionRecordId = (executionId: string, callId: string): string => `${executionId}/decision/${callId}`
+
+/** A decision as the text of its record: the same decision gives the same text. */
+export const decisionText = (decision: Decision.Decision): string =>
+  JSON.stringify([decision._tag, decision._tag === "Approve" ? decision.edited ?? null : decision.reason ?? null])
+
 /** What the turn returns when it completes. */
 export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
 
@@ -153,9 +160,26 @@ export const run = <R>(
         })
       )
     const step = (state: Messages.Messages, event: Turn.Event) => Turn.step(state, event, turnConfig)
+    // The claim and decision records of this turn (a replay meets the same ones), removed when it ends.
+    const records = new Set<string>()
+    /** Publishes the final messages, then removes the turn's records: no call of an ended turn starts or waits again. */
+    const finish = (state: Messages.Messages) =>
+      Effect.zipRight(
+        publish(state),
+        Effect.suspend(() =>
+          Activity.make({
+            name: `cleanup/${++seq}`,
+            execute: Effect.forEach(records, (id) => store.remove(id), { discard: true }).pipe(
+              Effect.retry(storeRetry),
+              Effect.orDie
+            )
+          })
+        )
+      )
 
     const runTool = (state: Messages.Messages, call: Messages.ToolCallPart) => {
       const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
+      records.add(claimId(executionId, call.id, attempt))
       return Activity.make({
         name: `tool/${call.id}/${attempt}`,
         success: ToolResult,
@@ -179,6 +203,7 @@ export const run = <R>(
     const wait = (state: Messages.Messages) =>
       Effect.gen(function*() {
         const waiting = lastCalls(state).filter(Messages.isAwaitingDecision)
+        for (const call of waiting) records.add(decisionRecordId(executionId, call.id))
         const until = wakeAt(waiting)
         const name = `wake/${++seq}`
         const decisions = waiting.map((call) =>
@@ -218,7 +243,7 @@ export const run = <R>(
             success: Messages.Message,
             error: ModelError,
             execute: steps.callModel(state, outcome.step)
-          }).pipe(Effect.tapError(() => publish(state)), Effect.mapError((error) => ChatError.withMessages(error, state)))
+          }).pipe(Effect.tapError(() => finish(state)), Effect.mapError((error) => ChatError.withMessages(error, state)))
           result = step(state, Turn.Event.ModelResponded({ message }))
           break
         }
@@ -254,7 +279,7 @@ export const run = <R>(
             )[0]
           }
           if (defect !== undefined) {
-            yield* publish(next)
+            yield* finish(next)
             return yield* new ChatError.ToolHandlerDefect({ ...defect, messages: next })
           }
           // Lost calls are failed by the reducer, or started again as their next attempt when their tool is idempotent.
@@ -273,13 +298,13 @@ export const run = <R>(
           break
         }
         case "Complete":
-          yield* publish(state)
+          yield* finish(state)
           return { messages: state, response: outcome.response }
         case "StepLimit":
-          yield* publish(state)
+          yield* finish(state)
           return yield* new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages: state })
         case "InvalidEdits": {
-          yield* publish(state)
+          yield* finish(state)
           const first = outcome.edits[0]!
           return yield* new ChatError.InvalidEditedArguments({
             id: first.id,
@@ -289,7 +314,7 @@ export const run = <R>(
           })
         }
         case "PendingCalls":
-          yield* publish(state)
+          yield* finish(state)
           return yield* new ChatError.PendingToolCalls({ ids: outcome.ids, messages: state })
       }
     }

@@ -11,6 +11,9 @@ import { fileURLToPath } from "node:url"
 const script = fileURLToPath(new URL("./runner.ts", import.meta.url))
 const packageDir = fileURLToPath(new URL("../..", import.meta.url))
 
+/** How many shards the runners split (as `runner.ts` configures them). */
+export const shardsPerGroup = 8
+
 /** One answer of a runner. */
 export interface Reply {
   readonly n?: number
@@ -18,6 +21,8 @@ export interface Reply {
   readonly id?: string
   readonly error?: string
   readonly defect?: string
+  readonly shards?: ReadonlyArray<number>
+  readonly owns?: boolean
 }
 
 export interface RunnerProcess {
@@ -82,7 +87,10 @@ export const kill = async (runner: RunnerProcess): Promise<void> => {
 export interface Run {
   readonly pid: number
   readonly model?: number
+  /** The user's text of the turn the model was called for. */
+  readonly asked?: string
   readonly tool?: string
+  readonly paths?: ReadonlyArray<string>
 }
 
 /** Everything the runners recorded in `file`. */

@@ -1,28 +1,34 @@
 /**
- * A runner process for the end-to-end test: one `@effect/cluster` runner on
- * PostgreSQL (`DATABASE_URL`) hosting the durable turn, with the turn store in
+ * A runner process for the end-to-end test: one `@effect/cluster` socket
+ * runner (`SocketRunner.layer`, 127.0.0.1, a free port) on PostgreSQL
+ * (`DATABASE_URL`) hosting the durable turn, with the turn store in
  * table `TABLE`. It prints `{"ready":true}` once its layers are built, then
  * runs the commands it reads from stdin (one JSON object a line), answering
  * each with one JSON line:
  *
  * - `{ "n", "start": conversationId, "text" }`: starts a turn; answers `{ "n", "id" }`.
  * - `{ "n", "decide": executionId, "call", "approve": boolean }`; answers `{ "n" }` or `{ "n", "error" }`.
+ * - `{ "n", "executionOf": conversationId, "text" }`: the execution id of that turn, without starting it; answers `{ "n", "id" }`.
+ * - `{ "n", "shards": true }`: the shards this runner holds now; answers `{ "n", "shards": [1, 4, …] }`.
+ * - `{ "n", "owns": executionId }`: whether this runner holds the shard of that turn; answers `{ "n", "owns" }`.
  *
- * The model is a fake that records every call in `RUNS_FILE` (`{"model":n}`):
- * asked to "delete", it proposes `delete_files` (needs approval); asked to
- * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a tool's
- * result is in the conversation, it answers "done". Each run of a tool handler
+ * The model is a fake that records every call in `RUNS_FILE` (`{"model":n,"asked":text}`):
+ * asked to "delete", it proposes `delete_files` of `[text]` (needs approval); asked to
+ * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a call
+ * is completed or rejected in the conversation, it answers "done". Each run of a tool handler
  * is appended to `RUNS_FILE` too, with the pid of the runner that ran it.
  */
 import { Action, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
-import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
-import * as SingleRunner from "@effect/cluster/SingleRunner"
+import * as EntityId from "@effect/cluster/EntityId"
+import * as ShardId from "@effect/cluster/ShardId"
+import { Sharding } from "@effect/cluster/Sharding"
 import * as PgClient from "@effect/sql-pg/PgClient"
 import { Duration, Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { SqlConversationStore } from "../../../sql/src/index.js"
 import { ChatWorkflow, Decision } from "../../src/index.js"
+import * as SocketRunner from "../../src/SocketRunner.js"
 
 const runsFile = process.env["RUNS_FILE"]!
 const record = (entry: object) => fs.appendFileSync(runsFile, JSON.stringify({ ...entry, pid: process.pid }) + "\n")
@@ -41,19 +47,19 @@ const tools = Toolkit.withStrategy(
 export const turns = ChatWorkflow.make({ name: "e2e-turn", tools })
 
 const handlers = tools.toLayer({
-  delete_files: (params) => Effect.sync(() => (record({ tool: "delete_files" }), { deleted: params.paths.length })),
+  delete_files: (params) => Effect.sync(() => (record({ tool: "delete_files", paths: params.paths }), { deleted: params.paths.length })),
   remind: (params) => Effect.sync(() => (record({ tool: "remind" }), `sent: ${params.text}`))
 })
 
 const model = LanguageModel.layer({
   generate: (request) =>
     Effect.sync(() => {
-      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && p.status._tag === "Completed"))
+      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && (p.status._tag === "Completed" || p.status._tag === "Rejected")))
       const asked = Messages.textOf(request.messages.find((m) => m.role === "user")!)
-      record({ model: request.messages.length })
+      record({ model: request.messages.length, asked })
       const call = asked.includes("remind")
         ? Messages.toolCall({ id: "r1", name: "remind", arguments: `{"text":"stand up"}` })
-        : Messages.toolCall({ id: "d1", name: "delete_files", arguments: `{"paths":["a.log"]}` })
+        : Messages.toolCall({ id: "d1", name: "delete_files", arguments: JSON.stringify({ paths: [asked] }) })
       return answered
         ? { parts: [Messages.text("done")], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "stop" as const }
         : { parts: [call], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "tool-calls" as const }
@@ -61,19 +67,19 @@ const model = LanguageModel.layer({
   stream: () => Effect.dieMessage("not used") as never
 })
 
+const shardsPerGroup = 8 // as `Runners.shardsPerGroup`
 const database = PgClient.layer({ url: Redacted.make(process.env["DATABASE_URL"]!) })
-const cluster = ClusterWorkflowEngine.layer.pipe(
-  Layer.provideMerge(SingleRunner.layer({
-    runnerStorage: "sql",
-    shardingConfig: {
-      shardsPerGroup: 4,
-      entityMessagePollInterval: Duration.millis(250),
-      shardLockRefreshInterval: Duration.seconds(1),
-      shardLockExpiration: Duration.seconds(5),
-      refreshAssignmentsInterval: Duration.millis(500)
-    }
-  }))
-)
+// A socket runner on 127.0.0.1 and a free port; short lock and poll intervals so that a killed runner's shards move in seconds.
+const cluster = SocketRunner.layer({
+  shardingConfig: {
+    shardsPerGroup: shardsPerGroup,
+    entityMessagePollInterval: Duration.millis(250),
+    shardLockRefreshInterval: Duration.seconds(1),
+    shardLockExpiration: Duration.seconds(5),
+    refreshAssignmentsInterval: Duration.millis(500),
+    runnerHealthCheckInterval: Duration.seconds(2)
+  }
+})
 const store = SqlConversationStore.layer({ table: process.env["TABLE"]! })
 const runtime = ManagedRuntime.make(
   ChatWorkflow.layer(turns).pipe(
@@ -90,11 +96,24 @@ interface Command {
   readonly decide?: string
   readonly call?: string
   readonly approve?: boolean
+  readonly shards?: boolean
+  readonly owns?: string
+  readonly executionOf?: string
 }
 
-const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.ClientContext> =>
+const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.ClientContext | Sharding> =>
   command.start !== undefined
     ? Effect.map(turns.start(command.start, Messages.fromUser(command.text ?? "")), (id) => ({ id }))
+    : command.executionOf !== undefined
+    ? Effect.map(turns.executionId(command.executionOf, Messages.fromUser(command.text ?? "")), (id) => ({ id }))
+    : command.shards === true
+    ? Effect.map(Sharding, (sharding) => ({
+      shards: Array.from({ length: shardsPerGroup }, (_, i) => i + 1).filter((i) => sharding.hasShardId(ShardId.make("default", i)))
+    }))
+    : command.owns !== undefined
+    ? Effect.map(Sharding, (sharding) => ({
+      owns: sharding.hasShardId(sharding.getShardId(EntityId.make(command.owns!), "default"))
+    }))
     : turns.decide(command.decide!, command.call!, command.approve === true ? Decision.approve() : Decision.reject("no")).pipe(
       Effect.as({}),
       Effect.catchAll((error) => Effect.succeed({ error: error._tag }))

@@ -1,0 +1,108 @@
+/**
+ * Runners that reach each other over TCP sockets, so that many runners run
+ * durable turns at once: the shards (and with them the turns) are spread over
+ * every healthy runner, a message for a turn goes to the runner that holds it,
+ * and when a runner dies its shards move to the others. Runners and messages
+ * live in SQL (`SqlRunnerStorage`, `SqlMessageStorage`), the same database the
+ * turns publish to.
+ *
+ * `layer` is a runner: it listens on a host and port (port 0 picks a free one)
+ * and tells the other runners the address it got. `layerClient` is a process
+ * that starts and decides turns without running any. Both provide the
+ * `WorkflowEngine` that `ChatWorkflow.layer` and the client side need. Node
+ * only (`@effect/platform-node`).
+ *
+ * @since 0.1.0
+ */
+import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
+import type { MessageStorage } from "@effect/cluster/MessageStorage"
+import * as RunnerAddress from "@effect/cluster/RunnerAddress"
+import * as RunnerHealth from "@effect/cluster/RunnerHealth"
+import * as Runners from "@effect/cluster/Runners"
+import type { Sharding } from "@effect/cluster/Sharding"
+import * as ShardingConfig from "@effect/cluster/ShardingConfig"
+import * as ClusterSocketRunner from "@effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
+import * as SocketServer from "@effect/platform/SocketServer"
+import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
+import * as RpcSerialization from "@effect/rpc/RpcSerialization"
+import type { SqlClient } from "@effect/sql/SqlClient"
+import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+
+/** Settings of a socket runner. */
+export interface Options {
+  /** The host to listen on (default `127.0.0.1`; `0.0.0.0` to take connections from other machines). */
+  readonly host?: string | undefined
+  /** The port to listen on (default 0: a free port, announced to the other runners). */
+  readonly port?: number | undefined
+  /** The host the other runners connect to (default `host`; required when listening on `0.0.0.0` or `::`). */
+  readonly advertiseHost?: string | undefined
+  /** The rest of the cluster's settings (shards, lock and poll intervals). */
+  readonly shardingConfig?: Partial<Omit<ShardingConfig.ShardingConfig["Type"], "runnerAddress" | "runnerListenAddress">> | undefined
+}
+
+/** What a runner or a client provides: the engine, and the cluster under it. */
+export type Provides = WorkflowEngine | Sharding | MessageStorage
+
+/** Runners and messages in SQL, connections to runners over TCP, messages in MessagePack. */
+const shared = <A, E, R>(self: Layer.Layer<A, E, R>) =>
+  self.pipe(
+    Layer.provide(NodeClusterSocket.layerClientProtocol),
+    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
+    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
+    Layer.provide(RpcSerialization.layerMsgPack)
+  )
+
+/** The cluster's settings, with the address the socket server got as the runner's address. */
+const configFromServer = (options: Options) =>
+  Layer.unwrapEffect(Effect.flatMap(SocketServer.SocketServer, (server) => {
+    const address = server.address
+    if (address._tag !== "TcpAddress") return Effect.dieMessage("SocketRunner: the runner must listen on a TCP address")
+    return Effect.succeed(ShardingConfig.layer({
+      ...options.shardingConfig,
+      runnerAddress: Option.some(RunnerAddress.make(options.advertiseHost ?? address.hostname, address.port)),
+      runnerListenAddress: Option.none()
+    }))
+  }))
+
+/** Addresses a server listens on that no one can connect to. */
+const unspecified = new Set(["0.0.0.0", "::", "[::]", ""])
+
+/**
+ * A runner: listens on `host:port`, registers in SQL with the address it got, takes the shards
+ * assigned to it and runs their turns; pings the other runners and takes over the shards of the
+ * ones that stop answering or stop renewing their locks.
+ */
+export const layer = (options: Options = {}): Layer.Layer<Provides, SocketServer.SocketServerError, SqlClient> => {
+  const host = options.host ?? "127.0.0.1"
+  // Nobody can connect to "any address": a runner listening on all of them must say where it is.
+  if (unspecified.has(host) && options.advertiseHost === undefined) {
+    return Layer.die(new Error(`SocketRunner: listening on ${host}, set advertiseHost to the address other runners reach this one at`))
+  }
+  const server = NodeSocketServer.layer({ host, port: options.port ?? 0 })
+  const health = RunnerHealth.layerPing.pipe(
+    Layer.provide(Runners.layerRpc),
+    Layer.provide(NodeClusterSocket.layerClientProtocol)
+  )
+  return ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(ClusterSocketRunner.layer),
+    Layer.provide(health),
+    shared,
+    Layer.provide(Layer.provideMerge(configFromServer(options), server))
+  )
+}
+
+/** A client: no address and no shards; it sends starts and decisions to the runners that hold the turns. */
+export const layerClient = (
+  options: Pick<Options, "shardingConfig"> = {}
+): Layer.Layer<Provides, never, SqlClient> =>
+  ClusterWorkflowEngine.layer.pipe(
+    Layer.provideMerge(ClusterSocketRunner.layerClientOnly),
+    shared,
+    Layer.provide(ShardingConfig.layer({ ...options.shardingConfig, runnerAddress: Option.none() }))
+  )
