@@ -38,22 +38,26 @@ export const notes = {
     "shell drops the mark whenever it hands the array out: to the model, a checkpoint, a stream), so",
     "the history is copied once per model call (the array in the request), not once per event.",
     "`Turn.step` stays pure and unchanged in behaviour; properties check `stepAt` and `Turn.run`",
-    "against it. The instruction count per step is the same at N=10 and N=1,000; what grows in time",
-    "is that one copy of a 1,000-message array per step and the garbage it leaves for the GC."
+    "against it. The instruction count per step is the same at N=10 and N=1,000 (48.9 and 50.6); what",
+    "grows in time is that one copy of a 1,000-message array per step and the garbage it leaves for",
+    "the GC. In the quiet run this came to 1.31× (missed; the run under load had read 1.10×, within",
+    "its noise). Reaching 1.2× would take handing the model the history without copying it (the",
+    "request holding the shell's array, frozen, or a persistent list), which changes what a provider",
+    "may assume about the array it is given; not done."
   ].join("\n"),
   cold: [
     "**Cold start.** Most of a chat-ts cold start is loading Effect: the row `effect (floor)` imports",
     "the Effect modules chat-ts uses (Effect, Schema, Stream, Layer, Mailbox) and nothing else: in the",
     "run of these tables about 80% of chat-ts's import time. The AI SDK and zod load fewer, smaller",
     "modules. Once loaded, chat-ts's turns are the cheapest (the 100-turn column minus the first-turn",
-    "column: about 0.95 s for 99 turns against about 3 s for the AI SDK in that run), so its lead grows",
+    "column: about 80 ms for 99 turns against about 200 ms for the AI SDK in the quiet run), so its lead grows",
     "with every request a process serves; the 100-turn total is still behind the AI SDK's because of",
     "the import. Reducing chat-ts's own module-load work was not done in this work (the remaining 20%:",
     "core's barrel loads every module, Worker, SignedState, ConversationStore and the JSON Schema",
     "tooling included). Reaching 2× faster than the fastest peer would take loading much less of",
     "Effect (a bundled build, or entry points that import only what a chat needs): packaging work,",
-    "left open. The run was made on a heavily loaded machine (load average above 15 on 2 cores), so",
-    "the absolute milliseconds are inflated several times; the ratios are what to read."
+    "left open. In the quiet run of these tables the floor's import is 665 ms of chat-ts's 772 ms",
+    "(86%), and chat-ts's first request comes 2.44× later than the AI SDK's (807 ms against 331 ms)."
   ].join("\n"),
   json: [
     "**JSON.** `Messages.toJson` and `fromJson` first run a check compiled from the messages Schema's",
@@ -80,12 +84,17 @@ export const notes = {
     "which converts the growing prompt again on every step (`convertToLanguageModelPrompt`);",
     "`@effect/ai` builds its response Schemas anew on every call (`Response.Part(toolkit)`).",
     "",
-    "The run of these tables was made while the 2-core machine ran other sessions' work (load average",
-    "18 when scenario 1 started, over 50 during it): every time is several times its quiet value,",
-    "and unevenly. chat-ts's N=10 median (about 135 µs) came out above its own N=100 median (about",
-    "113 µs) though a step's work does not grow with N (scenario 7: 47 instructions a step at N=10,",
-    "48 at N=100), so where the N=10 ratio misses 0.15× it is that noise, measured, not a cost found:",
-    "rerun on a quiet machine to read it. Scenario 7's instruction counts are the load-free measure."
+    "The tables of scenarios 1, 7 and 8 come from a run on a quiet machine (load average about 1.3 at",
+    "its start, no other work running). An earlier run under load (average 18 to 50) had put chat-ts's",
+    "N=10 ratio at 0.20× and read the miss as noise; the quiet run says it is not noise: the AI SDK",
+    "gains more from a quiet machine than chat-ts does, and the ratios are 0.24× at N=1, 0.22× at",
+    "N=10 and 0.07× at N=100 (chat-ts 4.2×, 4.5× and 15× cheaper per step). At N=1 a turn's own",
+    "setup (the `Resume` event with its checks, the tracer lookup, the run's state) is paid for one",
+    "step, which is why N=1 costs more per step than N=10. Meeting 0.15× would take cutting a step to",
+    "about two thirds of its cost: the remaining interpreter work is listed under the instruction",
+    "count (about 49 a step), most of it the bookkeeping of `Effect.gen` and `Effect.forEach`; a",
+    "step written as one hand-rolled state machine over `Effect.async` would be the next move, at a",
+    "cost in readability this work did not pay."
   ].join("\n"),
   streaming: [
     "**Streaming.** The server now paces its events on its clock from a process of its own (one event",
