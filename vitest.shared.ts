@@ -11,14 +11,14 @@ const source = (path: string) => fileURLToPath(new URL(`./packages/${path}`, imp
 export const sourceAliases = [
   { find: /^@chat-ts\/core$/, replacement: source("core/src/index.ts") },
   { find: /^@chat-ts\/core\/testing$/, replacement: source("core/src/testing/index.ts") },
-  { find: /^@chat-ts\/providers$/, replacement: source("providers/src/index.ts") },
-  { find: /^@chat-ts\/anthropic$/, replacement: source("anthropic/src/index.ts") },
-  { find: /^@chat-ts\/google$/, replacement: source("google/src/index.ts") },
+  { find: /^@chat-ts\/openai$/, replacement: source("providers/openai/src/index.ts") },
+  { find: /^@chat-ts\/anthropic$/, replacement: source("providers/anthropic/src/index.ts") },
+  { find: /^@chat-ts\/google$/, replacement: source("providers/google/src/index.ts") },
   { find: /^@chat-ts\/sql$/, replacement: source("sql/src/index.ts") },
   { find: /^@chat-ts\/sql\/testing$/, replacement: source("sql/src/testing/index.ts") },
   { find: /^@chat-ts\/inbox$/, replacement: source("inbox/src/index.ts") },
   { find: /^@chat-ts\/mcp$/, replacement: source("mcp/src/index.ts") },
   { find: /^@chat-ts\/workflow$/, replacement: source("workflow/src/index.ts") },
   { find: /^@chat-ts\/workflow\/SocketRunner$/, replacement: source("workflow/src/SocketRunner.ts") },
-  { find: /^@chat-ts\/effect-ai$/, replacement: source("effect-ai/src/index.ts") }
+  { find: /^@chat-ts\/effect-ai$/, replacement: source("providers/effect-ai/src/index.ts") }
 ]

@@ -15,7 +15,7 @@
 import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { Chat, ChatError, ChatOutcome, LanguageModel, Messages, Router } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
+import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
 import { Config, Console, Effect, Layer, Option } from "effect"
 // #endregion imports
 import { isMain, runExample } from "./shared/main.js"

@@ -34,7 +34,7 @@ export const pages = [
   "docs/architecture.md",
   "docs/anthropic.md",
   "docs/google.md",
-  "packages/google/README.md",
+  "packages/providers/google/README.md",
   "docs/scale.md"
 ]
 

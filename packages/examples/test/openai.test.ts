@@ -1,6 +1,6 @@
 /**
  * With `OPENAI_API_KEY` set, the examples and the demo talk to OpenAI through
- * `@chat-ts/providers`. Here "OpenAI" is a local fake server, so the wiring
+ * `@chat-ts/openai`. Here "OpenAI" is a local fake server, so the wiring
  * (key, base URL, model name, streaming) is checked without a network.
  */
 import { describe, expect, it } from "@effect/vitest"

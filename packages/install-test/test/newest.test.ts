@@ -24,7 +24,7 @@ describe("a fresh app on the newest effect, with core, providers and sql", () =>
     effect = await workspaceVersion("effect")
     app = await makeApp({
       // The app's programs use these three; the other packed libraries are checked as tarballs.
-      tarballs: inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/providers", "@chat-ts/sql"].includes(p.name)),
+      tarballs: inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/openai", "@chat-ts/sql"].includes(p.name)),
       dependencies: {
         effect,
         "@effect/sql": await workspaceVersion("@effect/sql"),

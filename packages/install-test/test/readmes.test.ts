@@ -11,7 +11,7 @@ import { publishable, root } from "./support.js"
 
 const cases = [
   { readme: "packages/core/README.md", program: "packages/install-test/app/src/core.ts" },
-  { readme: "packages/providers/README.md", program: "packages/install-test/app/src/providers.ts" }
+  { readme: "packages/providers/openai/README.md", program: "packages/install-test/app/src/providers.ts" }
 ]
 
 describe("the READMEs' smallest programs", () => {

@@ -13,7 +13,7 @@
  */
 import { createOpenAI } from "@ai-sdk/openai"
 import { Action, Chat, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
+import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
 import { streamText, tool, type ToolSet } from "ai"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

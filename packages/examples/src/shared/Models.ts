@@ -1,6 +1,6 @@
 /**
  * Which model the examples and the demo use: OpenAI (or an OpenAI-compatible
- * server) through `@chat-ts/providers` when `OPENAI_API_KEY` is set, else
+ * server) through `@chat-ts/openai` when `OPENAI_API_KEY` is set, else
  * Claude through `@chat-ts/anthropic` when `ANTHROPIC_API_KEY` is set,
  * otherwise an offline scripted model, clearly labelled as such.
  *
@@ -18,7 +18,7 @@
  */
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/providers"
+import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/openai"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"

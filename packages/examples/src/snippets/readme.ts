@@ -2,7 +2,7 @@
 // Run it with OPENAI_API_KEY set: npx tsx src/snippets/readme.ts
 // #region readme
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
+import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
 import { Prompt } from "@effect/cli"
 import { NodeContext, NodeRuntime } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"

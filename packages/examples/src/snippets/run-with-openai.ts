@@ -1,7 +1,7 @@
 // Getting started: the first completion on OpenAI (or any OpenAI-compatible server).
 // Run it with OPENAI_API_KEY set: npx tsx src/snippets/run-with-openai.ts
 // #region model
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
+import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import { program } from "../first-completion.js"

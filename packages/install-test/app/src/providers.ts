@@ -1,5 +1,5 @@
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/providers"
+import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
 import { Console, Effect, Layer, Schema } from "effect"
 
 // A tool, and a strategy that asks a person before any call that needs approval.
