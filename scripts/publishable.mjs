@@ -1,5 +1,6 @@
 /**
- * The published workspace packages (every packages/<folder>/package.json
+ * The published workspace packages (every packages/<folder>/package.json and
+ * packages/providers/<folder>/package.json
  * without `"private": true`) for the root scripts, so a new package needs no
  * edit there:
  *
@@ -14,12 +15,19 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
 
+/** The folders that hold packages: every folder of packages/ and of packages/providers/. */
+const folders = ["", "providers/"].flatMap((prefix) =>
+  readdirSync(join(root, "packages", prefix), { withFileTypes: true })
+    .filter((entry) => entry.isDirectory())
+    .map((entry) => `${prefix}${entry.name}`)
+)
+
 /** The published packages: their folder under packages/ and their name, by folder. */
-const publishable = readdirSync(join(root, "packages"), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory() && existsSync(join(root, "packages", entry.name, "package.json")))
-  .map((entry) => ({
-    folder: entry.name,
-    manifest: JSON.parse(readFileSync(join(root, "packages", entry.name, "package.json"), "utf8"))
+const publishable = folders
+  .filter((folder) => existsSync(join(root, "packages", folder, "package.json")))
+  .map((folder) => ({
+    folder,
+    manifest: JSON.parse(readFileSync(join(root, "packages", folder, "package.json"), "utf8"))
   }))
   .filter(({ manifest }) => manifest.private !== true)
   .map(({ folder, manifest }) => ({ folder, name: manifest.name }))

@@ -9,8 +9,8 @@ import { type App, compile, copiesOf, expectedLines, makeApp, runProgram, worksp
 import * as FakeOpenAi from "./fakeOpenAi.js"
 import { cleanEnv } from "./support.js"
 
-// @effect/platform's and @effect/experimental's own declarations (installed with @effect/sql)
-// name the DOM's Crypto and Storage, so an app using them with skipLibCheck off needs the DOM lib.
+// effect's own declarations (effect/sql, effect/http) name the DOM's Crypto and Storage, so an app
+// using them with skipLibCheck off needs the DOM lib.
 const platformLib = ["--lib", "ES2022,DOM"]
 
 describe("a fresh app on the newest effect, with core, providers and sql", () => {
@@ -27,7 +27,6 @@ describe("a fresh app on the newest effect, with core, providers and sql", () =>
       tarballs: inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/openai", "@chat-ts/sql"].includes(p.name)),
       dependencies: {
         effect,
-        "@effect/sql": await workspaceVersion("@effect/sql"),
         "@types/node": await workspaceVersion("@types/node")
       }
     })

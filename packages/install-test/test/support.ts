@@ -11,29 +11,36 @@ import { fileURLToPath } from "node:url"
 /** The repository root. */
 export const root = fileURLToPath(new URL("../../../", import.meta.url))
 
-/** A publishable workspace package: its name and its folder under packages/. */
+/** A publishable workspace package: its name and its folder under packages/ (`core`, `providers/openai`…). */
 export interface Library {
   readonly name: string
   readonly folder: string
 }
 
+/** The folders (under packages/) that hold packages: every folder of packages/, and of packages/providers/. */
+const packageFolders = (): ReadonlyArray<string> =>
+  ["", "providers/"].flatMap((prefix) =>
+    readdirSync(join(root, "packages", prefix), { withFileTypes: true })
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => `${prefix}${entry.name}`)
+  )
+
 /**
- * Every workspace package that is published (packages/<folder>/package.json
- * without `"private": true`), sorted by folder, so a package added later is
- * checked without an edit here.
+ * Every workspace package that is published (packages/<folder>/package.json or
+ * packages/providers/<folder>/package.json without `"private": true`), sorted by
+ * folder, so a package added later is checked without an edit here.
  */
-export const publishable: ReadonlyArray<Library> = readdirSync(join(root, "packages"), { withFileTypes: true })
-  .filter((entry) => entry.isDirectory())
-  .flatMap((entry): ReadonlyArray<Library> => {
+export const publishable: ReadonlyArray<Library> = packageFolders()
+  .flatMap((folder): ReadonlyArray<Library> => {
     let manifest: { readonly name?: unknown; readonly private?: unknown }
     try {
-      manifest = JSON.parse(readFileSync(join(root, "packages", entry.name, "package.json"), "utf8"))
+      manifest = JSON.parse(readFileSync(join(root, "packages", folder, "package.json"), "utf8"))
     } catch {
       return [] // a folder without a package.json is not a package
     }
     if (manifest.private === true) return []
-    if (typeof manifest.name !== "string") throw new Error(`packages/${entry.name}/package.json has no name`)
-    return [{ name: manifest.name, folder: entry.name }]
+    if (typeof manifest.name !== "string") throw new Error(`packages/${folder}/package.json has no name`)
+    return [{ name: manifest.name, folder }]
   })
   .sort((a, b) => a.folder.localeCompare(b.folder))
 
