@@ -18,7 +18,7 @@ export type Action = Data.TaggedEnum<{
   /** Do not run the call until a person approves it; optionally reject it by policy after `expiresAt`. */
   RequireApproval: { readonly expiresAt?: Instant | undefined }
   /** Run the call at a later time: `at` an instant, or `after` a duration from the decision. */
-  Defer: { readonly at: Instant; readonly after?: undefined } | { readonly after: Duration.DurationInput; readonly at?: undefined }
+  Defer: { readonly at: Instant; readonly after?: undefined } | { readonly after: Duration.Input; readonly at?: undefined }
   /** Refuse the call; the model sees `reason`. */
   Reject: { readonly reason: string }
 }>
@@ -34,7 +34,7 @@ export const RequireApproval = (options?: { readonly expiresAt?: Instant }): Act
 
 /** Run the call at `at`, or `after` a duration (counted from when the strategy decided). */
 export const Defer = (
-  options: { readonly at: Instant } | { readonly after: Duration.DurationInput }
+  options: { readonly at: Instant } | { readonly after: Duration.Input }
 ): Action => constructors.Defer(options as { readonly at: Instant })
 
 /** Refuse the call; the model sees `reason`. */
@@ -52,7 +52,7 @@ export const toMillis = (instant: Instant): number =>
 
 /** The time a `Defer` action names, as epoch milliseconds, given the time it was decided. */
 export const deferredUntil = (
-  action: { readonly at?: Instant | undefined; readonly after?: Duration.DurationInput | undefined },
+  action: { readonly at?: Instant | undefined; readonly after?: Duration.Input | undefined },
   now: number
 ): number =>
-  action.at !== undefined ? toMillis(action.at) : now + Duration.toMillis(Duration.decode(action.after ?? 0))
+  action.at !== undefined ? toMillis(action.at) : now + Duration.toMillis(action.after ?? 0)

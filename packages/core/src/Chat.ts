@@ -9,15 +9,16 @@
  *
  * @since 0.1.0
  */
-import * as Chunk from "effect/Chunk"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
+import * as Pull from "effect/Pull"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
@@ -149,7 +150,7 @@ export interface Service<R = never, E = never> {
   /** Like `complete`, asking for a JSON answer decoded with `schema`; pauses and resumes the same way. */
   readonly completeStructured: <A, I>(
     messages: Messages.Messages,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: TurnOptions
   ) => Effect.Effect<ChatOutcome.Result<A>, TurnError | ChatError.StructuredOutputError | E, R>
   /**
@@ -159,7 +160,7 @@ export interface Service<R = never, E = never> {
    */
   readonly streamStructured: <A, I>(
     messages: Messages.Messages,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: TurnOptions
   ) => Stream.Stream<StructuredEvent<A>, TurnError | ChatError.StructuredOutputError | E, R>
   /**
@@ -194,7 +195,7 @@ export interface Steps<R = never> {
 }
 
 /** The chat in use, when provided as a service (see `layer`). */
-export class Chat extends Context.Tag("@chat-ts/core/Chat")<Chat, Service>() {}
+export class Chat extends Context.Service<Chat, Service>()("@chat-ts/core/Chat") {}
 
 type KitsOf<K> = K extends ReadonlyArray<infer T> ? T : K
 
@@ -220,6 +221,57 @@ class Handover {
   ) {}
 }
 
+/**
+ * The consumer's side of a handover: the response's events, pulled (one pull
+ * of the model's stream per pull of the consumer); the gathered response, or
+ * the stream's failure, goes back to the turn. `redirect` points the turn's
+ * emits at the events of the current pull while it lasts (`undefined` after).
+ */
+const pullHandover = (redirect: (events: Array<ChatEvent> | undefined) => void) => (handover: Handover): Stream.Stream<ChatEvent> =>
+  Stream.suspend(() => {
+    const acc = new LanguageModel.Accumulator()
+    const events: Array<ChatEvent> = []
+    redirect(events)
+    const parts = Option.isSome(handover.span)
+      ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
+      : handover.parts
+    const take = Effect.sync(() => events.splice(0))
+    const onPart = (part: LanguageModel.StreamPart) =>
+      Effect.suspend(() => {
+        acc.add(part)
+        return handover.onPart(part)
+      })
+    /** The events of one chunk of parts: emitted as `onPart` is called, and what it returns is run, in order. */
+    const eventsOf = (chunk: ReadonlyArray<LanguageModel.StreamPart>): Effect.Effect<Array<ChatEvent>> => {
+      for (let i = 0; i < chunk.length; i++) {
+        acc.add(chunk[i]!)
+        const effect = handover.onPart(chunk[i]!)
+        // A delta's emits return `Effect.void` while the consumer pulls: nothing to run.
+        if (effect !== Effect.void) {
+          return effect.pipe(Effect.andThen(Effect.forEach(chunk.slice(i + 1), onPart, { discard: true })), Effect.andThen(take))
+        }
+      }
+      return take
+    }
+    return Stream.transformPull(parts, (upstream) => {
+      const next: Pull.Pull<readonly [ChatEvent, ...Array<ChatEvent>]> = Pull.matchEffect(upstream, {
+        onSuccess: (chunk) =>
+          Effect.flatMap(eventsOf(chunk), (out) => (out.length === 0 ? next : Effect.succeed(out as [ChatEvent, ...Array<ChatEvent>]))),
+        onFailure: (cause) =>
+          Effect.suspend(() => {
+            redirect(undefined)
+            return Effect.andThen(Deferred.failCause(handover.done, cause), Cause.done())
+          }),
+        onDone: () =>
+          Effect.suspend(() => {
+            redirect(undefined)
+            return Effect.andThen(Deferred.complete(handover.done, LanguageModel.finish(acc)), Cause.done())
+          })
+      })
+      return Effect.succeed(next)
+    })
+  })
+
 /** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model. */
 export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema
 
@@ -227,7 +279,7 @@ const notStrictWarning = (what: string, reasons: ReadonlyArray<string>): string 
   `${what} is sent without strict mode, so the model may not follow its schema exactly: ${reasons.join("; ")}.`
 
 /** Builds the response format asked of the model for a structured turn. */
-export const responseFormat = <A, I>(schema: Schema.Schema<A, I>): LanguageModel.ResponseFormat =>
+export const responseFormat = <A, I>(schema: Schema.Codec<A, I>): LanguageModel.ResponseFormat =>
   Structured.make(schema).format
 
 /** The tool table of a chat: its tools by name (toolkit and handler), their declarations, and what depends on them. */
@@ -238,19 +290,22 @@ interface Table<R> extends TurnRunner.Tools<R> {
 
 /** The response format of `schema`, or why it cannot be asked of a model (typed, before any request). */
 const structuredOf = (
-  schema: Schema.Schema.Any,
+  schema: Schema.Top,
   messages: Messages.Messages
-): Either.Either<Structured.Structured, ChatError.StructuredOutputError> =>
-  Either.try({
-    try: () => Structured.make(schema),
-    // A schema with no JSON Schema (e.g. `Schema.DateFromSelf`) cannot be asked of a model.
-    catch: (error) =>
+): Result.Result<Structured.Structured, ChatError.StructuredOutputError> => {
+  try {
+    return Result.succeed(Structured.make(schema))
+  } catch (error) {
+    // A schema with no JSON Schema (e.g. `Schema.Date`) cannot be asked of a model.
+    return Result.fail(
       new ChatError.StructuredOutputError({
         detail: `the schema cannot be sent to the model: ${error instanceof Error ? error.message : String(error)}`,
         text: "",
         messages
       })
-  })
+    )
+  }
+}
 
 /** Logs why the response format is not strict, if it is not. */
 const warnNotStrict = (structured: Structured.Structured): Effect.Effect<void> =>
@@ -260,18 +315,18 @@ const warnNotStrict = (structured: Structured.Structured): Effect.Effect<void> =
 
 /** Decodes the final answer's text with the schema (after `fromWire`), or fails as `completeStructured` does. */
 const decodeAnswer = <A, I>(
-  schema: Schema.Schema<A, I>,
+  schema: Schema.Codec<A, I>,
   structured: Structured.Structured,
   text: string,
   messages: Messages.Messages
 ): Effect.Effect<A, ChatError.StructuredOutputError> =>
-  Either.flatMap(
+  Result.flatMap(
     Json.parse(text, "answer's contents"),
-    (json) => Either.mapLeft(Schema.decodeUnknownEither(schema)(structured.fromWire(json)), Json.formatParseError)
+    (json) => Result.mapError(Schema.decodeUnknownResult(schema)(structured.fromWire(json)), Json.formatParseError)
   ).pipe(
-    Either.match({
-      onLeft: (detail) => Effect.fail(new ChatError.StructuredOutputError({ detail, text, messages })),
-      onRight: Effect.succeed
+    Result.match({
+      onFailure: (detail) => Effect.fail(new ChatError.StructuredOutputError({ detail, text, messages })),
+      onSuccess: Effect.succeed
     })
   )
 
@@ -286,9 +341,9 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
     for (const kit of kits) {
       for (const tool of kit.list) {
         if (entries.has(tool.name)) return yield* new ChatError.DuplicateToolName({ name: tool.name })
-        const wire = yield* Tool.wire(tool)
+        const wire = yield* Effect.fromResult(Tool.wire(tool))
         if (wire.notStrict.length > 0) yield* Effect.logWarning(notStrictWarning(`Tool '${tool.name}'`, wire.notStrict))
-        const handler = Context.unsafeGet(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
+        const handler = Context.getUnsafe(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
         entries.set(tool.name, { tool, kit, handler })
       }
     }
@@ -298,7 +353,7 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
       if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) return undefined
       const entry = entries.get(call.name)
       if (entry === undefined) return `no tool named '${call.name}' serves this chat`
-      return Either.getLeft(Json.decodeArguments(entry.tool, call.status.editedArguments)).pipe(Option.getOrUndefined)
+      return Result.getFailure(Json.decodeArguments(entry.tool, call.status.editedArguments)).pipe(Option.getOrUndefined)
     }
 
     return {
@@ -427,7 +482,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       Effect.map(runTurn(messages, turnOptions, { stream: false, emit: undefined }), toResult)
 
     const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
-      Effect.flatMap(Messages.approve(messages, id, edited), (approved) => {
+      Effect.flatMap(Effect.fromResult(Messages.approve(messages, id, edited)), (approved) => {
         const call = Messages.findTool(approved, id)!
         const detail = table.editProblem(call)
         return detail === undefined
@@ -437,7 +492,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 
     /**
      * The turn as a stream of events. The turn runs in a fiber of its own and
-     * hands its events to the consumer through a bounded mailbox (it waits only
+     * hands its events to the consumer through a bounded queue (it waits only
      * when the consumer lags 64 events behind), except a model response's:
      * the turn hands the response's stream over and waits, and the consumer
      * pulls it in its own fiber, so every delta's events come out within the
@@ -450,71 +505,24 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       turnOptions: TurnOptions,
       responseFormat?: LanguageModel.ResponseFormat
     ): Stream.Stream<ChatEvent, TurnError | E | MakeError, R> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
-        const mailbox = yield* Effect.acquireRelease(
-          Mailbox.make<ChatEvent | Handover, TurnError | E | MakeError>(streamCapacity),
-          (mailbox) => mailbox.shutdown
+      Stream.unwrap(Effect.gen(function*() {
+        const queue = yield* Effect.acquireRelease(
+          Queue.bounded<ChatEvent | Handover, TurnError | E | MakeError | Cause.Done>(streamCapacity),
+          (queue) => Queue.shutdown(queue)
         )
         /** While the consumer pulls a model response: where the events emitted on the way go. */
         let pulled: Array<ChatEvent> | undefined
         // Called when the turn runs its emits (and, while the consumer pulls, by the parts' `onPart`).
         const emit = (event: ChatEvent): Effect.Effect<void> => {
-          if (pulled === undefined) return Effect.asVoid(mailbox.offer(event))
+          if (pulled === undefined) return Effect.asVoid(Queue.offer(queue, event))
           pulled.push(event)
           return Effect.void
         }
         const collect: TurnRunner.Mode["collect"] = (parts, onPart) =>
           Effect.flatMap(
             Effect.all([Deferred.make<LanguageModel.Response, ChatError.ModelError>(), Effect.serviceOption(Tracer.ParentSpan)]),
-            ([done, span]) => Effect.zipRight(mailbox.offer(new Handover(parts, onPart, done, span)), Deferred.await(done))
+            ([done, span]) => Effect.andThen(Queue.offer(queue, new Handover(parts, onPart, done, span)), Deferred.await(done))
           )
-        /** The consumer's side of a handover: the response's events, pulled; the response goes back to the turn. */
-        const pull = (handover: Handover): Stream.Stream<ChatEvent> =>
-          Stream.suspend(() => {
-            const acc = new LanguageModel.Accumulator()
-            const events: Array<ChatEvent> = []
-            let failed = false
-            pulled = events
-            const parts = Option.isSome(handover.span)
-              ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
-              : handover.parts
-            const take = Effect.sync(() => Chunk.unsafeFromArray(events.splice(0)))
-            const onPart = (part: LanguageModel.StreamPart) =>
-              Effect.suspend(() => {
-                acc.add(part)
-                return handover.onPart(part)
-              })
-            return parts.pipe(
-              // A part's events are emitted as `onPart` is called, and what it returns is run, in order;
-              // a delta's emits return `Effect.void` while the consumer pulls: nothing to run.
-              Stream.mapChunksEffect((chunk) => {
-                const parts = Chunk.toReadonlyArray(chunk)
-                for (let i = 0; i < parts.length; i++) {
-                  acc.add(parts[i]!)
-                  const effect = handover.onPart(parts[i]!)
-                  if (effect !== Effect.void) {
-                    return effect.pipe(
-                      Effect.zipRight(Effect.forEach(parts.slice(i + 1), onPart, { discard: true })),
-                      Effect.zipRight(take)
-                    )
-                  }
-                }
-                return take
-              }),
-              Stream.catchAllCause((cause) =>
-                Stream.execute(Effect.suspend(() => {
-                  failed = true
-                  pulled = undefined
-                  return Deferred.failCause(handover.done, cause)
-                }))
-              ),
-              Stream.concat(Stream.execute(Effect.suspend(() => {
-                if (failed) return Effect.void
-                pulled = undefined
-                return Deferred.complete(handover.done, LanguageModel.finish(acc))
-              })))
-            )
-          })
         yield* runTurn(messages, turnOptions, { stream: true, emit, collect, ...(responseFormat === undefined ? {} : { responseFormat }) }).pipe(
           Effect.flatMap((run) => {
             const result = toResult(run)
@@ -522,13 +530,14 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             const last = outcome._tag === "Complete"
               ? ChatEvent.Completed({ response: outcome.response, messages: result.messages, usage: outcome.usage })
               : ChatEvent.Paused({ reason: outcome.reason, messages: result.messages, usage: outcome.usage })
-            return mailbox.offer(last)
+            return Queue.offer(queue, last)
           }),
           Effect.exit,
-          Effect.flatMap((exit) => mailbox.done(Exit.asVoid(exit))),
+          Effect.flatMap((exit) => (Exit.isSuccess(exit) ? Queue.end(queue) : Queue.failCause(queue, exit.cause))),
           Effect.forkScoped
         )
-        return Stream.flatMap(Mailbox.toStream(mailbox), (item) => (item instanceof Handover ? pull(item) : Stream.succeed(item)))
+        const pullOf = pullHandover((events) => void (pulled = events))
+        return Stream.flatMap(Stream.fromQueue(queue), (item) => (item instanceof Handover ? pullOf(item) : Stream.succeed(item)))
       }))
 
     const service: Service<R, E | MakeError> = {
@@ -549,13 +558,13 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       complete,
       resume: complete,
       approve,
-      reject: (messages, id, reason) => Messages.reject(messages, id, reason),
+      reject: (messages, id, reason) => Effect.fromResult(Messages.reject(messages, id, reason)),
       stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
-      completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
+      completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Codec<A, I>, turnOptions: TurnOptions = {}) => {
         const made = structuredOf(schema, messages)
-        if (Either.isLeft(made)) return Effect.fail(made.left)
-        const structured = made.right
-        return Effect.zipRight(
+        if (Result.isFailure(made)) return Effect.fail(made.failure)
+        const structured = made.success
+        return Effect.andThen(
           warnNotStrict(structured),
           runTurn(messages, turnOptions, { stream: false, emit: undefined, responseFormat: structured.format })
         ).pipe(
@@ -570,14 +579,14 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           })
         )
       },
-      streamStructured: <A, I>(messages: Messages.Messages, schema: Schema.Schema<A, I>, turnOptions: TurnOptions = {}) => {
+      streamStructured: <A, I>(messages: Messages.Messages, schema: Schema.Codec<A, I>, turnOptions: TurnOptions = {}) => {
         const made = structuredOf(schema, messages)
-        if (Either.isLeft(made)) return Stream.fail(made.left)
-        const structured = made.right
+        if (Result.isFailure(made)) return Stream.fail(made.failure)
+        const structured = made.success
         const options = { ...turnOptions, modelOptions: { ...turnOptions.modelOptions, responseFormat: structured.format } }
         return Stream.unwrap(Effect.as(warnNotStrict(structured), Stream.suspend(() => {
           const partial = new PartialOutput(structured)
-          return service.stream(messages, options).pipe(Stream.mapConcatEffect((
+          return service.stream(messages, options).pipe(Stream.mapEffect((
             event
           ): Effect.Effect<ReadonlyArray<StructuredEvent<A>>, ChatError.StructuredOutputError> => {
             switch (event._tag) {
@@ -598,7 +607,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
               default:
                 return Effect.succeed([])
             }
-          }))
+          }), Stream.flattenIterable)
         })))
       }
     }

@@ -307,7 +307,7 @@ export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreEr
   detail: Schema.String,
   ...messagesField,
   /** The driver's own error (its message, its code such as PostgreSQL's SQLSTATE), when there is one. */
-  cause: Schema.optional(Schema.Defect)
+  cause: Schema.optional(Schema.Defect())
 }) {
   override get message() {
     return `The conversation store failed: ${this.detail}`

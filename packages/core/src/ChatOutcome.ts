@@ -4,7 +4,6 @@
  *
  * @since 0.1.0
  */
-import * as Data from "effect/Data"
 import type { Message, Messages } from "./Messages.js"
 import type { PauseReason } from "./PauseReason.js"
 import type { Usage } from "./Usage.js"
@@ -30,10 +29,10 @@ export interface Paused {
 }
 
 /** A complete outcome. */
-export const Complete = <A>(args: Omit<Complete<A>, "_tag">): Complete<A> => Data.struct({ _tag: "Complete", ...args })
+export const Complete = <A>(args: Omit<Complete<A>, "_tag">): Complete<A> => ({ _tag: "Complete", ...args })
 
 /** A paused outcome. */
-export const Paused = (args: Omit<Paused, "_tag">): Paused => Data.struct({ _tag: "Paused", ...args })
+export const Paused = (args: Omit<Paused, "_tag">): Paused => ({ _tag: "Paused", ...args })
 
 /** What `complete`, `resume` and `completeStructured` return: the new messages and how the turn ended. */
 export interface Result<A = string> {

@@ -114,10 +114,10 @@ export interface Service {
   readonly acquire: (
     id: string,
     owner: string,
-    ttl: Duration.DurationInput
+    ttl: Duration.Input
   ) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.ConversationNotFound | ChatError.StoreError>
   /** Extends a lease its owner still holds by `ttl` from now; taken by another: `ConversationBusy`. */
-  readonly renew: (lease: Lease, ttl: Duration.DurationInput) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.StoreError>
+  readonly renew: (lease: Lease, ttl: Duration.Input) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.StoreError>
   /** Gives a lease up (nothing happens if its owner no longer holds it). */
   readonly release: (lease: Lease) => Effect.Effect<void, ChatError.StoreError>
 }
@@ -130,7 +130,7 @@ export type SaveError =
   | ChatError.StateEncodeError
 
 /** The conversation store in use. */
-export class ConversationStore extends Context.Tag("@chat-ts/core/ConversationStore")<ConversationStore, Service>() {}
+export class ConversationStore extends Context.Service<ConversationStore, Service>()("@chat-ts/core/ConversationStore") {}
 
 /** The ids of the calls of a conversation that still wait. */
 export const pendingIds = (messages: Messages.Messages): ReadonlyArray<string> =>
@@ -175,8 +175,8 @@ export const nextCursor = (items: ReadonlyArray<PendingSummary>, limit: number):
 
 /** A lease's length in milliseconds: a whole number from 1 ms to a year; anything else is refused (a zero or
  * endless lease would let two workers in, or none ever again). */
-export const leaseMillis = (ttl: Duration.DurationInput): Effect.Effect<number, ChatError.StoreError> => {
-  const millis = Duration.decodeUnknown(ttl).pipe(Option.map(Duration.toMillis), Option.getOrElse(() => Number.NaN))
+export const leaseMillis = (ttl: Duration.Input): Effect.Effect<number, ChatError.StoreError> => {
+  const millis = Duration.fromInput(ttl).pipe(Option.map(Duration.toMillis), Option.getOrElse(() => Number.NaN))
   return Number.isFinite(millis) && millis >= 1 && millis <= 366 * 24 * 3600 * 1000
     ? Effect.succeed(Math.floor(millis))
     : Effect.fail(new ChatError.StoreError({ detail: `a lease lasts from 1 ms to a year, not ${String(ttl)}` }))
@@ -204,14 +204,14 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
       Effect.suspend(() => {
         const row = rows.get(id)
         if (row === undefined) return Effect.succeed(Option.none())
-        return Messages.fromJson(row.document).pipe(
+        return Effect.fromResult(Messages.fromJson(row.document)).pipe(
           Effect.mapError((error) => new ChatError.CorruptConversation({ id, detail: error.detail })),
           Effect.map((messages) => Option.some({ id, messages, version: row.version, updatedAt: row.updatedAt }))
         )
       }),
     save: (id, messages, options) =>
       Effect.gen(function*() {
-        const document = yield* Messages.toJson(messages)
+        const document = yield* Effect.fromResult(Messages.toJson(messages))
         const row = rows.get(id)
         const version = yield* checkVersion(id, row?.version, options)
         const updatedAt = yield* now

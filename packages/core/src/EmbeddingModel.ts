@@ -27,7 +27,7 @@ export interface Service {
 }
 
 /** The embedding model in use. */
-export class EmbeddingModel extends Context.Tag("@chat-ts/core/EmbeddingModel")<EmbeddingModel, Service>() {}
+export class EmbeddingModel extends Context.Service<EmbeddingModel, Service>()("@chat-ts/core/EmbeddingModel") {}
 
 /** A layer providing the given embedding model. */
 export const layer = (service: Service): Layer.Layer<EmbeddingModel> => Layer.succeed(EmbeddingModel, service)

@@ -107,7 +107,7 @@ export interface Service {
 }
 
 /** The chat model in use. */
-export class LanguageModel extends Context.Tag("@chat-ts/core/LanguageModel")<LanguageModel, Service>() {}
+export class LanguageModel extends Context.Service<LanguageModel, Service>()("@chat-ts/core/LanguageModel") {}
 
 /** Builds a model from `generate` and/or `stream`; the missing one is derived from the other. */
 export const make = (

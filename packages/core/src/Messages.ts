@@ -11,10 +11,10 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
 import { dual } from "effect/Function"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "./ChatError.js"
 import * as PlainCheck from "./internal/plainCheck.js"
 import * as S from "./internal/schema.js"
@@ -49,7 +49,7 @@ export {
 export type Messages = ReadonlyArray<S.Message>
 
 /** The Schema of a conversation (an array of messages). */
-export const Messages: Schema.Schema<Messages, ReadonlyArray<typeof S.Message.Encoded>> = Schema.Array(S.Message)
+export const Messages: Schema.Codec<Messages, ReadonlyArray<typeof S.Message.Encoded>> = Schema.Array(S.Message)
 
 type Content = string | ReadonlyArray<S.Part>
 
@@ -216,14 +216,14 @@ export const updateTool: {
   return messages
 })
 
-const checkDecidable = (messages: Messages, id: string): Either.Either<S.ToolCallPart, ChatError.ResolveError> => {
+const checkDecidable = (messages: Messages, id: string): Result.Result<S.ToolCallPart, ChatError.ResolveError> => {
   const call = findTool(messages, id)
-  if (call === undefined) return Either.left(new ChatError.UnknownToolCall({ id }))
-  if (isAwaitingDecision(call)) return Either.right(call)
+  if (call === undefined) return Result.fail(new ChatError.UnknownToolCall({ id }))
+  if (isAwaitingDecision(call)) return Result.succeed(call)
   if (call.status._tag === "Proposed") {
-    return Either.left(new ChatError.ToolCallNotAwaitingDecision({ id, status: call.status._tag }))
+    return Result.fail(new ChatError.ToolCallNotAwaitingDecision({ id, status: call.status._tag }))
   }
-  return Either.left(new ChatError.ToolCallAlreadyResolved({ id, status: call.status._tag }))
+  return Result.fail(new ChatError.ToolCallAlreadyResolved({ id, status: call.status._tag }))
 }
 
 /**
@@ -236,11 +236,11 @@ const checkDecidable = (messages: Messages, id: string): Either.Either<S.ToolCal
  * sees the edited arguments.
  */
 export const approve: {
-  (id: string, edited?: unknown): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
-  (messages: Messages, id: string, edited?: unknown): Either.Either<Messages, ChatError.ResolveError>
+  (id: string, edited?: unknown): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, edited?: unknown): Result.Result<Messages, ChatError.ResolveError>
 } = dual(
   (args) => Array.isArray(args[0]),
-  (messages: Messages, id: string, edited?: unknown): Either.Either<Messages, ChatError.ResolveError> =>
+  (messages: Messages, id: string, edited?: unknown): Result.Result<Messages, ChatError.ResolveError> =>
     approveWith(messages, id, edited === undefined ? undefined : { value: edited })
 )
 
@@ -249,15 +249,15 @@ export const approve: {
  * by a person). Text that is not JSON is an `InvalidEditedArguments` at once.
  */
 export const approveJson: {
-  (id: string, json: string): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
-  (messages: Messages, id: string, json: string): Either.Either<Messages, ChatError.ResolveError>
-} = dual(3, (messages: Messages, id: string, json: string): Either.Either<Messages, ChatError.ResolveError> => {
+  (id: string, json: string): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, json: string): Result.Result<Messages, ChatError.ResolveError>
+} = dual(3, (messages: Messages, id: string, json: string): Result.Result<Messages, ChatError.ResolveError> => {
   let value: unknown
   try {
     value = JSON.parse(json)
   } catch (error) {
-    return Either.flatMap(checkDecidable(messages, id), (call) =>
-      Either.left(invalidEdit(messages, call, `not JSON: ${(error as Error).message}`)))
+    return Result.flatMap(checkDecidable(messages, id), (call) =>
+      Result.fail(invalidEdit(messages, call, `not JSON: ${(error as Error).message}`)))
   }
   return approveWith(messages, id, { value, text: json })
 })
@@ -269,12 +269,12 @@ const approveWith = (
   messages: Messages,
   id: string,
   edit: { readonly value: unknown; readonly text?: string } | undefined
-): Either.Either<Messages, ChatError.ResolveError> =>
-  Either.flatMap(checkDecidable(messages, id), (call) => {
+): Result.Result<Messages, ChatError.ResolveError> =>
+  Result.flatMap(checkDecidable(messages, id), (call) => {
     const problem = edit === undefined ? undefined : S.jsonProblem(edit.value)
-    if (problem !== undefined) return Either.left(invalidEdit(messages, call, `the edit is not JSON data: ${problem}`))
+    if (problem !== undefined) return Result.fail(invalidEdit(messages, call, `the edit is not JSON data: ${problem}`))
     const status = call.status
-    return Either.right(updateTool(messages, id, () => ({
+    return Result.succeed(updateTool(messages, id, () => ({
       ...call,
       status: {
         _tag: "Approved",
@@ -290,12 +290,12 @@ const approveWith = (
  * rejection, with `reason` when given, as the call's (failed) result.
  */
 export const reject: {
-  (id: string, reason?: string): (messages: Messages) => Either.Either<Messages, ChatError.ResolveError>
-  (messages: Messages, id: string, reason?: string): Either.Either<Messages, ChatError.ResolveError>
+  (id: string, reason?: string): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, reason?: string): Result.Result<Messages, ChatError.ResolveError>
 } = dual(
   (args) => Array.isArray(args[0]),
-  (messages: Messages, id: string, reason?: string): Either.Either<Messages, ChatError.ResolveError> =>
-    Either.map(checkDecidable(messages, id), () =>
+  (messages: Messages, id: string, reason?: string): Result.Result<Messages, ChatError.ResolveError> =>
+    Result.map(checkDecidable(messages, id), () =>
       updateTool(messages, id, (call) => ({
         ...call,
         status: reason === undefined ? { _tag: "Rejected", by: "user" } : { _tag: "Rejected", by: "user", reason }
@@ -321,21 +321,21 @@ export const append: {
   (
     that: S.Message | Messages,
     options?: AppendOptions
-  ): (self: Messages) => Either.Either<Messages, ChatError.PendingToolCalls>
-  (self: Messages, that: S.Message | Messages, options?: AppendOptions): Either.Either<Messages, ChatError.PendingToolCalls>
+  ): (self: Messages) => Result.Result<Messages, ChatError.PendingToolCalls>
+  (self: Messages, that: S.Message | Messages, options?: AppendOptions): Result.Result<Messages, ChatError.PendingToolCalls>
 } = dual(
   (args) => Array.isArray(args[0]) && (args.length >= 3 || Array.isArray(args[1]) || isMessage(args[1])),
   (
     self: Messages,
     that: S.Message | Messages,
     options?: AppendOptions
-  ): Either.Either<Messages, ChatError.PendingToolCalls> => {
+  ): Result.Result<Messages, ChatError.PendingToolCalls> => {
     const added: Messages = Array.isArray(that) ? that : [that as S.Message]
-    if (!added.some((message) => message.role === "user")) return Either.right([...self, ...added])
+    if (!added.some((message) => message.role === "user")) return Result.succeed([...self, ...added])
     const pending = pendingTools(self)
-    if (pending.length === 0) return Either.right([...self, ...added])
+    if (pending.length === 0) return Result.succeed([...self, ...added])
     if (options?.supersede === undefined) {
-      return Either.left(new ChatError.PendingToolCalls({ ids: pending.map((call) => call.id) }))
+      return Result.fail(new ChatError.PendingToolCalls({ ids: pending.map((call) => call.id) }))
     }
     const reason = options.supersede
     let next = self
@@ -352,7 +352,7 @@ export const append: {
           : { _tag: "Rejected", by: "user", reason }
       }))
     }
-    return Either.right([...next, ...added])
+    return Result.succeed([...next, ...added])
   }
 )
 
@@ -427,9 +427,9 @@ const Document = Schema.Struct({
 })
 
 /** The Schema's own checks, compiled: `true` only for values it accepts unchanged. */
-const isPlainMessages = PlainCheck.make(Schema.Array(S.Message) as Schema.Schema<Messages, Messages>)
+const isPlainMessages = PlainCheck.make(Schema.Array(S.Message) as Schema.Codec<Messages, Messages>)
 const isPlainDocument = PlainCheck.makeForParsed(
-  Schema.Struct({ format: Document.fields.format, version: Schema.Literal(currentVersion), messages: Document.fields.messages }) as Schema.Schema<
+  Schema.Struct({ format: Document.fields.format, version: Schema.Literal(currentVersion), messages: Document.fields.messages }) as Schema.Codec<
     { readonly format: "chat-ts/messages"; readonly version: typeof currentVersion; readonly messages: Messages },
     { readonly format: "chat-ts/messages"; readonly version: typeof currentVersion; readonly messages: Messages }
   >
@@ -451,22 +451,25 @@ const checkIntegrity = (messages: Messages): string | undefined => {
   return undefined
 }
 
-const encodeWithSchema = Schema.encodeEither(Schema.Array(S.Message))
+const encodeWithSchema = Schema.encodeResult(Schema.Array(S.Message))
+
+/** A Schema issue as text: each problem with its path. */
+const formatIssue = SchemaIssue.makeFormatterDefault()
 
 /** Schema's encode, total: a value its parser cannot even read (a tag with no prototype) is a parse failure too. */
-const encodeMessages = (messages: Messages): Either.Either<ReadonlyArray<typeof S.Message.Encoded>, ParseResult.ParseError | string> => {
+const encodeMessages = (messages: Messages): Result.Result<ReadonlyArray<typeof S.Message.Encoded>, Schema.SchemaError | string> => {
   try {
     return encodeWithSchema(messages)
   } catch {
-    return Either.left("the messages do not match the stored format (a value in them cannot be read)")
+    return Result.fail("the messages do not match the stored format (a value in them cannot be read)")
   }
 }
 
 /** The Schema's message, or a plain one when a value cannot even be printed (an object with no prototype as a tag). */
-const encodeErrorText = (error: ParseResult.ParseError | string): string => {
+const encodeErrorText = (error: Schema.SchemaError | string): string => {
   if (typeof error === "string") return error
   try {
-    return ParseResult.TreeFormatter.formatErrorSync(error)
+    return formatIssue(error.issue)
   } catch {
     return "the messages do not match the stored format (a value in them cannot be printed)"
   }
@@ -477,10 +480,10 @@ const encodeErrorText = (error: ParseResult.ParseError | string): string => {
  * that JSON cannot hold (a result with a BigInt, a cycle, nesting deeper than
  * 256 levels, a `NaN` time…) is a `StateEncodeError`, never a throw.
  */
-export const encode = (messages: Messages): Either.Either<Document, ChatError.StateEncodeError> =>
+export const encode = (messages: Messages): Result.Result<Document, ChatError.StateEncodeError> =>
   encodeMessages(messages).pipe(
-    Either.mapLeft((error) => new ChatError.StateEncodeError({ detail: encodeErrorText(error) })),
-    Either.map((encoded) => ({ format: "chat-ts/messages" as const, version: currentVersion, messages: encoded }))
+    Result.mapError((error) => new ChatError.StateEncodeError({ detail: encodeErrorText(error) })),
+    Result.map((encoded) => ({ format: "chat-ts/messages" as const, version: currentVersion, messages: encoded }))
   )
 
 /**
@@ -488,52 +491,52 @@ export const encode = (messages: Messages): Either.Either<Document, ChatError.St
  * `StateEncodeError` (see `encode`). Total: it never throws, and `fromJson`
  * reads back exactly what it writes.
  */
-export const toJson = (messages: Messages): Either.Either<string, ChatError.StateEncodeError> =>
+export const toJson = (messages: Messages): Result.Result<string, ChatError.StateEncodeError> =>
   // Messages the Schema accepts as they are encode to themselves: write them at once (Schema encode
   // copied every message, 5x the cost of JSON.stringify alone, packages/bench scenario 9).
   isPlainMessages(messages)
-    ? Either.right(JSON.stringify({ format: "chat-ts/messages", version: currentVersion, messages }))
-    : Either.map(encode(messages), (document) => JSON.stringify(document))
+    ? Result.succeed(JSON.stringify({ format: "chat-ts/messages", version: currentVersion, messages }))
+    : Result.map(encode(messages), (document) => JSON.stringify(document))
 
-const decodeDocument = Schema.decodeUnknownEither(Document, { onExcessProperty: "error" })
+const decodeDocument = Schema.decodeUnknownResult(Document, { onExcessProperty: "error" })
 
 /**
  * Decodes a stored document. A malformed or tampered document (wrong shape,
  * tool calls outside assistant messages, duplicate call ids) or an unknown
  * version is a `StateDecodeError`.
  */
-export const decode = (input: unknown): Either.Either<Messages, ChatError.StateDecodeError> => {
+export const decode = (input: unknown): Result.Result<Messages, ChatError.StateDecodeError> => {
   if (typeof input === "object" && input !== null && "version" in input && input.version !== currentVersion) {
-    return Either.left(
+    return Result.fail(
       new ChatError.StateDecodeError({
         detail: `unsupported version ${JSON.stringify(input.version)} (this library reads version ${currentVersion})`
       })
     )
   }
   return decodeDocument(input).pipe(
-    Either.mapLeft((error) => new ChatError.StateDecodeError({ detail: ParseResult.TreeFormatter.formatErrorSync(error) })),
-    Either.flatMap((document) => {
+    Result.mapError((error) => new ChatError.StateDecodeError({ detail: formatIssue(error.issue) })),
+    Result.flatMap((document) => {
       const problem = checkIntegrity(document.messages)
       return problem === undefined
-        ? Either.right(document.messages)
-        : Either.left(new ChatError.StateDecodeError({ detail: problem }))
+        ? Result.succeed(document.messages)
+        : Result.fail(new ChatError.StateDecodeError({ detail: problem }))
     })
   )
 }
 
 /** Decodes a JSON string written by `toJson`. */
-export const fromJson = (json: string): Either.Either<Messages, ChatError.StateDecodeError> => {
+export const fromJson = (json: string): Result.Result<Messages, ChatError.StateDecodeError> => {
   let parsed: unknown
   try {
     parsed = JSON.parse(json)
   } catch (error) {
-    return Either.left(new ChatError.StateDecodeError({ detail: `not JSON: ${(error as Error).message}` }))
+    return Result.fail(new ChatError.StateDecodeError({ detail: `not JSON: ${(error as Error).message}` }))
   }
   // A document the Schema accepts as it is (checked by the compiled check, see internal/plainCheck.ts)
   // decodes to itself: JSON.parse made it, so nobody else holds it. Anything else, the Schema decides.
   if (isPlainDocument(parsed)) {
     const problem = checkIntegrity(parsed.messages)
-    return problem === undefined ? Either.right(parsed.messages) : Either.left(new ChatError.StateDecodeError({ detail: problem }))
+    return problem === undefined ? Result.succeed(parsed.messages) : Result.fail(new ChatError.StateDecodeError({ detail: problem }))
   }
   return decode(parsed)
 }

@@ -24,7 +24,7 @@ export const Mixed = Schema.TaggedStruct("Mixed", {
 })
 
 /** Why a turn paused. */
-export const PauseReason = Schema.Union(AwaitingApproval, Scheduled, Mixed)
+export const PauseReason = Schema.Union([AwaitingApproval, Scheduled, Mixed])
 
 /** Why a turn paused. */
 export type PauseReason = typeof PauseReason.Type

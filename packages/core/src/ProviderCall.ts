@@ -7,10 +7,10 @@
  *
  * @since 0.1.0
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as ChatError from "./ChatError.js"
@@ -28,7 +28,7 @@ export const request = <A>(
   call: (signal: AbortSignal) => PromiseLike<A>,
   toError: ToError
 ): Effect.Effect<A, ChatError.ModelError> =>
-  Effect.tryPromise({ try: (signal) => call(signal), catch: (error) => error }).pipe(Effect.catchAll(fail(toError)))
+  Effect.tryPromise({ try: (signal) => call(signal), catch: (error) => error }).pipe(Effect.catch(fail(toError)))
 
 /**
  * An `AbortController` aborted when the scope closes (one per attempt): that
@@ -50,19 +50,19 @@ const isIdleAware = <A>(stream: Stream.Stream<A, ChatError.ModelError>): stream 
   typeof (stream as Partial<IdleAware<A>>)[idleAware] === "function"
 
 /**
- * Reads `iterator` one event per pull: one `Effect.async` on the SDK's own
- * promise. With `idle`, a pull that waits `idle.millis` (on the `Clock`)
- * fails with `idle.onIdle()`: the wait is watched by one fiber for the whole
- * stream, which wakes once per `idle.millis`, instead of a timer and two
- * fibers raced on every event (`Stream.timeoutFail`).
+ * Reads `iterator` one event per pull: one `Effect.callback` on the SDK's own
+ * promise, nothing read ahead of the consumer. With `idle`, a pull that waits
+ * `idle.millis` (on the `Clock`) fails with `idle.onIdle()`: the wait is
+ * watched by one fiber for the whole stream, which wakes once per
+ * `idle.millis`, instead of a timer and two fibers raced on every event.
  */
 const read = <A>(
   iterator: AsyncIterator<A>,
   toError: ToError,
   idle: { readonly millis: number; readonly onIdle: () => ChatError.ModelError } | undefined
 ): Stream.Stream<A, ChatError.ModelError> =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    const clock = yield* Effect.clock
+  Stream.unwrap(Effect.gen(function*() {
+    const clock = yield* Clock.Clock
     /** When the pending pull started waiting, while one waits. */
     let since: number | undefined
     /** Fails the pending pull with the idle error. */
@@ -72,15 +72,15 @@ const read = <A>(
         let wait = idle.millis
         while (true) {
           yield* Effect.sleep(wait)
-          const now = clock.unsafeCurrentTimeMillis()
+          const now = clock.currentTimeMillisUnsafe()
           if (since !== undefined && now - since >= idle.millis) return stop?.()
           wait = since === undefined ? idle.millis : since + idle.millis - now
         }
       }))
     }
-    const pull = Effect.async<A, Option.Option<ChatError.ModelError>>((resume) => {
+    const pull = Effect.callback<readonly [A], ChatError.ModelError | Cause.Done>((resume) => {
       let settled = false
-      const settle = (effect: Effect.Effect<A, Option.Option<ChatError.ModelError>>) => {
+      const settle = (effect: Effect.Effect<readonly [A], ChatError.ModelError | Cause.Done>) => {
         if (settled) return
         settled = true
         since = undefined
@@ -88,15 +88,15 @@ const read = <A>(
         resume(effect)
       }
       if (idle !== undefined) {
-        since = clock.unsafeCurrentTimeMillis()
-        stop = () => settle(Effect.fail(Option.some(idle.onIdle())))
+        since = clock.currentTimeMillisUnsafe()
+        stop = () => settle(Effect.fail(idle.onIdle()))
       }
       iterator.next().then(
-        (result) => settle(result.done === true ? Effect.fail(Option.none()) : Effect.succeed(result.value)),
-        (error) => settle(Effect.mapError(fail(toError)(error), Option.some))
+        (result) => settle(result.done === true ? Cause.done() : Effect.succeed([result.value] as const)),
+        (error) => settle(fail(toError)(error))
       )
     })
-    return Stream.repeatEffectOption(pull)
+    return Stream.fromPull(Effect.succeed(pull))
   }))
 
 /** The events of an SDK's async iterable as a stream; a failure while reading becomes the mapped error. */
@@ -111,14 +111,18 @@ export const iterate = <A>(iterable: AsyncIterable<A>, toError: ToError): Stream
 /**
  * Fails `events` with `onIdle()` when a pull waits longer than `duration`
  * for its next event. A stream of `iterate` watches itself (one fiber per
- * stream); any other stream gets `Stream.timeoutFail` (a timer per pull).
+ * stream); any other stream gets a timer per pull. Either way nothing is
+ * read ahead of the consumer.
  */
 export const idleTimeout = <A>(
   events: Stream.Stream<A, ChatError.ModelError>,
-  duration: Duration.DurationInput,
+  duration: Duration.Input,
   onIdle: () => ChatError.ModelError
 ): Stream.Stream<A, ChatError.ModelError> =>
-  isIdleAware(events) ? events[idleAware](Duration.toMillis(duration), onIdle) : Stream.timeoutFail(events, onIdle, duration)
+  isIdleAware(events)
+    ? events[idleAware](Duration.toMillis(duration), onIdle)
+    : Stream.transformPull(events, (pull) =>
+      Effect.succeed(Effect.timeoutOrElse(pull, { duration, orElse: () => Effect.fail(onIdle()) })))
 
 /** An SDK promise that can also give the HTTP response (`APIPromise.withResponse` of the openai and Anthropic SDKs). */
 const hasResponse = <A>(

@@ -28,16 +28,16 @@ export interface Options {
   /** How many times to retry after the first attempt (default 3). */
   readonly retries?: number
   /** The first delay (default 500 millis); later delays grow by `factor`. */
-  readonly base?: Duration.DurationInput
+  readonly base?: Duration.Input
   /** Growth of the delay between attempts (default 2). */
   readonly factor?: number
   /** The longest backoff delay (default 20 seconds). */
-  readonly maxDelay?: Duration.DurationInput
+  readonly maxDelay?: Duration.Input
   /**
    * The longest `retry-after` honoured (default 60 seconds): when a rate limit
    * asks for a longer wait, the error is surfaced instead of waiting.
    */
-  readonly maxRetryAfter?: Duration.DurationInput
+  readonly maxRetryAfter?: Duration.Input
 }
 
 /** The wait asked by a rate limit (`retry-after` / `retry-after-ms`), or zero. */
@@ -50,26 +50,25 @@ export const requestedDelay = (error: ChatError.ModelError): Duration.Duration =
  * Makes a schedule wait at least as long as a rate limit asked
  * (`RateLimited.retryAfterMillis`), whatever its own delay.
  */
-export const honourRetryAfter = <Out, R>(
-  self: Schedule.Schedule<Out, ChatError.ModelError, R>
-): Schedule.Schedule<[Out, ChatError.ModelError], ChatError.ModelError, R> =>
-  Schedule.intersect(self, Schedule.addDelay(Schedule.identity<ChatError.ModelError>(), requestedDelay))
+export const honourRetryAfter = <Out, E, R>(
+  self: Schedule.Schedule<Out, ChatError.ModelError, E, R>
+): Schedule.Schedule<Out, ChatError.ModelError, E, R> =>
+  Schedule.modifyDelay(self, ({ duration, input }) => Effect.succeed(Duration.max(duration, requestedDelay(input))))
 
 /**
  * Exponential backoff with jitter, a bounded number of retries, only for
  * retryable errors, honouring `retry-after`.
  */
 export const schedule = (options: Options = {}): Schedule.Schedule<unknown, ChatError.ModelError> => {
-  const maxDelay = Duration.decode(options.maxDelay ?? "20 seconds")
+  const maxDelay = Duration.fromInputUnsafe(options.maxDelay ?? "20 seconds")
   const maxRetryAfter = Duration.toMillis(options.maxRetryAfter ?? "60 seconds")
   const backoff = Schedule.exponential(options.base ?? "500 millis", options.factor ?? 2).pipe(
     Schedule.jittered,
-    Schedule.modifyDelay((_, delay) => Duration.min(delay, maxDelay)),
-    Schedule.intersect(Schedule.recurs(options.retries ?? 3))
+    Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, maxDelay)))
   )
-  return honourRetryAfter(backoff).pipe(
-    Schedule.whileInput((error: ChatError.ModelError) =>
-      ChatError.isRetryable(error) && Duration.toMillis(requestedDelay(error)) <= maxRetryAfter
+  return honourRetryAfter(Schedule.max([backoff, Schedule.recurs(options.retries ?? 3)])).pipe(
+    Schedule.while(({ input }: Schedule.Metadata<unknown, ChatError.ModelError>) =>
+      ChatError.isRetryable(input) && Duration.toMillis(requestedDelay(input)) <= maxRetryAfter
     )
   )
 }

@@ -8,9 +8,10 @@
  *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Either from "effect/Either"
+import type * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ChatError from "./ChatError.js"
@@ -20,27 +21,29 @@ import * as ProviderRetry from "./ProviderRetry.js"
 
 /** What a decoder must say once the events are over. */
 export interface Ending {
-  readonly end: () => Either.Either<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>
+  readonly end: () => Result.Result<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>
 }
 
 /** How long a call may wait: between two events of a stream (and for the first), and in all. */
 export interface Timeouts {
   /** Default `defaultIdleTimeout`; `false`: wait forever. */
-  readonly idleTimeout?: Duration.DurationInput | false | undefined
+  readonly idleTimeout?: Duration.Input | false | undefined
   /** The longest a whole call may take, retries included (default: no limit). */
-  readonly totalTimeout?: Duration.DurationInput | undefined
+  readonly totalTimeout?: Duration.Input | undefined
 }
 
 /** The default longest wait between two events of a stream. */
-export const defaultIdleTimeout: Duration.DurationInput = "5 minutes"
+export const defaultIdleTimeout: Duration.Input = "5 minutes"
 
-const idleError = (d: Duration.DurationInput) =>
+const idleError = (d: Duration.Input) =>
   new ChatError.NetworkError({
-    message: `The model's stream sent nothing for ${Duration.format(d)} (idleTimeout) and was stopped.`
+    message: `The model's stream sent nothing for ${Duration.format(Duration.fromInputUnsafe(d))} (idleTimeout) and was stopped.`
   })
 
-const totalError = (d: Duration.DurationInput) =>
-  new ChatError.NetworkError({ message: `The model call took longer than ${Duration.format(d)} (totalTimeout) and was stopped.` })
+const totalError = (d: Duration.Input) =>
+  new ChatError.NetworkError({
+    message: `The model call took longer than ${Duration.format(Duration.fromInputUnsafe(d))} (totalTimeout) and was stopped.`
+  })
 
 /** Fails `self` with a `NetworkError` when it takes longer than `totalTimeout`. */
 export const withTotalTimeout = <A, R>(
@@ -48,8 +51,31 @@ export const withTotalTimeout = <A, R>(
   timeouts: Timeouts
 ): Effect.Effect<A, ChatError.ModelError, R> => {
   const total = timeouts.totalTimeout
-  return total === undefined ? self : Effect.timeoutFail(self, { duration: total, onTimeout: () => totalError(total) })
+  return total === undefined ? self : Effect.timeoutOrElse(self, { duration: total, orElse: () => Effect.fail(totalError(total)) })
 }
+
+/**
+ * Fails `stream` with a `NetworkError` once it has run for `total` (its
+ * opening included), even while events flow. The deadline bounds each pull;
+ * nothing is read ahead of the consumer.
+ */
+const withDeadline = <A>(
+  stream: Stream.Stream<A, ChatError.ModelError>,
+  total: Duration.Input
+): Stream.Stream<A, ChatError.ModelError> =>
+  Stream.unwrap(Effect.gen(function*() {
+    const clock = yield* Clock.Clock
+    const deadline = clock.currentTimeMillisUnsafe() + Duration.toMillis(total)
+    const bounded = <X, E, R>(effect: Effect.Effect<X, E, R>): Effect.Effect<X, E | ChatError.NetworkError, R> =>
+      Effect.suspend(() => {
+        const left = deadline - clock.currentTimeMillisUnsafe()
+        return left > 0
+          ? Effect.timeoutOrElse(effect, { duration: left, orElse: () => Effect.fail(totalError(total)) })
+          : Effect.fail(totalError(total))
+      })
+    const pull = yield* bounded(Stream.toPull(stream))
+    return Stream.fromPull(Effect.succeed(bounded(pull)))
+  }))
 
 /**
  * Opens `open`, then maps its events to stream parts with `decode` and a
@@ -69,15 +95,15 @@ export const decodeStream = <Event, Decoder extends Ending>(
 ): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
   const idle = timeouts.idleTimeout ?? defaultIdleTimeout
   const total = timeouts.totalTimeout
-  const stream = Stream.unwrapScoped(
+  const stream = Stream.unwrap(
     Effect.map(ProviderRetry.withRetry(open, policy), (events) =>
       Stream.suspend(() => {
         const decoder = makeDecoder()
         const watched = idle === false ? events : ProviderCall.idleTimeout(events, idle, () => idleError(idle))
         return decode(watched, decoder).pipe(
-          Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => decoder.end())))
+          Stream.concat(Stream.fromIterableEffect(Effect.suspend(() => Effect.fromResult(decoder.end()))))
         )
       }))
   )
-  return total === undefined ? stream : Stream.interruptWhen(stream, Effect.delay(Effect.fail(totalError(total)), total))
+  return total === undefined ? stream : withDeadline(stream, total)
 }

@@ -72,7 +72,7 @@ export interface BreakerOptions {
   /** Failures in a row (retryable ones) that open the breaker. Default 5. */
   readonly failureThreshold?: number
   /** How long an open breaker keeps its model out before one probe request. Default 30 seconds. */
-  readonly recoveryTime?: Duration.DurationInput
+  readonly recoveryTime?: Duration.Input
 }
 
 /** Options of `make` and `layer`. */
@@ -104,7 +104,7 @@ export interface Service {
 }
 
 /** The router in use (provided by `layer` next to the `LanguageModel`). */
-export class Router extends Context.Tag("@chat-ts/core/Router")<Router, Service>() {}
+export class Router extends Context.Service<Router, Service>()("@chat-ts/core/Router") {}
 
 /** The default strategy: the models in the order they were given. */
 export const ordered: Strategy = (_request, models) => Effect.succeed(models.map((model) => model.name))
@@ -206,7 +206,7 @@ const fromEntries = <R>(
   const logChange = (model: string, before: BreakerState, after: BreakerState) => {
     const attributes = { "chat-ts.router.model": model, "chat-ts.router.from": before._tag, "chat-ts.router.to": after._tag }
     const log = after._tag === "Open" ? Effect.logWarning : Effect.logInfo
-    return Effect.zipRight(
+    return Effect.andThen(
       log(`circuit breaker of model '${model}': ${before._tag} -> ${after._tag}`).pipe(Effect.annotateLogs(attributes)),
       spanEvent("chat-ts.router.breaker", attributes)
     )
@@ -237,7 +237,7 @@ const fromEntries = <R>(
       const out: Array<Entry> = []
       for (const name of names) {
         const entry = byName.get(name)
-        if (entry === undefined) return Effect.dieMessage(`Router: the strategy named an unknown model '${name}'.`)
+        if (entry === undefined) return Effect.die(new Error(`Router: the strategy named an unknown model '${name}'.`))
         if (!seen.has(name)) out.push(entry)
         seen.add(name)
       }
@@ -294,7 +294,7 @@ const fromEntries = <R>(
   }
 
   const noteFallback = (entry: Entry, error: ChatError.ModelError) =>
-    Effect.zipRight(
+    Effect.andThen(
       Effect.logWarning(`model '${entry.name}' failed (${error._tag}); trying the next model`),
       spanEvent("chat-ts.router.fallback", { "chat-ts.router.model": entry.name, "chat-ts.router.error": error._tag })
     )
@@ -315,7 +315,7 @@ const fromEntries = <R>(
       return entry.model.generate(request).pipe(
         Effect.onExit((exit) => {
           if (exit._tag === "Success") return settle(entry, admission, "ok")
-          const error = Cause.failureOption(exit.cause)
+          const error = Cause.findErrorOption(exit.cause)
           return settle(entry, admission, Option.isSome(error) ? outcomeOf(error.value) : "interrupted")
         }),
         Effect.map((response): LanguageModel.Response => ({
@@ -323,11 +323,11 @@ const fromEntries = <R>(
           providerMetadata: answer(entry, progress, response.providerMetadata)
         })),
         Effect.tap(() => Effect.annotateCurrentSpan("chat-ts.router.model", entry.name)),
-        Effect.catchAll((error) => {
+        Effect.catch((error) => {
           const after = fallback(entry, error, progress)
           return after === undefined
             ? Effect.fail(error)
-            : Effect.zipRight(noteFallback(entry, error), generateFrom(request, order, at + 1, after))
+            : Effect.andThen(noteFallback(entry, error), generateFrom(request, order, at + 1, after))
         })
       )
     })
@@ -355,12 +355,12 @@ const fromEntries = <R>(
         }),
         Stream.tapError((error) => settleOnce(outcomeOf(error))),
         // A stream that ends without its `Finish` part was cut: a failure of the model.
-        Stream.concat(Stream.execute(Effect.suspend(() => settleOnce("failed")))),
+        Stream.concat(Stream.fromEffectDrain(Effect.suspend(() => settleOnce("failed")))),
         Stream.ensuring(Effect.suspend(() => settleOnce("interrupted"))),
         Stream.map((part): LanguageModel.StreamPart =>
           part._tag === "Finish" ? { ...part, providerMetadata: answer(entry, progress, part.providerMetadata) } : part
         ),
-        Stream.catchAll((error) => {
+        Stream.catch((error) => {
           if (emitted) {
             return Stream.fail(error).pipe(Stream.tapError(() =>
               Effect.logWarning(
@@ -371,7 +371,7 @@ const fromEntries = <R>(
           const after = fallback(entry, error, progress)
           return after === undefined
             ? Stream.fail(error)
-            : Stream.concat(Stream.execute(noteFallback(entry, error)), streamFrom(request, order, at + 1, after))
+            : Stream.concat(Stream.fromEffectDrain(noteFallback(entry, error)), streamFrom(request, order, at + 1, after))
         })
       )
     }))
@@ -406,11 +406,11 @@ export const make = <const Cs extends ReadonlyArray<Candidate<any, any>>, R = ne
     const names = new Set<string>()
     for (const candidate of options.models) {
       if (candidate.name === "" || names.has(candidate.name)) {
-        return yield* Effect.dieMessage(`Router: model names must be unique and non-empty ('${candidate.name}').`)
+        return yield* Effect.die(new Error(`Router: model names must be unique and non-empty ('${candidate.name}').`))
       }
       names.add(candidate.name)
     }
-    if (names.size === 0) return yield* Effect.dieMessage("Router: at least one model is needed.")
+    if (names.size === 0) return yield* Effect.die(new Error("Router: at least one model is needed."))
     const entries = yield* Effect.forEach(options.models, (candidate) =>
       Effect.gen(function*() {
         const model: LanguageModel.Service = Layer.isLayer(candidate.model)
@@ -438,7 +438,7 @@ export const make = <const Cs extends ReadonlyArray<Candidate<any, any>>, R = ne
 export const layer = <const Cs extends ReadonlyArray<Candidate<any, any>>, R = never>(
   options: Options<Cs, R>
 ): Layer.Layer<LanguageModel.LanguageModel | Router, ErrorOf<Cs[number]>, ContextOf<Cs[number]> | R> =>
-  Layer.scopedContext(Effect.map(make(options), (router) =>
+  Layer.effectContext(Effect.map(make(options), (router) =>
     Context.make(LanguageModel.LanguageModel, { generate: router.generate, stream: router.stream }).pipe(
       Context.add(Router, { breakers: router.breakers })
     )))

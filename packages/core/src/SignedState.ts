@@ -18,7 +18,7 @@
  * @since 0.1.0
  */
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Redacted from "effect/Redacted"
 import * as ChatError from "./ChatError.js"
 import * as Messages from "./Messages.js"
@@ -50,7 +50,7 @@ export interface Verified {
   readonly version: number
 }
 
-const checkSecret = (secret: Redacted.Redacted<string>): Effect.Effect<Uint8Array, ChatError.InvalidSecret> => {
+const checkSecret = (secret: Redacted.Redacted<string>): Effect.Effect<Uint8Array<ArrayBuffer>, ChatError.InvalidSecret> => {
   const value = Redacted.value(secret)
   const bytes = typeof value === "string" ? encoder.encode(value) : new Uint8Array()
   return bytes.length >= minimumSecretBytes
@@ -62,7 +62,7 @@ const checkSecret = (secret: Redacted.Redacted<string>): Effect.Effect<Uint8Arra
     )
 }
 
-const hmac = (key: Uint8Array, data: string): Effect.Effect<string> =>
+const hmac = (key: Uint8Array<ArrayBuffer>, data: string): Effect.Effect<string> =>
   Effect.promise(async () => {
     const imported = await globalThis.crypto.subtle.importKey("raw", key, { name: "HMAC", hash: "SHA-256" }, false, ["sign"])
     const signature = new Uint8Array(await globalThis.crypto.subtle.sign("HMAC", imported, encoder.encode(data)))
@@ -78,6 +78,8 @@ const equal = (a: string, b: string): boolean => {
   for (let i = 0; i < a.length; i++) diff |= a.charCodeAt(i) ^ b.charCodeAt(i)
   return diff === 0
 }
+
+const documentKey = `,"document":`
 
 const isVersion = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0
 
@@ -96,7 +98,7 @@ export const sign = (
     if (!isVersion(binding.version)) {
       return yield* new ChatError.StateEncodeError({ detail: `the version ${binding.version} is not a non-negative integer` })
     }
-    const document = yield* Messages.toJson(messages)
+    const document = yield* Effect.fromResult(Messages.toJson(messages))
     const payload = `{"conversationId":${JSON.stringify(binding.conversationId)},"version":${binding.version},"document":${document}}`
     const signature = yield* hmac(key, payload)
     return `{"payload":${payload},"signature":"${signature}"}`
@@ -124,8 +126,13 @@ export const verify = (
     if (!equal(yield* hmac(key, payload), match[1]!)) {
       return yield* fail("the signature does not match: the document was changed or signed with another key")
     }
-    // Signed by us, so well-formed; checked all the same.
-    const parsed = Either.getOrUndefined(Either.try(() => JSON.parse(payload) as { [key: string]: unknown }))
+    // Signed by us, so well-formed; checked all the same. The binding is read apart from the document,
+    // which `fromJson` reads as it was written (so that signing what `verify` returns gives the same bytes).
+    // A `,"document":` inside the conversation id would be escaped (`,\"document\":`): the first one is the key.
+    const at = payload.indexOf(documentKey)
+    const parsed = at === -1
+      ? undefined
+      : Result.getOrUndefined(Result.try(() => JSON.parse(`${payload.slice(0, at)}}`) as { [key: string]: unknown }))
     if (typeof parsed !== "object" || parsed === null || !isVersion(parsed.version)) return yield* fail("not a signed document")
     if (parsed.conversationId !== expected.conversationId) {
       return yield* fail(`the document belongs to another conversation, not '${expected.conversationId}'`)
@@ -135,6 +142,6 @@ export const verify = (
         `the document is at version ${parsed.version}, older than ${expected.atLeastVersion}: an earlier state cannot be replayed`
       )
     }
-    const messages = yield* Messages.decode(parsed.document)
+    const messages = yield* Effect.fromResult(Messages.fromJson(payload.slice(at + documentKey.length, -1)))
     return { messages, version: parsed.version }
   })

@@ -10,7 +10,7 @@
  */
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ChatError from "./ChatError.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
@@ -26,9 +26,9 @@ export type TypeId = typeof TypeId
 /** A tool: name, description, parameter and result schemas, metadata. */
 export interface Tool<
   Name extends string,
-  Params extends Schema.Schema.Any,
-  Success extends Schema.Schema.All,
-  Failure extends Schema.Schema.All,
+  Params extends Schema.Constraint,
+  Success extends Schema.Constraint,
+  Failure extends Schema.Constraint,
   Metadata
 > {
   readonly [TypeId]: TypeId
@@ -53,21 +53,21 @@ export interface Tool<
 }
 
 /** Any tool. */
-export interface Any extends Tool<string, Schema.Schema.Any, Schema.Schema.All, Schema.Schema.All, unknown> {}
+export interface Any extends Tool<string, Schema.Constraint, Schema.Constraint, Schema.Constraint, unknown> {}
 
 /** The parameters schema built from `parameters` (a Schema, or the fields of a Struct). */
-export type ParametersSchema<P> = P extends Schema.Schema.Any ? P
+export type ParametersSchema<P> = P extends Schema.Constraint ? P
   : P extends Schema.Struct.Fields ? Schema.Struct<P>
   : never
 
 /** The decoded parameters of a tool. */
-export type Params<T extends Any> = Schema.Schema.Type<T["parameters"]>
+export type Params<T extends Any> = T["parameters"]["Type"]
 
 /** The success value of a tool. */
-export type Success<T extends Any> = Schema.Schema.Type<T["success"]>
+export type Success<T extends Any> = T["success"]["Type"]
 
 /** The typed failure of a tool. */
-export type Failure<T extends Any> = Schema.Schema.Type<T["failure"]>
+export type Failure<T extends Any> = T["failure"]["Type"]
 
 /** The metadata of a tool. */
 export type Metadata<T extends Any> = T["metadata"]
@@ -86,45 +86,45 @@ export const namePattern: RegExp = /^[a-zA-Z0-9_-]{1,64}$/
 
 const identity = (json: unknown): unknown => json
 
-const jsonSchemaOf = (schema: Schema.Schema.Any): Either.Either<JsonSchema.JsonSchema, string> => {
+const jsonSchemaOf = (schema: Schema.Constraint): Result.Result<JsonSchema.JsonSchema, string> => {
   try {
-    return Either.right(JsonSchema.make(schema.ast))
+    return Result.succeed(JsonSchema.make(schema.ast))
   } catch (error) {
-    return Either.left(`its parameters cannot be written as JSON Schema (${(error as Error).message.split("\n")[0]})`)
+    return Result.fail(`its parameters cannot be written as JSON Schema (${(error as Error).message.split("\n")[0]})`)
   }
 }
 
 const isObjectRoot = (json: JsonSchema.JsonSchema): boolean =>
   json.type === "object" && json.anyOf === undefined && json.$ref === undefined
 
-const toWire = (tool: Any): Either.Either<Wire, ChatError.InvalidToolSchema> => {
+const toWire = (tool: Any): Result.Result<Wire, ChatError.InvalidToolSchema> => {
   const invalid = (detail: string) => new ChatError.InvalidToolSchema({ tool: tool.name, detail })
-  if (!namePattern.test(tool.name)) return Either.left(invalid("its name must be 1 to 64 letters, digits, '_' or '-'"))
-  return Either.mapLeft(jsonSchemaOf(tool.parameters), invalid).pipe(
-    Either.filterOrLeft(isObjectRoot, () => invalid("its parameters must be an object at the top (a Struct), not a union or another type")),
-    Either.flatMap((json) => {
+  if (!namePattern.test(tool.name)) return Result.fail(invalid("its name must be 1 to 64 letters, digits, '_' or '-'"))
+  return Result.mapError(jsonSchemaOf(tool.parameters), invalid).pipe(
+    Result.filterOrFail(isObjectRoot, () => invalid("its parameters must be an object at the top (a Struct), not a union or another type")),
+    Result.flatMap((json) => {
       const loose = (notStrict: ReadonlyArray<string>): Wire => ({
         declaration: { name: tool.name, description: tool.description, parameters: json, strict: false },
         notStrict,
         fromWire: identity
       })
-      if (tool.strict === false) return Either.right(loose([]))
+      if (tool.strict === false) return Result.succeed(loose([]))
       const strict = StrictSchema.make(json)
       if (strict.reasons.length === 0) {
-        return Either.right({
+        return Result.succeed({
           declaration: { name: tool.name, description: tool.description, parameters: strict.schema, strict: true },
           notStrict: [],
           fromWire: strict.fromWire
         })
       }
       return tool.strict === true
-        ? Either.left(invalid(`it asks for strict mode, which its parameters cannot have: ${strict.reasons.join("; ")}`))
-        : Either.right(loose(strict.reasons))
+        ? Result.fail(invalid(`it asks for strict mode, which its parameters cannot have: ${strict.reasons.join("; ")}`))
+        : Result.succeed(loose(strict.reasons))
     })
   )
 }
 
-const wires = new WeakMap<Any, Either.Either<Wire, ChatError.InvalidToolSchema>>()
+const wires = new WeakMap<Any, Result.Result<Wire, ChatError.InvalidToolSchema>>()
 
 /**
  * How a tool reaches the model: its parameters brought into strict mode
@@ -132,7 +132,7 @@ const wires = new WeakMap<Any, Either.Either<Wire, ChatError.InvalidToolSchema>>
  * non-strict otherwise (with the reasons) or when the tool says `strict:
  * false`; an `InvalidToolSchema` when no provider could take them.
  */
-export const wire = (tool: Any): Either.Either<Wire, ChatError.InvalidToolSchema> => {
+export const wire = (tool: Any): Result.Result<Wire, ChatError.InvalidToolSchema> => {
   let known = wires.get(tool)
   if (known === undefined) {
     known = toWire(tool)
@@ -143,7 +143,7 @@ export const wire = (tool: Any): Either.Either<Wire, ChatError.InvalidToolSchema
 
 /** The model's parsed arguments in the parameters' encoded form, ready to decode (see `Wire.fromWire`). */
 export const fromWire = (tool: Any, json: unknown): unknown =>
-  Either.match(wire(tool), { onLeft: () => json, onRight: (w) => w.fromWire(json) })
+  Result.match(wire(tool), { onFailure: () => json, onSuccess: (w) => w.fromWire(json) })
 
 /**
  * Whether a JSON Schema is accepted as it is in strict mode (OpenAI's
@@ -159,9 +159,9 @@ export const isStrictCompatible = (schema: unknown): boolean => {
 /** Makes a tool. `parameters` is a Schema or the fields of a Struct; `success` defaults to `Schema.Void`. */
 export const make = <
   const Name extends string,
-  const P extends Schema.Struct.Fields | Schema.Schema.Any,
-  Success extends Schema.Schema.All = typeof Schema.Void,
-  Failure extends Schema.Schema.All = typeof Schema.Never,
+  const P extends Schema.Struct.Fields | Schema.Constraint,
+  Success extends Schema.Constraint = typeof Schema.Void,
+  Failure extends Schema.Constraint = typeof Schema.Never,
   Metadata = undefined
 >(
   name: Name,
@@ -194,14 +194,14 @@ export const make = <
     idempotent: options.idempotent === true,
     maxAttempts: options.idempotent === true ? Math.max(1, Math.floor(options.maxAttempts ?? 3)) : 1,
     get declaration() {
-      return Either.match(wire(tool), {
-        onLeft: (): LanguageModel.ToolDeclaration => ({
+      return Result.match(wire(tool), {
+        onFailure: (): LanguageModel.ToolDeclaration => ({
           name,
           description: options.description,
           parameters: JsonSchema.make(parameters.ast),
           strict: false
         }),
-        onRight: (w) => w.declaration
+        onSuccess: (w) => w.declaration
       })
     }
   }
@@ -227,14 +227,14 @@ export interface Handler<Name extends string> {
   readonly name: Name
 }
 
-const handlerTags = new Map<string, Context.Tag<unknown, HandlerService>>()
+const handlerTags = new Map<string, Context.Service<unknown, HandlerService>>()
 
-/** The Context tag of the handler of the tool named `name`. */
-export const handlerTag = <Name extends string>(name: Name): Context.Tag<Handler<Name>, HandlerService> => {
+/** The Context key of the handler of the tool named `name`. */
+export const handlerTag = <Name extends string>(name: Name): Context.Service<Handler<Name>, HandlerService> => {
   let tag = handlerTags.get(name)
   if (tag === undefined) {
-    tag = Context.GenericTag<unknown, HandlerService>(`@chat-ts/core/Tool/Handler/${name}`)
+    tag = Context.Service<unknown, HandlerService>(`@chat-ts/core/Tool/Handler/${name}`)
     handlerTags.set(name, tag)
   }
-  return tag as unknown as Context.Tag<Handler<Name>, HandlerService>
+  return tag as unknown as Context.Service<Handler<Name>, HandlerService>
 }

@@ -10,7 +10,7 @@ import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import type * as Action from "./Action.js"
 import * as Tool from "./Tool.js"
 
@@ -112,8 +112,8 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
         Effect.gen(function*() {
           const resolved: H = Effect.isEffect(handlers) ? yield* handlers : handlers
           const context = yield* Effect.context<HandlersContext<H>>()
-          // The layer machinery's own memo map is always there; any other service is the handlers'.
-          const needsContext = Context.omit(Layer.CurrentMemoMap)(context).unsafeMap.size > 0
+          // The layer machinery's own memo map and scope are always there; any other service is the handlers'.
+          const needsContext = Context.omit(Layer.CurrentMemoMap, Scope.Scope)(context).mapUnsafe.size > 0
           let out = Context.empty() as Context.Context<unknown>
           for (const tool of list) {
             const handler = resolved[tool.name as keyof H] as unknown as (

@@ -8,10 +8,10 @@ import * as Schema from "effect/Schema"
 
 /** Token counts of one model response or of a whole turn. */
 export const Usage = Schema.Struct({
-  inputTokens: Schema.Number.pipe(Schema.finite()),
-  outputTokens: Schema.Number.pipe(Schema.finite()),
-  reasoningTokens: Schema.optional(Schema.Number.pipe(Schema.finite())),
-  cachedInputTokens: Schema.optional(Schema.Number.pipe(Schema.finite()))
+  inputTokens: Schema.Finite,
+  outputTokens: Schema.Finite,
+  reasoningTokens: Schema.optional(Schema.Finite),
+  cachedInputTokens: Schema.optional(Schema.Finite)
 })
 
 /** Token counts of one model response or of a whole turn. */

@@ -26,7 +26,7 @@ export interface Options extends Omit<Chat.TurnOptions, "checkpoint"> {
   /** Who runs the turn (default: a random id per call). */
   readonly owner?: string
   /** How long the lease lasts without renewal (default `defaultLeaseTtl`); it is renewed every third of it. */
-  readonly leaseTtl?: Duration.DurationInput
+  readonly leaseTtl?: Duration.Input
 }
 
 /** The lease's length when none is given: a worker that dies holds its conversations this long. */
@@ -47,15 +47,15 @@ export const makeOwner = (): string => globalThis.crypto.randomUUID()
 export const keepingLease = <A, E, R>(
   store: ConversationStore.Service,
   lease: ConversationStore.Lease,
-  ttl: Duration.DurationInput,
+  ttl: Duration.Input,
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, E | ChatError.ConversationBusy | ChatError.StoreError, R> => {
-  const every = Duration.unsafeDivide(Duration.decode(ttl), 3)
+  const every = Duration.divideUnsafe(Duration.fromInputUnsafe(ttl), 3)
   const renewals = store.renew(lease, ttl).pipe(
     // A store that fails for a moment is tried again until the lease would be at risk.
-    Effect.retry({ while: (error) => error._tag === "StoreError", schedule: Schedule.spaced(Duration.unsafeDivide(every, 4)), times: 3 }),
+    Effect.retry({ while: (error) => error._tag === "StoreError", schedule: Schedule.spaced(Duration.divideUnsafe(every, 4)), times: 3 }),
     Effect.repeat(Schedule.spaced(every)),
-    Effect.zipRight(Effect.never)
+    Effect.andThen(Effect.never)
   )
   return Effect.raceFirst(effect, Effect.delay(renewals, every))
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Deferred, Effect, Either, Exit, Fiber, Layer, Schema, Stream } from "effect"
+import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result, Schema, Stream } from "effect"
 import { Chat, ChatError, type ChatEvent, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import {
@@ -122,7 +122,7 @@ describe("Chat errors: model errors", () => {
       const chat = yield* Chat.make().pipe(Effect.provide(model.layer))
       complete(yield* chat.complete(Messages.fromUser("One.")))
       const exit = yield* Effect.exit(chat.complete(Messages.fromUser("Two.")))
-      expect(Exit.isFailure(exit) && Cause.isDie(exit.cause)).toBe(true)
+      expect(Exit.isFailure(exit) && Cause.hasDies(exit.cause)).toBe(true)
       if (Exit.isFailure(exit)) {
         const defect = Cause.squash(exit.cause)
         expect(String(defect)).toContain("MockLanguageModel: the script has 1 response(s)")
@@ -143,7 +143,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       risky: () =>
         Effect.suspend(() => {
           count++
-          return Deferred.succeed(started, undefined).pipe(Effect.zipRight(Effect.never))
+          return Deferred.succeed(started, undefined).pipe(Effect.andThen(Effect.never))
         })
     })
     return { started, handlers, runs: () => count }
@@ -198,7 +198,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       const saved: Array<Messages.Messages> = []
       const fiber = yield* chat.complete(Messages.fromUser("Go."), {
         checkpoint: (messages) => Effect.sync(() => saved.push(messages))
-      }).pipe(Effect.fork)
+      }).pipe(Effect.forkChild)
       yield* Deferred.await(started)
 
       // While it runs, the last checkpoint records the call as running.
@@ -226,11 +226,11 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
       let stored = ""
       const fiber = yield* chat.complete(Messages.fromUser("Go."), {
-        checkpoint: (messages) => Effect.sync(() => (stored = Either.getOrThrow(Messages.toJson(messages))))
-      }).pipe(Effect.fork)
+        checkpoint: (messages) => Effect.sync(() => (stored = Result.getOrThrow(Messages.toJson(messages))))
+      }).pipe(Effect.forkChild)
       yield* Deferred.await(started)
       // The process "dies" here: only what was stored survives.
-      const crashed = yield* Messages.fromJson(stored)
+      const crashed = yield* Effect.fromResult(Messages.fromJson(stored))
       expect(statusOf(crashed, "r1")).toBe("Running")
 
       const result = yield* chat.resume(crashed)
@@ -252,7 +252,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       const saved: Array<Messages.Messages> = []
       const fiber = yield* Stream.runDrain(chat.stream(Messages.fromUser("Go."), {
         checkpoint: (messages) => Effect.sync(() => saved.push(messages))
-      })).pipe(Effect.fork)
+      })).pipe(Effect.forkChild)
       yield* Deferred.await(started)
       yield* Fiber.interrupt(fiber)
       const last = saved[saved.length - 1]!

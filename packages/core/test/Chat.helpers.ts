@@ -4,6 +4,8 @@
 import { expect } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import fc from "fast-check"
 import { Action, type ChatOutcome, type LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import type { MockLanguageModel } from "../src/testing/index.js"
 
@@ -110,3 +112,30 @@ export const lastRequest = (model: MockLanguageModel.MockLanguageModel): Languag
 export const expectNothingRunning = (messages: Messages.Messages): void => {
   expect(Messages.toolCalls(messages).filter((call) => call.status._tag === "Running")).toEqual([])
 }
+
+/**
+ * Lets the other fibers run until `ready` holds, then asserts it: a bounded wait on observable
+ * behaviour (a forked turn reaching a state), in place of guessing how far it got.
+ */
+export const until = (ready: () => boolean, what: string): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1_000 && !ready(); i++) yield* Effect.yieldNow
+    expect(ready(), what).toBe(true)
+  })
+
+/**
+ * Checks a fast-check property whose body is an Effect: each run gets the calling test's services
+ * (its `TestClock` included) and a scope of its own; a failed run fails the test with fast-check's report.
+ */
+export const checkProperty = <A, E, R>(
+  arbitrary: fc.Arbitrary<A>,
+  body: (value: A) => Effect.Effect<unknown, E, R>,
+  parameters: fc.Parameters<[A]>
+): Effect.Effect<void, never, Exclude<R, Scope.Scope>> =>
+  Effect.flatMap(Effect.context<Exclude<R, Scope.Scope>>(), (context) =>
+    Effect.promise(() =>
+      fc.assert(
+        fc.asyncProperty(arbitrary, (value) => Effect.runPromiseWith(context)(Effect.asVoid(Effect.scoped(body(value))))),
+        parameters
+      )
+    ))

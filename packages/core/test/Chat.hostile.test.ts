@@ -6,7 +6,8 @@
  * or a fail-closed state, nothing lost, nothing run unapproved or twice.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Fiber, Layer, Logger, Option, Schema, Stream, TestClock } from "effect"
+import { Effect, Fiber, Layer, Logger, Option, Result, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { complete, expectNothingRunning, paused, statusOf } from "./Chat.helpers.js"
@@ -22,7 +23,7 @@ const Work = Tool.make("work", {
 
 const Pay = Tool.make("pay", {
   description: "Pay someone.",
-  parameters: { to: Schema.String, amounts: Schema.Record({ key: Schema.String, value: Schema.Number }) },
+  parameters: { to: Schema.String, amounts: Schema.Record(Schema.String, Schema.Number) },
   success: Schema.String,
   metadata: { kind: "pay" as const, limit: 100 }
 })
@@ -101,7 +102,7 @@ describe("Chat: checkpoints of one turn are serialised, with a store whose save 
           // Each save takes a little real time, so that concurrent saves would overlap.
           save: (id, messages, options) =>
             Effect.sleep("2 millis").pipe(
-              Effect.zipRight(memory.save(id, messages, options)),
+              Effect.andThen(memory.save(id, messages, options)),
               Effect.tap((stored) => Effect.sync(() => void saves.push(stored.version)))
             )
         }
@@ -136,19 +137,19 @@ describe("Chat: strategy output is validated", () => {
     it.effect(`${what}: the call requires approval, with a warning, and the strategy is asked once`, () =>
       Effect.gen(function*() {
         const logs: Array<string> = []
-        const logger = Logger.make(({ logLevel, message }) => void logs.push(`${logLevel.label} ${String(message)}`))
+        const logger = Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${String(message)}`))
         const { chat, ran, decided } = yield* setup({
           script: [workCalls(1)],
           strategy: () => action as Action.Action
         })
-        const result = yield* chat.complete(Messages.fromUser("Work.")).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+        const result = yield* chat.complete(Messages.fromUser("Work.")).pipe(Effect.provide(Logger.layer([logger])))
         expect(paused(result).reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["w0"] })
         expect(Messages.findTool(result.messages, "w0")!.status).toStrictEqual({ _tag: "AwaitingApproval" })
         expect(ran).toEqual([])
         expect(decided()).toBe(1)
-        expect(logs.some((line) => line.startsWith("WARN") && line.includes("could not decide"))).toBe(true)
+        expect(logs.some((line) => line.startsWith("Warn") && line.includes("could not decide"))).toBe(true)
         // Every time the state holds is finite epoch millis: it encodes.
-        expect(Either.isRight(Messages.toJson(result.messages))).toBe(true)
+        expect(Result.isSuccess(Messages.toJson(result.messages))).toBe(true)
       }))
   }
 
@@ -174,13 +175,12 @@ describe("Chat: long scheduled waits wake when due", () => {
           script: [workCalls(1), MockLanguageModel.text("Done.")],
           strategy: () => Action.Defer({ after: `${days} days` })
         })
-        const fiber = yield* chat.complete(Messages.fromUser("Work later."), { waitForScheduled: true }).pipe(Effect.fork)
+        const fiber = yield* chat.complete(Messages.fromUser("Work later."), { waitForScheduled: true }).pipe(Effect.forkChild)
         yield* TestClock.adjust(`${days * DAY - 1} millis`)
         expect(ran).toHaveLength(0)
         yield* TestClock.adjust("1 millis")
         // Bounded: the fiber must be done now, not merely eventually.
-        const exit = yield* Fiber.poll(fiber)
-        expect(Option.isSome(exit)).toBe(true)
+        expect(fiber.pollUnsafe()).toBeDefined()
         const result = yield* Fiber.join(fiber)
         expect(complete(result).value).toBe("Done.")
         expect(ran).toHaveLength(1)
@@ -193,10 +193,10 @@ describe("Chat: long scheduled waits wake when due", () => {
         script: [workCalls(1), MockLanguageModel.text("Done.")],
         strategy: () => Action.Defer({ after: `${60 * DAY} millis` })
       })
-      const fiber = yield* chat.complete(Messages.fromUser("Work later."), { waitForScheduled: true }).pipe(Effect.fork)
+      const fiber = yield* chat.complete(Messages.fromUser("Work later."), { waitForScheduled: true }).pipe(Effect.forkChild)
       yield* TestClock.adjust(`${59 * DAY} millis`)
       expect(ran).toHaveLength(0)
-      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust(`${DAY} millis`)
       expect(complete(yield* Fiber.join(fiber)).value).toBe("Done.")
       expect(ran).toHaveLength(1)
@@ -225,7 +225,7 @@ describe("Chat: results JSON cannot hold are caught when recorded", () => {
         const { chat } = yield* setup({ script: [workCalls(1)], work: () => Effect.succeed(make()) })
         const saved: Array<string> = []
         const error = yield* Effect.flip(chat.complete(Messages.fromUser("Work."), {
-          checkpoint: (messages) => Effect.map(Messages.toJson(messages), (json) => void saved.push(json))
+          checkpoint: (messages) => Effect.map(Effect.fromResult(Messages.toJson(messages)), (json) => void saved.push(json))
         }))
         expect(error._tag).toBe("ToolHandlerDefect")
         if (error._tag !== "ToolHandlerDefect") return
@@ -234,7 +234,7 @@ describe("Chat: results JSON cannot hold are caught when recorded", () => {
         expect(call.status._tag).toBe("Failed")
         expect(Messages.projectToolCall(call).result?.text).toContain("could not be recorded")
         // Every state was saved, the last one with the failed call; it loads back as it was.
-        const last = Either.getOrThrow(Messages.fromJson(saved[saved.length - 1]!))
+        const last = Result.getOrThrow(Messages.fromJson(saved[saved.length - 1]!))
         expect(last).toEqual(error.messages)
       }))
   }
@@ -245,7 +245,7 @@ describe("Chat: results JSON cannot hold are caught when recorded", () => {
       { role: "assistant", parts: [{ ...Messages.toolCall({ id: "a", name: "work", arguments: "{}" }), status: { _tag: "Completed", result: 10n } }] }
     ]
     const encoded = Messages.toJson(bad)
-    expect(Either.isLeft(encoded) && encoded.left._tag).toBe("StateEncodeError")
+    expect(Result.isFailure(encoded) && encoded.failure._tag).toBe("StateEncodeError")
   })
 
   it("fromJson refuses a document nested deeper than toJson can write, and round-trips what it accepts", () => {
@@ -254,9 +254,9 @@ describe("Chat: results JSON cannot hold are caught when recorded", () => {
       `{"format":"chat-ts/messages","version":1,"messages":[{"role":"assistant","parts":[` +
       `{"_tag":"ToolCall","id":"a","name":"work","arguments":"{}","status":{"_tag":"Completed","result":${result}}}]}]}`
     const decoded = Messages.fromJson(documentWith(`${"[".repeat(10_000)}1${"]".repeat(10_000)}`))
-    expect(Either.isLeft(decoded) && decoded.left.detail).toContain("deeper than 256")
-    const accepted = Either.getOrThrow(Messages.fromJson(documentWith(`${"[".repeat(255)}1${"]".repeat(255)}`)))
-    expect(Either.getOrThrow(Messages.fromJson(Either.getOrThrow(Messages.toJson(accepted))))).toEqual(accepted)
+    expect(Result.isFailure(decoded) && decoded.failure.detail).toContain("deeper than 256")
+    const accepted = Result.getOrThrow(Messages.fromJson(documentWith(`${"[".repeat(255)}1${"]".repeat(255)}`)))
+    expect(Result.getOrThrow(Messages.fromJson(Result.getOrThrow(Messages.toJson(accepted))))).toEqual(accepted)
   })
 })
 
@@ -289,7 +289,7 @@ describe("Chat: handlers only ever see own, plain data", () => {
       const first = yield* chat.complete(Messages.fromUser("Pay bob."))
       const refused = yield* Effect.flip(chat.approve(first.messages, "p1", JSON.parse(injected)))
       expect(refused._tag).toBe("InvalidEditedArguments")
-      expect(Either.isLeft(Messages.approveJson(first.messages, "p1", injected))).toBe(true)
+      expect(Result.isFailure(Messages.approveJson(first.messages, "p1", injected))).toBe(true)
       // Forged state that skipped those checks is refused at resume.
       const forged = Messages.updateTool(first.messages, "p1", (call) => ({ ...call, status: { _tag: "Approved", editedArguments: injected } }))
       const atResume = yield* Effect.flip(chat.resume(forged))
@@ -460,13 +460,13 @@ describe("Chat: a provider's odd response never makes the state unwritable", () 
       const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(LanguageModel.make(model))))
       const saved: Array<string> = []
       const result = yield* chat.complete(Messages.fromUser("Hi."), {
-        checkpoint: (messages) => Effect.map(Messages.toJson(messages), (json) => void saved.push(json))
+        checkpoint: (messages) => Effect.map(Effect.fromResult(Messages.toJson(messages)), (json) => void saved.push(json))
       })
       const response = complete(result).response
       expect(response.providerMetadata).toEqual({ openai: { responseId: "r1" } })
       expect(response.parts[0]).toEqual({ _tag: "Reasoning", text: "hmm" })
       expect(response.usage).toEqual({ inputTokens: 0, outputTokens: 3, reasoningTokens: 0 })
-      expect(Either.getOrThrow(Messages.fromJson(saved[saved.length - 1]!))).toEqual(result.messages)
+      expect(Result.getOrThrow(Messages.fromJson(saved[saved.length - 1]!))).toEqual(result.messages)
     }))
 })
 
@@ -474,7 +474,7 @@ describe("Chat: a structured-output Schema that cannot be sent", () => {
   it.effect("is a typed StructuredOutputError before any request, never a throw", () =>
     Effect.gen(function*() {
       const { chat, model } = yield* setup({ script: [MockLanguageModel.text("{}")] })
-      const call = Effect.suspend(() => chat.completeStructured(Messages.fromUser("When?"), Schema.DateFromSelf))
+      const call = Effect.suspend(() => chat.completeStructured(Messages.fromUser("When?"), Schema.Date))
       const error = yield* Effect.flip(call)
       expect(error._tag).toBe("StructuredOutputError")
       expect(error.message).toContain("cannot be sent to the model")

@@ -6,7 +6,7 @@
  * called, carrying what already ran.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Layer, Schema, Stream } from "effect"
+import { Effect, Layer, Result, Schema, Stream } from "effect"
 import { Action, Chat, ChatError, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { complete, paused, statusOf } from "./Chat.helpers.js"
@@ -136,7 +136,7 @@ describe("Chat.Options.refreshTools", () => {
       ])
       const chat = yield* chatOver(model)
       const events = yield* Stream.runCollect(chat.stream(ask))
-      expect(Chunk.last(events).pipe((last) => last._tag === "Some" && last.value._tag)).toBe("Completed")
+      expect(events.at(-1)?._tag).toBe("Completed")
       expect(model.requests.map(declared)).toEqual([["install"], ["install", "greet"]])
     }).pipe(Effect.scoped))
 
@@ -215,9 +215,9 @@ describe("Chat.Options.refreshTools", () => {
       expect(statusOf(first.messages, "w")).toBe("AwaitingApproval")
 
       state.current = sets.installerOnly
-      const edited = yield* Messages.approve(first.messages, "w", { disk: "d" })
-      const refused = yield* Effect.either(chat.resume(edited))
-      expect(Either.isLeft(refused) && refused.left).toMatchObject({
+      const edited = yield* Effect.fromResult(Messages.approve(first.messages, "w", { disk: "d" }))
+      const refused = yield* Effect.result(chat.resume(edited))
+      expect(Result.isFailure(refused) && refused.failure).toMatchObject({
         _tag: "InvalidEditedArguments",
         detail: expect.stringContaining("no tool named 'wipe'")
       })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, DateTime, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Clock, DateTime, Effect, Fiber, Layer, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { complete, paused, seen } from "./Chat.helpers.js"
@@ -43,11 +44,11 @@ describe("Chat: scheduled calls", () => {
     Effect.gen(function*() {
       const { chat, model, sent } = yield* setup(deferByText, oneReminder)
       const fiber = yield* chat.complete(Messages.fromUser("Remind me to stand up."), { waitForScheduled: true }).pipe(
-        Effect.fork
+        Effect.forkChild
       )
       yield* TestClock.adjust("59 minutes")
       expect(sent).toEqual([])
-      expect(Option.isNone(yield* Fiber.poll(fiber))).toBe(true)
+      expect(fiber.pollUnsafe()).toBeUndefined()
       expect(model.requests).toHaveLength(1)
 
       yield* TestClock.adjust("1 minute")
@@ -66,7 +67,7 @@ describe("Chat: scheduled calls", () => {
         ]),
         MockLanguageModel.text("Both sent.")
       ])
-      const fiber = yield* chat.complete(Messages.fromUser("Remind me twice."), { waitForScheduled: true }).pipe(Effect.fork)
+      const fiber = yield* chat.complete(Messages.fromUser("Remind me twice."), { waitForScheduled: true }).pipe(Effect.forkChild)
       yield* TestClock.adjust("30 minutes")
       expect(sent.map((s) => s.text)).toEqual(["stretch in 30 minutes"])
       yield* TestClock.adjust("89 minutes")
@@ -108,7 +109,7 @@ describe("Chat: scheduled calls", () => {
     Effect.gen(function*() {
       const { chat, model, sent } = yield* setup(deferByText, [...oneReminder.slice(0, 1), MockLanguageModel.text("Cancelled.")])
       const first = yield* chat.complete(Messages.fromUser("Remind me."))
-      const result = yield* chat.resume(yield* Messages.reject(first.messages, "r1", "no longer needed"))
+      const result = yield* chat.resume(yield* Effect.fromResult(Messages.reject(first.messages, "r1", "no longer needed")))
       complete(result)
       expect(sent).toEqual([])
       expect(seen(model.requests[1], "r1").result?.text).toContain("no longer needed")
@@ -156,7 +157,7 @@ describe("Chat: scheduled calls", () => {
       expect(sent).toEqual([])
 
       // Once the approval is given, the resumed turn waits for the scheduled calls instead of pausing.
-      const fiber = yield* chat.resume(yield* Messages.approve(first.messages, "a"), { waitForScheduled: true }).pipe(Effect.fork)
+      const fiber = yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "a")), { waitForScheduled: true }).pipe(Effect.forkChild)
       yield* TestClock.adjust("10 minutes")
       expect(sent.map((s) => s.text)).toEqual(["ask me", "soon"])
       yield* TestClock.adjust("10 minutes")
@@ -212,7 +213,7 @@ describe("Chat: approval expiry", () => {
     Effect.gen(function*() {
       const { chat, first, moved } = yield* setupTransfer
       yield* TestClock.adjust("10 minutes")
-      complete(yield* chat.resume(yield* Messages.approve(first.messages, "t")))
+      complete(yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "t"))))
       expect(moved).toEqual([100])
     }))
 
@@ -220,7 +221,7 @@ describe("Chat: approval expiry", () => {
     Effect.gen(function*() {
       const { chat, first, model, moved } = yield* setupTransfer
       yield* TestClock.adjust("10 minutes")
-      const approved = yield* Messages.approve(first.messages, "t") // in time…
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, "t")) // in time…
       yield* TestClock.adjust("6 minutes")
       const after = yield* chat.resume(approved) // …but the turn resumes after the deadline
       complete(after)

@@ -1,8 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Layer, Schema, Stream, TestClock } from "effect"
+import { Effect, Fiber, Layer, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ChatEvent, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, ran, recorder, seen } from "./Chat.helpers.js"
+import { fileHandlers, files, ran, recorder, seen, until } from "./Chat.helpers.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 
@@ -14,8 +15,8 @@ const script = (final: string) => [
   MockLanguageModel.text(final, { usage: { inputTokens: 50, outputTokens: 5 } })
 ]
 
-const collect = <E, R>(stream: Stream.Stream<ChatEvent.ChatEvent, E, R>) =>
-  Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
+const collect = <E, R>(stream: Stream.Stream<ChatEvent.ChatEvent, E, R>): Effect.Effect<ReadonlyArray<ChatEvent.ChatEvent>, E, R> =>
+  Stream.runCollect(stream)
 
 /** A compact, comparable view of an event. */
 const describeEvent = (event: ChatEvent.ChatEvent): string => {
@@ -92,7 +93,7 @@ describe("Chat.stream: the seed flow", () => {
       expect(toolResult?._tag === "ToolResult" && toolResult.call.status).toEqual({ _tag: "Completed", result: ["a.log", "b.log"] })
       expect(ran(rec)).toEqual(["list_files"])
 
-      const second = yield* collect(chat.stream(yield* Messages.approve(pause.messages, "c2")))
+      const second = yield* collect(chat.stream(yield* Effect.fromResult(Messages.approve(pause.messages, "c2"))))
       expect(second.map(describeEvent)).toEqual([
         "ToolResult c2 Completed",
         "TextDelta \"Dele\"",
@@ -117,11 +118,11 @@ describe("Chat.stream: the seed flow", () => {
           const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(recorder()))))
           if (!streamed) {
             const first = yield* chat.complete(ask)
-            return (yield* chat.resume(yield* Messages.approve(first.messages, "c2"))).messages
+            return (yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "c2")))).messages
           }
           const pause = lastEvent(yield* collect(chat.stream(ask)))
           if (pause._tag !== "Paused") throw new Error("expected a pause")
-          const done = lastEvent(yield* collect(chat.stream(yield* Messages.approve(pause.messages, "c2"))))
+          const done = lastEvent(yield* collect(chat.stream(yield* Effect.fromResult(Messages.approve(pause.messages, "c2")))))
           if (done._tag !== "Completed") throw new Error("expected a completion")
           return done.messages
         })
@@ -135,7 +136,7 @@ describe("Chat.stream: the seed flow", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(rec))))
       const pause = lastEvent(yield* collect(chat.stream(ask)))
       if (pause._tag !== "Paused") throw new Error("expected a pause")
-      const resumed = yield* collect(chat.stream(yield* Messages.reject(pause.messages, "c2", "keep them")))
+      const resumed = yield* collect(chat.stream(yield* Effect.fromResult(Messages.reject(pause.messages, "c2", "keep them"))))
       expect(resumed.map(describeEvent)).toEqual([
         "ToolResult c2 Rejected",
         "TextDelta \"I le\"",
@@ -161,11 +162,11 @@ describe("Chat.stream: the seed flow", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(recorder()))))
       const first = lastEvent(yield* collect(chat.stream(ask)))
       if (first._tag !== "Paused") throw new Error("expected a pause")
-      const partial = yield* collect(chat.stream(yield* Messages.reject(first.messages, "d1")))
+      const partial = yield* collect(chat.stream(yield* Effect.fromResult(Messages.reject(first.messages, "d1"))))
       expect(partial.map(describeEvent)).toEqual(["Paused AwaitingApproval"])
       const second = lastEvent(partial)
       if (second._tag !== "Paused") throw new Error("expected a pause")
-      const rest = yield* collect(chat.stream(yield* Messages.approve(second.messages, "d2")))
+      const rest = yield* collect(chat.stream(yield* Effect.fromResult(Messages.approve(second.messages, "d2"))))
       expect(rest.map(describeEvent)).toEqual([
         "ToolResult d2 Completed",
         "ToolResult d1 Rejected",
@@ -231,7 +232,9 @@ describe("Chat.stream: scheduled calls and options", () => {
       const fiber = yield* Stream.runForEach(
         chat.stream(Messages.fromUser("Remind me in an hour."), { waitForScheduled: true }),
         (event) => Effect.sync(() => events.push(event))
-      ).pipe(Effect.fork)
+      ).pipe(Effect.forkChild)
+      // The turn runs on its own fiber: let it reach its wait before moving the clock.
+      yield* until(() => events.some((event) => event._tag === "Waiting"), "the stream announced its wait")
       yield* TestClock.adjust("59 minutes")
       expect(withoutArgumentDeltas(events).map(describeEvent)).toEqual([
         "ToolCall r remind",
@@ -285,7 +288,7 @@ describe("Chat.stream: the consumer's pull drives the model", () => {
     Effect.gen(function*() {
       let read = 0
       const model = LanguageModel.make({
-        stream: () => Stream.repeatEffect(Effect.sync((): LanguageModel.StreamPart => ({ _tag: "TextDelta", text: `${++read} ` })))
+        stream: () => Stream.fromEffectRepeat(Effect.sync((): LanguageModel.StreamPart => ({ _tag: "TextDelta", text: `${++read} ` })))
       })
       const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(model)))
       const events = yield* collect(Stream.take(chat.stream(Messages.fromUser("Count.")), 3))

@@ -3,10 +3,11 @@
  * before the call's `ToolCall` event, under the id the call gets in the messages.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, FastCheck as fc, Layer, Stream } from "effect"
+import { Effect, Layer, Stream } from "effect"
+import fc from "fast-check"
 import { Chat, ChatEvent, LanguageModel, Messages } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { checkProperty, fileHandlers, files, recorder } from "./Chat.helpers.js"
 
 type Part = LanguageModel.StreamPart
 
@@ -33,7 +34,8 @@ const streaming = (first: ReadonlyArray<Part>) => {
 const streamTurn = (model: Layer.Layer<LanguageModel.LanguageModel>, messages = Messages.fromUser("Go.")) =>
   Effect.gen(function*() {
     const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model, fileHandlers(recorder()))))
-    return Chunk.toReadonlyArray(yield* Stream.runCollect(chat.stream(messages)))
+    const events: ReadonlyArray<ChatEvent.ChatEvent> = yield* Stream.runCollect(chat.stream(messages))
+    return events
   })
 
 type Delta = Extract<ChatEvent.ChatEvent, { readonly _tag: "ToolCallDelta" }>
@@ -181,32 +183,33 @@ const partsOf = (call: typeof arbCall extends fc.Arbitrary<infer A> ? A : never)
 }
 
 describe("Chat.stream: ToolCallDelta (property)", () => {
-  it.effect.prop(
+  const arbitraries = fc.tuple(fc.array(arbCall, { minLength: 1, maxLength: 5 }), fc.constantFrom([], ["a"], ["a", "call_1"]))
+
+  it.effect(
     "for any calls (ids repeated, missing or already used, whole or in fragments, fragments before the start), each call's deltas carry its id and name in the messages and join into its arguments",
-    [fc.array(arbCall, { minLength: 1, maxLength: 5 }), fc.constantFrom([], ["a"], ["a", "call_1"])],
-    ([calls, usedIds]) =>
-      Effect.gen(function*() {
-        const history: Messages.Messages = usedIds.length === 0 ? Messages.fromUser("Go.") : [
-          ...Messages.fromUser("Before."),
-          {
-            role: "assistant",
-            parts: usedIds.map((id) => ({
-              ...Messages.toolCall({ id, name: "gone", arguments: "{}" }),
-              status: { _tag: "Failed" as const, error: "old" }
-            }))
-          },
-          ...Messages.fromUser("Go.")
-        ]
-        const events = yield* streamTurn(streaming([...calls.flatMap(partsOf), finish]), history)
-        const response = yield* Effect.fromNullable(
-          (events[events.length - 1] as { readonly messages?: Messages.Messages }).messages?.[history.length]
-        )
-        const final = Messages.toolCallsOf(response)
-        expect(new Set(final.map((call) => call.id)).size).toBe(final.length)
-        expectDeltasMatch(events, final.filter((_, i) => !calls[i]!.whole))
-        const toolCallEvents = events.filter((event) => event._tag === "ToolCall").map((event) => event._tag === "ToolCall" && event.call.id)
-        expect(toolCallEvents).toEqual(final.map((call) => call.id))
-      }),
-    { fastCheck: { numRuns: 25 } }
+    () =>
+      checkProperty(arbitraries, ([calls, usedIds]) =>
+        Effect.gen(function*() {
+          const history: Messages.Messages = usedIds.length === 0 ? Messages.fromUser("Go.") : [
+            ...Messages.fromUser("Before."),
+            {
+              role: "assistant",
+              parts: usedIds.map((id) => ({
+                ...Messages.toolCall({ id, name: "gone", arguments: "{}" }),
+                status: { _tag: "Failed" as const, error: "old" }
+              }))
+            },
+            ...Messages.fromUser("Go.")
+          ]
+          const events = yield* streamTurn(streaming([...calls.flatMap(partsOf), finish]), history)
+          const response = yield* Effect.fromNullishOr(
+            (events[events.length - 1] as { readonly messages?: Messages.Messages }).messages?.[history.length]
+          )
+          const final = Messages.toolCallsOf(response)
+          expect(new Set(final.map((call) => call.id)).size).toBe(final.length)
+          expectDeltasMatch(events, final.filter((_, i) => !calls[i]!.whole))
+          const toolCallEvents = events.filter((event) => event._tag === "ToolCall").map((event) => event._tag === "ToolCall" && event.call.id)
+          expect(toolCallEvents).toEqual(final.map((call) => call.id))
+        }), { numRuns: 25 })
   )
 })

@@ -3,7 +3,7 @@
  * then the value decoded like `completeStructured` decodes it.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Layer, Schema, Stream } from "effect"
+import { Effect, Layer, Result, Schema, Stream } from "effect"
 import { Chat, ChatError, ChatEvent, Messages } from "../src/index.js"
 import { eagerChars } from "../src/internal/partialOutput.js"
 import { MockLanguageModel } from "../src/testing/index.js"
@@ -23,7 +23,7 @@ const chatWith = (model: MockLanguageModel.MockLanguageModel) =>
 
 type Event<A> = ChatEvent.StructuredEvent<A>
 
-const collect = <A, E, R>(stream: Stream.Stream<Event<A>, E, R>) => Effect.map(Stream.runCollect(stream), Chunk.toReadonlyArray)
+const collect = <A, E, R>(stream: Stream.Stream<Event<A>, E, R>): Effect.Effect<ReadonlyArray<Event<A>>, E, R> => Stream.runCollect(stream)
 
 const partials = <A>(events: ReadonlyArray<Event<A>>): ReadonlyArray<unknown> =>
   events.flatMap((event) => (event._tag === "Partial" ? [event.value] : []))
@@ -94,15 +94,15 @@ describe("Chat.streamStructured", () => {
   it.effect("an answer that does not match the schema fails with the StructuredOutputError completeStructured gives", () =>
     Effect.gen(function*() {
       const bad = JSON.stringify({ name: "Ada", languages: "en", born: "1815" })
-      const streamed = yield* Effect.either(
+      const streamed = yield* Effect.result(
         collect((yield* chatWith(MockLanguageModel.make([MockLanguageModel.text(bad)]))).streamStructured(ask, Person))
       )
-      const completed = yield* Effect.either(
+      const completed = yield* Effect.result(
         (yield* chatWith(MockLanguageModel.make([MockLanguageModel.text(bad)]))).completeStructured(ask, Person)
       )
-      expect(Either.isLeft(streamed) && streamed.left).toBeInstanceOf(ChatError.StructuredOutputError)
-      if (Either.isRight(streamed) || Either.isRight(completed)) throw new Error("expected failures")
-      const [s, c] = [streamed.left as ChatError.StructuredOutputError, completed.left as ChatError.StructuredOutputError]
+      expect(Result.isFailure(streamed) && streamed.failure).toBeInstanceOf(ChatError.StructuredOutputError)
+      if (Result.isSuccess(streamed) || Result.isSuccess(completed)) throw new Error("expected failures")
+      const [s, c] = [streamed.failure as ChatError.StructuredOutputError, completed.failure as ChatError.StructuredOutputError]
       expect(s.detail).toBe(c.detail)
       expect(s.text).toBe(bad)
       expect(s.messages).toEqual(c.messages)
@@ -111,20 +111,19 @@ describe("Chat.streamStructured", () => {
   it.effect("an answer that is not JSON fails with a StructuredOutputError; partial values of it are never emitted", () =>
     Effect.gen(function*() {
       const model = MockLanguageModel.make([MockLanguageModel.text("Sorry, I cannot answer that.")])
-      const exit = yield* Effect.either(
+      const exit = yield* Effect.result(
         Stream.runCollect((yield* chatWith(model)).streamStructured(ask, Person)).pipe(
-          Effect.map(Chunk.toReadonlyArray),
           Effect.tap((events) => Effect.sync(() => expect(partials(events)).toEqual([])))
         )
       )
-      expect(Either.isLeft(exit) && exit.left._tag).toBe("StructuredOutputError")
+      expect(Result.isFailure(exit) && exit.failure._tag).toBe("StructuredOutputError")
     }))
 
   it.effect("a schema that cannot be sent fails before any request", () =>
     Effect.gen(function*() {
       const model = MockLanguageModel.make([])
-      const result = yield* Effect.either(collect((yield* chatWith(model)).streamStructured(ask, Schema.DateFromSelf)))
-      expect(Either.isLeft(result) && result.left._tag).toBe("StructuredOutputError")
+      const result = yield* Effect.result(collect((yield* chatWith(model)).streamStructured(ask, Schema.Date)))
+      expect(Result.isFailure(result) && result.failure._tag).toBe("StructuredOutputError")
       expect(model.requests).toHaveLength(0)
     }))
 
@@ -132,13 +131,13 @@ describe("Chat.streamStructured", () => {
     Effect.gen(function*() {
       const hostile = "{\"__proto__\": {\"admin\": true}, \"name\": \"x\", \"languages\": [], \"born\": \"1\"}"
       const events: Array<Event<unknown>> = []
-      const result = yield* Effect.either(
+      const result = yield* Effect.result(
         Stream.runForEach(
           (yield* chatWith(MockLanguageModel.make([MockLanguageModel.text(hostile)]))).streamStructured(ask, Person),
           (event) => Effect.sync(() => void events.push(event))
         )
       )
-      expect(Either.isLeft(result) && result.left._tag).toBe("StructuredOutputError")
+      expect(Result.isFailure(result) && result.failure._tag).toBe("StructuredOutputError")
       for (const value of partials(events)) expect(Object.hasOwn(value as object, "__proto__")).toBe(false)
       expect(({} as Record<string, unknown>)["admin"]).toBeUndefined()
     }))
@@ -155,7 +154,7 @@ describe("Chat.streamStructured", () => {
       const pause = first[0]!
       if (pause._tag !== "Paused") return
       expect(pause.reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["d1"] })
-      const second = yield* collect(chat.streamStructured(yield* Messages.approve(pause.messages, "d1"), Person))
+      const second = yield* collect(chat.streamStructured(yield* Effect.fromResult(Messages.approve(pause.messages, "d1")), Person))
       const last = second[second.length - 1]!
       expect(last._tag === "Completed" && last.value).toEqual({ name: "Ada Lovelace", languages: ["en", "fr"], born: 1815 })
       expect(partials(second).length).toBeGreaterThan(0)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Deferred, Effect, Either, Layer, Schema, Stream, TestClock } from "effect"
+import { Context, Deferred, Effect, Layer, Result, Schema, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, Messages, PauseReason, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import {
@@ -50,7 +51,7 @@ describe("Chat: the seed flow", () => {
         for (const id of PauseReason.toolIds(result.outcome.reason)) {
           const call = Messages.findTool(messages, id)
           expect(call?.name).toBe("delete_files")
-          messages = yield* Messages.approve(messages, id)
+          messages = yield* Effect.fromResult(Messages.approve(messages, id))
         }
         result = yield* chat.resume(messages)
       }
@@ -77,7 +78,7 @@ describe("Chat: the seed flow", () => {
 
       const first = yield* chat.complete(ask)
       paused(first)
-      const approved = yield* Messages.approve(first.messages, "c2", { paths: ["a.log"] })
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, "c2", { paths: ["a.log"] }))
       const result = yield* chat.resume(approved)
       complete(result)
 
@@ -96,7 +97,7 @@ describe("Chat: the seed flow", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(rec))))
 
       const first = yield* chat.complete(ask)
-      const approved = yield* Messages.approve(first.messages, "c2", { paths: "everything" })
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, "c2", { paths: "everything" }))
       const error = yield* Effect.flip(chat.resume(approved))
       expect(error._tag).toBe("InvalidEditedArguments")
       if (error._tag !== "InvalidEditedArguments") return
@@ -107,7 +108,7 @@ describe("Chat: the seed flow", () => {
 
       // The error's messages hold the call awaiting approval again: fixing the edit goes on from the same pause.
       expect(statusOf(error.messages!, "c2")).toBe("AwaitingApproval")
-      const fixed = yield* Messages.approve(error.messages!, "c2", { paths: ["b.log"] })
+      const fixed = yield* Effect.fromResult(Messages.approve(error.messages!, "c2", { paths: ["b.log"] }))
       complete(yield* chat.resume(fixed))
       expect(rec.calls[1]?.params).toEqual({ paths: ["b.log"] })
     }))
@@ -119,7 +120,7 @@ describe("Chat: the seed flow", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(rec))))
 
       const first = yield* chat.complete(ask)
-      const rejected = yield* Messages.reject(first.messages, "c2", "the logs are still needed")
+      const rejected = yield* Effect.fromResult(Messages.reject(first.messages, "c2", "the logs are still needed"))
       const result = yield* chat.resume(rejected)
       expect(complete(result).value).toBe("Understood, I left them.")
       expect(ran(rec)).toEqual(["list_files"])
@@ -226,11 +227,11 @@ describe("Chat: several calls in one response", () => {
   it.effect("approve the write, then the scheduled call: the model is called once everything is resolved", () =>
     Effect.gen(function*() {
       const { chat, first, model, order } = yield* setup
-      const second = yield* chat.resume(yield* Messages.approve(first.messages, "w"))
+      const second = yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "w")))
       expect(paused(second).reason).toEqual({ _tag: "Scheduled", toolIds: ["p"], earliest: 3_600_000 })
       expect(order).toEqual(["read", "write"])
       expect(model.requests).toHaveLength(1)
-      const third = yield* chat.resume(yield* Messages.approve(second.messages, "p"))
+      const third = yield* chat.resume(yield* Effect.fromResult(Messages.approve(second.messages, "p")))
       complete(third)
       expect(order).toEqual(["read", "write", "publish"])
       expect(model.requests).toHaveLength(2)
@@ -245,24 +246,24 @@ describe("Chat: several calls in one response", () => {
     Effect.gen(function*() {
       // Order 1: write first, then publish.
       const a = yield* setup
-      const a2 = yield* a.chat.resume(yield* Messages.approve(a.first.messages, "w"))
-      const a3 = yield* a.chat.resume(yield* Messages.approve(a2.messages, "p"))
+      const a2 = yield* a.chat.resume(yield* Effect.fromResult(Messages.approve(a.first.messages, "w")))
+      const a3 = yield* a.chat.resume(yield* Effect.fromResult(Messages.approve(a2.messages, "p")))
 
       // Order 2: publish first, then write.
       const b = yield* setup
-      const b2 = yield* b.chat.resume(yield* Messages.approve(b.first.messages, "p"))
+      const b2 = yield* b.chat.resume(yield* Effect.fromResult(Messages.approve(b.first.messages, "p")))
       expect(paused(b2).reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["w"] })
       expect(b.order).toEqual(["read", "publish"])
-      const b3 = yield* b.chat.resume(yield* Messages.approve(b2.messages, "w"))
+      const b3 = yield* b.chat.resume(yield* Effect.fromResult(Messages.approve(b2.messages, "w")))
 
       // Order 3: both at once.
       const c = yield* setup
-      const both = yield* Messages.approve(yield* Messages.approve(c.first.messages, "p"), "w")
+      const both = yield* Effect.fromResult(Messages.approve(yield* Effect.fromResult(Messages.approve(c.first.messages, "p")), "w"))
       const c2 = yield* c.chat.resume(both)
 
       // Order 4: approve the write, then let the scheduled call come due.
       const d = yield* setup
-      const d2 = yield* d.chat.resume(yield* Messages.approve(d.first.messages, "w"))
+      const d2 = yield* d.chat.resume(yield* Effect.fromResult(Messages.approve(d.first.messages, "w")))
       paused(d2)
       yield* TestClock.adjust("1 hour")
       const d3 = yield* d.chat.resume(d2.messages)
@@ -300,7 +301,7 @@ describe("Chat: concurrency of executable calls", () => {
             started.push(n)
             inFlight++
             maxInFlight = Math.max(maxInFlight, inFlight)
-            for (let i = 0; i < 5; i++) yield* Effect.yieldNow()
+            for (let i = 0; i < 5; i++) yield* Effect.yieldNow
             inFlight--
             return n * 10
           })
@@ -341,8 +342,8 @@ describe("Chat: concurrency of executable calls", () => {
         const pinged = yield* Deferred.make<void>()
         const ponged = yield* Deferred.make<void>()
         return {
-          ping: () => Deferred.succeed(pinged, undefined).pipe(Effect.zipRight(Deferred.await(ponged)), Effect.as("ping")),
-          pong: () => Deferred.succeed(ponged, undefined).pipe(Effect.zipRight(Deferred.await(pinged)), Effect.as("pong"))
+          ping: () => Deferred.succeed(pinged, undefined).pipe(Effect.andThen(Deferred.await(ponged)), Effect.as("ping")),
+          pong: () => Deferred.succeed(ponged, undefined).pipe(Effect.andThen(Deferred.await(pinged)), Effect.as("pong"))
         }
       }))
       const model = MockLanguageModel.make([
@@ -414,7 +415,7 @@ describe("Chat: what the model gets wrong is fed back to it", () => {
       // Every call got its own result.
       for (const id of ids) expect(seen(model.requests[2], id).result?.isError).toBe(false)
       // The stored conversation is valid (ids are unique, as decoding demands).
-      expect(yield* Messages.fromJson(Either.getOrThrow(Messages.toJson(result.messages)))).toEqual(result.messages)
+      expect(yield* Effect.fromResult(Messages.fromJson(Result.getOrThrow(Messages.toJson(result.messages))))).toEqual(result.messages)
     }))
 
   it.effect("a handler's typed failure is fed back, encoded with the tool's failure schema", () =>
@@ -500,7 +501,7 @@ describe("Chat: toolkits and strategies", () => {
         by: "policy",
         reason: "over the limit of 100"
       })
-      complete(yield* chat.resume(yield* Messages.approve(first.messages, "t1")))
+      complete(yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "t1"))))
       expect(order).toEqual(["echo", "shout", "transfer"])
       expect(seen(model.requests[1], "t2").result?.text).toContain("rejected by policy")
     }))
@@ -539,7 +540,7 @@ describe("Chat: toolkits and strategies", () => {
       expect(seen(model.requests[1], "c").result?.value).toBe(3)
     }))
 
-  class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, { readonly name: string; readonly admin: boolean }>() {}
+  class CurrentUser extends Context.Service<CurrentUser, { readonly name: string; readonly admin: boolean }>()("CurrentUser") {}
 
   it.effect("an effectful strategy reads a service provided to the turn", () =>
     Effect.gen(function*() {
@@ -585,7 +586,7 @@ describe("Chat: toolkits and strategies", () => {
       expect(paused(first).reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["c1", "c2"] })
       expect(rec.calls).toEqual([])
       // A person can still let them run; the broken strategy is not asked again.
-      const approved = yield* Messages.approve(yield* Messages.approve(first.messages, "c1"), "c2")
+      const approved = yield* Effect.fromResult(Messages.approve(yield* Effect.fromResult(Messages.approve(first.messages, "c1")), "c2"))
       complete(yield* chat.resume(approved))
       expect(ran(rec)).toEqual(["list_files", "delete_files"])
     }))
@@ -627,13 +628,13 @@ describe("Chat: turns and new input", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(recorder()))))
       const first = yield* chat.complete(ask)
       const refused = Messages.append(first.messages, Messages.user("Actually, tell me a joke."))
-      expect(Either.isLeft(refused)).toBe(true)
-      if (Either.isLeft(refused)) {
-        expect(refused.left).toBeInstanceOf(ChatError.PendingToolCalls)
-        expect(refused.left.ids).toEqual(["c2"])
+      expect(Result.isFailure(refused)).toBe(true)
+      if (Result.isFailure(refused)) {
+        expect(refused.failure).toBeInstanceOf(ChatError.PendingToolCalls)
+        expect(refused.failure.ids).toEqual(["c2"])
       }
       // With { supersede }, the pending calls are rejected with the reason and the model sees it.
-      const superseded = yield* Messages.append(first.messages, Messages.user("Never mind."), { supersede: "the user moved on" })
+      const superseded = yield* Effect.fromResult(Messages.append(first.messages, Messages.user("Never mind."), { supersede: "the user moved on" }))
       const result = yield* chat.complete(superseded)
       complete(result)
       expect(seen(lastRequest(model), "c2").result?.text).toContain("the user moved on")
@@ -671,7 +672,7 @@ describe("Chat: turns and new input", () => {
       const model = MockLanguageModel.make([MockLanguageModel.text("Hello!"), MockLanguageModel.text("Bye!")])
       const chat = yield* Chat.make().pipe(Effect.provide(model.layer))
       const first = yield* chat.complete(Messages.fromUser("Hi."))
-      const next = yield* Messages.append(first.messages, Messages.user("Bye."))
+      const next = yield* Effect.fromResult(Messages.append(first.messages, Messages.user("Bye.")))
       const second = yield* chat.complete(next)
       expect(complete(second).value).toBe("Bye!")
       expect(model.requests[1]?.messages.map(Messages.textOf)).toEqual(["Hi.", "Hello!", "Bye."])
@@ -695,7 +696,7 @@ describe("Chat: usage", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(recorder()))))
       const first = yield* chat.complete(ask)
       expect(paused(first).usage).toEqual({ inputTokens: 300, outputTokens: 30, reasoningTokens: 7 })
-      const done = yield* chat.resume(yield* Messages.approve(first.messages, "c2"))
+      const done = yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "c2")))
       expect(complete(done).usage).toEqual({ inputTokens: 600, outputTokens: 60, reasoningTokens: 7, cachedInputTokens: 150 })
     }))
 })
@@ -709,30 +710,30 @@ describe("Chat: persistence", () => {
       const chat1 = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model1.layer, fileHandlers(before))))
       const first = yield* chat1.complete(ask)
       paused(first)
-      const stored = Either.getOrThrow(Messages.toJson(first.messages))
+      const stored = Result.getOrThrow(Messages.toJson(first.messages))
       expect(typeof stored).toBe("string")
 
       // Process 2: a new chat, new handlers, new model; only the JSON crosses over.
       const after = recorder()
       const model2 = MockLanguageModel.make([MockLanguageModel.text("Deleted.")])
       const chat2 = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model2.layer, fileHandlers(after))))
-      const restored = yield* Messages.fromJson(stored)
+      const restored = yield* Effect.fromResult(Messages.fromJson(stored))
       expect(restored).toEqual(first.messages)
       const call = Messages.findTool(restored, "c2")!
       expect(Messages.parsedArguments(call)).toEqual({ paths: ["a.log", "b.log"] })
-      const done = yield* chat2.resume(yield* Messages.approve(restored, "c2", { paths: ["a.log"] }))
+      const done = yield* chat2.resume(yield* Effect.fromResult(Messages.approve(restored, "c2", { paths: ["a.log"] })))
       expect(complete(done).value).toBe("Deleted.")
       expect(ran(before)).toEqual(["list_files"])
       expect(after.calls).toEqual([{ name: "delete_files", params: { paths: ["a.log"] } }])
       expect(seen(model2.requests[0], "c1").result?.value).toEqual(["a.log", "b.log"])
       expect(seen(model2.requests[0], "c2").result?.value).toEqual({ deleted: 1 })
       // The completed conversation round-trips too.
-      expect(yield* Messages.fromJson(Either.getOrThrow(Messages.toJson(done.messages)))).toEqual(done.messages)
+      expect(yield* Effect.fromResult(Messages.fromJson(Result.getOrThrow(Messages.toJson(done.messages))))).toEqual(done.messages)
     }))
 })
 
 describe("Chat: structured output", () => {
-  const Report = Schema.Struct({ deleted: Schema.Number, note: Schema.String }).annotations({ identifier: "Report" })
+  const Report = Schema.Struct({ deleted: Schema.Number, note: Schema.String }).annotate({ identifier: "Report" })
 
   it.effect("decodes the JSON answer with the schema and asks the model for that format", () =>
     Effect.gen(function*() {
@@ -780,7 +781,7 @@ describe("Chat: structured output", () => {
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(rec))))
       const first = yield* chat.completeStructured(ask, Report)
       expect(paused(first).reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["c2"] })
-      const approved = yield* Messages.approve(first.messages, "c2", { paths: ["a.log"] })
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, "c2", { paths: ["a.log"] }))
       const done = yield* chat.completeStructured(approved, Report)
       expect(complete(done).value).toEqual({ deleted: 1, note: "kept b.log" })
       expect(ran(rec)).toEqual(["list_files", "delete_files"])

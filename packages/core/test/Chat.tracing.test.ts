@@ -10,7 +10,7 @@ import { fileHandlers, files, recorder } from "./Chat.helpers.js"
 const recordingTracer = () => {
   const spans: Array<{ name: string; parent: string | undefined; attributes: Map<string, unknown> }> = []
   const tracer = Tracer.make({
-    span: (name, parent, context, links, startTime, kind) => {
+    span: ({ annotations, kind, links, name, parent, startTime }) => {
       const attributes = new Map<string, unknown>()
       const record = {
         name,
@@ -24,7 +24,7 @@ const recordingTracer = () => {
         spanId: String(spans.length),
         traceId: "trace",
         parent,
-        context,
+        annotations,
         status: { _tag: "Started", startTime },
         attributes,
         links,
@@ -38,8 +38,7 @@ const recordingTracer = () => {
         addLinks: () => {}
       }
       return span
-    },
-    context: (f) => f()
+    }
   })
   return { tracer, spans }
 }
@@ -126,7 +125,7 @@ describe("Chat tracing", () => {
 
   it.effect("handlers built with services still get them (the toolkit provides its layer's context)", () =>
     Effect.gen(function*() {
-      class Greeting extends Context.Tag("Greeting")<Greeting, string>() {}
+      class Greeting extends Context.Service<Greeting, string>()("Greeting") {}
       const Hello = Tool.make("hello", { description: "Greets.", parameters: {}, success: Schema.String })
       const kit = Toolkit.make(Hello)
       const handlers = kit.toLayer(Effect.map(Greeting, (greeting) => ({ hello: () => Effect.map(Greeting, (g) => `${g}, ${greeting}`) })))

@@ -6,16 +6,18 @@
  * messages, the same error.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Arbitrary, Either, FastCheck as fc, Schema } from "effect"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import fc from "fast-check"
 import * as S from "../src/internal/schema.js"
 import * as PlainCheck from "../src/internal/plainCheck.js"
 import * as Messages from "../src/Messages.js"
 import * as Arb from "./arbitraries.js"
 
-const runs = { timeout: 60_000, fastCheck: { numRuns: 150 } }
+const runs = { timeout: 60_000, numRuns: 150 }
 
 /** The Schema path alone, as `toJson` was before the fast path. */
-const schemaToJson = (messages: Messages.Messages) => Either.map(Messages.encode(messages), (document) => JSON.stringify(document))
+const schemaToJson = (messages: Messages.Messages) => Result.map(Messages.encode(messages), (document) => JSON.stringify(document))
 
 /** The Schema path alone, as `fromJson` was before the fast path. */
 const schemaFromJson = (json: string) => Messages.decode(JSON.parse(json))
@@ -78,7 +80,7 @@ const mutation: fc.Arbitrary<Mutation> = fc.record({
   kind: fc.constantFrom("set", "delete", "add"),
   key: fc.constantFrom("_tag", "role", "parts", "status", "usage", "at", "expiresAt", "id", "result", "x", "__proto__"),
   value: hostile
-})
+}, { noNullPrototype: true })
 
 /** A deep copy of `value` with one object or array somewhere changed by `m`. */
 const mutate = (value: unknown, m: Mutation): unknown => {
@@ -98,54 +100,56 @@ const mutate = (value: unknown, m: Mutation): unknown => {
   return copy
 }
 
-const sameEither = <A, E extends { readonly detail: string }>(fast: Either.Either<A, E>, reference: Either.Either<A, E>, equal: (a: A, b: A) => void) => {
+const sameResult = <A, E extends { readonly detail: string }>(fast: Result.Result<A, E>, reference: Result.Result<A, E>, equal: (a: A, b: A) => void) => {
   expect(fast._tag).toBe(reference._tag)
-  if (Either.isRight(fast) && Either.isRight(reference)) equal(fast.right, reference.right)
-  if (Either.isLeft(fast) && Either.isLeft(reference)) expect(fast.left.detail).toBe(reference.left.detail)
+  if (Result.isSuccess(fast) && Result.isSuccess(reference)) equal(fast.success, reference.success)
+  if (Result.isFailure(fast) && Result.isFailure(reference)) expect(fast.failure.detail).toBe(reference.failure.detail)
 }
 
 const sameText = (a: string, b: string) => expect(JSON.parse(a)).toEqual(JSON.parse(b))
 
 describe("Messages.toJson / fromJson: the fast path agrees with the Schema", () => {
-  it.prop("toJson of generated conversations: same document as the Schema path", [Arb.conversation], ([messages]) => {
-    sameEither(Messages.toJson(messages), schemaToJson(messages), sameText)
-  }, runs)
+  it("toJson of generated conversations: same document as the Schema path", () => {
+    fc.assert(fc.property(Arb.conversation, (messages) => {
+      sameResult(Messages.toJson(messages), schemaToJson(messages), sameText)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("toJson of mutated conversations (NaN, bad dates, deep, __proto__, excess keys, class instances): same result", [
-    Arb.conversation.filter((m) => m.length > 0),
-    mutation
-  ], ([messages, m]) => {
-    const mutated = mutate(messages, m) as Messages.Messages
-    sameEither(Messages.toJson(mutated), schemaToJson(mutated), sameText)
-  }, runs)
+  it("toJson of mutated conversations (NaN, bad dates, deep, __proto__, excess keys, class instances): same result", () => {
+    fc.assert(fc.property(Arb.conversation.filter((m) => m.length > 0), mutation, (messages, m) => {
+      const mutated = mutate(messages, m) as Messages.Messages
+      sameResult(Messages.toJson(mutated), schemaToJson(mutated), sameText)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("fromJson of generated documents: same messages as the Schema path", [Arb.conversation], ([messages]) => {
-    const json = Either.getOrThrow(schemaToJson(messages))
-    sameEither(Messages.fromJson(json), schemaFromJson(json), (a, b) => expect(a).toStrictEqual(b))
-  }, runs)
+  it("fromJson of generated documents: same messages as the Schema path", () => {
+    fc.assert(fc.property(Arb.conversation, (messages) => {
+      const json = Result.getOrThrow(schemaToJson(messages))
+      sameResult(Messages.fromJson(json), schemaFromJson(json), (a, b) => expect(a).toStrictEqual(b))
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("fromJson of mutated documents: same accept/reject and messages as the Schema path", [
-    Arb.conversation.filter((m) => m.length > 0),
-    mutation
-  ], ([messages, m]) => {
-    const document = JSON.parse(Either.getOrThrow(schemaToJson(messages))) as unknown
-    const json = JSON.stringify(mutate(document, m))
-    if (json === undefined) return
-    sameEither(Messages.fromJson(json), schemaFromJson(json), (a, b) => expect(a).toEqual(b))
-  }, runs)
+  it("fromJson of mutated documents: same accept/reject and messages as the Schema path", () => {
+    fc.assert(fc.property(Arb.conversation.filter((m) => m.length > 0), mutation, (messages, m) => {
+      const document = JSON.parse(Result.getOrThrow(schemaToJson(messages))) as unknown
+      const json = JSON.stringify(mutate(document, m))
+      if (json === undefined) return
+      sameResult(Messages.fromJson(json), schemaFromJson(json), (a, b) => expect(a).toEqual(b))
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
   // The check must stay as permissive as the Schema, or the fast path silently turns off: a field
   // added to the Schema (an optional one on a call status, say) shows up here as a generated
   // message the check refuses.
-  it.prop("the compiled check accepts every message the Schema accepts (JSON data, no \"__proto__\" keys)", [
-    fc.array(Arbitrary.make(S.Message), { maxLength: 4 })
-  ], ([generated]) => {
-    const json = JSON.parse(JSON.stringify(generated)) as unknown
-    const check = PlainCheck.make(Schema.Array(S.Message) as Schema.Schema<Messages.Messages, Messages.Messages>)
-    const accepted = Either.isRight(Schema.decodeUnknownEither(Schema.Array(S.Message), { onExcessProperty: "error" })(json))
-    if (!JSON.stringify(json).includes("\"__proto__\"")) expect(check(json)).toBe(accepted)
-    if (check(json)) expect(accepted).toBe(true)
-  }, runs)
+  it("the compiled check accepts every message the Schema accepts (JSON data, no \"__proto__\" keys)", () => {
+    fc.assert(fc.property(fc.array(Arb.message, { maxLength: 4 }), (generated) => {
+      const json = JSON.parse(JSON.stringify(generated)) as unknown
+      const check = PlainCheck.make(Schema.Array(S.Message) as Schema.Schema<Messages.Messages, Messages.Messages>)
+      const accepted = Result.isSuccess(Schema.decodeUnknownResult(Schema.Array(S.Message), { onExcessProperty: "error" })(json))
+      if (!JSON.stringify(json).includes("\"__proto__\"")) expect(check(json)).toBe(accepted)
+      if (check(json)) expect(accepted).toBe(true)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
   it("hostile documents are refused with the Schema's own message", () => {
     const base = { format: "chat-ts/messages", version: 1 }
@@ -160,12 +164,12 @@ describe("Messages.toJson / fromJson: the fast path agrees with the Schema", () 
     ]
     for (const json of cases) {
       const fast = Messages.fromJson(json)
-      expect(Either.isLeft(fast), json.slice(0, 80)).toBe(true)
-      sameEither(fast, schemaFromJson(json), () => {})
+      expect(Result.isFailure(fast), json.slice(0, 80)).toBe(true)
+      sameResult(fast, schemaFromJson(json), () => {})
     }
-    expect(Either.isLeft(Messages.toJson([{ role: "user", parts: [{ _tag: "Text", text: "x" }], usage: { inputTokens: Number.NaN, outputTokens: 0 } }]))).toBe(true)
+    expect(Result.isFailure(Messages.toJson([{ role: "user", parts: [{ _tag: "Text", text: "x" }], usage: { inputTokens: Number.NaN, outputTokens: 0 } }]))).toBe(true)
     // A tag that cannot even be printed is a typed error too, never a throw.
     const unprintable = [{ role: "assistant", parts: [{ _tag: Object.create(null) as string, text: "x" }] }] as unknown as Messages.Messages
-    expect(Either.isLeft(Messages.toJson(unprintable))).toBe(true)
+    expect(Result.isFailure(Messages.toJson(unprintable))).toBe(true)
   })
 })

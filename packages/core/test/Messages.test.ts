@@ -1,4 +1,4 @@
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { describe, expect, it } from "@effect/vitest"
 import * as Messages from "../src/Messages.js"
 import type { Message, ToolCallStatus } from "../src/Messages.js"
@@ -188,7 +188,7 @@ describe("Messages", () => {
 
     it("never makes a completed call run again", () => {
       const messages = conversation(response([call("a", { _tag: "Completed", result: 1 })]))
-      expect(Messages.approve(messages, "a")._tag).toBe("Left")
+      expect(Messages.approve(messages, "a")._tag).toBe("Failure")
       const [next, outcome] = step(messages, Turn.Event.Resume({ now: T0 }))
       expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
       expect(statusOf(next, "a")).toEqual({ _tag: "Completed", result: 1 })
@@ -361,10 +361,10 @@ describe("Messages", () => {
 
     it("round-trips through JSON unchanged", () => {
       const messages = rich()
-      const json = Either.getOrThrow(Messages.toJson(messages))
+      const json = Result.getOrThrow(Messages.toJson(messages))
       expect(JSON.parse(json)).toMatchObject({ format: "chat-ts/messages", version: Messages.currentVersion })
       expect(right(Messages.fromJson(json))).toStrictEqual(snapshot(messages))
-      expect(right(Messages.decode(Either.getOrThrow(Messages.encode(messages))))).toStrictEqual(snapshot(messages))
+      expect(right(Messages.decode(Result.getOrThrow(Messages.encode(messages))))).toStrictEqual(snapshot(messages))
     })
 
     it("rejects text that is not JSON", () => {
@@ -415,11 +415,11 @@ describe("Messages", () => {
       for (const version of [0, 2, "1", null]) {
         expect(decodeError(document([], { version }))).toMatch(/unsupported version/)
       }
-      expect(Messages.fromJson(JSON.stringify(document([], { version: 2 })))._tag).toBe("Left")
+      expect(Messages.fromJson(JSON.stringify(document([], { version: 2 })))._tag).toBe("Failure")
     })
 
     it("accepts the stored document it writes, and its statuses resume correctly", () => {
-      const restored = right(Messages.fromJson(Either.getOrThrow(Messages.toJson(paused()))))
+      const restored = right(Messages.fromJson(Result.getOrThrow(Messages.toJson(paused()))))
       const approved = right(Messages.approve(restored, "a"))
       const [, outcome] = step(approved, Turn.Event.Resume({ now: T0 }))
       expect(expectOutcome(outcome, "RunTools").calls.map((c) => c.id)).toEqual(["a"])

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Chunk, Effect, Exit, Stream } from "effect"
+import { Cause, Effect, Exit, Stream } from "effect"
 import { ChatError, LanguageModel, Messages } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
@@ -40,7 +40,7 @@ describe("MockLanguageModel", () => {
         toolCalls: [{ id: "t1", name: "search", arguments: { query: "effect" } }]
       }
       const model = MockLanguageModel.make([scripted, scripted])
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(request("hi"))))
+      const parts = yield* Stream.runCollect(model.stream(request("hi")))
       expect(parts).toEqual([
         { _tag: "ReasoningDelta", text: "Thin", start: true },
         { _tag: "ReasoningDelta", text: "king", start: false },
@@ -72,7 +72,7 @@ describe("MockLanguageModel", () => {
   it.effect("cutAfterChunks breaks the stream off: gathering it is a NetworkError", () =>
     Effect.gen(function*() {
       const model = MockLanguageModel.make([MockLanguageModel.text("Hello, world", { cutAfterChunks: 2 })])
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(request("hi"))))
+      const parts = yield* Stream.runCollect(model.stream(request("hi")))
       expect(parts).toEqual([{ _tag: "TextDelta", text: "Hell" }, { _tag: "TextDelta", text: "o, w" }])
       const error = yield* Effect.flip(LanguageModel.collect(Stream.fromIterable(parts)))
       expect(error).toBeInstanceOf(ChatError.NetworkError)
@@ -85,13 +85,13 @@ describe("MockLanguageModel", () => {
       const exit = yield* Effect.exit(model.generate(request("two, one too many")))
       expect(Exit.isFailure(exit)).toBe(true)
       if (Exit.isSuccess(exit)) return
-      expect(Cause.isDie(exit.cause)).toBe(true)
+      expect(Cause.hasDies(exit.cause)).toBe(true)
       const message = String(Cause.squash(exit.cause))
       expect(message).toContain("the script has 1 response(s) but the model was called 2 times")
       expect(message).toContain("two, one too many")
       // Streaming past the end fails the same way.
       const streamed = yield* Effect.exit(Stream.runDrain(model.stream(request("three"))))
-      expect(Exit.isFailure(streamed) && Cause.isDie(streamed.cause)).toBe(true)
+      expect(Exit.isFailure(streamed) && Cause.hasDies(streamed.cause)).toBe(true)
     }))
 
   it.effect("a script may be a function of the request and its index", () =>

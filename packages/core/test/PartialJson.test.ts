@@ -3,7 +3,7 @@
  * JSON text cut anywhere.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import fc from "fast-check"
 import { parse } from "../src/internal/partialJson.js"
 import { maxJsonDepth } from "../src/internal/schema.js"
 
@@ -126,43 +126,41 @@ describe("partialJson.parse", () => {
     expect((valueOf("[" + "1,".repeat(200_000)) as Array<number>).length).toBe(200_000)
   })
 
-  it.prop("the whole text of any JSON value (complete) gives what JSON.parse gives", [arbText], ([text]) => {
-    expect(valueOf(text, true)).toStrictEqual(JSON.parse(text))
+  it("the whole text of any JSON value (complete) gives what JSON.parse gives", () => {
+    fc.assert(fc.property(arbText, (text) => {
+      expect(valueOf(text, true)).toStrictEqual(JSON.parse(text))
+    }), { numRuns: 100 })
   })
 
-  it.prop(
-    "the whole text of a JSON value that is not a bare number gives what JSON.parse gives even when not said complete",
-    [arbText.filter((text) => typeof JSON.parse(text) !== "number")],
-    ([text]) => {
+  it("the whole text of a JSON value that is not a bare number gives what JSON.parse gives even when not said complete", () => {
+    fc.assert(fc.property(arbText.filter((text) => typeof JSON.parse(text) !== "number"), (text) => {
       expect(valueOf(text)).toStrictEqual(JSON.parse(text))
-    }
-  )
+    }), { numRuns: 100 })
+  })
 
-  it.prop(
-    "any two prefixes: never throws, and what the shorter knew the longer still knows (and the whole value too)",
-    [arbText, fc.nat(), fc.nat()],
-    ([text, a, b]) => {
+  it("any two prefixes: never throws, and what the shorter knew the longer still knows (and the whole value too)", () => {
+    fc.assert(fc.property(arbText, fc.nat(), fc.nat(), (text, a, b) => {
       const [short, long] = [a % (text.length + 1), b % (text.length + 1)].sort((x, y) => x - y)
       const before = valueOf(text.slice(0, short))
       const after = valueOf(text.slice(0, long))
       expect(grows(before, after)).toBe(true)
       expect(grows(after, JSON.parse(text))).toBe(true)
-    }
-  )
-
-  it.prop("every prefix of any text (JSON or not) parses without throwing", [fc.string({ maxLength: 60 })], ([text]) => {
-    for (let n = 0; n <= text.length; n++) parse(text.slice(0, n))
+    }), { numRuns: 100 })
   })
 
-  it.prop(
-    "every prefix of an object's text holds a value as soon as its opening brace arrived",
-    [fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }))],
-    ([object]) => {
+  it("every prefix of any text (JSON or not) parses without throwing", () => {
+    fc.assert(fc.property(fc.string({ maxLength: 60 }), (text) => {
+      for (let n = 0; n <= text.length; n++) parse(text.slice(0, n))
+    }), { numRuns: 100 })
+  })
+
+  it("every prefix of an object's text holds a value as soon as its opening brace arrived", () => {
+    fc.assert(fc.property(fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue({ maxDepth: 2 }), { noNullPrototype: true }), (object) => {
       const text = JSON.stringify(object)
       for (let n = 1; n <= text.length; n++) {
         const value = valueOf(text.slice(0, n))
         expect(typeof value === "object" && value !== null && !Array.isArray(value)).toBe(true)
       }
-    }
-  )
+    }), { numRuns: 100 })
+  })
 })

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Fiber, Option, Stream, TestClock } from "effect"
+import { Effect, Fiber, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { ChatError, ProviderCall } from "../src/index.js"
 
 /** Maps anything to a NetworkError naming it and the time it was mapped at. */
@@ -18,11 +19,11 @@ describe("ProviderCall.request", () => {
   it.effect("aborts the call's signal when the fiber is interrupted", () =>
     Effect.gen(function*() {
       let seen: AbortSignal | undefined
-      const fiber = yield* Effect.fork(ProviderCall.request((signal) => {
+      const fiber = yield* Effect.forkChild(ProviderCall.request((signal) => {
         seen = signal
         return new Promise<never>(() => undefined)
       }, toError))
-      yield* Effect.yieldNow()
+      yield* Effect.yieldNow
       expect(seen?.aborted).toBe(false)
       yield* Fiber.interrupt(fiber)
       expect(seen?.aborted).toBe(true)
@@ -44,7 +45,7 @@ describe("ProviderCall.iterate", () => {
         yield "a"
         yield "b"
       }
-      expect(Chunk.toArray(yield* Stream.runCollect(ProviderCall.iterate(events(), toError)))).toEqual(["a", "b"])
+      expect(yield* Stream.runCollect(ProviderCall.iterate(events(), toError))).toEqual(["a", "b"])
     }))
 
   it.effect("keeps the events before a failure and fails the stream with the mapped error", () =>
@@ -85,7 +86,7 @@ describe("ProviderCall.idleTimeout", () => {
     Effect.gen(function*() {
       const source = gated()
       const seen: Array<string> = []
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runForEach(
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runForEach(
         ProviderCall.idleTimeout(ProviderCall.iterate(source.iterable, toError), "10 seconds", idle),
         (e) => Effect.sync(() => seen.push(e))
       )))
@@ -98,7 +99,7 @@ describe("ProviderCall.idleTimeout", () => {
       yield* until(() => source.pending() === 1)
       expect(seen).toEqual(["e1", "e2", "e3"])
       yield* TestClock.adjust("9 seconds")
-      expect(yield* Fiber.poll(fiber)).toEqual(Option.none())
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 second")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "NetworkError", message: "idle" })
       expect(seen).toEqual(["e1", "e2", "e3"])
@@ -110,20 +111,20 @@ describe("ProviderCall.idleTimeout", () => {
         yield "a"
         yield "b"
       }
-      const fiber = yield* Effect.fork(Stream.runCollect(Stream.mapEffect(
+      const fiber = yield* Effect.forkChild(Stream.runCollect(Stream.mapEffect(
         ProviderCall.idleTimeout(ProviderCall.iterate(events(), toError), "10 seconds", idle),
         (e) => Effect.as(Effect.sleep("25 seconds"), e)
       )))
       for (let i = 0; i < 6; i++) {
-        yield* Effect.yieldNow()
+        yield* Effect.yieldNow
         yield* TestClock.adjust("10 seconds")
       }
-      expect(Chunk.toArray(yield* Fiber.join(fiber))).toEqual(["a", "b"])
+      expect(yield* Fiber.join(fiber)).toEqual(["a", "b"])
     }))
 
   it.effect("any other stream gets a timeout per pull", () =>
     Effect.gen(function*() {
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runDrain(
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(
         ProviderCall.idleTimeout(Stream.concat(Stream.make(1), Stream.never), "10 seconds", idle)
       )))
       yield* TestClock.adjust("10 seconds")
@@ -155,7 +156,7 @@ describe("ProviderCall.openStream", () => {
           Stream.runCollect
         )
       )
-      expect(Chunk.toArray(parts)).toEqual(["a", "b"])
+      expect(parts).toEqual(["a", "b"])
       expect(seen?.aborted).toBe(true)
     }))
 

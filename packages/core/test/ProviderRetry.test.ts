@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Schedule, TestClock } from "effect"
+import { Duration, Effect, Fiber, Schedule } from "effect"
+import { TestClock } from "effect/testing"
 import { ChatError, ProviderRetry } from "../src/index.js"
 
 const serverError = () => new ChatError.ServerError({ message: "boom", status: 503 })
@@ -22,7 +23,7 @@ describe("ProviderRetry.withRetry", () => {
     Effect.gen(function*() {
       const s = scripted([serverError(), serverError()])
       const policy = ProviderRetry.honourRetryAfter(Schedule.spaced("1 second"))
-      const fiber = yield* Effect.fork(ProviderRetry.withRetry(s.call, policy))
+      const fiber = yield* Effect.forkChild(ProviderRetry.withRetry(s.call, policy))
       yield* TestClock.adjust("999 millis")
       expect(s.attempts()).toBe(1)
       yield* TestClock.adjust("1 millis")
@@ -50,7 +51,7 @@ describe("ProviderRetry.withRetry", () => {
   it.effect("undefined means the default policy: 3 retries, then the last error", () =>
     Effect.gen(function*() {
       const s = scripted([serverError(), serverError(), serverError(), serverError(), serverError()])
-      const fiber = yield* Effect.fork(Effect.flip(ProviderRetry.withRetry(s.call, undefined)))
+      const fiber = yield* Effect.forkChild(Effect.flip(ProviderRetry.withRetry(s.call, undefined)))
       yield* TestClock.adjust("1 minute")
       expect((yield* Fiber.join(fiber))._tag).toBe("ServerError")
       expect(s.attempts()).toBe(4)
@@ -61,7 +62,7 @@ describe("ProviderRetry.schedule", () => {
   it.effect("stops after `retries` retries", () =>
     Effect.gen(function*() {
       const s = scripted(Array.from({ length: 10 }, serverError))
-      const fiber = yield* Effect.fork(Effect.flip(ProviderRetry.withRetry(s.call, ProviderRetry.schedule({ retries: 2, base: "10 millis" }))))
+      const fiber = yield* Effect.forkChild(Effect.flip(ProviderRetry.withRetry(s.call, ProviderRetry.schedule({ retries: 2, base: "10 millis" }))))
       yield* TestClock.adjust("1 minute")
       yield* Fiber.join(fiber)
       expect(s.attempts()).toBe(3)
@@ -71,7 +72,7 @@ describe("ProviderRetry.schedule", () => {
     Effect.gen(function*() {
       const s = scripted([rateLimited(10_000)])
       const policy = ProviderRetry.schedule({ base: "1 millis", maxDelay: "1 millis" })
-      const fiber = yield* Effect.fork(ProviderRetry.withRetry(s.call, policy))
+      const fiber = yield* Effect.forkChild(ProviderRetry.withRetry(s.call, policy))
       yield* TestClock.adjust("9999 millis")
       expect(s.attempts()).toBe(1)
       yield* TestClock.adjust("2 millis")

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Fiber, Stream, TestClock } from "effect"
+import { Effect, Fiber, Result, Stream } from "effect"
+import { TestClock } from "effect/testing"
 import { ChatError, type LanguageModel, ProviderStream } from "../src/index.js"
 
 type Part = LanguageModel.StreamPart
@@ -10,8 +11,8 @@ class Counter implements ProviderStream.Ending {
   constructor(readonly broken: boolean = false) {}
   end() {
     return this.broken
-      ? Either.left(new ChatError.NetworkError({ message: `cut after ${this.seen}` }))
-      : Either.right<ReadonlyArray<Part>>([{ _tag: "TextDelta", text: `end after ${this.seen}` }])
+      ? Result.fail(new ChatError.NetworkError({ message: `cut after ${this.seen}` }))
+      : Result.succeed<ReadonlyArray<Part>>([{ _tag: "TextDelta", text: `end after ${this.seen}` }])
   }
 }
 
@@ -21,7 +22,7 @@ const decode = (events: Stream.Stream<string, ChatError.ModelError>, decoder: Co
     return { _tag: "TextDelta", text }
   })
 
-const texts = (parts: Chunk.Chunk<Part>) => Chunk.toArray(parts).map((p) => (p._tag === "TextDelta" ? p.text : p._tag))
+const texts = (parts: ReadonlyArray<Part>) => parts.map((p) => (p._tag === "TextDelta" ? p.text : p._tag))
 
 describe("ProviderStream.decodeStream", () => {
   it.effect("decodes the events with a fresh decoder per stream, then appends what the decoder says at the end", () =>
@@ -47,7 +48,7 @@ describe("ProviderStream.decodeStream", () => {
           ? Effect.fail(new ChatError.ServerError({ message: "503", status: 503 }))
           : Effect.succeed(Stream.concat(Stream.make("a"), Stream.fail(new ChatError.ServerError({ message: "mid", status: 500 }))))
       })
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runCollect(ProviderStream.decodeStream(open, undefined, () => new Counter(), decode))))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runCollect(ProviderStream.decodeStream(open, undefined, () => new Counter(), decode))))
       yield* TestClock.adjust("1 minute")
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "ServerError", message: "mid" })
       expect(opens).toBe(2)
@@ -62,7 +63,7 @@ describe("ProviderStream.decodeStream", () => {
         decode,
         { idleTimeout: "10 seconds" }
       )
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runCollect(stream)))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runCollect(stream)))
       yield* TestClock.adjust("10 seconds")
       const error = yield* Fiber.join(fiber)
       expect(error._tag).toBe("NetworkError")
@@ -71,11 +72,11 @@ describe("ProviderStream.decodeStream", () => {
 
   it.effect("fails with a NetworkError when the whole stream runs past totalTimeout, even while events flow", () =>
     Effect.gen(function*() {
-      const ticking = Stream.repeatEffect(Effect.as(Effect.sleep("1 second"), "tick"))
+      const ticking = Stream.fromEffectRepeat(Effect.as(Effect.sleep("1 second"), "tick"))
       const stream = ProviderStream.decodeStream(Effect.succeed(ticking), false, () => new Counter(), decode, {
         totalTimeout: "5 seconds"
       })
-      const fiber = yield* Effect.fork(Effect.flip(Stream.runCollect(stream)))
+      const fiber = yield* Effect.forkChild(Effect.flip(Stream.runCollect(stream)))
       yield* TestClock.adjust("5 seconds")
       const error = yield* Fiber.join(fiber)
       expect(error._tag).toBe("NetworkError")
@@ -87,8 +88,8 @@ describe("ProviderStream.withTotalTimeout", () => {
   it.effect("fails a call that runs past totalTimeout with a NetworkError, and leaves it alone without one", () =>
     Effect.gen(function*() {
       const slow = Effect.as(Effect.sleep("1 minute"), "late")
-      const fiber = yield* Effect.fork(Effect.flip(ProviderStream.withTotalTimeout(slow, { totalTimeout: "1 second" })))
-      const free = yield* Effect.fork(ProviderStream.withTotalTimeout(slow, {}))
+      const fiber = yield* Effect.forkChild(Effect.flip(ProviderStream.withTotalTimeout(slow, { totalTimeout: "1 second" })))
+      const free = yield* Effect.forkChild(ProviderStream.withTotalTimeout(slow, {}))
       yield* TestClock.adjust("1 second")
       expect((yield* Fiber.join(fiber)).message).toContain("totalTimeout")
       yield* TestClock.adjust("1 minute")

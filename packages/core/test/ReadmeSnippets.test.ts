@@ -13,16 +13,17 @@ import { expect, it } from "@effect/vitest"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 // #endregion
 import { describe } from "@effect/vitest"
-import { Fiber, TestClock } from "effect"
+import { Fiber } from "effect"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
 
 // #region tools
 /** The file system the handlers use: any service of your program. */
-class FileSystem extends Context.Tag("FileSystem")<FileSystem, {
+class FileSystem extends Context.Service<FileSystem, {
   readonly list: (folder: string) => Effect.Effect<ReadonlyArray<string>>
   readonly remove: (path: string) => Effect.Effect<void, FileNotFound>
-}>() {}
+}>()("FileSystem") {}
 
 class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", { path: Schema.String }) {}
 
@@ -70,8 +71,8 @@ const cleanUp = Effect.gen(function*() {
     for (const id of PauseReason.toolIds(result.outcome.reason)) {
       const call = Messages.findTool(messages, id)! // name + arguments for the person
       messages = askUser(call)
-        ? yield* Messages.approve(messages, id) // or approve(messages, id, editedArgs)
-        : yield* Messages.reject(messages, id, "not now")
+        ? yield* Effect.fromResult(Messages.approve(messages, id)) // or approve(messages, id, editedArgs)
+        : yield* Effect.fromResult(Messages.reject(messages, id, "not now"))
     }
     result = yield* chat.resume(messages)
   }
@@ -86,7 +87,7 @@ const keepOneLog = (messages: Messages.Messages, id: string) =>
 
 // #region strategies
 /** The signed-in user, provided by your program to each turn. */
-class CurrentUser extends Context.Tag("CurrentUser")<CurrentUser, { readonly name: string; readonly admin: boolean }>() {}
+class CurrentUser extends Context.Service<CurrentUser, { readonly name: string; readonly admin: boolean }>()("CurrentUser") {}
 
 const SendEmail = Tool.make("send_email", {
   description: "Send an email.",
@@ -183,7 +184,7 @@ const pauseAndStore = (conversationId: string) =>
     const chat = yield* Chat.make({ tools: FileTools })
     const result = yield* chat.complete(Messages.fromUser("Delete the old logs."), {
       // Called after every change of state: a crash loses nothing, and a call stored as running never runs twice.
-      checkpoint: (messages) => Effect.map(Messages.toJson(messages), (json) => void store.set(conversationId, json))
+      checkpoint: (messages) => Effect.map(Effect.fromResult(Messages.toJson(messages)), (json) => void store.set(conversationId, json))
     })
     return result.outcome._tag
   })
@@ -191,8 +192,8 @@ const pauseAndStore = (conversationId: string) =>
 const approveAllAndResume = (conversationId: string) =>
   Effect.gen(function*() {
     const chat = yield* Chat.make({ tools: FileTools }) // another process, another day
-    let messages = yield* Messages.fromJson(store.get(conversationId)!) // StateDecodeError if tampered
-    for (const call of Messages.pendingTools(messages)) messages = yield* Messages.approve(messages, call.id)
+    let messages = yield* Effect.fromResult(Messages.fromJson(store.get(conversationId)!)) // StateDecodeError if tampered
+    for (const call of Messages.pendingTools(messages)) messages = yield* Effect.fromResult(Messages.approve(messages, call.id))
     return yield* chat.resume(messages)
   })
 // #endregion
@@ -234,7 +235,7 @@ it.effect("asks before deleting, then deletes what was approved", () =>
     expect(first.outcome._tag).toBe("Paused")
     expect(removed).toEqual([]) // nothing ran without approval
 
-    const done = yield* chat.resume(yield* Messages.approve(first.messages, "d1"))
+    const done = yield* chat.resume(yield* Effect.fromResult(Messages.approve(first.messages, "d1")))
     expect(done.outcome._tag === "Complete" && done.outcome.value).toBe("Deleted old.log.")
     expect(removed).toEqual(["old.log"])
     // What the model saw of the call in its second request:
@@ -291,7 +292,7 @@ describe("README snippets", () => {
       ])
       const chat = yield* Chat.make({ tools: FileTools }).pipe(Effect.provide(Layer.merge(model.layer, withFiles(files))))
       const first = yield* chat.complete(Messages.fromUser("Clean."))
-      yield* chat.resume(yield* keepOneLog(first.messages, "d"))
+      yield* chat.resume(yield* Effect.fromResult(keepOneLog(first.messages, "d")))
       expect([...files]).toEqual(["new.log"])
       expect(Messages.findTool(model.requests[1]!.messages, "d")!.status).toMatchObject({
         editedArguments: "{\"paths\":[\"old.log\"]}"
@@ -335,7 +336,7 @@ describe("README snippets", () => {
         MockLanguageModel.text("Reminded you.")
       ])
       const layers = Layer.merge(model.layer, ReminderTools.toLayer({ remind: ({ text }) => Effect.sync(() => void reminded.push(text)) }))
-      const fiber = yield* remindLater.pipe(Effect.provide(layers), Effect.fork)
+      const fiber = yield* remindLater.pipe(Effect.provide(layers), Effect.forkChild)
       yield* TestClock.adjust("59 minutes")
       expect(reminded).toEqual([])
       yield* TestClock.adjust("1 minute")
@@ -357,7 +358,7 @@ describe("README snippets", () => {
       const run = (messages: Messages.Messages) => streamTurn(chat, messages, (text) => written.push(text))
       const paused = yield* run(Messages.fromUser("Delete a.log"))
       if (paused._tag !== "Some" || paused.value._tag !== "Paused") throw new Error("expected a pause")
-      const done = yield* run(yield* Messages.approve(paused.value.messages, "d"))
+      const done = yield* run(yield* Effect.fromResult(Messages.approve(paused.value.messages, "d")))
       expect(done._tag === "Some" && done.value._tag).toBe("Completed")
       expect(written.join("")).toBe(
         "Sure.\n[delete_files {\"paths\":[\"a.log\"]}]\n(step 1: 10+5 tokens)\n\n(paused on d)" +

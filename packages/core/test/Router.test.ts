@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Exit, Layer, Logger, Option, Stream, TestClock, Tracer } from "effect"
-import * as fc from "effect/FastCheck"
+import { Clock, Effect, Exit, Layer, Logger, Option, Result, Stream, Tracer } from "effect"
+import { TestClock } from "effect/testing"
+import fc from "fast-check"
 import { Chat, ChatError, LanguageModel, Messages, Router } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { complete, fileHandlers, files, paused, recorder } from "./Chat.helpers.js"
+import { checkProperty, complete, fileHandlers, files, paused, recorder } from "./Chat.helpers.js"
 
 const overloaded = () => new ChatError.ServerError({ message: "overloaded", status: 529 })
 const rateLimited = () => new ChatError.RateLimited({ message: "slow down" })
@@ -22,7 +23,7 @@ const textOf = (response: LanguageModel.Response) => Messages.textOf({ role: "as
 const router = <R = never>(options: Router.Options<ReadonlyArray<Router.Candidate>, R>) => Router.make(options)
 
 describe("Router fallback", () => {
-  it.scoped("tries the models in order and answers with the first that works, recording it", () =>
+  it.effect("tries the models in order and answers with the first that works, recording it", () =>
     Effect.gen(function*() {
       const a = failing(overloaded)
       const b = failing(rateLimited)
@@ -37,7 +38,7 @@ describe("Router fallback", () => {
       expect([a.requests.length, b.requests.length, c.requests.length, d.requests.length]).toEqual([1, 1, 1, 0])
     }))
 
-  it.scoped("falls back on network errors (an idle timeout is one) and surfaces the last error when all fail", () =>
+  it.effect("falls back on network errors (an idle timeout is one) and surfaces the last error when all fail", () =>
     Effect.gen(function*() {
       const a = failing(() => new ChatError.NetworkError({ message: "idle timeout" }))
       const b = failing(overloaded)
@@ -55,7 +56,7 @@ describe("Router fallback", () => {
       ["a context length error (not opted in)", () => new ChatError.ContextLengthExceeded({ message: "too long" })]
     ] as const
   ) {
-    it.scoped(`does not fall back on ${label}: the error surfaces and the next model is not called`, () =>
+    it.effect(`does not fall back on ${label}: the error surfaces and the next model is not called`, () =>
       Effect.gen(function*() {
         const a = failing(error)
         const b = answering("from b")
@@ -68,7 +69,7 @@ describe("Router fallback", () => {
       }))
   }
 
-  it.scoped("on a context length error, when opted in, goes on to the next model with a larger window only", () =>
+  it.effect("on a context length error, when opted in, goes on to the next model with a larger window only", () =>
     Effect.gen(function*() {
       const small = failing(() => new ChatError.ContextLengthExceeded({ message: "too long" }))
       const same = answering("same window")
@@ -89,7 +90,7 @@ describe("Router fallback", () => {
       expect([same.requests.length, unknown.requests.length]).toEqual([0, 0])
     }))
 
-  it.scoped("surfaces the context length error when no larger model is left", () =>
+  it.effect("surfaces the context length error when no larger model is left", () =>
     Effect.gen(function*() {
       const large = failing(() => new ChatError.ContextLengthExceeded({ message: "too long" }))
       const small = answering("small")
@@ -112,7 +113,7 @@ describe("Router strategy", () => {
       return ["cheap", "long"]
     })
 
-  it.scoped("ranks the models per request from its messages and tools", () =>
+  it.effect("ranks the models per request from its messages and tools", () =>
     Effect.gen(function*() {
       const cheap = answering("cheap")
       const long = answering("long")
@@ -135,7 +136,7 @@ describe("Router strategy", () => {
       expect([cheap.requests.length, long.requests.length, tools.requests.length]).toEqual([1, 1, 1])
     }))
 
-  it.scoped("only tries the models the strategy named, and fails typed when it named none", () =>
+  it.effect("only tries the models the strategy named, and fails typed when it named none", () =>
     Effect.gen(function*() {
       const a = failing(overloaded)
       const b = answering("b")
@@ -148,7 +149,7 @@ describe("Router strategy", () => {
       expect(b.requests.length).toBe(0)
     }))
 
-  it.scoped("a strategy naming an unknown model is a defect naming it", () =>
+  it.effect("a strategy naming an unknown model is a defect naming it", () =>
     Effect.gen(function*() {
       const model = yield* router({
         strategy: () => Effect.succeed(["nope"]),
@@ -167,7 +168,7 @@ describe("Router strategy", () => {
 })
 
 describe("Router circuit breaker", () => {
-  it.scoped("opens after N failures in a row, leaving the model out, and probes it once after the recovery time", () =>
+  it.effect("opens after N failures in a row, leaving the model out, and probes it once after the recovery time", () =>
     Effect.gen(function*() {
       let healthy = false
       const a = MockLanguageModel.make(() => (healthy ? MockLanguageModel.text("a again") : Effect.fail(overloaded())))
@@ -205,7 +206,7 @@ describe("Router circuit breaker", () => {
       expect(textOf(yield* model.generate(request()))).toBe("a again")
     }))
 
-  it.scoped("counts failures in a row only: a success resets the count, a caller's mistake does not count", () =>
+  it.effect("counts failures in a row only: a success resets the count, a caller's mistake does not count", () =>
     Effect.gen(function*() {
       const outcomes = [overloaded, overloaded, "ok", overloaded, badRequest, overloaded] as const
       const a = MockLanguageModel.make((_req, i) => {
@@ -216,11 +217,11 @@ describe("Router circuit breaker", () => {
         breaker: { failureThreshold: 3 },
         models: [{ name: "a", model: a }, { name: "b", model: answering("b") }]
       })
-      for (let i = 0; i < outcomes.length; i++) yield* Effect.either(model.generate(request()))
+      for (let i = 0; i < outcomes.length; i++) yield* Effect.result(model.generate(request()))
       expect((yield* model.breakers).get("a")).toEqual({ _tag: "Closed", failures: 1 })
     }))
 
-  it.scoped("with every breaker open, fails with a retryable ServerError naming the models, calling none", () =>
+  it.effect("with every breaker open, fails with a retryable ServerError naming the models, calling none", () =>
     Effect.gen(function*() {
       const a = failing(overloaded)
       const b = failing(rateLimited)
@@ -236,19 +237,19 @@ describe("Router circuit breaker", () => {
       expect([a.requests.length, b.requests.length]).toEqual([1, 1])
     }))
 
-  it.scoped("logs breaker state changes and adds them as span events", () =>
+  it.effect("logs breaker state changes and adds them as span events", () =>
     Effect.gen(function*() {
       const events: Array<{ name: string; attributes: Record<string, unknown> }> = []
       const attributes = new Map<string, unknown>()
       const logs: Array<string> = []
       const tracer = Tracer.make({
-        span: (name, parent, context, links, startTime, kind) => ({
+        span: ({ annotations, kind, links, name, parent, startTime }) => ({
           _tag: "Span",
           name,
           spanId: name,
           traceId: "trace",
           parent,
-          context,
+          annotations,
           status: { _tag: "Started", startTime },
           attributes: new Map(),
           links,
@@ -262,8 +263,7 @@ describe("Router circuit breaker", () => {
             events.push({ name: event, attributes: eventAttributes ?? {} })
           },
           addLinks: () => {}
-        }),
-        context: (f) => f()
+        })
       })
       const logger = Logger.make(({ message }) => {
         logs.push(String(message))
@@ -274,7 +274,7 @@ describe("Router circuit breaker", () => {
       })
       const run = model.generate(request()).pipe(
         Effect.withTracer(tracer),
-        Effect.provide(Logger.replace(Logger.defaultLogger, logger))
+        Effect.provide(Logger.layer([logger]))
       )
       yield* run
       yield* TestClock.adjust("1 second")
@@ -292,7 +292,7 @@ describe("Router circuit breaker", () => {
 })
 
 describe("Router streaming", () => {
-  it.scoped("falls back when a stream fails before its first part", () =>
+  it.effect("falls back when a stream fails before its first part", () =>
     Effect.gen(function*() {
       const a = failing(overloaded)
       const b = answering("streamed b")
@@ -302,7 +302,7 @@ describe("Router streaming", () => {
       expect(routed(response)).toEqual({ model: "b", failed: ["a"] })
     }))
 
-  it.scoped("never falls back once a stream emitted a part: the typed error surfaces after the first token", () =>
+  it.effect("never falls back once a stream emitted a part: the typed error surfaces after the first token", () =>
     Effect.gen(function*() {
       let calls = 0
       const a = LanguageModel.make({
@@ -321,16 +321,16 @@ describe("Router streaming", () => {
       const result = yield* model.stream(request()).pipe(
         Stream.tap((part) => Effect.sync(() => seen.push(part))),
         Stream.runDrain,
-        Effect.either
+        Effect.result
       )
       expect(seen).toEqual([{ _tag: "TextDelta", text: "Hel" }])
-      expect(Either.isLeft(result) && result.left._tag).toBe("NetworkError")
+      expect(Result.isFailure(result) && result.failure._tag).toBe("NetworkError")
       expect(calls).toBe(1)
       expect(b.requests.length).toBe(0)
       expect((yield* model.breakers).get("a")).toEqual({ _tag: "Closed", failures: 1 })
     }))
 
-  it.scoped("records the answering model on the stream's Finish part and counts a cut stream against the breaker", () =>
+  it.effect("records the answering model on the stream's Finish part and counts a cut stream against the breaker", () =>
     Effect.gen(function*() {
       const a = MockLanguageModel.make([
         MockLanguageModel.text("cut short", { cutAfterChunks: 1 }),
@@ -338,15 +338,15 @@ describe("Router streaming", () => {
       ])
       const model = yield* router({ breaker: { failureThreshold: 1 }, models: [{ name: "a", model: a }] })
       const cut = yield* Stream.runCollect(model.stream(request()))
-      expect(Chunk.toReadonlyArray(cut).some((part) => part._tag === "Finish")).toBe(false)
+      expect(cut.some((part) => part._tag === "Finish")).toBe(false)
       expect((yield* model.breakers).get("a")?._tag).toBe("Open")
       yield* TestClock.adjust("30 seconds")
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(request())))
+      const parts = yield* Stream.runCollect(model.stream(request()))
       const finish = parts[parts.length - 1]
       expect(finish?._tag === "Finish" && finish.providerMetadata?.[Router.metadataKey]).toEqual({ model: "a", failed: [] })
     }))
 
-  it.scoped("a probe stream left early releases the half-open breaker for the next probe", () =>
+  it.effect("a probe stream left early releases the half-open breaker for the next probe", () =>
     Effect.gen(function*() {
       let healthy = false
       const a = MockLanguageModel.make(() => (healthy ? MockLanguageModel.text("long answer here") : Effect.fail(overloaded())))
@@ -389,10 +389,10 @@ describe("Router in a chat", () => {
       expect(complete(resumed).response).toBeDefined()
       expect(Messages.textOf(Messages.lastResponse(resumed.messages)!)).toBe("secondary answer")
       expect(Router.answeredBy(resumed.messages)).toBe("secondary")
-      expect(Option.isSome(Option.fromNullable(Messages.lastResponse(resumed.messages)?.providerMetadata))).toBe(true)
+      expect(Option.isSome(Option.fromNullishOr(Messages.lastResponse(resumed.messages)?.providerMetadata))).toBe(true)
     }))
 
-  it.scoped("sticky puts the model of the current turn's last response first, and re-routes a new user message", () =>
+  it.effect("sticky puts the model of the current turn's last response first, and re-routes a new user message", () =>
     Effect.gen(function*() {
       const strategy = Router.sticky()
       const models = [{ name: "a" }, { name: "b" }]
@@ -409,7 +409,7 @@ describe("Router in a chat", () => {
 
 describe("Router properties", () => {
   type Outcome = "ok" | "overloaded" | "bad"
-  const arbitraries: [fc.Arbitrary<number>, fc.Arbitrary<ReadonlyArray<{ outcomes: ReadonlyArray<Outcome>; advanceMillis: number }>>, fc.Arbitrary<number>] = [
+  const arbitraries = fc.tuple(
     fc.integer({ min: 1, max: 4 }),
     fc.array(
       fc.record({
@@ -419,50 +419,50 @@ describe("Router properties", () => {
       { maxLength: 12 }
     ),
     fc.integer({ min: 1, max: 3 })
-  ]
+  )
 
-  it.effect.prop(
+  it.effect(
     "never calls a model whose breaker is open, never a model twice per request, never more calls than models",
-    arbitraries,
-    ([count, rounds, threshold]) =>
-      Effect.gen(function*() {
-        const names = Array.from({ length: count }, (_, i) => `m${i}`)
-        let round = 0
-        const calls: Array<string> = []
-        const models = names.map((name, i) => ({
-          name,
-          model: LanguageModel.make({
-            generate: () =>
-              Effect.suspend(() => {
-                calls.push(name)
-                const outcome = rounds[round]!.outcomes[i]!
-                return outcome === "ok"
-                  ? Effect.succeed({ parts: [Messages.text(name)], usage: LanguageModel.noUsage, finishReason: "stop" as const })
-                  : Effect.fail(outcome === "bad" ? badRequest() : overloaded())
-              })
-          })
-        }))
-        yield* Effect.scoped(Effect.gen(function*() {
-          const model = yield* Router.make({ models, breaker: { failureThreshold: threshold, recoveryTime: "2 seconds" } })
-          for (round = 0; round < rounds.length; round++) {
-            if (rounds[round]!.advanceMillis > 0) yield* TestClock.adjust(rounds[round]!.advanceMillis)
-            const now = yield* TestClock.currentTimeMillis
-            const before = yield* model.breakers
-            calls.length = 0
-            const result = yield* Effect.either(model.generate(request()))
-            for (const name of calls) {
-              const state = before.get(name)!
-              expect(state._tag === "Open" && state.until > now, `${name} was called while open`).toBe(false)
+    () =>
+      checkProperty(arbitraries, ([count, rounds, threshold]) =>
+        Effect.gen(function*() {
+          const names = Array.from({ length: count }, (_, i) => `m${i}`)
+          let round = 0
+          const calls: Array<string> = []
+          const models = names.map((name, i) => ({
+            name,
+            model: LanguageModel.make({
+              generate: () =>
+                Effect.suspend(() => {
+                  calls.push(name)
+                  const outcome = rounds[round]!.outcomes[i]!
+                  return outcome === "ok"
+                    ? Effect.succeed({ parts: [Messages.text(name)], usage: LanguageModel.noUsage, finishReason: "stop" as const })
+                    : Effect.fail(outcome === "bad" ? badRequest() : overloaded())
+                })
+            })
+          }))
+          yield* Effect.scoped(Effect.gen(function*() {
+            const model = yield* Router.make({ models, breaker: { failureThreshold: threshold, recoveryTime: "2 seconds" } })
+            for (round = 0; round < rounds.length; round++) {
+              if (rounds[round]!.advanceMillis > 0) yield* TestClock.adjust(rounds[round]!.advanceMillis)
+              const now = yield* Clock.currentTimeMillis
+              const before = yield* model.breakers
+              calls.length = 0
+              const result = yield* Effect.result(model.generate(request()))
+              for (const name of calls) {
+                const state = before.get(name)!
+                expect(state._tag === "Open" && state.until > now, `${name} was called while open`).toBe(false)
+              }
+              expect(new Set(calls).size).toBe(calls.length)
+              expect(calls.length).toBeLessThanOrEqual(count)
+              if (Result.isSuccess(result)) expect(textOf(result.success)).toBe(calls[calls.length - 1])
+              // A caller's mistake stops the request at once.
+              const outcomes = calls.map((name) => rounds[round]!.outcomes[names.indexOf(name)]!)
+              expect(outcomes.slice(0, -1).every((outcome) => outcome === "overloaded")).toBe(true)
             }
-            expect(new Set(calls).size).toBe(calls.length)
-            expect(calls.length).toBeLessThanOrEqual(count)
-            if (Either.isRight(result)) expect(textOf(result.right)).toBe(calls[calls.length - 1])
-            // A caller's mistake stops the request at once.
-            const outcomes = calls.map((name) => rounds[round]!.outcomes[names.indexOf(name)]!)
-            expect(outcomes.slice(0, -1).every((outcome) => outcome === "overloaded")).toBe(true)
-          }
-        }))
-      }),
-    { fastCheck: { numRuns: 25 }, timeout: 30_000 }
+          }))
+        }), { numRuns: 25 }),
+    30_000
   )
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Redacted } from "effect"
+import { Effect, Redacted, Result } from "effect"
 import { Messages, SignedState } from "../src/index.js"
 
 const secret = Redacted.make("a server-side secret, 32 bytes or more")
@@ -36,7 +36,7 @@ describe("SignedState", () => {
       expect(tampered).not.toEqual(signed)
       // The tampered document is still well-formed data: only the signature catches it.
       const inner = JSON.parse(tampered).payload.document
-      expect(Either.isRight(Messages.decode(inner))).toBe(true)
+      expect(Result.isSuccess(Messages.decode(inner))).toBe(true)
       const error = yield* Effect.flip(SignedState.verify(tampered, secret, expected))
       expect(error._tag).toBe("StateDecodeError")
       expect(error.message).toContain("signature does not match")
@@ -68,7 +68,7 @@ describe("SignedState", () => {
       const signed = yield* SignedState.sign(paused, secret, conv)
       const other = yield* Effect.flip(SignedState.verify(signed, Redacted.make("another secret that is long enough!!"), expected))
       expect(other.message).toContain("signature does not match")
-      const unsigned = yield* Effect.flip(SignedState.verify(Either.getOrThrow(Messages.toJson(paused)), secret, expected))
+      const unsigned = yield* Effect.flip(SignedState.verify(Result.getOrThrow(Messages.toJson(paused)), secret, expected))
       expect(unsigned.message).toContain("not a signed document")
       const garbage = yield* Effect.flip(SignedState.verify("{]", secret, expected))
       expect(garbage._tag).toBe("StateDecodeError")
@@ -83,8 +83,8 @@ describe("SignedState", () => {
         expect(verifying._tag).toBe("InvalidSecret")
         expect(verifying.message).not.toContain(weak === "" ? "\u0000" : weak)
       }
-      expect(yield* Effect.either(SignedState.sign(paused, Redacted.make("x".repeat(SignedState.minimumSecretBytes)), conv)))
-        .toMatchObject({ _tag: "Right" })
+      expect(yield* Effect.result(SignedState.sign(paused, Redacted.make("x".repeat(SignedState.minimumSecretBytes)), conv)))
+        .toMatchObject({ _tag: "Success" })
     }))
 
   it.effect("never puts the secret in the output", () =>

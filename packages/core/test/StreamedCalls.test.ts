@@ -3,7 +3,7 @@
  * gathered into: for any order of parts, the same ids and the same arguments.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import fc from "fast-check"
 import { StreamedCalls, uniqueId } from "../src/internal/streamedCalls.js"
 import * as LanguageModel from "../src/LanguageModel.js"
 import * as Messages from "../src/Messages.js"
@@ -14,8 +14,8 @@ const name = fc.constantFrom("x", "y")
 /** Any parts of a response's calls, in any order (interleaved, fragments before starts, whole calls between). */
 const arbParts = fc.array(
   fc.oneof(
-    fc.record({ _tag: fc.constant("ToolCallStart" as const), id, name }),
-    fc.record({ _tag: fc.constant("ToolCallDelta" as const), id, argumentsDelta: fc.string({ maxLength: 4 }) }),
+    fc.record({ _tag: fc.constant("ToolCallStart" as const), id, name }, { noNullPrototype: true }),
+    fc.record({ _tag: fc.constant("ToolCallDelta" as const), id, argumentsDelta: fc.string({ maxLength: 4 }) }, { noNullPrototype: true }),
     // Whole calls are named "whole", so they can be told apart once gathered.
     id.map((id): LanguageModel.StreamPart => ({ _tag: "Part", part: Messages.toolCall({ id, name: "whole", arguments: "{}" }) }))
   ),
@@ -23,10 +23,8 @@ const arbParts = fc.array(
 )
 
 describe("StreamedCalls", () => {
-  it.prop(
-    "for any parts: each named call's deltas carry the id it gets in the messages and join into its arguments; an unnamed one has none",
-    [arbParts, fc.subarray(["a", "b", "call_1"])],
-    ([parts, used]) => {
+  it("for any parts: each named call's deltas carry the id it gets in the messages and join into its arguments; an unnamed one has none", () => {
+    fc.assert(fc.property(arbParts, fc.subarray(["a", "b", "call_1"]), (parts, used) => {
       const taken = new Set(used)
       const calls = new StreamedCalls(taken)
       const acc = new LanguageModel.Accumulator()
@@ -54,7 +52,6 @@ describe("StreamedCalls", () => {
         expect(own.map((d) => d.argumentsDelta).join("")).toBe(call.arguments)
       }
       expect(deltas.every((d) => final.some((call) => call.id === d.id))).toBe(true)
-    },
-    { fastCheck: { numRuns: 500 } }
-  )
+    }), { numRuns: 500 })
+  })
 })

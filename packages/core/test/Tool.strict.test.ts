@@ -8,11 +8,24 @@
  * the original schema.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer, Logger, Schema } from "effect"
+import { Effect, Layer, Logger, Result, Schema } from "effect"
 import { Chat, ChatError, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import * as StrictSchema from "../src/internal/strictSchema.js"
 import { complete } from "./Chat.helpers.js"
+import {
+  bigEnum,
+  deepStruct,
+  describedString,
+  looseConstructs,
+  type Node,
+  oddlyNamed,
+  strictConstructs,
+  structuredCases,
+  toolOf,
+  unionOfStructs,
+  uriString
+} from "./strictConstructs.js"
 
 // ---------------------------------------------------------------------------
 // The rules, as OpenAI's Structured Outputs guide states them
@@ -24,8 +37,6 @@ const keywords = new Set([
   "multipleOf", "minItems", "maxItems"
 ])
 const formats = new Set(["date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"])
-
-type Node = { readonly [key: string]: unknown }
 
 /** Every way a schema breaks the strict rules (empty when it keeps them all). */
 const violations = (schema: Node): ReadonlyArray<string> => {
@@ -54,89 +65,10 @@ const violations = (schema: Node): ReadonlyArray<string> => {
   return out
 }
 
-// ---------------------------------------------------------------------------
-// Constructs
-// ---------------------------------------------------------------------------
-
-enum Color {
-  Red = "red",
-  Blue = "blue"
-}
-interface Category {
-  readonly name: string
-  readonly note?: string | undefined
-  readonly children: ReadonlyArray<Category>
-}
-const Category: Schema.Schema<Category> = Schema.Struct({
-  name: Schema.String,
-  note: Schema.optional(Schema.String),
-  children: Schema.Array(Schema.suspend((): Schema.Schema<Category> => Category))
-}).annotations({ identifier: "Category" })
-class Person extends Schema.Class<Person>("Person")({ name: Schema.String, age: Schema.optional(Schema.Number) }) {}
-
-/** A construct: its field schema, what the model sends for it under strict mode, and what that decodes to. */
-interface Construct {
-  readonly field: Schema.Schema.Any | Schema.PropertySignature.Any
-  readonly wire: unknown
-  readonly decoded?: unknown
-}
-
-const strictConstructs: Record<string, Construct> = {
-  "optional (null sent)": { field: Schema.optional(Schema.String), wire: null, decoded: undefined },
-  "optional (value sent)": { field: Schema.optional(Schema.String), wire: "x", decoded: "x" },
-  "optional with a default": { field: Schema.optionalWith(Schema.Number, { default: () => 1 }), wire: null, decoded: 1 },
-  nullable: { field: Schema.NullOr(Schema.String), wire: null, decoded: null },
-  "optional and nullable (null is kept)": { field: Schema.optional(Schema.NullOr(Schema.String)), wire: null, decoded: null },
-  union: { field: Schema.Union(Schema.String, Schema.Number), wire: 3, decoded: 3 },
-  literals: { field: Schema.Literal("a", "b"), wire: "b", decoded: "b" },
-  "optional literal": { field: Schema.optional(Schema.Literal("a", "b")), wire: null, decoded: undefined },
-  enums: { field: Schema.Enums(Color), wire: "blue", decoded: Color.Blue },
-  "tagged union with optional fields": {
-    field: Schema.Union(
-      Schema.TaggedStruct("Circle", { radius: Schema.Number, label: Schema.optional(Schema.String) }),
-      Schema.TaggedStruct("Square", { side: Schema.Number, label: Schema.optional(Schema.String) })
-    ),
-    wire: { _tag: "Square", side: 2, label: null },
-    decoded: { _tag: "Square", side: 2 }
-  },
-  refinements: { field: Schema.String.pipe(Schema.minLength(2), Schema.maxLength(5)), wire: "abc", decoded: "abc" },
-  "integer range": { field: Schema.Int.pipe(Schema.between(1, 9)), wire: 5, decoded: 5 },
-  pattern: { field: Schema.String.pipe(Schema.pattern(/^[a-z]+$/)), wire: "abc", decoded: "abc" },
-  uuid: { field: Schema.UUID, wire: "123e4567-e89b-12d3-a456-426614174000", decoded: "123e4567-e89b-12d3-a456-426614174000" },
-  brand: { field: Schema.String.pipe(Schema.brand("UserId")), wire: "u1", decoded: "u1" },
-  date: { field: Schema.Date, wire: "2025-03-01T00:00:00.000Z", decoded: new Date("2025-03-01T00:00:00.000Z") },
-  "number from string": { field: Schema.NumberFromString, wire: "7", decoded: 7 },
-  "non-empty array": { field: Schema.NonEmptyArray(Schema.String), wire: ["a"], decoded: ["a"] },
-  recursion: {
-    field: Category,
-    wire: { name: "a", note: null, children: [{ name: "b", note: "bee", children: [] }] },
-    decoded: { name: "a", children: [{ name: "b", note: "bee", children: [] }] }
-  },
-  class: { field: Person, wire: { name: "Ada", age: null }, decoded: new Person({ name: "Ada" }) },
-  "array of optional fields": {
-    field: Schema.Array(Schema.Struct({ k: Schema.optional(Schema.String) })),
-    wire: [{ k: null }, { k: "v" }],
-    decoded: [{}, { k: "v" }]
-  },
-  "default annotation": { field: Schema.String.annotations({ default: "fr" }), wire: "en", decoded: "en" }
-}
-
-const looseConstructs: Record<string, Schema.Schema.Any> = {
-  unknown: Schema.Unknown,
-  any: Schema.Any,
-  record: Schema.Record({ key: Schema.String, value: Schema.Number }),
-  tuple: Schema.Tuple(Schema.String, Schema.Number),
-  "tuple with a rest": Schema.Tuple([Schema.String], Schema.Number),
-  object: Schema.Object
-}
-
-const toolOf = (field: Construct["field"], strict?: boolean) =>
-  Tool.make("t", { description: "A tool.", parameters: { x: field }, ...(strict === undefined ? {} : { strict }) })
-
-const wireOf = (tool: Tool.Any): Tool.Wire => Either.getOrThrow(Tool.wire(tool))
+const wireOf = (tool: Tool.Any): Tool.Wire => Result.getOrThrow(Tool.wire(tool))
 
 const decode = (tool: Tool.Any, wire: unknown) =>
-  Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(Tool.fromWire(tool, wire))
+  Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, wire))
 
 describe("Tool: strict mode for every common construct", () => {
   for (const [name, construct] of Object.entries(strictConstructs)) {
@@ -147,14 +79,14 @@ describe("Tool: strict mode for every common construct", () => {
       expect(wire.notStrict).toEqual([])
       expect(violations(wire.declaration.parameters)).toEqual([])
       const decoded = decode(tool, { x: construct.wire })
-      expect(Either.isRight(decoded)).toBe(true)
-      const value = Either.getOrThrow(decoded) as { readonly x?: unknown }
+      expect(Result.isSuccess(decoded)).toBe(true)
+      const value = Result.getOrThrow(decoded) as { readonly x?: unknown }
       if (construct.decoded === undefined) expect("x" in value).toBe(false)
       else expect(value.x).toEqual(construct.decoded)
     })
   }
 
-  for (const [name, field] of Object.entries(looseConstructs)) {
+  for (const [name, { field }] of Object.entries(looseConstructs)) {
     it(`${name}: sent non-strict, with the reason, and the schema as Effect writes it`, () => {
       const wire = wireOf(toolOf(field))
       expect(wire.declaration.strict).toBe(false)
@@ -165,14 +97,14 @@ describe("Tool: strict mode for every common construct", () => {
   }
 
   it("keeps in the description what the strict subset cannot carry", () => {
-    const params = wireOf(toolOf(Schema.String.pipe(Schema.minLength(2), Schema.maxLength(5)).annotations({ default: "ab" })))
+    const params = wireOf(toolOf(describedString))
       .declaration.parameters as { readonly properties: { readonly x: Node } }
     expect(params.properties.x).not.toHaveProperty("minLength")
     expect(params.properties.x).not.toHaveProperty("default")
     expect(params.properties.x.description).toContain("minLength: 2")
     expect(params.properties.x.description).toContain("maxLength: 5")
     expect(params.properties.x.description).toContain("default: \"ab\"")
-    const format = wireOf(toolOf(Schema.String.annotations({ jsonSchema: { format: "uri" } }))).declaration
+    const format = wireOf(toolOf(uriString)).declaration
     expect(violations(format.parameters)).toEqual([])
     expect(JSON.stringify(format.parameters)).toContain("format: \\\"uri\\\"")
   })
@@ -196,20 +128,18 @@ describe("Tool: strict mode for every common construct", () => {
     expect(off.declaration.parameters).toMatchObject({ required: [] })
     expect(off.notStrict).toEqual([])
     const forced = Tool.wire(toolOf(Schema.Unknown, true))
-    expect(Either.isLeft(forced)).toBe(true)
-    if (Either.isLeft(forced)) {
-      expect(forced.left).toBeInstanceOf(ChatError.InvalidToolSchema)
-      expect(forced.left.message).toContain("root.x")
+    expect(Result.isFailure(forced)).toBe(true)
+    if (Result.isFailure(forced)) {
+      expect(forced.failure).toBeInstanceOf(ChatError.InvalidToolSchema)
+      expect(forced.failure.message).toContain("root.x")
     }
   })
 
   it("refuses parameters that are not an object at the top, a schema with no JSON Schema, and a bad name", () => {
-    const union = Tool.make("t", {
-      description: "",
-      parameters: Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String }))
-    })
+    const union = Tool.make("t", { description: "", parameters: unionOfStructs })
     const array = Tool.make("t", { description: "", parameters: Schema.Array(Schema.String) })
-    const noJson = Tool.make("t", { description: "", parameters: { at: Schema.DateFromSelf } })
+    // A Date itself (not the ISO string of one: 0.1's `Schema.DateFromSelf`).
+    const noJson = Tool.make("t", { description: "", parameters: { at: Schema.Date } })
     const badName = Tool.make("get weather", { description: "", parameters: {} })
     const long = Tool.make("x".repeat(65), { description: "", parameters: {} })
     for (const [tool, text] of [[union, "object at the top"], [array, "object at the top"], [noJson, "JSON Schema"], [
@@ -217,7 +147,7 @@ describe("Tool: strict mode for every common construct", () => {
       "name"
     ], [long, "name"]] as const) {
       const result = Tool.wire(tool)
-      expect(Either.isLeft(result) && result.left.detail.includes(text)).toBe(true)
+      expect(Result.isFailure(result) && result.failure.detail.includes(text)).toBe(true)
     }
   })
 
@@ -234,11 +164,8 @@ describe("Tool: strict mode for every common construct", () => {
   })
 
   it("refuses schemas past OpenAI's limits (nesting, enum size)", () => {
-    let deep: Schema.Schema.Any = Schema.Struct({ leaf: Schema.String })
-    for (let i = 0; i < 10; i++) deep = Schema.Struct({ next: deep })
-    expect(wireOf(toolOf(deep)).notStrict.join()).toContain("nested deeper")
-    const big = Schema.Literal(...Array.from({ length: 1001 }, (_, i) => `v${i}`))
-    expect(wireOf(toolOf(big)).notStrict.join()).toContain("enum values")
+    expect(wireOf(toolOf(deepStruct())).notStrict.join()).toContain("nested deeper")
+    expect(wireOf(toolOf(bigEnum)).notStrict.join()).toContain("enum values")
   })
 
   it("maps null back only where it added it, keeps __proto__ an own key, and survives a reference loop", () => {
@@ -270,7 +197,7 @@ const capture = () => {
   const logger = Logger.make(({ message }) => {
     lines.push((Array.isArray(message) ? message : [message]).map(String).join(" "))
   })
-  return { lines, layer: Logger.replace(Logger.defaultLogger, logger) }
+  return { lines, layer: Logger.layer([logger]) }
 }
 
 describe("Chat: strict schemas at Chat.make and in completeStructured", () => {
@@ -297,10 +224,7 @@ describe("Chat: strict schemas at Chat.make and in completeStructured", () => {
 
   it.effect("a tool that cannot be declared fails Chat.make with InvalidToolSchema; nothing reaches the model", () =>
     Effect.gen(function*() {
-      const Bad = Tool.make("bad", {
-        description: "",
-        parameters: Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.String }))
-      })
+      const Bad = Tool.make("bad", { description: "", parameters: unionOfStructs })
       const kit = Toolkit.make(Bad)
       const model = MockLanguageModel.make([MockLanguageModel.text("never")])
       const error = yield* Effect.flip(
@@ -328,32 +252,6 @@ describe("Chat: strict schemas at Chat.make and in completeStructured", () => {
       expect(logs.lines[0]).toContain("root.data")
     }))
 
-  const structuredCases: ReadonlyArray<{
-    readonly name: string
-    readonly schema: Schema.Schema<any, any>
-    readonly answer: string
-    readonly value: unknown
-    readonly wrapped: boolean
-  }> = [
-    { name: "an array at the top", schema: Schema.Array(Schema.String), answer: "{\"value\":[\"a\",\"b\"]}", value: ["a", "b"], wrapped: true },
-    { name: "a string at the top", schema: Schema.String, answer: "{\"value\":\"hi\"}", value: "hi", wrapped: true },
-    {
-      name: "a union at the top",
-      schema: Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.optional(Schema.Number) })),
-      answer: "{\"value\":{\"b\":null}}",
-      value: {},
-      wrapped: true
-    },
-    {
-      name: "a class with an optional field",
-      schema: Person,
-      answer: "{\"name\":\"Ada\",\"age\":null}",
-      value: new Person({ name: "Ada" }),
-      wrapped: false
-    },
-    { name: "recursion", schema: Schema.Struct({ root: Category }), answer: "{\"root\":{\"name\":\"r\",\"note\":null,\"children\":[]}}", value: { root: { name: "r", children: [] } }, wrapped: false }
-  ]
-
   for (const c of structuredCases) {
     it.effect(`completeStructured with ${c.name}: a strict object format, and the answer decodes`, () =>
       Effect.gen(function*() {
@@ -372,13 +270,10 @@ describe("Chat: strict schemas at Chat.make and in completeStructured", () => {
 
   it.effect("completeStructured: a name outside the allowed pattern is made fit; a loose schema warns and goes non-strict", () =>
     Effect.gen(function*() {
-      const Odd = Schema.Struct({ data: Schema.Record({ key: Schema.String, value: Schema.Number }) }).annotations({
-        identifier: "Weird name<with>/chars"
-      })
       const model = MockLanguageModel.make([MockLanguageModel.text("{\"data\":{\"x\":1}}")])
       const logs = capture()
       const chat = yield* Chat.make().pipe(Effect.provide(model.layer))
-      const done = complete(yield* chat.completeStructured(Messages.fromUser("Answer."), Odd).pipe(Effect.provide(logs.layer)))
+      const done = complete(yield* chat.completeStructured(Messages.fromUser("Answer."), oddlyNamed).pipe(Effect.provide(logs.layer)))
       expect(done.value).toEqual({ data: { x: 1 } })
       const format = model.requests[0]!.options.responseFormat!
       expect(format.name).toBe("Weird_name_with__chars")

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Either, FastCheck as fc } from "effect"
+import * as Result from "effect/Result"
+import fc from "fast-check"
 import * as Messages from "../src/Messages.js"
 import type { ToolCallStatus } from "../src/Messages.js"
 import * as Turn from "../src/Turn.js"
@@ -8,7 +9,7 @@ import { play, START, validEdit } from "./driver.js"
 import { deepFreeze, right, snapshot } from "./fixtures.js"
 
 // The timeout is only a safety limit for slow machines, not an assertion.
-const runs = { timeout: 60_000, fastCheck: { numRuns: 200 } }
+const runs = { timeout: 60_000, numRuns: 200 }
 
 const statusAt = (messages: Messages.Messages, id: string): ToolCallStatus | undefined =>
   Messages.findTool(messages, id)?.status
@@ -18,24 +19,26 @@ const nowOf = (event: Turn.Event): number | undefined =>
   event._tag === "Resume" || event._tag === "Decided" ? event.now : undefined
 
 describe("Turn.step properties (generated turns played by a driver)", () => {
-  it.prop("plays every generated turn to its end (Complete or StepLimit)", [Arb.script], ([script]) => {
-    const trace = play(script)
-    expect(["Complete", "StepLimit"]).toContain(trace.final._tag)
-  }, runs)
+  it("plays every generated turn to its end (Complete or StepLimit)", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      expect(["Complete", "StepLimit"]).toContain(trace.final._tag)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("is deterministic: the same script gives the same steps", [Arb.script], ([script]) => {
-    const first = play(script)
-    const second = play(script)
-    expect(second.entries).toStrictEqual(first.entries)
-    for (const entry of first.entries) {
-      expect(Turn.step(entry.before, entry.event, first.config)).toStrictEqual([entry.after, entry.outcome])
-    }
-  }, runs)
+  it("is deterministic: the same script gives the same steps", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const first = play(script)
+      const second = play(script)
+      expect(second.entries).toStrictEqual(first.entries)
+      for (const entry of first.entries) {
+        expect(Turn.step(entry.before, entry.event, first.config)).toStrictEqual([entry.after, entry.outcome])
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop(
-    "never runs or completes a call that required approval unless the person approved it",
-    [Arb.script],
-    ([script]) => {
+  it("never runs or completes a call that required approval unless the person approved it", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
       const needsApproval = (id: string) => trace.decisions.get(id)?.decision._tag === "RequireApproval"
       trace.entries.forEach((entry, index) => {
@@ -53,14 +56,11 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
           }
         }
       })
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop(
-    "never calls the model while a call is unresolved",
-    [Arb.script],
-    ([script]) => {
+  it("never calls the model while a call is unresolved", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
       for (const entry of trace.entries) {
         if (entry.outcome._tag !== "CallModel") continue
@@ -68,14 +68,11 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
         const last = Messages.lastResponse(entry.after)
         if (last !== undefined) expect(Messages.toolCallsOf(last).every(Messages.isResolved)).toBe(true)
       }
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop(
-    "resolves every call exactly once: run at most once, final answer never changes, none left pending",
-    [Arb.script],
-    ([script]) => {
+  it("resolves every call exactly once: run at most once, final answer never changes, none left pending", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
       for (const [id, count] of trace.runs) expect(count, `${id} ran ${count} times`).toBe(1)
       expect(Messages.pendingTools(trace.messages)).toEqual([])
@@ -115,14 +112,11 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
           }
         }
       }
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop(
-    "runs edited calls with the edits the person made, and keeps them",
-    [Arb.script],
-    ([script]) => {
+  it("runs edited calls with the edits the person made, and keeps them", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
       for (const entry of trace.entries) {
         if (entry.outcome._tag !== "RunTools") continue
@@ -132,75 +126,75 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
           expect(Messages.effectiveArguments(call)).toBe(edit ?? call.arguments)
         }
       }
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("round-trips every state of a played turn through JSON exactly", [Arb.script], ([script]) => {
-    const trace = play(script)
-    for (const entry of trace.entries) {
-      expect(right(Messages.fromJson(Either.getOrThrow(Messages.toJson(entry.after))))).toStrictEqual(entry.after)
-    }
-  }, runs)
-
-  it.prop(
-    "gives the same result stepping a stored-and-loaded conversation as the original",
-    [Arb.script],
-    ([script]) => {
+  it("round-trips every state of a played turn through JSON exactly", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
       for (const entry of trace.entries) {
-        const loaded = right(Messages.fromJson(Either.getOrThrow(Messages.toJson(entry.before))))
+        expect(right(Messages.fromJson(Result.getOrThrow(Messages.toJson(entry.after))))).toStrictEqual(entry.after)
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
+
+  it("gives the same result stepping a stored-and-loaded conversation as the original", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        const loaded = right(Messages.fromJson(Result.getOrThrow(Messages.toJson(entry.before))))
         expect(Turn.step(loaded, entry.event, trace.config)).toStrictEqual([entry.after, entry.outcome])
       }
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("never runs a scheduled call before its time (unless a person approved it)", [Arb.script], ([script]) => {
-    const trace = play(script)
-    for (const entry of trace.entries) {
-      if (entry.outcome._tag !== "RunTools") continue
-      for (const call of entry.outcome.calls) {
-        const before = statusAt(entry.before, call.id)!
-        if (before._tag === "Scheduled") {
-          const now = nowOf(entry.event)
-          expect(now, `${call.id} started by a ${entry.event._tag}`).toBeDefined()
-          expect(now!).toBeGreaterThanOrEqual(before.at)
-        }
-        const decided = trace.decisions.get(call.id)
-        if (decided?.decision._tag === "Defer" && !trace.approvedAt.has(call.id)) {
-          expect(entry.now).toBeGreaterThanOrEqual(decided.decision.at)
-        }
-      }
-    }
-  }, runs)
-
-  it.prop("expires approvals and starts scheduled calls exactly when their time has come", [Arb.script], ([script]) => {
-    const trace = play(script)
-    for (const entry of trace.entries) {
-      const now = nowOf(entry.event)
-      for (const call of Messages.toolCalls(entry.after)) {
-        const before = statusAt(entry.before, call.id)
-        if (before?._tag === "AwaitingApproval" && call.status._tag === "Rejected" && call.status.by === "policy") {
-          expect(now, `${call.id} expired on a ${entry.event._tag}`).toBeDefined()
-          expect(before.expiresAt).toBeDefined()
-          expect(now!).toBeGreaterThanOrEqual(before.expiresAt!)
-        }
-        // After the reducer is told the time, nothing stays waiting for a time already come.
-        if (now !== undefined && entry.outcome._tag !== "InvalidEdits" && entry.outcome._tag !== "Decide") {
-          if (call.status._tag === "AwaitingApproval" && call.status.expiresAt !== undefined) {
-            expect(call.status.expiresAt).toBeGreaterThan(now)
+  it("never runs a scheduled call before its time (unless a person approved it)", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        if (entry.outcome._tag !== "RunTools") continue
+        for (const call of entry.outcome.calls) {
+          const before = statusAt(entry.before, call.id)!
+          if (before._tag === "Scheduled") {
+            const now = nowOf(entry.event)
+            expect(now, `${call.id} started by a ${entry.event._tag}`).toBeDefined()
+            expect(now!).toBeGreaterThanOrEqual(before.at)
           }
-          if (call.status._tag === "Scheduled") expect(call.status.at).toBeGreaterThan(now)
+          const decided = trace.decisions.get(call.id)
+          if (decided?.decision._tag === "Defer" && !trace.approvedAt.has(call.id)) {
+            expect(entry.now).toBeGreaterThanOrEqual(decided.decision.at)
+          }
         }
       }
-    }
-  }, runs)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop(
-    "no sequence of decisions, refused edits and resumes ever runs a call after its approval deadline",
-    [Arb.script],
-    ([script]) => {
+  it("expires approvals and starts scheduled calls exactly when their time has come", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        const now = nowOf(entry.event)
+        for (const call of Messages.toolCalls(entry.after)) {
+          const before = statusAt(entry.before, call.id)
+          if (before?._tag === "AwaitingApproval" && call.status._tag === "Rejected" && call.status.by === "policy") {
+            expect(now, `${call.id} expired on a ${entry.event._tag}`).toBeDefined()
+            expect(before.expiresAt).toBeDefined()
+            expect(now!).toBeGreaterThanOrEqual(before.expiresAt!)
+          }
+          // After the reducer is told the time, nothing stays waiting for a time already come.
+          if (now !== undefined && entry.outcome._tag !== "InvalidEdits" && entry.outcome._tag !== "Decide") {
+            if (call.status._tag === "AwaitingApproval" && call.status.expiresAt !== undefined) {
+              expect(call.status.expiresAt).toBeGreaterThan(now)
+            }
+            if (call.status._tag === "Scheduled") expect(call.status.at).toBeGreaterThan(now)
+          }
+        }
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
+
+  it("no sequence of decisions, refused edits and resumes ever runs a call after its approval deadline", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
       for (const entry of trace.entries) {
         if (entry.outcome._tag !== "RunTools") continue
@@ -212,14 +206,11 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
           expect(nowOf(entry.event)!).toBeLessThan(decided.decision.expiresAt)
         }
       }
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop(
-    "no call ever runs twice across any interleaving of resumes, checkpoints and crashes",
-    [Arb.script, fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 6 })],
-    ([script, crashes]) => {
+  it("no call ever runs twice across any interleaving of resumes, checkpoints and crashes", () => {
+    fc.assert(fc.property(Arb.script, fc.array(fc.integer({ min: 0, max: 60 }), { maxLength: 6 }), (script, crashes) => {
       const trace = play(script, { crashes })
       for (const [id, count] of trace.runs) expect(count, `${id} ran ${count} times`).toBe(1)
       // A call whose worker died is answered as interrupted, never left running or run again.
@@ -228,56 +219,63 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
       for (const call of final) {
         if (trace.runs.has(call.id)) expect(["Completed", "Failed"]).toContain(call.status._tag)
       }
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("never calls the model more than maxSteps times in a turn", [Arb.script], ([script]) => {
-    const trace = play(script)
-    expect(trace.modelCalls.length).toBeLessThanOrEqual(script.maxSteps)
-    expect(trace.modelCalls).toEqual(trace.modelCalls.map((_, i) => i + 1))
-    if (trace.final._tag === "StepLimit") {
-      expect(trace.final.maxSteps).toBe(script.maxSteps)
-      expect(trace.modelCalls.length).toBe(script.maxSteps)
-    }
-  }, runs)
-
-  it.prop("carries the usage of every response of the turn in Pause and Complete", [Arb.script], ([script]) => {
-    const trace = play(script)
-    trace.entries.forEach((entry, index) => {
-      if (entry.outcome._tag === "Pause" || entry.outcome._tag === "Complete") {
-        expect(entry.outcome.usage).toEqual(trace.usageSent[index])
+  it("never calls the model more than maxSteps times in a turn", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      expect(trace.modelCalls.length).toBeLessThanOrEqual(script.maxSteps)
+      expect(trace.modelCalls).toEqual(trace.modelCalls.map((_, i) => i + 1))
+      if (trace.final._tag === "StepLimit") {
+        expect(trace.final.maxSteps).toBe(script.maxSteps)
+        expect(trace.modelCalls.length).toBe(script.maxSteps)
       }
-    })
-  }, runs)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("ignores events that do not fit the state, and responses claiming statuses", [Arb.script], ([script]) => {
-    const trace = play({ ...script, strayEvents: true })
-    trace.entries.forEach((entry, index) => {
-      if (entry.stray) {
-        expect(entry.after).toStrictEqual(snapshot(entry.before))
-        let paused = index - 1
-        while (trace.entries[paused]!.stray) paused--
-        expect(entry.outcome).toStrictEqual(trace.entries[paused]!.outcome)
-      }
-      if (!entry.stray && entry.event._tag === "ModelResponded" && entry.outcome._tag === "Decide") {
-        for (const call of Messages.toolCallsOf(entry.after.at(-1)!)) expect(call.status).toEqual({ _tag: "Proposed" })
-      }
-    })
-  }, runs)
+  it("carries the usage of every response of the turn in Pause and Complete", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      trace.entries.forEach((entry, index) => {
+        if (entry.outcome._tag === "Pause" || entry.outcome._tag === "Complete") {
+          expect(entry.outcome.usage).toEqual(trace.usageSent[index])
+        }
+      })
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("only waits (waitForScheduled) when no approval is pending, until the earliest due time", [Arb.script], ([script]) => {
-    const trace = play(script)
-    for (const entry of trace.entries) {
-      if (entry.outcome._tag !== "Wait") continue
-      expect(trace.config.waitForScheduled).toBe(true)
-      const last = Messages.lastResponse(entry.after)!
-      const calls = Messages.toolCallsOf(last)
-      expect(calls.some((c) => c.status._tag === "AwaitingApproval")).toBe(false)
-      const times = calls.flatMap((c) => (c.status._tag === "Scheduled" ? [c.status.at] : []))
-      expect(entry.outcome.until).toBe(Math.min(...times))
-    }
-  }, runs)
+  it("ignores events that do not fit the state, and responses claiming statuses", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play({ ...script, strayEvents: true })
+      trace.entries.forEach((entry, index) => {
+        if (entry.stray) {
+          expect(entry.after).toStrictEqual(snapshot(entry.before))
+          let paused = index - 1
+          while (trace.entries[paused]!.stray) paused--
+          expect(entry.outcome).toStrictEqual(trace.entries[paused]!.outcome)
+        }
+        if (!entry.stray && entry.event._tag === "ModelResponded" && entry.outcome._tag === "Decide") {
+          for (const call of Messages.toolCallsOf(entry.after.at(-1)!)) expect(call.status).toEqual({ _tag: "Proposed" })
+        }
+      })
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
+
+  it("only waits (waitForScheduled) when no approval is pending, until the earliest due time", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      for (const entry of trace.entries) {
+        if (entry.outcome._tag !== "Wait") continue
+        expect(trace.config.waitForScheduled).toBe(true)
+        const last = Messages.lastResponse(entry.after)!
+        const calls = Messages.toolCallsOf(last)
+        expect(calls.some((c) => c.status._tag === "AwaitingApproval")).toBe(false)
+        const times = calls.flatMap((c) => (c.status._tag === "Scheduled" ? [c.status.at] : []))
+        expect(entry.outcome.until).toBe(Math.min(...times))
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 })
 
 // ---------------------------------------------------------------------------
@@ -302,13 +300,11 @@ const pendingCall = fc.record({
   result: Arb.json,
   personOrder: fc.nat(),
   resultOrder: fc.nat()
-})
+}, { noNullPrototype: true })
 
 describe("Turn.step properties (order independence)", () => {
-  it.prop(
-    "resolving pending calls and receiving their results in any order gives the same final messages",
-    [fc.array(pendingCall, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { minLength: 10, maxLength: 10 })],
-    ([pending, shuffle]) => {
+  it("resolving pending calls and receiving their results in any order gives the same final messages", () => {
+    fc.assert(fc.property(fc.array(pendingCall, { minLength: 1, maxLength: 5 }), fc.array(fc.nat(), { minLength: 10, maxLength: 10 }), (pending, shuffle) => {
       const ids = pending.map((_, i) => `p${i}`)
       const start = deepFreeze([
         Messages.user("go"),
@@ -353,9 +349,8 @@ describe("Turn.step properties (order independence)", () => {
       expect(c.last).toStrictEqual(a.last)
       expect(Messages.pendingTools(a.state)).toEqual([])
       expect(a.last).toStrictEqual(Turn.Outcome.CallModel({ step: 2 }))
-    },
-    runs
-  )
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 })
 
 describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => {
@@ -371,56 +366,62 @@ describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => 
     }
   }
 
-  it.prop("carrying the position from event to event gives every step's result, and the position stays true", [Arb.script], ([script]) => {
-    const trace = play(script)
-    let carried: Turn.Position | undefined
-    for (const entry of trace.entries) {
-      const before = deepFreeze(entry.before)
-      // The driver changes the messages between some events (a person decides): the position of another array is not used.
-      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before, unshared: false } : carried
-      const [after, outcome, next] = Turn.stepAt(before, deepFreeze(entry.event), trace.config, position)
-      expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
-      expectDescribes(next, after)
-      carried = { ...next, of: entry.after }
-    }
-  }, runs)
+  it("carrying the position from event to event gives every step's result, and the position stays true", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      let carried: Turn.Position | undefined
+      for (const entry of trace.entries) {
+        const before = deepFreeze(entry.before)
+        // The driver changes the messages between some events (a person decides): the position of another array is not used.
+        const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before, unshared: false } : carried
+        const [after, outcome, next] = Turn.stepAt(before, deepFreeze(entry.event), trace.config, position)
+        expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
+        expectDescribes(next, after)
+        carried = { ...next, of: entry.after }
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("an unshared array is written in place with the same results, and only then", [Arb.script], ([script]) => {
-    const trace = play(script)
-    let carried: Turn.Position | undefined
-    let mine: Array<Messages.Message> | undefined
-    for (const entry of trace.entries) {
-      // The shell's own copy of the state, as if the reducer had made it and nobody else saw it.
-      const own = mine !== undefined && carried?.of === entry.before ? mine : entry.before.slice()
-      const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: own, unshared: true } : undefined
-      const [after, outcome, next] = Turn.stepAt(own, deepFreeze(entry.event), trace.config, position)
-      expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
-      // Without the mark, the input is never written (the arrays of the trace are frozen).
-      expect(Turn.stepAt(deepFreeze(entry.before), entry.event, trace.config, { ...Turn.positionOf(entry.before) })[0])
-        .toStrictEqual(entry.after)
-      expect(next.unshared === true).toBe(after !== own || position !== undefined)
-      mine = after as Array<Messages.Message>
-      carried = { ...next, of: entry.after }
-    }
-  }, runs)
+  it("an unshared array is written in place with the same results, and only then", () => {
+    fc.assert(fc.property(Arb.script, (script) => {
+      const trace = play(script)
+      let carried: Turn.Position | undefined
+      let mine: Array<Messages.Message> | undefined
+      for (const entry of trace.entries) {
+        // The shell's own copy of the state, as if the reducer had made it and nobody else saw it.
+        const own = mine !== undefined && carried?.of === entry.before ? mine : entry.before.slice()
+        const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: own, unshared: true } : undefined
+        const [after, outcome, next] = Turn.stepAt(own, deepFreeze(entry.event), trace.config, position)
+        expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
+        // Without the mark, the input is never written (the arrays of the trace are frozen).
+        expect(Turn.stepAt(deepFreeze(entry.before), entry.event, trace.config, { ...Turn.positionOf(entry.before) })[0])
+          .toStrictEqual(entry.after)
+        expect(next.unshared === true).toBe(after !== own || position !== undefined)
+        mine = after as Array<Messages.Message>
+        carried = { ...next, of: entry.after }
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("Turn.run (which writes its own arrays in place) gives what folding Turn.step gives, input untouched", [
-    Arb.conversation.chain((messages) => fc.tuple(fc.constant(messages), fc.array(Arb.eventFor(messages), { maxLength: 8 }), Arb.config))
-  ], ([[messages, events, config]]) => {
-    let folded: Turn.Result = [messages, Turn.Outcome.AwaitTools({ ids: [] })]
-    for (const event of events) folded = Turn.step(folded[0], event, config)
-    const before = snapshot(messages)
-    expect(Turn.run(deepFreeze(messages), events, config)).toStrictEqual(folded)
-    expect(messages).toStrictEqual(before)
-  }, { ...runs, fastCheck: { numRuns: 60 } })
+  it("Turn.run (which writes its own arrays in place) gives what folding Turn.step gives, input untouched", () => {
+    fc.assert(fc.property(Arb.conversation.chain((messages) => fc.tuple(fc.constant(messages), fc.array(Arb.eventFor(messages), { maxLength: 8 }), Arb.config)), ([messages, events, config]) => {
+      let folded: Turn.Result = [messages, Turn.Outcome.AwaitTools({ ids: [] })]
+      for (const event of events) folded = Turn.step(folded[0], event, config)
+      const before = snapshot(messages)
+      expect(Turn.run(deepFreeze(messages), events, config)).toStrictEqual(folded)
+      expect(messages).toStrictEqual(before)
+    }), { numRuns: 60 })
+  }, runs.timeout)
 
-  it.prop("a position of another array is ignored", [Arb.conversation, Arb.conversation, Arb.config], ([messages, other, config]) => {
-    const stale: Turn.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
-    const event = Turn.Event.Resume({ now: START })
-    const [after, outcome, position] = Turn.stepAt(deepFreeze(messages), event, config, stale)
-    expect([after, outcome]).toStrictEqual(Turn.step(messages, event, config))
-    expectDescribes(position, after)
-  }, runs)
+  it("a position of another array is ignored", () => {
+    fc.assert(fc.property(Arb.conversation, Arb.conversation, Arb.config, (messages, other, config) => {
+      const stale: Turn.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
+      const event = Turn.Event.Resume({ now: START })
+      const [after, outcome, position] = Turn.stepAt(deepFreeze(messages), event, config, stale)
+      expect([after, outcome]).toStrictEqual(Turn.step(messages, event, config))
+      expectDescribes(position, after)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 })
 
 // ---------------------------------------------------------------------------
@@ -432,39 +433,47 @@ describe("Turn.step properties (any state, any event)", () => {
     fc.tuple(fc.constant(messages), Arb.eventFor(messages), Arb.config)
   )
 
-  it.prop("is total and pure: never throws, never mutates, same input same output", [stateAndEvent], ([[messages, event, config]]) => {
-    const before = snapshot(messages)
-    const result = Turn.step(deepFreeze(messages), deepFreeze(event), config)
-    expect(Turn.step(messages, event, config)).toStrictEqual(result)
-    expect(messages).toStrictEqual(before)
-  }, runs)
+  it("is total and pure: never throws, never mutates, same input same output", () => {
+    fc.assert(fc.property(stateAndEvent, ([messages, event, config]) => {
+      const before = snapshot(messages)
+      const result = Turn.step(deepFreeze(messages), deepFreeze(event), config)
+      expect(Turn.step(messages, event, config)).toStrictEqual(result)
+      expect(messages).toStrictEqual(before)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("never starts a call awaiting approval, and never calls the model past pending calls", [stateAndEvent], ([[messages, event, config]]) => {
-    const [after, outcome] = Turn.step(deepFreeze(messages), deepFreeze(event), config)
-    if (outcome._tag === "RunTools") {
-      for (const call of outcome.calls) {
-        const before = statusAt(messages, call.id)
-        expect(["Approved", "Scheduled", "Proposed"]).toContain(before?._tag)
-        if (before?._tag === "Proposed") {
-          expect(event._tag).toBe("Decided")
+  it("never starts a call awaiting approval, and never calls the model past pending calls", () => {
+    fc.assert(fc.property(stateAndEvent, ([messages, event, config]) => {
+      const [after, outcome] = Turn.step(deepFreeze(messages), deepFreeze(event), config)
+      if (outcome._tag === "RunTools") {
+        for (const call of outcome.calls) {
+          const before = statusAt(messages, call.id)
+          expect(["Approved", "Scheduled", "Proposed"]).toContain(before?._tag)
+          if (before?._tag === "Proposed") {
+            expect(event._tag).toBe("Decided")
+          }
         }
       }
-    }
-    if (outcome._tag === "CallModel") {
-      expect(Messages.pendingTools(after)).toEqual([])
-      expect(outcome.step).toBeLessThanOrEqual(config.maxSteps)
-    }
-  }, runs)
+      if (outcome._tag === "CallModel") {
+        expect(Messages.pendingTools(after)).toEqual([])
+        expect(outcome.step).toBeLessThanOrEqual(config.maxSteps)
+      }
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  // `toEqual`, not `toStrictEqual`: the Schema arbitraries make records with a
+  // `toEqual`, not `toStrictEqual`: the message arbitraries make records with a
   // null prototype (or an own "__proto__" key), which decoding rebuilds as
   // plain objects. The played turns above check the JSON round trip strictly.
-  it.prop("decodes what it encodes", [Arb.conversation], ([messages]) => {
-    expect(right(Messages.decode(Either.getOrThrow(Messages.encode(messages))))).toEqual(messages)
-  }, runs)
+  it("decodes what it encodes", () => {
+    fc.assert(fc.property(Arb.conversation, (messages) => {
+      expect(right(Messages.decode(Result.getOrThrow(Messages.encode(messages))))).toEqual(messages)
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 
-  it.prop("steps a stored-and-loaded conversation like the original", [stateAndEvent], ([[messages, event, config]]) => {
-    const loaded = right(Messages.decode(Either.getOrThrow(Messages.encode(messages))))
-    expect(Turn.step(loaded, event, config)).toEqual(Turn.step(messages, event, config))
-  }, runs)
+  it("steps a stored-and-loaded conversation like the original", () => {
+    fc.assert(fc.property(stateAndEvent, ([messages, event, config]) => {
+      const loaded = right(Messages.decode(Result.getOrThrow(Messages.encode(messages))))
+      expect(Turn.step(loaded, event, config)).toEqual(Turn.step(messages, event, config))
+    }), { numRuns: runs.numRuns })
+  }, runs.timeout)
 })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Messages from "../src/Messages.js"
 import type { Message } from "../src/Messages.js"
 import * as Turn from "../src/Turn.js"
@@ -124,7 +124,7 @@ describe("Turn.step", () => {
       expect(Messages.findTool(next, "b")?.status).toEqual({ _tag: "Approved" })
       expect(Messages.findTool(next, "c")?.status).toEqual({ _tag: "Running" })
       // The person can decide again from these messages.
-      expect(Either.isRight(Messages.approve(next, "a", { n: 1 }))).toBe(true)
+      expect(Result.isSuccess(Messages.approve(next, "a", { n: 1 }))).toBe(true)
     })
 
     it("ignores reported invalid edits of calls that have no edited arguments", () => {
@@ -231,14 +231,14 @@ describe("Turn.step", () => {
       const expiresAt = T0 + 1000
       const waiting = conversation(response([call("a", { _tag: "AwaitingApproval", expiresAt })]))
       const approved = Messages.approve(waiting, "a")
-      if (Either.isLeft(approved)) throw approved.left
-      expect(statusOf(approved.right, "a")).toEqual({ _tag: "Approved", expiresAt })
+      if (Result.isFailure(approved)) throw approved.failure
+      expect(statusOf(approved.success, "a")).toEqual({ _tag: "Approved", expiresAt })
 
-      const [inTime, runs] = step(approved.right, Event.Resume({ now: expiresAt - 1 }))
+      const [inTime, runs] = step(approved.success, Event.Resume({ now: expiresAt - 1 }))
       expect(expectOutcome(runs, "RunTools").calls.map((c) => c.id)).toEqual(["a"])
       expect(statusOf(inTime, "a")).toEqual({ _tag: "Running" })
 
-      const [late, outcome] = step(approved.right, Event.Resume({ now: expiresAt }))
+      const [late, outcome] = step(approved.success, Event.Resume({ now: expiresAt }))
       expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
       const status = statusOf(late, "a")
       expect(status).toMatchObject({ _tag: "Rejected", by: "policy" })
@@ -270,7 +270,7 @@ describe("Turn.step", () => {
       expect(outcome).toEqual(Turn.Outcome.StepLimit({ maxSteps: 2 }))
       expectUnchanged(messages, next)
 
-      const restored = right(Messages.fromJson(Either.getOrThrow(Messages.toJson(messages))))
+      const restored = right(Messages.fromJson(Result.getOrThrow(Messages.toJson(messages))))
       expect(step(restored, Event.Resume({ now: T0 }), config({ maxSteps: 2 }))[1]).toEqual(
         Turn.Outcome.StepLimit({ maxSteps: 2 })
       )

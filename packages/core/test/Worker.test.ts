@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Fiber, Layer, Option, Schema, TestClock } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ConversationStore, Messages, Tool, Toolkit, Turn, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
@@ -26,7 +27,7 @@ const chatWith = (runs: Runs, hold?: Deferred.Deferred<void>, replies = 1) =>
       tools.toLayer({
         pay: ({ amount }, call) =>
           Effect.sync(() => runs.push({ id: call.id, attempt: call.attempt })).pipe(
-            Effect.zipRight(hold === undefined ? Effect.void : Deferred.await(hold)),
+            Effect.andThen(hold === undefined ? Effect.void : Deferred.await(hold)),
             Effect.as({ paid: amount })
           ),
         sync: (_, call) => Effect.sync(() => (runs.push({ id: call.id, attempt: call.attempt }), { attempt: call.attempt }))
@@ -50,8 +51,8 @@ const conversation = (...calls: ReadonlyArray<Messages.ToolCallPart>): Messages.
 const approveAll = (stored: ConversationStore.Stored) =>
   Effect.reduce(
     Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision),
-    stored.messages,
-    (messages, c) => Messages.approve(messages, c.id)
+    () => stored.messages,
+    (messages, c) => Effect.fromResult(Messages.approve(messages, c.id))
   )
 
 const statuses = (messages: Messages.Messages) => Messages.toolCalls(messages).map((c) => c.status)
@@ -63,8 +64,8 @@ describe("Worker.resume", () => {
       yield* store.save("conv", conversation(call("c1", "pay", { _tag: "AwaitingApproval" })), { expectedVersion: 0 })
       const runs: Runs = []
       const hold = yield* Deferred.make<void>()
-      const first = yield* Effect.fork(Worker.resume(yield* chatWith(runs, hold), "conv", approveAll, { owner: "w1" }))
-      yield* Effect.yieldNow().pipe(Effect.repeatN(20))
+      const first = yield* Effect.forkChild(Worker.resume(yield* chatWith(runs, hold), "conv", approveAll, { owner: "w1" }))
+      yield* Effect.yieldNow.pipe(Effect.repeat({ times: 20 }))
       expect(runs).toEqual([{ id: "c1", attempt: 1 }])
       // Mid-call: the second worker gets ConversationBusy; nothing is marked failed, nothing runs again.
       const busy = yield* Effect.flip(Worker.resume(yield* chatWith(runs), "conv", approveAll, { owner: "w2" }))
@@ -95,7 +96,7 @@ describe("Worker.resume", () => {
         ...store,
         renew: (lease) => Effect.fail(new ChatError.ConversationBusy({ id: lease.id, expiresAt: 99_000 }))
       }
-      const resuming = yield* Effect.fork(
+      const resuming = yield* Effect.forkChild(
         Worker.resume(yield* chatWith(runs, hold), "conv", approveAll, { leaseTtl: "30 seconds" }).pipe(
           Effect.provideService(ConversationStore.ConversationStore, stolen)
         )
@@ -121,7 +122,7 @@ describe("Worker.resume", () => {
       const chat = yield* chatWith([])
       expect(yield* Effect.flip(Worker.resume(chat, "ghost", approveAll))).toMatchObject({ _tag: "ConversationNotFound", id: "ghost" })
       yield* store.save("conv", conversation(call("c1", "pay", { _tag: "AwaitingApproval" })), { expectedVersion: 0 })
-      const refused = yield* Effect.flip(Worker.resume(chat, "conv", (stored) => Messages.approve(stored.messages, "nope")))
+      const refused = yield* Effect.flip(Worker.resume(chat, "conv", (stored) => Effect.fromResult(Messages.approve(stored.messages, "nope"))))
       expect(refused).toMatchObject({ _tag: "UnknownToolCall", id: "nope" })
       // The failed resume gave its lease back and changed nothing.
       expect((yield* store.acquire("conv", "next", "1 second")).owner).toBe("next")

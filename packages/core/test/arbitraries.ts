@@ -2,7 +2,8 @@
  * Generators of conversations, events and whole turn scripts for the
  * property tests of the reducer.
  */
-import { Arbitrary, FastCheck as fc } from "effect"
+import fc from "fast-check"
+import * as Schema from "effect/Schema"
 import * as S from "../src/internal/schema.js"
 import * as Messages from "../src/Messages.js"
 import type { Message, Part } from "../src/Messages.js"
@@ -20,7 +21,7 @@ export const json: fc.Arbitrary<Json> = fc.letrec<{ value: Json }>((tie) => ({
     fc.integer({ min: -1000, max: 1000 }),
     fc.string({ maxLength: 8 }),
     fc.array(tie("value"), { maxLength: 3 }),
-    fc.dictionary(fc.constantFrom("a", "b", "result", "error"), tie("value"), { maxKeys: 3 })
+    fc.dictionary(fc.constantFrom("a", "b", "result", "error"), tie("value"), { maxKeys: 3, noNullPrototype: true })
   )
 })).value
 
@@ -83,10 +84,10 @@ export const decisionScript: fc.Arbitrary<DecisionScript> = fc.oneof(
   fc.record({
     kind: fc.constant("RequireApproval" as const),
     expiresIn: fc.option(fc.integer({ min: 1, max: 5000 }), { nil: undefined })
-  }),
-  fc.record({ kind: fc.constant("Defer" as const), delay: fc.integer({ min: -2000, max: 5000 }) }),
-  fc.record({ kind: fc.constant("Reject" as const), reason: fc.string({ maxLength: 10 }) }),
-  fc.record({ kind: fc.constant("Invalid" as const), message: fc.string({ maxLength: 10 }) })
+  }, { noNullPrototype: true }),
+  fc.record({ kind: fc.constant("Defer" as const), delay: fc.integer({ min: -2000, max: 5000 }) }, { noNullPrototype: true }),
+  fc.record({ kind: fc.constant("Reject" as const), reason: fc.string({ maxLength: 10 }) }, { noNullPrototype: true }),
+  fc.record({ kind: fc.constant("Invalid" as const), message: fc.string({ maxLength: 10 }) }, { noNullPrototype: true })
 )
 
 export const personScript: fc.Arbitrary<PersonScript> = fc.constantFrom(
@@ -103,18 +104,18 @@ export const callScript: fc.Arbitrary<CallScript> = fc.record({
   decision: decisionScript,
   person: personScript,
   result: fc.oneof(
-    fc.record({ ok: fc.constant(true as const), value: json }),
-    fc.record({ ok: fc.constant(false as const), error: json })
+    fc.record({ ok: fc.constant(true as const), value: json }, { noNullPrototype: true }),
+    fc.record({ ok: fc.constant(false as const), error: json }, { noNullPrototype: true })
   ),
   order: fc.integer({ min: 0, max: 100 })
-})
+}, { noNullPrototype: true })
 
 export const responseScript: fc.Arbitrary<ResponseScript> = fc.record({
   text: fc.string({ maxLength: 10 }),
   calls: fc.array(callScript, { maxLength: 4 }),
-  usage: fc.record({ inputTokens: fc.nat(1000), outputTokens: fc.nat(1000) }),
+  usage: fc.record({ inputTokens: fc.nat(1000), outputTokens: fc.nat(1000) }, { noNullPrototype: true }),
   claimStatuses: fc.boolean()
-})
+}, { noNullPrototype: true })
 
 export const script: fc.Arbitrary<Script> = fc.record({
   maxSteps: fc.integer({ min: 1, max: 5 }),
@@ -124,10 +125,108 @@ export const script: fc.Arbitrary<Script> = fc.record({
   clock: fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 5 }),
   storeAtPause: fc.array(fc.boolean(), { minLength: 1, maxLength: 3 }),
   strayEvents: fc.boolean()
-})
+}, { noNullPrototype: true })
 
 // ---------------------------------------------------------------------------
-// Arbitrary conversations and events (Schema-derived), for totality
+// Any message the Schema allows, for totality
+// ---------------------------------------------------------------------------
+
+// Effect 4's `Arbitrary` no longer builds fast-check arbitraries, so these follow the Schema of
+// `src/internal/schema.ts` field by field, as Effect 3's `Arbitrary.make` derived them: structs are
+// `fc.record`s with their optional keys absent or present, unions `fc.oneof`, strings any strings,
+// numbers any doubles their checks allow (Effect 3 drew 32-bit floats; -0 included), records entries
+// assigned to `{}`, and JSON values `fc.jsonValue` read back through JSON (the `Json` annotation).
+//
+// Everywhere here `noNullPrototype: true` keeps fast-check 4's records and dictionaries the plain
+// objects fast-check 3 made by default (the tests compare with `structuredClone` and JSON copies).
+
+/** Whether the Schema takes `undefined` for an optional key of this sample (Effect's `optional` does, `optionalKey` does not). */
+const takesUndefined = (schema: Schema.Constraint, sample: object): boolean => Schema.is(schema)(sample)
+
+/** A struct: its optional keys absent or present (present as `undefined` too, where the Schema takes it). */
+const struct = <A>(
+  required: { readonly [K in string]: fc.Arbitrary<unknown> },
+  optional: { readonly [K in string]: fc.Arbitrary<unknown> },
+  undefinedToo: boolean
+): fc.Arbitrary<A> => {
+  const fields: Record<string, fc.Arbitrary<unknown>> = { ...required }
+  for (const [key, arb] of Object.entries(optional)) fields[key] = undefinedToo ? fc.oneof(arb, fc.constant(undefined)) : arb
+  return fc.record(fields, { requiredKeys: Object.keys(required), noNullPrototype: true }) as unknown as fc.Arbitrary<A>
+}
+
+/** Plain JSON data, as the `Json` Schema's arbitrary makes it. */
+const jsonData: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown)
+
+/** Epoch milliseconds a `Date` can hold (`Millis`). */
+const millisArb: fc.Arbitrary<number> = fc.double({ min: -S.maxMillis, max: S.maxMillis, noNaN: true })
+
+/** A finite number (`Usage`'s counts). */
+const finite: fc.Arbitrary<number> = fc.double({ noNaN: true, noDefaultInfinity: true })
+
+/** A record, built by assigning its entries to `{}` as Effect 3 did (so a "__proto__" key sets the prototype). */
+const record: fc.Arbitrary<Record<string, unknown>> = fc.array(fc.tuple(fc.string(), jsonData)).map((entries) => {
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of entries) out[key] = value
+  return out
+})
+
+const decisionRecord = (u: boolean) => struct({ by: fc.string(), at: millisArb }, {}, u)
+
+const statusArb = (u: boolean): fc.Arbitrary<Messages.ToolCallStatus> => {
+  const decision = decisionRecord(u)
+  const tag = <T extends string>(t: T) => fc.constant(t)
+  return fc.oneof(
+    struct({ _tag: tag("Proposed") }, {}, u),
+    struct({ _tag: tag("AwaitingApproval") }, { expiresAt: millisArb }, u),
+    struct({ _tag: tag("Scheduled"), at: millisArb }, {}, u),
+    struct({ _tag: tag("Approved") }, { editedArguments: fc.string(), expiresAt: millisArb, scheduledAt: millisArb, decision }, u),
+    struct({ _tag: tag("Running") }, { editedArguments: fc.string(), attempt: fc.integer({ min: 1 }), decision }, u),
+    struct({ _tag: tag("Completed"), result: jsonData }, { editedArguments: fc.string(), decision }, u),
+    struct({ _tag: tag("Failed"), error: jsonData }, { editedArguments: fc.string(), decision }, u),
+    struct({ _tag: tag("Rejected"), by: fc.constantFrom("user", "policy") }, { reason: fc.string(), decision }, u)
+  ) as fc.Arbitrary<Messages.ToolCallStatus>
+}
+
+const partArb = (u: boolean): fc.Arbitrary<Part> =>
+  fc.oneof(
+    struct({ _tag: fc.constant("Text"), text: fc.string() }, {}, u),
+    struct({ _tag: fc.constant("Reasoning"), text: fc.string() }, { signature: fc.string(), providerMetadata: record }, u),
+    struct({
+      _tag: fc.constant("File"),
+      mediaType: fc.string(),
+      data: fc.oneof(
+        struct({ _tag: fc.constant("Base64"), base64: fc.string() }, {}, u),
+        struct({ _tag: fc.constant("Url"), url: fc.string() }, {}, u)
+      )
+    }, { filename: fc.string() }, u),
+    struct({
+      _tag: fc.constant("ToolCall"),
+      id: fc.string({ minLength: 1 }),
+      name: fc.string(),
+      arguments: fc.string(),
+      status: statusArb(u)
+    }, {}, u)
+  ) as fc.Arbitrary<Part>
+
+/** The optional keys of the stored format take `undefined` (asked of the Schema itself). */
+const undefinedKeys = takesUndefined(Messages.Message, {
+  role: "assistant",
+  parts: [{ _tag: "ToolCall", id: "c", name: "t", arguments: "{}", status: { _tag: "AwaitingApproval", expiresAt: undefined } }],
+  usage: undefined
+})
+
+/** Any message the Schema of the stored format allows. */
+export const message: fc.Arbitrary<Message> = struct<Message>({
+  role: fc.constantFrom("system", "user", "assistant"),
+  parts: fc.array(partArb(undefinedKeys))
+}, {
+  usage: struct({ inputTokens: finite, outputTokens: finite }, { reasoningTokens: finite, cachedInputTokens: finite }, undefinedKeys),
+  finishReason: fc.constantFrom("stop", "tool-calls", "length", "content-filter", "error", "other"),
+  providerMetadata: record
+}, undefinedKeys)
+
+// ---------------------------------------------------------------------------
+// Arbitrary conversations and events, for totality
 // ---------------------------------------------------------------------------
 
 /** Whether a value holds an object with an own "__proto__" key, anywhere. */
@@ -142,7 +241,7 @@ const hasProtoKey = (value: unknown): boolean =>
  * so that key is lost (a known limitation, not the reducer's).
  */
 export const conversation: fc.Arbitrary<Messages.Messages> = fc
-  .array(Arbitrary.make(Messages.Message), { maxLength: 5 })
+  .array(message, { maxLength: 5 })
   .filter((messages) => !hasProtoKey(messages))
   .map((messages) => {
     let n = 0
@@ -153,7 +252,7 @@ export const conversation: fc.Arbitrary<Messages.Messages> = fc
     })
   })
 
-const millis = Arbitrary.make(S.Millis)
+const millis = millisArb
 
 /** A time: mostly near the epoch of the generated statuses, sometimes anywhere. */
 const now: fc.Arbitrary<number> = fc.oneof(fc.integer({ min: -10_000, max: 10_000 }), millis)
@@ -174,18 +273,18 @@ export const eventFor = (messages: Messages.Messages): fc.Arbitrary<Turn.Event> 
   return fc.oneof(
     fc.record({
       now,
-      invalidEdits: fc.option(fc.array(fc.record({ id, detail: fc.string() }), { maxLength: 2 }), { nil: undefined })
-    }).map((e) => Turn.Event.Resume(e)),
-    Arbitrary.make(Messages.Message).map((message) => Turn.Event.ModelResponded({ message })),
-    fc.record({ now, decisions: fc.array(fc.record({ id, decision }), { maxLength: 4 }) }).map((e) =>
+      invalidEdits: fc.option(fc.array(fc.record({ id, detail: fc.string() }, { noNullPrototype: true }), { maxLength: 2 }), { nil: undefined })
+    }, { noNullPrototype: true }).map((e) => Turn.Event.Resume(e)),
+    message.map((message) => Turn.Event.ModelResponded({ message })),
+    fc.record({ now, decisions: fc.array(fc.record({ id, decision }, { noNullPrototype: true }), { maxLength: 4 }) }, { noNullPrototype: true }).map((e) =>
       Turn.Event.Decided(e)
     ),
-    fc.record({ id, result: json }).map((e) => Turn.Event.ToolSucceeded(e)),
-    fc.record({ id, error: json }).map((e) => Turn.Event.ToolFailed(e))
+    fc.record({ id, result: json }, { noNullPrototype: true }).map((e) => Turn.Event.ToolSucceeded(e)),
+    fc.record({ id, error: json }, { noNullPrototype: true }).map((e) => Turn.Event.ToolFailed(e))
   )
 }
 
 export const config: fc.Arbitrary<Turn.Config> = fc.record({
   maxSteps: fc.integer({ min: 0, max: 6 }),
   waitForScheduled: fc.boolean()
-})
+}, { noNullPrototype: true })

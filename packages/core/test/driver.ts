@@ -6,7 +6,7 @@
  * the clock (moves at each pause). It records every step so that properties
  * can be checked over the whole run.
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Messages from "../src/Messages.js"
 import type { Message, Part, ToolCallPart, ToolCallStatus } from "../src/Messages.js"
 import * as PauseReason from "../src/PauseReason.js"
@@ -54,9 +54,9 @@ export const configOf = (script: Script): Turn.Config => ({
   waitForScheduled: script.waitForScheduled
 })
 
-const get = <A, E>(either: Either.Either<A, E>, what: string): A => {
-  if (Either.isLeft(either)) throw new Error(`${what} failed: ${String(either.left)}`)
-  return either.right
+const get = <A, E>(result: Result.Result<A, E>, what: string): A => {
+  if (Result.isFailure(result)) throw new Error(`${what} failed: ${String(result.failure)}`)
+  return result.success
 }
 
 const startMessages = (script: Script): Messages.Messages => [
@@ -174,7 +174,7 @@ export const play = (script: Script, options: PlayOptions = {}): Trace => {
     if (crashes.has(i) && queue.length > 0) {
       // The worker dies with calls in flight; another loads the last checkpoint and resumes.
       queue.length = 0
-      messages = get(Messages.fromJson(Either.getOrThrow(Messages.toJson(messages))), "loading the checkpoint")
+      messages = get(Messages.fromJson(Result.getOrThrow(Messages.toJson(messages))), "loading the checkpoint")
       event = Turn.Event.Resume({ now })
     }
     const [, outcome] = send(event)
@@ -257,7 +257,7 @@ export const play = (script: Script, options: PlayOptions = {}): Trace => {
         }
         now += script.clock[(pauses - 1) % script.clock.length]! + (force ? 1_000_000 : 0)
         if (script.storeAtPause[(pauses - 1) % script.storeAtPause.length]) {
-          messages = get(Messages.fromJson(Either.getOrThrow(Messages.toJson(messages))), "loading the stored conversation")
+          messages = get(Messages.fromJson(Result.getOrThrow(Messages.toJson(messages))), "loading the stored conversation")
         }
         event = Turn.Event.Resume({ now, invalidEdits: [...invalid].map((id) => ({ id, detail: "not valid" })) })
         break

@@ -2,7 +2,7 @@
  * Small builders and assertions shared by the reducer and Messages tests.
  */
 import { expect } from "@effect/vitest"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Messages from "../src/Messages.js"
 import type { Message, ToolCallPart, ToolCallStatus } from "../src/Messages.js"
 import * as Turn from "../src/Turn.js"
@@ -70,16 +70,16 @@ export const statusOf = (messages: Messages.Messages, id: string): ToolCallStatu
   return found!.status
 }
 
-/** The Right of an Either, failing the test on a Left. */
-export const right = <A, E>(either: Either.Either<A, E>): A => {
-  if (Either.isLeft(either)) throw new Error(`expected Right, got Left: ${String(either.left)}`)
-  return either.right
+/** The success of a Result, failing the test on a failure. */
+export const right = <A, E>(result: Result.Result<A, E>): A => {
+  if (Result.isFailure(result)) throw new Error(`expected a success, got a failure: ${String(result.failure)}`)
+  return result.success
 }
 
-/** The Left of an Either, failing the test on a Right. */
-export const left = <A, E>(either: Either.Either<A, E>): E => {
-  if (Either.isRight(either)) throw new Error(`expected Left, got Right: ${JSON.stringify(either.right)}`)
-  return either.left
+/** The failure of a Result, failing the test on a success. */
+export const left = <A, E>(result: Result.Result<A, E>): E => {
+  if (Result.isSuccess(result)) throw new Error(`expected a failure, got a success: ${JSON.stringify(result.success)}`)
+  return result.failure
 }
 
 /** Narrows an outcome to one tag, failing the test otherwise. */

@@ -6,55 +6,57 @@
  *
  * @internal
  */
-import * as Either from "effect/Either"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type * as LanguageModel from "../LanguageModel.js"
 import type * as Messages from "../Messages.js"
 import * as Tool from "../Tool.js"
 import { jsonProblem } from "./schema.js"
 
-/** A Schema parse error as text. */
-export const formatParseError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+/** A Schema error as text: each problem with its path. */
+export const formatParseError = (error: Schema.SchemaError): string => formatIssue(error.issue)
 
 /**
  * Parses JSON text into plain data (`what` names it in messages): no
  * `"__proto__"` key (it would pick the prototype of what Schema decodes), no
  * nesting past the stored limit. An empty text is an empty object.
  */
-export const parse = (text: string, what: string): Either.Either<unknown, string> => {
+export const parse = (text: string, what: string): Result.Result<unknown, string> => {
   let json: unknown
   try {
     json = JSON.parse(text === "" ? "{}" : text)
   } catch (error) {
-    return Either.left(`The ${what} are not valid JSON (${(error as Error).message}).`)
+    return Result.fail(`The ${what} are not valid JSON (${(error as Error).message}).`)
   }
   const problem = jsonProblem(json)
-  return problem === undefined ? Either.right(json) : Either.left(`The ${what} are not accepted: ${problem.replace(/^\$/, "the value")}.`)
+  return problem === undefined ? Result.succeed(json) : Result.fail(`The ${what} are not accepted: ${problem.replace(/^\$/, "the value")}.`)
 }
 
 /** Decodes a call's arguments (JSON text) with its tool's parameters; `Left` holds a message for the model. */
-export const decodeArguments = (tool: Tool.Any, text: string): Either.Either<unknown, string> =>
-  Either.flatMap(parse(text, "arguments"), (json) =>
+export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unknown, string> =>
+  Result.flatMap(parse(text, "arguments"), (json) =>
     // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
-    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(Tool.fromWire(tool, json)).pipe(
-      Either.mapLeft((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
+    Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, json)).pipe(
+      Result.mapError((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
     ))
 
 /** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
-export const toStoredJson = (value: unknown): Either.Either<unknown, string> => {
+export const toStoredJson = (value: unknown): Result.Result<unknown, string> => {
   // Most values already are plain JSON data: one walk, no copy (`undefined` at the top is stored as null).
-  if (value === undefined) return Either.right(null)
-  if (jsonProblem(value) === undefined) return Either.right(value)
+  if (value === undefined) return Result.succeed(null)
+  if (jsonProblem(value) === undefined) return Result.succeed(value)
   let json: unknown
   try {
     const text = JSON.stringify(value)
     json = text === undefined ? null : JSON.parse(text)
   } catch (error) {
-    return Either.left(`it cannot be written as JSON (${(error as Error).message})`)
+    return Result.fail(`it cannot be written as JSON (${(error as Error).message})`)
   }
   const problem = jsonProblem(json)
-  return problem === undefined ? Either.right(json) : Either.left(`it cannot be stored as JSON (${problem})`)
+  return problem === undefined ? Result.succeed(json) : Result.fail(`it cannot be stored as JSON (${problem})`)
 }
 
 type Metadata = { readonly [key: string]: unknown }
@@ -63,8 +65,8 @@ type Metadata = { readonly [key: string]: unknown }
 const metadataField = (metadata: Metadata | undefined): { providerMetadata?: Metadata } => {
   if (metadata === undefined) return {}
   const stored = toStoredJson(metadata)
-  return Either.isRight(stored) && typeof stored.right === "object" && stored.right !== null && !Array.isArray(stored.right)
-    ? { providerMetadata: stored.right as Metadata }
+  return Result.isSuccess(stored) && typeof stored.success === "object" && stored.success !== null && !Array.isArray(stored.success)
+    ? { providerMetadata: stored.success as Metadata }
     : {}
 }
 

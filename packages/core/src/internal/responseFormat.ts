@@ -33,6 +33,16 @@ export const formatName = (identifier: unknown): string => {
   return name === "" ? "output" : name
 }
 
+/**
+ * The identifier 0.1 named a format after: a class's own identifier (`Schema.Class<A>("A")`) did not
+ * count (0.1 read the name off the class's transformation, which had none), one annotated on it does.
+ */
+const identifierOf = (schema: Schema.Constraint): string | undefined => {
+  const identifier = AST.resolveIdentifier(schema.ast)
+  const own = (schema as { readonly identifier?: unknown }).identifier
+  return AST.isDeclaration(schema.ast) && schema.ast.encoding !== undefined && own === identifier ? undefined : identifier
+}
+
 const isObjectRoot = (json: JsonSchema.JsonSchema): boolean =>
   json.type === "object" && json.anyOf === undefined && json.$ref === undefined
 
@@ -53,7 +63,7 @@ const unwrap = (json: unknown): unknown =>
     : json
 
 /** The response format for `schema`. */
-export const make = (schema: Schema.Schema.Any): Structured => {
+export const make = (schema: Schema.Constraint): Structured => {
   const json = JsonSchema.make(schema.ast)
   const wrapped = !isObjectRoot(json)
   const root = wrapped ? wrap(json) : json
@@ -63,7 +73,7 @@ export const make = (schema: Schema.Schema.Any): Structured => {
   return {
     format: {
       type: "json",
-      name: formatName(schema.ast.annotations[AST.IdentifierAnnotationId]),
+      name: formatName(identifierOf(schema)),
       schema: isStrict ? strict.schema : root,
       strict: isStrict
     },

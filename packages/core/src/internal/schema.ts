@@ -5,14 +5,16 @@
  *
  * @internal
  */
+import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import { Usage } from "../Usage.js"
 
 /** The latest and earliest epoch milliseconds a JavaScript `Date` can hold (±100,000,000 days). */
 export const maxMillis = 8.64e15
 
 /** Epoch milliseconds (UTC): a finite number a `Date` can hold. */
-export const Millis = Schema.Number.pipe(Schema.finite(), Schema.between(-maxMillis, maxMillis))
+export const Millis = Schema.Finite.check(Schema.isBetween({ minimum: -maxMillis, maximum: maxMillis }))
 
 /** Whether a value is a time the state may hold: finite epoch milliseconds a `Date` can hold. */
 export const isMillis = (u: unknown): u is number => typeof u === "number" && Number.isFinite(u) && Math.abs(u) <= maxMillis
@@ -68,15 +70,19 @@ const problemAt = (v: unknown, depth: number): string | undefined => {
   }
 }
 
-/** Plain JSON data (see `jsonProblem`); what tool results and errors are stored as. */
-export const Json: Schema.Schema<unknown> = Schema.declare(
-  (u: unknown): u is unknown => jsonProblem(u) === undefined,
-  {
-    identifier: "Json",
-    description: "plain JSON data",
-    message: (issue) => jsonProblem(issue.actual) ?? "not JSON data",
-    arbitrary: () => (fc) => fc.jsonValue({ maxDepth: 3 }).map((value) => JSON.parse(JSON.stringify(value)) as unknown)
-  }
+/**
+ * Plain JSON data (see `jsonProblem`); what tool results and errors are stored as.
+ * A value that is not fails with the problem as its message (its path and what is wrong).
+ */
+export const Json: Schema.Codec<unknown> = Schema.declareConstructor<unknown>()(
+  [],
+  () => (input, _ast, options) => {
+    const problem = jsonProblem(input)
+    return problem === undefined
+      ? Effect.succeed(input)
+      : Effect.fail(new SchemaIssue.InvalidValue({ message: problem }, input, options))
+  },
+  { identifier: "Json", description: "plain JSON data", expected: "plain JSON data" }
 )
 
 // ---------------------------------------------------------------------------
@@ -105,7 +111,7 @@ export const Approved = Schema.TaggedStruct("Approved", {
 export const Running = Schema.TaggedStruct("Running", {
   editedArguments: Schema.optional(Schema.String),
   /** Which run of the call this is (absent: the first); only idempotent tools run again after a crash. */
-  attempt: Schema.optional(Schema.Int.pipe(Schema.greaterThanOrEqualTo(1))),
+  attempt: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
   decision: Schema.optional(Decision)
 })
 export const Completed = Schema.TaggedStruct("Completed", {
@@ -120,11 +126,11 @@ export const Failed = Schema.TaggedStruct("Failed", {
 })
 export const Rejected = Schema.TaggedStruct("Rejected", {
   reason: Schema.optional(Schema.String),
-  by: Schema.Literal("user", "policy"),
+  by: Schema.Literals(["user", "policy"]),
   decision: Schema.optional(Decision)
 })
 
-export const ToolCallStatus = Schema.Union(
+export const ToolCallStatus = Schema.Union([
   Proposed,
   AwaitingApproval,
   Scheduled,
@@ -133,14 +139,14 @@ export const ToolCallStatus = Schema.Union(
   Completed,
   Failed,
   Rejected
-)
+])
 export type ToolCallStatus = typeof ToolCallStatus.Type
 
 // ---------------------------------------------------------------------------
 // Parts
 // ---------------------------------------------------------------------------
 
-const ProviderMetadata = Schema.Record({ key: Schema.String, value: Json })
+const ProviderMetadata = Schema.Record(Schema.String, Json)
 
 export const TextPart = Schema.TaggedStruct("Text", { text: Schema.String })
 export type TextPart = typeof TextPart.Type
@@ -153,10 +159,10 @@ export const ReasoningPart = Schema.TaggedStruct("Reasoning", {
 })
 export type ReasoningPart = typeof ReasoningPart.Type
 
-export const FileData = Schema.Union(
+export const FileData = Schema.Union([
   Schema.TaggedStruct("Base64", { base64: Schema.String }),
   Schema.TaggedStruct("Url", { url: Schema.String })
-)
+])
 export type FileData = typeof FileData.Type
 
 export const FilePart = Schema.TaggedStruct("File", {
@@ -175,17 +181,17 @@ export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
 })
 export type ToolCallPart = typeof ToolCallPart.Type
 
-export const Part = Schema.Union(TextPart, ReasoningPart, FilePart, ToolCallPart)
+export const Part = Schema.Union([TextPart, ReasoningPart, FilePart, ToolCallPart])
 export type Part = typeof Part.Type
 
 // ---------------------------------------------------------------------------
 // Messages
 // ---------------------------------------------------------------------------
 
-export const FinishReason = Schema.Literal("stop", "tool-calls", "length", "content-filter", "error", "other")
+export const FinishReason = Schema.Literals(["stop", "tool-calls", "length", "content-filter", "error", "other"])
 export type FinishReason = typeof FinishReason.Type
 
-export const Role = Schema.Literal("system", "user", "assistant")
+export const Role = Schema.Literals(["system", "user", "assistant"])
 export type Role = typeof Role.Type
 
 export const Message = Schema.Struct({

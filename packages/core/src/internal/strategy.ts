@@ -7,7 +7,7 @@
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
 import * as Action from "../Action.js"
@@ -35,20 +35,20 @@ export const decide = <R>(
     return Effect.succeed(Turn.Decision.Invalid({ message: `There is no tool named '${call.name}'. Available tools: ${available}.` }))
   }
   const params = decodeArguments(entry.tool, call.arguments)
-  if (Either.isLeft(params)) return Effect.succeed(Turn.Decision.Invalid({ message: params.left }))
+  if (Result.isFailure(params)) return Effect.succeed(Turn.Decision.Invalid({ message: params.failure }))
   const strategy = entry.kit.strategy as AnyStrategy<R> | undefined
   if (strategy === undefined) return Effect.succeed(Turn.Decision.Execute())
   return Effect.suspend(() => {
     const metadata = entry.tool.metadata
-    const decided = strategy({ id: call.id, name: call.name, params: params.right, arguments: call.arguments, metadata }, metadata)
+    const decided = strategy({ id: call.id, name: call.name, params: params.success, arguments: call.arguments, metadata }, metadata)
     return Effect.isEffect(decided) ? decided : Effect.succeed(decided)
   }).pipe(
     Effect.exit,
     Effect.flatMap((exit) => {
-      const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now) : Either.left("it failed")
-      if (Either.isRight(decision)) return Effect.succeed(decision.right)
+      const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now) : Result.fail("it failed")
+      if (Result.isSuccess(decision)) return Effect.succeed(decision.success)
       return Effect.logWarning(
-        `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.left}; the call now requires approval.`,
+        `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.failure}; the call now requires approval.`,
         ...(Exit.isFailure(exit) ? [exit.cause] : [])
       ).pipe(Effect.as(Turn.Decision.RequireApproval({})))
     })
@@ -59,15 +59,15 @@ export const decide = <R>(
  * The reducer's decision for a strategy's action, or why the action is not one
  * (a strategy written in JavaScript, or cast, may return anything).
  */
-const toDecision = (action: unknown, now: number): Either.Either<Turn.Decision, string> => {
+const toDecision = (action: unknown, now: number): Result.Result<Turn.Decision, string> => {
   if (typeof action !== "object" || action === null || !("_tag" in action)) {
-    return Either.left(`it returned ${describe(action)}, not an Action`)
+    return Result.fail(`it returned ${describe(action)}, not an Action`)
   }
-  const decision = Either.try(() => fromAction(action as Action.Action, now))
-  if (Either.isLeft(decision) || decision.right === undefined || !Turn.isValidDecision(decision.right)) {
-    return Either.left(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
+  const decision = Result.try(() => fromAction(action as Action.Action, now))
+  if (Result.isFailure(decision) || decision.success === undefined || !Turn.isValidDecision(decision.success)) {
+    return Result.fail(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
   }
-  return Either.right(decision.right)
+  return Result.succeed(decision.success)
 }
 
 const fromAction = (action: Action.Action, now: number): Turn.Decision | undefined => {
@@ -88,15 +88,41 @@ const fromAction = (action: Action.Action, now: number): Turn.Decision | undefin
   }
 }
 
-/** Whether a `Defer`'s `after` is a finite, non-negative duration (Duration reads `NaN` and negatives as zero). */
-const isDelay = (after: Duration.DurationInput): boolean => {
-  if (typeof after === "number") return Number.isFinite(after) && after >= 0
+/** The units a duration object may name (`{ minutes: 5 }`). */
+const durationUnits: ReadonlySet<string> = new Set([
+  "weeks",
+  "days",
+  "hours",
+  "minutes",
+  "seconds",
+  "milliseconds",
+  "microseconds",
+  "nanoseconds"
+])
+
+const isCount = (n: unknown): boolean => typeof n === "number" && Number.isFinite(n) && n >= 0
+
+/**
+ * Whether a `Defer`'s `after` is a finite, non-negative duration. Checked by hand: Duration reads
+ * `NaN` as zero, allows negative durations, and reads any object as a duration object.
+ */
+const isDelay = (after: unknown): boolean => {
+  if (typeof after === "number") return isCount(after)
   if (typeof after === "bigint") return after >= 0n
-  if (Array.isArray(after)) return after.every((n) => typeof n === "number" && Number.isFinite(n) && n >= 0)
-  return Option.match(Duration.decodeUnknown(after), { onNone: () => false, onSome: Duration.isFinite })
+  if (Array.isArray(after)) return after.length === 2 && after.every(isCount)
+  if (typeof after === "string" || Duration.isDuration(after)) {
+    return Option.match(Duration.fromInput(after as Duration.Input), {
+      onNone: () => false,
+      onSome: (d) => Duration.isFinite(d) && !Duration.isNegative(d)
+    })
+  }
+  if (typeof after !== "object" || after === null || Object.getPrototypeOf(after) !== Object.prototype) return false
+  const entries = Object.entries(after)
+  return entries.every(([unit, n]) => durationUnits.has(unit) && isCount(n)) &&
+    Number.isFinite(Duration.toMillis(after as Duration.DurationObject))
 }
 
 const describe = (u: unknown): string => {
-  const text = Either.getOrUndefined(Either.try(() => JSON.stringify(u)))
+  const text = Result.getOrUndefined(Result.try(() => JSON.stringify(u)))
   return text === undefined ? String(typeof u) : text.length > 200 ? `${text.slice(0, 200)}…` : text
 }

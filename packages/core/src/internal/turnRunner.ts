@@ -10,11 +10,12 @@ import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import type { CheckpointError, TurnError, TurnOptions } from "../Chat.js"
 import { ChatEvent } from "../ChatEvent.js"
 import * as ChatError from "../ChatError.js"
@@ -141,13 +142,13 @@ const saver = (
   latest: () => Messages.Messages
 ): Effect.Effect<void, CheckpointError> => {
   if (checkpoint === undefined) return Effect.void
-  const lock = Effect.unsafeMakeSemaphore(1)
+  const lock = Semaphore.makeUnsafe(1)
   let saved = initial
   return lock.withPermits(1)(Effect.suspend(() => {
     const state = latest()
     if (state === saved) return Effect.void
     return Effect.suspend(() => checkpoint(state)).pipe(
-      Effect.catchAllDefect((defect) =>
+      Effect.catchDefect((defect) =>
         Effect.fail(new ChatError.StoreError({ detail: `the checkpoint died: ${defect instanceof Error ? defect.message : String(defect)}` }))
       ),
       Effect.tap(() => Effect.sync(() => void (saved = state)))
@@ -211,13 +212,13 @@ class Run<R, E> {
       if (result[0] === before) return Effect.succeed(result)
       return Effect.forEach(newlyResolved(before, result[0]), (call) => this.mode.emit(ChatEvent.ToolResult({ call })), {
         discard: true
-      }).pipe(Effect.zipRight(this.save), Effect.as(result))
+      }).pipe(Effect.andThen(this.save), Effect.as(result))
     })
   }
 
   /** Applies a tool's result; a failing checkpoint is kept for later, so sibling calls are not interrupted. */
   record(event: Turn.Event): Effect.Effect<void> {
-    return this.apply(event).pipe(Effect.catchAll((error) => Effect.sync(() => void (this.checkpointFailure ??= error))))
+    return this.apply(event).pipe(Effect.catch((error) => Effect.sync(() => void (this.checkpointFailure ??= error))))
   }
 
   /** An error that carries the latest messages when the turn changed state. */
@@ -259,9 +260,8 @@ class Run<R, E> {
           })
         ),
         Effect.withSpan("chat-ts.model", {
-          attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream },
-          captureStackTrace: false
-        })
+          attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream }
+        }, { captureStackTrace: false })
       )
       : message
     // Nothing to emit outside a stream (the events would go nowhere).
@@ -279,7 +279,7 @@ class Run<R, E> {
     return Effect.forEach(Messages.toolCallsOf(message), (call) => this.mode.emit(ChatEvent.ToolCall({ call })), {
       discard: true
     }).pipe(
-      Effect.zipRight(this.mode.emit(ChatEvent.StepFinished({
+      Effect.andThen(this.mode.emit(ChatEvent.StepFinished({
         step,
         usage: message.usage ?? LanguageModel.noUsage,
         finishReason: message.finishReason ?? "other"
@@ -297,10 +297,10 @@ class Run<R, E> {
     const entry = this.tools.entries.get(call.name)
     if (entry === undefined) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
     const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
-    if (Either.isLeft(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.left }))
+    if (Result.isFailure(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.failure }))
     const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.right, { id: call.id, name: call.name, attempt }))).pipe(
+    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.success, { id: call.id, name: call.name, attempt }))).pipe(
       Effect.map((exit) => this.resultEvent(entry.tool, call, exit))
     )
     return this.traced
@@ -319,22 +319,22 @@ class Run<R, E> {
       return fail(error)
     }
     if (Exit.isSuccess(exit)) {
-      const encoded = Schema.encodeUnknownEither(tool.success as Schema.Schema<unknown, unknown>)(exit.value)
-      if (Either.isLeft(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.left)}`)
+      const encoded = Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>)(exit.value)
+      if (Result.isFailure(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.failure)}`)
       // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
-      const stored = toStoredJson(encoded.right)
-      if (Either.isLeft(stored)) {
-        return die(`its result cannot be recorded: ${stored.left}`, `The tool ran, but its result could not be recorded: ${stored.left}.`)
+      const stored = toStoredJson(encoded.success)
+      if (Result.isFailure(stored)) {
+        return die(`its result cannot be recorded: ${stored.failure}`, `The tool ran, but its result could not be recorded: ${stored.failure}.`)
       }
-      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.right })
+      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.success })
     }
-    const failure = Cause.failureOption(exit.cause)
+    const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {
-      const encoded = Schema.encodeUnknownEither(tool.failure as Schema.Schema<unknown, unknown>)(failure.value)
-      const stored = Either.isRight(encoded) ? toStoredJson(encoded.right) : Either.left("")
-      return fail(Either.isRight(stored) ? stored.right : String(failure.value))
+      const encoded = Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)(failure.value)
+      const stored = Result.isSuccess(encoded) ? toStoredJson(encoded.success) : Result.fail("")
+      return fail(Result.isSuccess(stored) ? stored.success : String(failure.value))
     }
-    if (Cause.isInterruptedOnly(exit.cause)) return fail(interruptedError)
+    if (Cause.hasInterruptsOnly(exit.cause)) return fail(interruptedError)
     return die(Cause.pretty(exit.cause))
   }
 
@@ -363,7 +363,7 @@ class Run<R, E> {
       case "CallModel": {
         const call = () =>
           this.announceRejections().pipe(
-            Effect.zipRight(this.callModel(messages, outcome.step)),
+            Effect.andThen(this.callModel(messages, outcome.step)),
             Effect.flatMap((message) => this.apply(Turn.Event.ModelResponded({ message })))
           )
         // The tools are read again first, so the request and the handling of its response use the same, current ones.
@@ -402,7 +402,7 @@ class Run<R, E> {
   }
 
   private decide(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, CheckpointError, R> {
-    return Effect.gen(this, function*() {
+    return Effect.gen({ self: this }, function*() {
       const now = yield* Clock.currentTimeMillis
       const decisions = yield* Effect.forEach(
         calls,
@@ -415,7 +415,7 @@ class Run<R, E> {
   }
 
   private runTools(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, TurnError> {
-    return Effect.gen(this, function*() {
+    return Effect.gen({ self: this }, function*() {
       yield* Effect.forEach(
         calls,
         (call) => this.runOne(call),
@@ -436,25 +436,20 @@ class Run<R, E> {
       return call?.status._tag === "Scheduled" && call.status.at <= outcome.until
     })
     return this.mode.emit(ChatEvent.Waiting({ until: outcome.until, toolIds: due })).pipe(
-      Effect.zipRight(sleepUntil(outcome.until)),
-      Effect.zipRight(this.resume)
+      Effect.andThen(sleepUntil(outcome.until)),
+      Effect.andThen(this.resume)
     )
   }
 }
-
-let builtIn: Tracer.Tracer | undefined
-
-/** Effect's own tracer, in place when no tracer was installed (its spans are recorded nowhere). */
-const builtInTracer = (): Tracer.Tracer => builtIn ??= Effect.runSync(Effect.tracer)
 
 const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
 
 /** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
 export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError | E, R> =>
-  Effect.tracerWith((tracer) => {
+  Effect.flatMap(Effect.tracer, (tracer) => {
     // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
     // when someone records them, that is when a tracer other than Effect's built-in one is installed.
-    const traced = tracer !== builtInTracer()
+    const traced = tracer !== Tracer.nativeTracer
     const turn = new Run(env, mode, input, traced)
     const loop = Effect.gen(function*() {
       if (env.refresh !== undefined) yield* turn.refreshTools(env.refresh)
@@ -479,7 +474,7 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
   })
 
 /** Whether spans are recorded: a tracer other than Effect's built-in one is installed. */
-const traced: Effect.Effect<boolean> = Effect.tracerWith((tracer) => Effect.succeed(tracer !== builtInTracer()))
+const traced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== Tracer.nativeTracer)
 
 /** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
 export const steps = <R, E>(env: Env<R, E>, mode: Mode): {

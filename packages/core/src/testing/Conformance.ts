@@ -22,15 +22,13 @@ import * as assert from "node:assert/strict"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
-import type * as TestServices from "effect/TestServices"
+import { TestClock } from "effect/testing"
 import * as Action from "../Action.js"
 import * as Chat from "../Chat.js"
 import * as ChatError from "../ChatError.js"
@@ -179,11 +177,15 @@ export interface Harness {
 // Scenarios as data
 // ---------------------------------------------------------------------------
 
-/** One scenario: its group, its name and the Effect that runs it (it fails or dies when the provider does not conform). */
+/**
+ * One scenario: its group, its name and the Effect that runs it (it fails or
+ * dies when the provider does not conform). Run it where a `TestClock` is in
+ * place (`it.effect` of `@effect/vitest`).
+ */
 export interface Scenario {
   readonly group: string
   readonly name: string
-  readonly run: Effect.Effect<void, unknown, Scope.Scope | TestServices.TestServices>
+  readonly run: Effect.Effect<void, unknown, Scope.Scope>
 }
 
 /** The idle timeout the suite gives every layer. */
@@ -297,8 +299,8 @@ const expectModelError = (
 }
 
 const failure = <A, E, R>(self: Effect.Effect<A, E, R>, what: string): Effect.Effect<E, never, R> =>
-  Effect.flatMap(Effect.either(self), (either) =>
-    Either.isLeft(either) ? Effect.succeed(either.left) : Effect.die(new Error(`${what}: expected a failure, got a success`)))
+  Effect.flatMap(Effect.result(self), (result) =>
+    Result.isFailure(result) ? Effect.succeed(result.failure) : Effect.die(new Error(`${what}: expected a failure, got a success`)))
 
 const replyBody = (reply: ReplayServer.Reply): string => reply.body
 
@@ -357,8 +359,8 @@ const streamedTurn = (chat: Chat.Service, messages: Messages.Messages) =>
 export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
   const f = harness.fixtures
   const out: Array<Scenario> = []
-  const add = (group: string, name: string, run: (env: Env) => Effect.Effect<void, unknown, Scope.Scope | TestServices.TestServices>) =>
-    out.push({ group, name, run: Effect.flatMap(setup(harness), run) })
+  const add = (group: string, name: string, run: (env: Env) => Effect.Effect<void, unknown, Scope.Scope>) =>
+    out.push({ group, name, run: Wire.watchingSleeps(Effect.flatMap(setup(harness), run)) })
 
   // -- generate --------------------------------------------------------------
   add("generate", "text: one text part, finish stop, usage; the system prompt and the user's text are sent", (env) =>
@@ -611,13 +613,13 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
     Effect.gen(function*() {
       env.server.enqueue(f.rateLimit.reply, f.text.reply)
       const model = yield* env.model({ retry: true })
-      const fiber = yield* Effect.fork(model.generate(ask()))
+      const fiber = yield* Effect.forkChild(model.generate(ask()))
       yield* env.server.waitForRequests(1)
       yield* Wire.untilSomeoneSleeps("the retry")
       yield* TestClock.adjust(Duration.millis(f.rateLimit.retryAfterMillis - 1))
       yield* Wire.realSleep(30)
       assert.equal(env.server.requests.length, 1, "not sent again before retry-after")
-      assert.deepEqual(yield* Fiber.poll(fiber), Option.none())
+      assert.equal(fiber.pollUnsafe(), undefined, "the call still waits")
       yield* TestClock.adjust("5 minutes")
       const response = yield* Fiber.join(fiber)
       assert.equal(textOf(response.parts), f.text.text)
@@ -680,7 +682,7 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
       const full = replyBody(f.streamText.reply)
       env.server.enqueue(ReplayServer.hang({ body: ReplayServer.firstEvents(full, 2), headers: sseHeaders(f.streamText.reply) }))
       const model = yield* env.model()
-      const fiber = yield* Effect.fork(Stream.runDrain(model.stream(ask())))
+      const fiber = yield* Effect.forkChild(Stream.runDrain(model.stream(ask())))
       yield* env.server.waitForRequests(1)
       yield* Wire.untilSomeoneSleeps("the idle timer")
       yield* TestClock.adjust(Duration.sum(idleTimeout, Duration.millis(1)))
@@ -697,13 +699,13 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
 // Registering with a test runner
 // ---------------------------------------------------------------------------
 
-/** The parts of a test runner `register` uses: `describe` and `it.scoped` (e.g. from `@effect/vitest`). */
+/** The parts of a test runner `register` uses: `describe` and `it.effect` (e.g. from `@effect/vitest`: scoped, with a `TestClock`). */
 export interface Runner {
   readonly describe: (name: string, body: () => void) => void
   readonly it: {
-    readonly scoped: (
+    readonly effect: (
       name: string,
-      self: () => Effect.Effect<void, unknown, Scope.Scope | TestServices.TestServices>,
+      self: () => Effect.Effect<void, unknown, Scope.Scope>,
       timeout?: number
     ) => void
   }
@@ -718,7 +720,7 @@ export const register = (harness: Harness, runner: Runner): void => {
   runner.describe(`${harness.name} conformance`, () => {
     for (const group of [...new Set(all.map((scenario) => scenario.group))]) {
       runner.describe(group, () => {
-        for (const scenario of all.filter((s) => s.group === group)) runner.it.scoped(scenario.name, () => scenario.run, timeoutMillis)
+        for (const scenario of all.filter((s) => s.group === group)) runner.it.effect(scenario.name, () => scenario.run, timeoutMillis)
       })
     }
   })

@@ -136,7 +136,7 @@ const parseBody = (raw: string): unknown => {
 /** Starts a server for the scope's lifetime. */
 export const make = (options: Options = {}): Effect.Effect<ReplayServer, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ server: http.Server; replay: ReplayServer }>((resume) => {
+    Effect.callback<{ server: http.Server; replay: ReplayServer }>((resume) => {
       const queue: Array<Reply> = []
       const requests: Array<Recorded> = []
       let closes = 0
@@ -145,7 +145,7 @@ export const make = (options: Options = {}): Effect.Effect<ReplayServer, never, 
         for (const check of [...waiters]) check()
       }
       const waitFor = (what: string, condition: () => boolean, timeoutMillis = 10_000): Effect.Effect<void> =>
-        Effect.async<void>((done) => {
+        Effect.callback<void>((done) => {
           const timer = setTimeout(() => {
             waiters.delete(check)
             done(Effect.die(new Error(`ReplayServer: waited ${timeoutMillis} ms (real time) for ${what}`)))
@@ -230,7 +230,7 @@ export const make = (options: Options = {}): Effect.Effect<ReplayServer, never, 
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

@@ -20,7 +20,6 @@ import type {
 } from "@anthropic-ai/sdk/resources/messages"
 import { ChatError, ProviderCall } from "@chat-ts/core"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -76,7 +75,7 @@ export interface Service {
 }
 
 /** The Anthropic API client in use. */
-export class AnthropicClient extends Context.Tag("@chat-ts/anthropic/AnthropicClient")<AnthropicClient, Service>() {}
+export class AnthropicClient extends Context.Service<AnthropicClient, Service>()("@chat-ts/anthropic/AnthropicClient") {}
 
 /** Builds the client service from `options` only. */
 export const make = (options: Options): Effect.Effect<Service> =>
@@ -124,12 +123,12 @@ export const layer = (options: Options): Layer.Layer<AnthropicClient> => Layer.e
  */
 export const layerConfig = (
   overrides: Partial<Options> = {}
-): Layer.Layer<AnthropicClient, ConfigError.ConfigError> =>
+): Layer.Layer<AnthropicClient, Config.ConfigError> =>
   Layer.effect(
     AnthropicClient,
     Effect.gen(function*() {
-      const apiKey = yield* Config.redacted("ANTHROPIC_API_KEY")
-      const baseURL = yield* Config.option(Config.string("ANTHROPIC_BASE_URL"))
+      const apiKey = yield* Config.Redacted("ANTHROPIC_API_KEY")
+      const baseURL = yield* Config.option(Config.String("ANTHROPIC_BASE_URL"))
       return yield* make({
         apiKey: overrides.apiKey ?? apiKey,
         baseURL: overrides.baseURL ?? Option.getOrUndefined(baseURL),

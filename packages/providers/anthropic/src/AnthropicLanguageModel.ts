@@ -11,85 +11,39 @@
  * @since 0.1.0
  */
 import { type ChatError, LanguageModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { AnthropicClient } from "./AnthropicClient.js"
 import * as Internal from "./internal/messages.js"
+import type { Options } from "./internal/options.js"
 
 /** Extended thinking: a token budget (at least 1024, below `maxTokens`), or `adaptive` (the model decides). */
-export type Thinking =
-  | { readonly type: "enabled"; readonly budgetTokens: number }
-  | { readonly type: "adaptive" }
+export type { Thinking } from "./internal/options.js"
 
 /** Prompt caching: a `cache_control` breakpoint on the system prompt and on the tools. */
-export interface PromptCaching {
-  /** How long the cache lives (default `5m`, the API's default). */
-  readonly ttl?: "5m" | "1h"
-}
+export type { PromptCaching } from "./internal/options.js"
 
 /** Settings of the model; a request's own options take precedence over these. */
-export interface Options {
-  /** The model id, e.g. `claude-sonnet-4-5`. */
-  readonly model: string
-  /** The most tokens the response may use (`max_tokens`, required by the API; default 4096, or the thinking budget + 4096). */
-  readonly maxTokens?: number
-  /** Sampling temperature (not sent while thinking is on: the API refuses it then). */
-  readonly temperature?: number
-  /** Nucleus sampling (while thinking is on, sent only from 0.95 up, as the API requires). */
-  readonly topP?: number
-  /** Top-k sampling (not sent while thinking is on). */
-  readonly topK?: number
-  /** Stop sequences (`stop_sequences`). */
-  readonly stop?: ReadonlyArray<string>
-  /** Extended thinking (default: off). */
-  readonly thinking?: Thinking
-  /** How the model may use tools (sent only when tools are declared). */
-  readonly toolChoice?: LanguageModel.ToolChoice
-  /** `false`: at most one tool call per response (`disable_parallel_tool_use`). */
-  readonly parallelToolCalls?: boolean
-  /** `true`: strict declarations are sent with `strict: true` (for models with structured outputs). Default off. */
-  readonly strictTools?: boolean
-  /**
-   * How structured output (`responseFormat`) is asked for: `tool` (a forced
-   * tool whose input is the answer; every model) or `native`
-   * (`output_config.format`, on models with structured outputs). Default:
-   * `native` while thinking is on (the API refuses a forced tool then), else `tool`.
-   */
-  readonly structuredOutput?: "tool" | "native"
-  /** Prompt caching: `cache_control` on the system prompt and the tools (default off). */
-  readonly promptCaching?: boolean | PromptCaching
-  /** An end-user id (`metadata.user_id`), for the provider's abuse monitoring. */
-  readonly user?: string
-  /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
-  readonly retry?: ProviderRetry.Policy
-  /**
-   * The longest wait between two events of a stream, and for the first
-   * (default 5 minutes; `false`: no limit). Past it the stream fails with a `NetworkError`.
-   */
-  readonly idleTimeout?: Duration.DurationInput | false
-  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
-  readonly totalTimeout?: Duration.DurationInput
-}
+export type { Options } from "./internal/options.js"
 
 /** Builds the model on the `AnthropicClient` in context. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, AnthropicClient> =>
-  Effect.map(AnthropicClient, (client) => {
+  AnthropicClient.useSync((client) => {
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
-      Effect.flatMap(Internal.toBody(request, options), ({ body, structuredTool }) =>
+      Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), ({ body, structuredTool }) =>
         ProviderRetry.withRetry(client.createMessage({ ...body, stream: false }), options.retry).pipe(
           (attempts) => ProviderStream.withTotalTimeout(attempts, options),
-          Effect.flatMap((message) => Internal.fromMessage(message, structuredTool))
+          Effect.flatMap((message) => Effect.fromResult(Internal.fromMessage(message, structuredTool)))
         ))
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrap(Effect.map(Internal.toBody(request, options), ({ body, structuredTool }) =>
+      Stream.unwrap(Effect.map(Effect.fromResult(Internal.toBody(request, options)), ({ body, structuredTool }) =>
         ProviderStream.decodeStream(
           client.streamMessage({ ...body, stream: true }),
           options.retry,
           () => new Internal.StreamState(structuredTool, client.redact),
-          (events, state) => Stream.mapConcatEffect(events, (event) => state.push(event)),
+          (events, state) => Stream.flattenIterable(Stream.mapEffect(events, (event) => Effect.fromResult(state.push(event)))),
           options
         )))
 

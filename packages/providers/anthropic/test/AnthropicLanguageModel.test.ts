@@ -13,7 +13,7 @@ import * as ReplayServer from "./support/ReplayServer.js"
 const text = () => ReplayServer.json(ReplayServer.fixture("messages/text-after-tool.json"))
 
 describe("generate", () => {
-  it.scoped("reads a recorded tool_use response: text, calls with their input as JSON text, usage, finish", () =>
+  it.effect("reads a recorded tool_use response: text, calls with their input as JSON text, usage, finish", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("messages/tool-use-parallel.json")))
@@ -42,7 +42,7 @@ describe("generate", () => {
       expect(headers["x-stainless-retry-count"]).toBe("0")
     }))
 
-  it.scoped("sends system messages as system blocks, merges consecutive user messages, sends client headers", () =>
+  it.effect("sends system messages as system blocks, merges consecutive user messages, sends client headers", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text())
@@ -62,7 +62,7 @@ describe("generate", () => {
       expect(server.requests[0]!.headers["anthropic-beta"]).toBe("files-api-2025-04-14")
     }))
 
-  it.scoped("sends tool choice, parallel-call switch, sampling, stop sequences, user and provider options", () =>
+  it.effect("sends tool choice, parallel-call switch, sampling, stop sequences, user and provider options", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text(), text())
@@ -91,7 +91,7 @@ describe("generate", () => {
       expect(bodyOf(server, 2)["tool_choice"]).toEqual({ type: "none" })
     }))
 
-  it.scoped("sends strict only when asked (strictTools), and never for non-strict declarations", () =>
+  it.effect("sends strict only when asked (strictTools), and never for non-strict declarations", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text())
@@ -105,7 +105,7 @@ describe("generate", () => {
       expect((bodyOf(server, 1)["tools"] as Array<Record<string, unknown>>).map((tool) => tool["strict"])).toEqual([true, undefined])
     }))
 
-  it.scoped("images and documents from file parts; unsupported files are refused before sending", () =>
+  it.effect("images and documents from file parts; unsupported files are refused before sending", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text())
@@ -148,7 +148,7 @@ describe("generate", () => {
 describe("extended thinking", () => {
   const thinkingResponse = () => ReplayServer.json(ReplayServer.fixture("constructed/thinking-tool-use.json"))
 
-  it.scoped("reads thinking (with its signature) and redacted thinking as Reasoning parts, and usage with cache and thinking tokens", () =>
+  it.effect("reads thinking (with its signature) and redacted thinking as Reasoning parts, and usage with cache and thinking tokens", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(thinkingResponse())
@@ -169,7 +169,7 @@ describe("extended thinking", () => {
       expect(body["max_tokens"]).toBe(4096 + 2048)
     }))
 
-  it.scoped("sends thinking and redacted thinking back unchanged, in order, with the call's result in the tool loop", () =>
+  it.effect("sends thinking and redacted thinking back unchanged, in order, with the call's result in the tool loop", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(thinkingResponse(), text())
@@ -182,7 +182,7 @@ describe("extended thinking", () => {
         (call) => ({ ...call, status: { _tag: "Completed", result: { celsius: 21 } } })
       )
       // Round trip through the stored JSON form, as a paused conversation would be.
-      const restored = yield* Messages.fromJson(yield* Messages.toJson(answered))
+      const restored = yield* Effect.fromResult(Messages.fromJson(yield* Effect.fromResult(Messages.toJson(answered))))
       yield* m.generate(request(restored, [weatherTool]))
       expect(bodyOf(server, 1)["messages"]).toEqual([
         { role: "user", content: [{ type: "text", text: "Weather in Paris?" }] },
@@ -191,7 +191,7 @@ describe("extended thinking", () => {
       ])
     }))
 
-  it.scoped("drops reasoning that is not Anthropic's (another provider's, or without a signature)", () =>
+  it.effect("drops reasoning that is not Anthropic's (another provider's, or without a signature)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text())
@@ -212,7 +212,7 @@ describe("extended thinking", () => {
       ])
     }))
 
-  it.scoped("temperature and top_k are not sent while thinking; top_p only from 0.95; adaptive thinking", () =>
+  it.effect("temperature and top_k are not sent while thinking; top_p only from 0.95; adaptive thinking", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text())
@@ -229,7 +229,7 @@ describe("extended thinking", () => {
       expect(bodyOf(server, 1)["seed"]).toBeUndefined()
     }))
 
-  it.scoped("refuses a thinking budget below 1024 or not below maxTokens, before sending", () =>
+  it.effect("refuses a thinking budget below 1024 or not below maxTokens, before sending", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const low = yield* model(server, { thinking: { type: "enabled", budgetTokens: 500 } })
@@ -242,7 +242,7 @@ describe("extended thinking", () => {
 })
 
 describe("prompt caching", () => {
-  it.scoped("puts cache_control on the last system block and the last tool; off by default", () =>
+  it.effect("puts cache_control on the last system block and the last tool; off by default", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text())
@@ -267,7 +267,7 @@ describe("structured output", () => {
     strict: true
   }
 
-  it.scoped("asks with a forced tool and reads its input back as the answer's text", () =>
+  it.effect("asks with a forced tool and reads its input back as the answer's text", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("constructed/structured-tool.json")))
@@ -281,7 +281,7 @@ describe("structured output", () => {
       })
     }))
 
-  it.scoped("with other tools the model must call one (any): a real call stays a call", () =>
+  it.effect("with other tools the model must call one (any): a real call stays a call", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("messages/tool-use.json")))
@@ -294,7 +294,7 @@ describe("structured output", () => {
       expect((body["tools"] as Array<{ name: string }>).map((tool) => tool.name)).toEqual(["test_tool", "Weather"])
     }))
 
-  it.scoped("native: output_config.format (the default while thinking); a clash with a tool name is refused", () =>
+  it.effect("native: output_config.format (the default while thinking); a clash with a tool name is refused", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text())
@@ -324,7 +324,7 @@ describe("finish reasons", () => {
     const body = JSON.parse(ReplayServer.fixture("messages/text-after-tool.json")) as Record<string, unknown>
     return ReplayServer.json({ ...body, stop_reason })
   }
-  it.scoped("maps end_turn, stop_sequence, max_tokens, refusal, pause_turn, model_context_window_exceeded", () =>
+  it.effect("maps end_turn, stop_sequence, max_tokens, refusal, pause_turn, model_context_window_exceeded", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const reasons = ["end_turn", "stop_sequence", "max_tokens", "refusal", "pause_turn", "model_context_window_exceeded"]
@@ -349,7 +349,7 @@ describe("finish reasons", () => {
 describe("hostile or odd answers", () => {
   const recorded = () => JSON.parse(ReplayServer.fixture("messages/tool-use.json")) as Record<string, unknown> & { content: Array<Record<string, unknown>> }
 
-  it.scoped("a tool_use without an id is a MalformedResponse; odd usage counts are no counts", () =>
+  it.effect("a tool_use without an id is a MalformedResponse; odd usage counts are no counts", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const noId = recorded()
@@ -362,7 +362,7 @@ describe("hostile or odd answers", () => {
       expect(response.usage).toEqual({ inputTokens: 0, outputTokens: 0 })
     }))
 
-  it.scoped("a __proto__ key in a call's input stays data: its arguments text keeps it, no prototype is touched", () =>
+  it.effect("a __proto__ key in a call's input stays data: its arguments text keeps it, no prototype is touched", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const body = ReplayServer.fixture("messages/tool-use.json").replace("\"value\": \"test\"", "\"__proto__\": { \"polluted\": true }, \"value\": \"test\"")

@@ -83,8 +83,8 @@ const run = (mode: "complete" | "stream") =>
     })
     expect(firstBody["tool_choice"]).toBeUndefined()
 
-    const approved = yield* Messages.approve(first.messages, firstId, { count: 3 })
-    const decided = yield* Messages.reject(approved, secondId, "Two calls are one too many")
+    const approved = yield* Effect.fromResult(Messages.approve(first.messages, firstId, { count: 3 }))
+    const decided = yield* Effect.fromResult(Messages.reject(approved, secondId, "Two calls are one too many"))
     const second = yield* resume(decided)
     expect(second.outcome._tag).toBe("Complete")
     expect(ran).toEqual([{ count: 3 }])
@@ -121,7 +121,7 @@ const run = (mode: "complete" | "stream") =>
   })
 
 describe("Chat end to end: AnthropicLanguageModel", () => {
-  it.scoped("pauses on two tool_use calls, approves one with an edit, rejects the other with a reason, completes", () =>
+  it.effect("pauses on two tool_use calls, approves one with an edit, rejects the other with a reason, completes", () =>
     Effect.gen(function*() {
       const { answer } = yield* run("complete")
       expect(Messages.textOf(answer)).toContain("I've successfully used the test_tool twice")
@@ -129,7 +129,7 @@ describe("Chat end to end: AnthropicLanguageModel", () => {
       expect(answer.finishReason).toBe("stop")
     }))
 
-  it.scoped("the same flow streamed (input_json_delta fragments over SSE)", () =>
+  it.effect("the same flow streamed (input_json_delta fragments over SSE)", () =>
     Effect.gen(function*() {
       const { answer } = yield* run("stream")
       expect(Messages.textOf(answer)).toBe("Hello there!")

@@ -6,16 +6,16 @@
  */
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
-import * as ConfigError from "effect/ConfigError"
+import * as Config from "effect/Config"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
 import * as Layer from "effect/Layer"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
-import * as TestClock from "effect/TestClock"
+import * as Schema from "effect/Schema"
+import { TestClock } from "effect/testing"
+import { realSleep, withSleepProbe } from "../../openai/test/support/SleepProbe.js"
 import * as AnthropicClient from "../src/AnthropicClient.js"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { makeRedactor } from "../src/internal/errors.js"
@@ -28,13 +28,6 @@ const text = () => ReplayServer.json(ReplayServer.fixture("messages/text-after-t
 const error = (name: string, status: number, headers: Record<string, string> = {}) =>
   ReplayServer.json(ReplayServer.fixture(`errors/${name}`), { status, headers })
 
-const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
-
-/** Waits (in real time) until a fiber sleeps on the TestClock. */
-const untilSomeoneSleeps = Effect.gen(function*() {
-  while (Chunk.isEmpty(yield* TestClock.sleeps())) yield* realSleep(2)
-})
-
 const noKeyIn = (e: unknown) => {
   for (const text of [e instanceof Error ? e.message : "", String(e), JSON.stringify(e)]) {
     expect(text).not.toContain(apiKey)
@@ -43,7 +36,7 @@ const noKeyIn = (e: unknown) => {
 }
 
 describe("errors", () => {
-  it.scoped("maps 401 and 403 to AuthenticationError, without retrying", () =>
+  it.effect("maps 401 and 403 to AuthenticationError, without retrying", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("authentication-401.json", 401), error("permission-403.json", 403))
@@ -57,7 +50,7 @@ describe("errors", () => {
       noKeyIn(e401)
     }))
 
-  it.scoped("maps a 400 to InvalidRequest with the API's message and type; a too-long prompt to ContextLengthExceeded", () =>
+  it.effect("maps a 400 to InvalidRequest with the API's message and type; a too-long prompt to ContextLengthExceeded", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("invalid-request-400.json", 400), error("prompt-too-long-400.json", 400))
@@ -72,7 +65,7 @@ describe("errors", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
-  it.scoped("maps a 413 to InvalidRequest (request_too_large), also when answered to a stream request", () =>
+  it.effect("maps a 413 to InvalidRequest (request_too_large), also when answered to a stream request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("request-too-large-413.json", 413), error("request-too-large-413.json", 413))
@@ -82,7 +75,7 @@ describe("errors", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
-  it.scoped("maps a 429 to RateLimited and a 529 to RateLimited overloaded_error, both with retry-after", () =>
+  it.effect("maps a 429 to RateLimited and a 529 to RateLimited overloaded_error, both with retry-after", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("rate-limit-429.json", 429, { "retry-after": "3" }), error("overloaded-529.json", 529, { "retry-after": "2" }))
@@ -95,7 +88,7 @@ describe("errors", () => {
       expect(ChatError.isRetryable(limited) && ChatError.isRetryable(overloaded)).toBe(true)
     }))
 
-  it.scoped("maps a 500 to ServerError and a body that is not JSON to a typed error", () =>
+  it.effect("maps a 500 to ServerError and a body that is not JSON to a typed error", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -107,7 +100,7 @@ describe("errors", () => {
       expect((yield* Effect.flip(m.generate(ask)))._tag).toBe("MalformedResponse")
     }))
 
-  it.scoped("maps a 408 and a timeout_error to NetworkError, a 409 and a 503 to ServerError (all retryable)", () =>
+  it.effect("maps a 408 and a timeout_error to NetworkError, a 409 and a 503 to ServerError (all retryable)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const body = (type: string, message: string) => ({ type: "error", error: { type, message } })
@@ -128,7 +121,7 @@ describe("errors", () => {
       expect(errors.every(ChatError.isRetryable)).toBe(true)
     }))
 
-  it.scoped("maps an unreachable server to NetworkError", () =>
+  it.effect("maps an unreachable server to NetworkError", () =>
     Effect.gen(function*() {
       const m = yield* AnthropicLanguageModel.make({ model: "claude-opus-4-8", retry: false }).pipe(
         Effect.provide(AnthropicClient.layer({ apiKey: Redacted.make(apiKey), baseURL: "http://127.0.0.1:1" }))
@@ -138,7 +131,7 @@ describe("errors", () => {
       noKeyIn(e)
     }))
 
-  it.scoped("never shows the key, even when the server echoes it", () =>
+  it.effect("never shows the key, even when the server echoes it", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json({ type: "error", error: { type: "authentication_error", message: `invalid key ${apiKey}` } }, { status: 401 }))
@@ -150,16 +143,16 @@ describe("errors", () => {
 })
 
 describe("retries", () => {
-  it.scoped("retries a 529 after the retry-after it asked for, then succeeds (default policy on the TestClock)", () =>
-    Effect.gen(function*() {
+  it.effect("retries a 529 after the retry-after it asked for, then succeeds (default policy on the TestClock)", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("overloaded-529.json", 529, { "retry-after": "7" }), text())
       const m = yield* AnthropicLanguageModel.make({ model: "claude-opus-4-8" }).pipe(
         Effect.provide(AnthropicClient.layer({ apiKey: Redacted.make(apiKey), baseURL: server.baseURL }))
       )
-      const fiber = yield* Effect.fork(m.generate(ask))
+      const fiber = yield* Effect.forkChild(m.generate(ask))
       yield* server.waitForRequests(1)
-      yield* untilSomeoneSleeps
+      yield* probe.untilSomeoneSleeps
       yield* TestClock.adjust("6999 millis")
       yield* realSleep(30)
       expect(server.requests).toHaveLength(1)
@@ -169,38 +162,38 @@ describe("retries", () => {
       expect(server.requests).toHaveLength(2)
       // The SDK did not retry on its own: each attempt is ours.
       expect(server.requests.map((r) => r.headers["x-stainless-retry-count"])).toEqual(["0", "0"])
-    }))
+    })))
 
-  it.scoped("retries a 429 stream while it opens, honouring retry-after, then streams", () =>
-    Effect.gen(function*() {
+  it.effect("retries a 429 stream while it opens, honouring retry-after, then streams", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("rate-limit-429.json", 429, { "retry-after": "5" }), ReplayServer.sse(ReplayServer.fixture("stream/text.sse")))
       const m = yield* model(server, { retry: Retry.defaultPolicy })
-      const fiber = yield* Effect.fork(LanguageModel.collect(m.stream(ask)))
+      const fiber = yield* Effect.forkChild(LanguageModel.collect(m.stream(ask)))
       yield* server.waitForRequests(1)
-      yield* untilSomeoneSleeps
+      yield* probe.untilSomeoneSleeps
       yield* TestClock.adjust("5 seconds")
       const response = yield* Fiber.join(fiber)
       expect(Messages.textOf({ role: "assistant", parts: response.parts })).toBe("Hello there!")
       expect(server.requests).toHaveLength(2)
-    }))
+    })))
 
-  it.scoped("gives up after the default policy's 3 retries of a 529, with the typed error", () =>
-    Effect.gen(function*() {
+  it.effect("gives up after the default policy's 3 retries of a 529, with the typed error", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const overloaded = () => error("overloaded-529.json", 529)
       server.enqueue(overloaded(), overloaded(), overloaded(), overloaded(), text())
       const m = yield* model(server, { retry: Retry.defaultPolicy })
-      const fiber = yield* Effect.fork(Effect.flip(m.generate(ask)))
-      while (Option.isNone(yield* Fiber.poll(fiber))) {
-        if (Chunk.isNonEmpty(yield* TestClock.sleeps())) yield* TestClock.adjust("30 seconds")
+      const fiber = yield* Effect.forkChild(Effect.flip(m.generate(ask)))
+      while (fiber.pollUnsafe() === undefined) {
+        if (probe.pending() > 0) yield* TestClock.adjust("30 seconds")
         else yield* realSleep(2)
       }
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "RateLimited", code: "overloaded_error" })
       expect(server.requests).toHaveLength(4)
-    }))
+    })))
 
-  it.scoped("a retry-after longer than maxRetryAfter is surfaced at once; retry false never retries", () =>
+  it.effect("a retry-after longer than maxRetryAfter is surfaced at once; retry false never retries", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(error("rate-limit-429.json", 429, { "retry-after": "3600" }), error("overloaded-529.json", 529))
@@ -216,15 +209,18 @@ describe("retries", () => {
 describe("client configuration", () => {
   it.effect("layerConfig reads ANTHROPIC_API_KEY as a redacted secret and ANTHROPIC_BASE_URL", () =>
     Effect.gen(function*() {
-      const provider = ConfigProvider.fromMap(new Map([["ANTHROPIC_API_KEY", apiKey], ["ANTHROPIC_BASE_URL", "http://127.0.0.1:9"]]))
+      const provider = ConfigProvider.fromEnv({ env: { ANTHROPIC_API_KEY: apiKey, ANTHROPIC_BASE_URL: "http://127.0.0.1:9" } })
       const client = yield* AnthropicClient.AnthropicClient.pipe(
-        Effect.provide(AnthropicClient.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(provider))))
+        Effect.provide(AnthropicClient.layerConfig().pipe(Layer.provide(ConfigProvider.layer(provider))))
       )
       expect(client.baseURL).toBe("http://127.0.0.1:9")
       expect(client.redact(`x ${apiKey} y`)).toBe("x [redacted] y")
       const missing = yield* Effect.flip(AnthropicClient.AnthropicClient.pipe(
-        Effect.provide(AnthropicClient.layerConfig().pipe(Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map())))))
+        Effect.provide(AnthropicClient.layerConfig().pipe(Layer.provide(ConfigProvider.layer(ConfigProvider.fromEnv({ env: {} })))))
       ))
-      expect(ConfigError.isMissingDataOnly(missing)).toBe(true)
+      // Effect 4 has no `isMissingDataOnly`: the key is absent (no value at its path), not unreadable (a SourceError).
+      expect(missing).toBeInstanceOf(Config.ConfigError)
+      expect(missing.cause).toBeInstanceOf(Schema.SchemaError)
+      expect(missing.cause).toMatchObject({ issue: { _tag: "Pointer", path: ["ANTHROPIC_API_KEY"] } })
     }))
 })

@@ -7,20 +7,19 @@
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
-import * as Chunk from "effect/Chunk"
 import * as Fiber from "effect/Fiber"
+import * as Stream from "effect/Stream"
+import { TestClock } from "effect/testing"
+import { withSleepProbe } from "../../openai/test/support/SleepProbe.js"
 import { Retry } from "../src/index.js"
 import { bodyOf, model, request, weatherTool } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
 
 const ask = request([Messages.user("Hello")])
-const parts = (m: LanguageModel.Service, r: LanguageModel.Request = ask) =>
-  Effect.map(Stream.runCollect(m.stream(r)), Chunk.toReadonlyArray)
+const parts = (m: LanguageModel.Service, r: LanguageModel.Request = ask) => Stream.runCollect(m.stream(r))
 
 describe("stream", () => {
-  it.scoped("streams text deltas and finishes with usage from message_start and message_delta (basic_response)", () =>
+  it.effect("streams text deltas and finishes with usage from message_start and message_delta (basic_response)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/text.sse")))
@@ -41,7 +40,7 @@ describe("stream", () => {
       expect(bodyOf(server, 0)["stream"]).toBe(true)
     }))
 
-  it.scoped("streams a tool call: start with id and name, then input_json_delta fragments (tool_use_response)", () =>
+  it.effect("streams a tool call: start with id and name, then input_json_delta fragments (tool_use_response)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/tool-use.sse")))
@@ -66,7 +65,7 @@ describe("stream", () => {
       expect(response.usage).toEqual({ inputTokens: 377, outputTokens: 65, cachedInputTokens: 0 })
     }))
 
-  it.scoped("streams thinking with its signature, then text; a refusal finishes with content-filter (stream-a-refusal)", () =>
+  it.effect("streams thinking with its signature, then text; a refusal finishes with content-filter (stream-a-refusal)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/thinking-refusal.sse")))
@@ -85,7 +84,7 @@ describe("stream", () => {
       expect(response.usage).toEqual({ inputTokens: 28, outputTokens: 106, reasoningTokens: 67, cachedInputTokens: 0 })
     }))
 
-  it.scoped("a streamed thinking block goes back unchanged in the next request", () =>
+  it.effect("a streamed thinking block goes back unchanged in the next request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -104,7 +103,7 @@ describe("stream", () => {
       expect(sent[1]).toEqual({ type: "text", text: "Hi" })
     }))
 
-  it.scoped("streams parallel calls; a structured-output tool streams as text", () =>
+  it.effect("streams parallel calls; a structured-output tool streams as text", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -129,7 +128,7 @@ describe("stream", () => {
       expect(structured.finishReason).toBe("stop")
     }))
 
-  it.scoped("a tool call with no input fragments has {} as arguments; a delta for an unknown block is a MalformedResponse", () =>
+  it.effect("a tool call with no input fragments has {} as arguments; a delta for an unknown block is a MalformedResponse", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const events = (...lines: ReadonlyArray<object>) => lines.map((data) => `event: ${(data as { type: string }).type}\ndata: ${JSON.stringify(data)}\n\n`).join("")
@@ -153,7 +152,7 @@ describe("stream", () => {
 })
 
 describe("stream: other blocks", () => {
-  it.scoped("server tool blocks (web search) are not parts; the text and the refusal are (stream-a-toolrefusal)", () =>
+  it.effect("server tool blocks (web search) are not parts; the text and the refusal are (stream-a-toolrefusal)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/server-tool-refusal.sse")))
@@ -166,7 +165,7 @@ describe("stream: other blocks", () => {
       expect(response.finishReason).toBe("content-filter")
     }))
 
-  it.scoped("redacted thinking streams as a whole Reasoning part and goes back unchanged", () =>
+  it.effect("redacted thinking streams as a whole Reasoning part and goes back unchanged", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -189,7 +188,7 @@ describe("stream: other blocks", () => {
 })
 
 describe("streams that break off", () => {
-  it.scoped("a stream cut mid-way fails with NetworkError", () =>
+  it.effect("a stream cut mid-way fails with NetworkError", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.cut(ReplayServer.firstEvents(ReplayServer.fixture("stream/tool-use.sse"), 8)))
@@ -197,7 +196,7 @@ describe("streams that break off", () => {
       expect(error._tag).toBe("NetworkError")
     }))
 
-  it.scoped("a stream that ends without message_stop fails with NetworkError", () =>
+  it.effect("a stream that ends without message_stop fails with NetworkError", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.firstEvents(ReplayServer.fixture("stream/text.sse"), 8)))
@@ -206,7 +205,7 @@ describe("streams that break off", () => {
       expect(error.message).toContain("message_stop")
     }))
 
-  it.scoped("an overloaded error event mid-stream fails with RateLimited overloaded_error, not retried", () =>
+  it.effect("an overloaded error event mid-stream fails with RateLimited overloaded_error, not retried", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("errors/stream-overloaded.sse")))
@@ -218,18 +217,19 @@ describe("streams that break off", () => {
       expect(server.requests).toHaveLength(1)
     }))
 
-  it.scoped("a stream that stalls fails after idleTimeout and closes its connection", () =>
-    Effect.gen(function*() {
+  it.effect("a stream that stalls fails after idleTimeout and closes its connection", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.hang({ sse: true, body: ReplayServer.firstEvents(ReplayServer.fixture("stream/text.sse"), 2) }))
       const m = yield* model(server, { idleTimeout: "30 seconds" })
-      const fiber = yield* Effect.fork(Effect.flip(LanguageModel.collect(m.stream(ask))))
+      const fiber = yield* Effect.forkChild(Effect.flip(LanguageModel.collect(m.stream(ask))))
       yield* server.waitForRequests(1)
-      while (Chunk.isEmpty(yield* TestClock.sleeps())) yield* Effect.promise(() => new Promise((r) => setTimeout(r, 2)))
+      // The stream's idle watch waits on the clock once the events flow.
+      yield* probe.untilSomeoneSleeps
       yield* TestClock.adjust("30 seconds")
       const error = yield* Fiber.join(fiber)
       expect(error).toBeInstanceOf(ChatError.NetworkError)
       expect(error.message).toContain("idleTimeout")
       yield* server.waitForClientCloses(1)
-    }))
+    })))
 })

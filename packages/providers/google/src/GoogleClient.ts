@@ -19,12 +19,13 @@ import {
   GoogleGenAI
 } from "@google/genai"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Errors from "./internal/errors.js"
@@ -71,7 +72,7 @@ export interface Service {
 }
 
 /** The Gemini API client in use. */
-export class GoogleClient extends Context.Tag("@chat-ts/google/GoogleClient")<GoogleClient, Service>() {}
+export class GoogleClient extends Context.Service<GoogleClient, Service>()("@chat-ts/google/GoogleClient") {}
 
 /**
  * A `fetch` that throws `HttpFailure` for a non-2xx answer, with its headers
@@ -147,19 +148,37 @@ export const make = (options: Options): Effect.Effect<Service> =>
 /** A layer providing the client built from `options`. */
 export const layer = (options: Options): Layer.Layer<GoogleClient> => Layer.effect(GoogleClient, make(options))
 
+/** The issue of a config failure, when it is about the data (not a source that could not be read). */
+const issueOf = (error: Config.ConfigError): SchemaIssue.Issue | undefined =>
+  Schema.isSchemaError(error.cause) ? error.cause.issue : undefined
+
+/**
+ * The API key: `GEMINI_API_KEY`, else `GOOGLE_API_KEY`, as a redacted secret.
+ * When neither is set, the error names both.
+ */
+const apiKeyConfig: Config.Config<Redacted.Redacted<string>> = Config.Redacted("GEMINI_API_KEY").pipe(
+  Config.orElse((gemini) =>
+    Config.Redacted("GOOGLE_API_KEY").pipe(Config.orElse((google) => {
+      const first = issueOf(gemini)
+      const second = issueOf(google)
+      return first === undefined || second === undefined
+        ? Config.fail(google.cause)
+        : Config.fail(new Schema.SchemaError(new SchemaIssue.Composite(Schema.Redacted(Schema.String).ast, [first, second])))
+    }))
+  )
+)
+
 /**
  * A layer reading its settings from the configuration: the key from
  * `GEMINI_API_KEY`, else `GOOGLE_API_KEY` (read as a redacted secret), and
  * optionally `GEMINI_BASE_URL`. `overrides` take precedence.
  */
-export const layerConfig = (overrides: Partial<Options> = {}): Layer.Layer<GoogleClient, ConfigError.ConfigError> =>
+export const layerConfig = (overrides: Partial<Options> = {}): Layer.Layer<GoogleClient, Config.ConfigError> =>
   Layer.effect(
     GoogleClient,
     Effect.gen(function*() {
-      const apiKey = overrides.apiKey ?? (yield* Config.redacted("GEMINI_API_KEY").pipe(
-        Config.orElse(() => Config.redacted("GOOGLE_API_KEY"))
-      ))
-      const baseURL = yield* Config.option(Config.string("GEMINI_BASE_URL"))
+      const apiKey = overrides.apiKey ?? (yield* apiKeyConfig)
+      const baseURL = yield* Config.option(Config.String("GEMINI_BASE_URL"))
       return yield* make({
         apiKey,
         baseURL: overrides.baseURL ?? Option.getOrUndefined(baseURL),

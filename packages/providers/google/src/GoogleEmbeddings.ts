@@ -57,7 +57,7 @@ const toVectors = (
 
 /** Builds the embedding model on the `GoogleClient` in context. */
 export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, never, GoogleClient> =>
-  Effect.map(GoogleClient, (client) => {
+  GoogleClient.useSync((client) => {
     const batchSize = Math.max(1, options.maxBatchSize ?? 100)
     const embedBatch = (inputs: ReadonlyArray<string>, dimensions: number | undefined) =>
       ProviderRetry.withRetry(

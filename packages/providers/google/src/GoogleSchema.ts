@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 
 /** A JSON Schema object. */
 export type JsonSchema = { readonly [key: string]: unknown }
@@ -159,10 +159,10 @@ class Rewriter {
 }
 
 /** Rewrites a JSON Schema into Gemini's schema subset, or says why it cannot. */
-export const fromJsonSchema = (schema: JsonSchema): Either.Either<JsonSchema, string> => {
+export const fromJsonSchema = (schema: JsonSchema): Result.Result<JsonSchema, string> => {
   try {
-    return Either.right(new Rewriter(schema).rewrite(schema, 0, []))
+    return Result.succeed(new Rewriter(schema).rewrite(schema, 0, []))
   } catch (error) {
-    return Either.left(error instanceof Error ? error.message : String(error))
+    return Result.fail(error instanceof Error ? error.message : String(error))
   }
 }

@@ -79,8 +79,8 @@ describe("Chat end to end: GoogleLanguageModel", () => {
       const [weather, email] = Messages.pendingTools(first.messages)
       expect([weather?.name, email?.name]).toEqual(["get_weather", "send_email"])
 
-      const approved = yield* Messages.approve(first.messages, weather!.id, { city: "Lyon" })
-      const decided = yield* Messages.reject(approved, email!.id, "Do not email my boss today")
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, weather!.id, { city: "Lyon" }))
+      const decided = yield* Effect.fromResult(Messages.reject(approved, email!.id, "Do not email my boss today"))
       const second = yield* resume(decided)
       expect(second.outcome._tag).toBe("Complete")
       // Only the approved call ran, with the edited arguments; the rejected one never did.
@@ -132,7 +132,7 @@ describe("Chat end to end: GoogleLanguageModel", () => {
       return second
     })
 
-  it.scoped("complete → pause on two calls → approve one edited, reject the other → resume → complete", () =>
+  it.effect("complete → pause on two calls → approve one edited, reject the other → resume → complete", () =>
     Effect.gen(function*() {
       const second = yield* run("complete")
       expect(Messages.textOf(Messages.lastResponse(second.messages)!)).toBe(
@@ -140,7 +140,7 @@ describe("Chat end to end: GoogleLanguageModel", () => {
       )
     }))
 
-  it.scoped("the same flow streamed (chat.stream over the SSE recordings)", () =>
+  it.effect("the same flow streamed (chat.stream over the SSE recordings)", () =>
     Effect.gen(function*() {
       const second = yield* run("stream")
       expect(Messages.textOf(Messages.lastResponse(second.messages)!)).toBe(

@@ -14,7 +14,7 @@ import { request } from "./support/helpers.js"
 import { ReplayServer } from "@chat-ts/core/testing"
 import { fixture } from "./support/fixtures.js"
 
-const withEnv = (env: Record<string, string>) => Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => ConfigProvider.layer(ConfigProvider.fromEnv({ env }))
 
 const sendOne = (env: Record<string, string>, overrides: Partial<GoogleClient.Options> = {}) =>
   GoogleLanguageModel.make({ model: "gemini-2.5-flash", retry: false }).pipe(
@@ -23,7 +23,7 @@ const sendOne = (env: Record<string, string>, overrides: Partial<GoogleClient.Op
   )
 
 describe("GoogleClient.layerConfig", () => {
-  it.scoped("reads GEMINI_API_KEY first, GOOGLE_API_KEY otherwise, and GEMINI_BASE_URL; sends extra headers", () =>
+  it.effect("reads GEMINI_API_KEY first, GOOGLE_API_KEY otherwise, and GEMINI_BASE_URL; sends extra headers", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(

@@ -15,7 +15,7 @@ import { fixture } from "./support/fixtures.js"
 const batch = () => JSON.parse(fixture("embed/batch.json")) as { embeddings: Array<{ values: Array<number> }> }
 
 describe("GoogleEmbeddings", () => {
-  it.scoped("embeds a batch with taskType and outputDimensionality; a call's dimensions win", () =>
+  it.effect("embeds a batch with taskType and outputDimensionality; a call's dimensions win", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.json(fixture("embed/batch.json")))
@@ -39,7 +39,7 @@ describe("GoogleEmbeddings", () => {
       })
     }))
 
-  it.scoped("splits inputs into batches of maxBatchSize and keeps their order", () =>
+  it.effect("splits inputs into batches of maxBatchSize and keeps their order", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const [a, b, c] = batch().embeddings
@@ -52,7 +52,7 @@ describe("GoogleEmbeddings", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
-  it.scoped("fewer vectors than inputs, or values that are not numbers, are a MalformedResponse", () =>
+  it.effect("fewer vectors than inputs, or values that are not numbers, are a MalformedResponse", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(

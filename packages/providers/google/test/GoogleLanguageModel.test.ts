@@ -26,7 +26,7 @@ type Body = {
 const bodyOf = (server: ReplayServer.ReplayServer, index = 0): Body => server.requests[index]!.body as Body
 
 describe("generate", () => {
-  it.scoped("sends the conversation to models/{model}:generateContent and reads text, usage with thoughts, metadata", () =>
+  it.effect("sends the conversation to models/{model}:generateContent and reads text, usage with thoughts, metadata", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.json(fixture("generate/text.json")))
@@ -53,7 +53,7 @@ describe("generate", () => {
       })
     }))
 
-  it.scoped("reads thoughts, parallel function calls and the call's thoughtSignature; finish reason tool-calls", () =>
+  it.effect("reads thoughts, parallel function calls and the call's thoughtSignature; finish reason tool-calls", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.json(fixture("generate/function-calls-parallel.json")))
@@ -90,7 +90,7 @@ describe("generate", () => {
       expect(body["toolConfig"]).toBeUndefined()
     }))
 
-  it.scoped("sends the thought, the calls with their signature and the function responses back; text signatures too", () =>
+  it.effect("sends the thought, the calls with their signature and the function responses back; text signatures too", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -147,7 +147,7 @@ describe("generate", () => {
       ])
     }))
 
-  it.scoped("Gemini's own call ids go back in functionCall.id and functionResponse.id", () =>
+  it.effect("Gemini's own call ids go back in functionCall.id and functionResponse.id", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const withIds = JSON.parse(fixture("generate/function-calls-parallel.json"))
@@ -183,7 +183,7 @@ describe("generate", () => {
       ])
     }))
 
-  it.scoped("maps toolChoice to functionCallingConfig; the layer's functionCalling wins", () =>
+  it.effect("maps toolChoice to functionCallingConfig; the layer's functionCalling wins", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       for (let i = 0; i < 5; i++) server.enqueue(ReplayServer.json(fixture("generate/text.json")))
@@ -205,7 +205,7 @@ describe("generate", () => {
       ])
     }))
 
-  it.scoped("structured output: responseSchema rewritten to Gemini's subset, JSON mime type; json-schema mode sends it as is", () =>
+  it.effect("structured output: responseSchema rewritten to Gemini's subset, JSON mime type; json-schema mode sends it as is", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -245,7 +245,7 @@ describe("generate", () => {
       expect(bodyOf(server, 1)["generationConfig"]).toEqual({ responseMimeType: "application/json", responseJsonSchema: schema })
     }))
 
-  it.scoped("a schema Gemini cannot express fails with InvalidRequest before anything is sent", () =>
+  it.effect("a schema Gemini cannot express fails with InvalidRequest before anything is sent", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const model = yield* geminiModel(server)
@@ -260,7 +260,7 @@ describe("generate", () => {
       expect(server.requests).toHaveLength(0)
     }))
 
-  it.scoped("files go as inlineData / fileData; reasoningEffort is sent as the thinking level", () =>
+  it.effect("files go as inlineData / fileData; reasoningEffort is sent as the thinking level", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.json(fixture("generate/text.json")))
@@ -282,7 +282,7 @@ describe("generate", () => {
       expect(body["generationConfig"]).toEqual({ thinkingConfig: { thinkingLevel: "LOW" } })
     }))
 
-  it.scoped("arguments that are not a JSON object fail with InvalidRequest before sending", () =>
+  it.effect("arguments that are not a JSON object fail with InvalidRequest before sending", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const model = yield* geminiModel(server)
@@ -297,7 +297,7 @@ describe("generate", () => {
 })
 
 describe("safety", () => {
-  it.scoped("a blocked prompt (promptFeedback.blockReason, no candidate) is a typed InvalidRequest with the reason as code", () =>
+  it.effect("a blocked prompt (promptFeedback.blockReason, no candidate) is a typed InvalidRequest with the reason as code", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -312,7 +312,7 @@ describe("safety", () => {
       expect(streamed).toMatchObject({ _tag: "InvalidRequest", code: "PROHIBITED_CONTENT" })
     }))
 
-  it.scoped("a response cut by a safety or recitation filter ends with finish reason content-filter, keeping what came", () =>
+  it.effect("a response cut by a safety or recitation filter ends with finish reason content-filter, keeping what came", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -331,7 +331,7 @@ describe("safety", () => {
 })
 
 describe("stream", () => {
-  it.scoped("streams text deltas to streamGenerateContent?alt=sse, with usage (thoughts included) in the Finish", () =>
+  it.effect("streams text deltas to streamGenerateContent?alt=sse, with usage (thoughts included) in the Finish", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.sse(fixture("stream/text.sse")))
@@ -351,7 +351,7 @@ describe("stream", () => {
       expect(server.requests[0]!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
     }))
 
-  it.scoped("streams thoughts and whole function calls; the collected response equals what generate gives", () =>
+  it.effect("streams thoughts and whole function calls; the collected response equals what generate gives", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.sse(fixture("stream/function-calls-thinking.sse")))
@@ -370,7 +370,7 @@ describe("stream", () => {
       expect(response.usage).toEqual({ inputTokens: 96, outputTokens: 135, reasoningTokens: 94 })
     }))
 
-  it.scoped("a signature on a closing empty text chunk is kept and goes back as its own part", () =>
+  it.effect("a signature on a closing empty text chunk is kept and goes back as its own part", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -391,7 +391,7 @@ describe("stream", () => {
       })
     }))
 
-  it.scoped("an error event mid-stream fails the stream with a typed error", () =>
+  it.effect("an error event mid-stream fails the stream with a typed error", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.sse(fixture("stream/error-chunk.sse")))
@@ -403,7 +403,7 @@ describe("stream", () => {
 })
 
 describe("more of what docs/google.md promises", () => {
-  it.scoped("providerOptions are merged last; safetySettings are sent; a tool without parameters declares none", () =>
+  it.effect("providerOptions are merged last; safetySettings are sent; a tool without parameters declares none", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.json(fixture("generate/text.json")))
@@ -423,7 +423,7 @@ describe("more of what docs/google.md promises", () => {
       expect(body["tools"]).toEqual([{ functionDeclarations: [{ name: "now", description: "The time." }] }])
     }))
 
-  it.scoped("finish reasons: MAX_TOKENS is length, MALFORMED_FUNCTION_CALL is error; inline images come back as File parts", () =>
+  it.effect("finish reasons: MAX_TOKENS is length, MALFORMED_FUNCTION_CALL is error; inline images come back as File parts", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const withReason = (finishReason: string, parts: ReadonlyArray<object>) => {
@@ -444,7 +444,7 @@ describe("more of what docs/google.md promises", () => {
       expect(image.parts).toEqual([{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: "iVBORw0KGgo=" } }])
     }))
 
-  it.scoped("the default policy gives up at once on a 429 asking for more than a minute", () =>
+  it.effect("the default policy gives up at once on a 429 asking for more than a minute", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const body = JSON.parse(fixture("errors/429-resource-exhausted.json"))
@@ -458,7 +458,7 @@ describe("more of what docs/google.md promises", () => {
 })
 
 describe("hostile input", () => {
-  it.scoped("duplicate and __proto__ call ids from Gemini: every call gets its own id, no prototype is touched", () =>
+  it.effect("duplicate and __proto__ call ids from Gemini: every call gets its own id, no prototype is touched", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const body = JSON.parse(fixture("generate/function-calls-parallel.json"))
@@ -488,7 +488,7 @@ describe("hostile input", () => {
       ])
     }))
 
-  it.scoped("forged stored metadata (a signature that is not a string, a wireId that is not true) sends nothing of it", () =>
+  it.effect("forged stored metadata (a signature that is not a string, a wireId that is not true) sends nothing of it", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.json(fixture("generate/text.json")))

@@ -4,13 +4,22 @@
  * only ever holds keywords Gemini knows.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Either from "effect/Either"
-import * as FastCheck from "effect/FastCheck"
-import * as JSONSchema from "effect/JSONSchema"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import fc from "fast-check"
 import * as GoogleSchema from "../src/GoogleSchema.js"
 
-const rewrite = (schema: GoogleSchema.JsonSchema) => Either.getOrThrow(GoogleSchema.fromJsonSchema(schema))
+const rewrite = (schema: GoogleSchema.JsonSchema) => Result.getOrThrow(GoogleSchema.fromJsonSchema(schema))
+
+/** Effect's JSON Schema (draft 2020-12) of a schema as one document: its definitions under `$defs`. */
+const jsonSchemaOf = (schema: Schema.Top): GoogleSchema.JsonSchema => {
+  const document = Schema.toJsonSchemaDocument(schema)
+  return {
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    ...document.schema,
+    ...(Object.keys(document.definitions).length === 0 ? {} : { $defs: document.definitions })
+  }
+}
 
 const allowed = new Set([
   "type", "format", "title", "description", "nullable", "enum", "items", "properties", "required", "anyOf",
@@ -33,12 +42,15 @@ const onlyKnownKeywords = (schema: unknown): boolean => {
 
 describe("GoogleSchema.fromJsonSchema", () => {
   it("inlines local $refs, drops additionalProperties and $schema, uppercases types", () => {
-    const schema = { ...JSONSchema.make(Schema.Struct({
+    // `Finite`: in Effect 4 `Number` also admits the strings "Infinity", "-Infinity" and "NaN".
+    const schema = jsonSchemaOf(Schema.Struct({
       name: Schema.String,
       tags: Schema.Array(Schema.String),
-      nested: Schema.Struct({ n: Schema.Number }).annotations({ identifier: "Nested" })
-    })) } as GoogleSchema.JsonSchema
+      nested: Schema.Struct({ n: Schema.Finite }).annotate({ identifier: "Nested" })
+    }))
     expect(schema["$defs"]).toBeDefined()
+    expect(schema["$schema"]).toBeDefined()
+    expect(schema["additionalProperties"]).toBeDefined()
     expect(rewrite(schema)).toEqual({
       type: "OBJECT",
       properties: {
@@ -80,13 +92,13 @@ describe("GoogleSchema.fromJsonSchema", () => {
       $defs: { Tree: { type: "object", properties: { children: { type: "array", items: { $ref: "#/$defs/Tree" } } } } },
       $ref: "#/$defs/Tree"
     })
-    expect(Either.isLeft(recursive) && recursive.left).toContain("recursive")
-    expect(Either.isLeft(GoogleSchema.fromJsonSchema({ $ref: "#/$defs/Missing" }))).toBe(true)
-    expect(Either.isLeft(GoogleSchema.fromJsonSchema({ $ref: "https://example.com/schema.json" }))).toBe(true)
+    expect(Result.isFailure(recursive) && recursive.failure).toContain("recursive")
+    expect(Result.isFailure(GoogleSchema.fromJsonSchema({ $ref: "#/$defs/Missing" }))).toBe(true)
+    expect(Result.isFailure(GoogleSchema.fromJsonSchema({ $ref: "https://example.com/schema.json" }))).toBe(true)
     let deep: GoogleSchema.JsonSchema = { type: "string" }
     for (let i = 0; i < 200; i++) deep = { type: "object", properties: { x: deep } }
     const tooDeep = GoogleSchema.fromJsonSchema(deep)
-    expect(Either.isLeft(tooDeep) && tooDeep.left).toContain("deeper than")
+    expect(Result.isFailure(tooDeep) && tooDeep.failure).toContain("deeper than")
   })
 
   it("a property named __proto__ stays a property and touches no prototype; a $ref to __proto__ is refused", () => {
@@ -97,29 +109,30 @@ describe("GoogleSchema.fromJsonSchema", () => {
     expect(Object.getPrototypeOf(properties)).toBe(Object.prototype)
     expect(Object.getOwnPropertyDescriptor(properties, "__proto__")?.value).toEqual({ type: "STRING" })
     expect(out["required"]).toEqual(["__proto__"])
-    expect(Either.isLeft(GoogleSchema.fromJsonSchema({ $defs: {}, $ref: "#/$defs/__proto__" }))).toBe(true)
+    expect(Result.isFailure(GoogleSchema.fromJsonSchema({ $defs: {}, $ref: "#/$defs/__proto__" }))).toBe(true)
   })
 
-  it.prop(
-    "any Schema's JSON Schema rewrites to known keywords only (or a clear refusal)",
-    [FastCheck.letrec((tie) => ({
-      leaf: FastCheck.constantFrom<Schema.Schema.Any>(
-        Schema.String, Schema.Number, Schema.Boolean, Schema.Int, Schema.Literal("a", "b"), Schema.Literal(1, 2),
-        Schema.NullOr(Schema.String), Schema.Date, Schema.UUID, Schema.NonEmptyString
+  it("any Schema's JSON Schema rewrites to known keywords only (or a clear refusal)", () => {
+    const { node } = fc.letrec<{ leaf: Schema.Top; node: Schema.Top }>((tie) => ({
+      leaf: fc.constantFrom<Schema.Top>(
+        Schema.String, Schema.Number, Schema.Finite, Schema.Boolean, Schema.Int, Schema.Literals(["a", "b"]), Schema.Literals([1, 2]),
+        Schema.NullOr(Schema.String), Schema.Date, Schema.DateFromString, Schema.String.check(Schema.isUUID()), Schema.NonEmptyString
       ),
-      node: FastCheck.oneof(
+      node: fc.oneof(
         { depthSize: "small" },
         tie("leaf"),
-        FastCheck.array(tie("node"), { minLength: 1, maxLength: 3 }).map((members) =>
-          Schema.Struct(Object.fromEntries(members.map((m, i) => [`f${i}`, m as Schema.Schema.Any]))) as Schema.Schema.Any),
-        tie("node").map((m) => Schema.Array(m as Schema.Schema.Any) as Schema.Schema.Any),
-        FastCheck.tuple(tie("node"), tie("node")).map(([a, b]) => Schema.Union(a as Schema.Schema.Any, b as Schema.Schema.Any) as Schema.Schema.Any)
+        fc.array(tie("node"), { minLength: 1, maxLength: 3 }).map((members): Schema.Top =>
+          Schema.Struct(Object.fromEntries(members.map((m, i) => [`f${i}`, m])))),
+        tie("node").map((m): Schema.Top => Schema.Array(m)),
+        fc.tuple(tie("node"), tie("node")).map(([a, b]): Schema.Top => Schema.Union([a, b]))
       )
-    })).node],
-    ([schema]) => {
-      const json = { ...JSONSchema.make(Schema.Struct({ value: schema as Schema.Schema.Any })) } as GoogleSchema.JsonSchema
-      const out = GoogleSchema.fromJsonSchema(json)
-      return Either.isRight(out) ? onlyKnownKeywords(out.right) : out.left.length > 0
-    }
-  )
+    }))
+    fc.assert(
+      fc.property(node, (schema) => {
+        const out = GoogleSchema.fromJsonSchema(jsonSchemaOf(Schema.Struct({ value: schema })))
+        return Result.isSuccess(out) ? onlyKnownKeywords(out.success) : out.failure.length > 0
+      }),
+      { numRuns: 100 }
+    )
+  })
 })

@@ -6,14 +6,12 @@
  */
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import { TestClock } from "effect/testing"
+import { withSleepProbe } from "../../openai/test/support/SleepProbe.js"
 import * as GoogleLanguageModel from "../src/GoogleLanguageModel.js"
 import { Retry } from "../src/index.js"
 import { apiKey, clientLayer, geminiModel, request } from "./support/helpers.js"
@@ -39,14 +37,10 @@ const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout
 
 /** Waits (in real time) until `check` holds. */
 const eventually = (check: Effect.Effect<boolean>): Effect.Effect<void> =>
-  Effect.flatMap(check, (ok) => ok ? Effect.void : Effect.zipRight(realPause, eventually(check)))
-
-/** Waits until some fiber sleeps on the TestClock, then moves the clock on. */
-const adjustOnceWaiting = (duration: Duration.DurationInput) =>
-  Effect.zipRight(eventually(Effect.map(TestClock.sleeps(), (sleeps) => Chunk.size(sleeps) > 0)), TestClock.adjust(duration))
+  Effect.flatMap(check, (ok) => ok ? Effect.void : Effect.andThen(realPause, eventually(check)))
 
 describe("errors", () => {
-  it.scoped("a wrong key (400 with ErrorInfo API_KEY_INVALID) and a 403 are AuthenticationErrors, never retried", () =>
+  it.effect("a wrong key (400 with ErrorInfo API_KEY_INVALID) and a 403 are AuthenticationErrors, never retried", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(error("400-api-key-invalid", 400), error("403-permission-denied", 403))
@@ -59,7 +53,7 @@ describe("errors", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
-  it.scoped("a 400 is InvalidRequest with Google's message and status name; a token-limit 400 is ContextLengthExceeded", () =>
+  it.effect("a 400 is InvalidRequest with Google's message and status name; a token-limit 400 is ContextLengthExceeded", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(error("400-invalid-argument", 400), error("400-token-limit", 400))
@@ -73,7 +67,7 @@ describe("errors", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
-  it.scoped("a 429 is RateLimited with RetryInfo's delay; a retry-after header wins", () =>
+  it.effect("a 429 is RateLimited with RetryInfo's delay; a retry-after header wins", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(error("429-resource-exhausted", 429), error("429-resource-exhausted", 429, { "retry-after": "5" }))
@@ -84,7 +78,7 @@ describe("errors", () => {
       expect(fromHeader).toMatchObject({ _tag: "RateLimited", retryAfterMillis: 5_000 })
     }))
 
-  it.scoped("500 and 503 are ServerErrors; a stream request's 503 too", () =>
+  it.effect("500 and 503 are ServerErrors; a stream request's 503 too", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(error("500-internal", 500), error("503-unavailable", 503))
@@ -95,7 +89,7 @@ describe("errors", () => {
       expect(streamed.message).toContain("overloaded")
     }))
 
-  it.scoped("the key never shows in an error, even when the server echoes it", () =>
+  it.effect("the key never shows in an error, even when the server echoes it", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -107,7 +101,7 @@ describe("errors", () => {
       noKeyIn(yield* Effect.flip(LanguageModel.collect(model.stream(ask))))
     }))
 
-  it.scoped("a body that is not JSON, an HTML page with status 200 and a 200 without candidates are MalformedResponses", () =>
+  it.effect("a body that is not JSON, an HTML page with status 200 and a 200 without candidates are MalformedResponses", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(
@@ -122,7 +116,7 @@ describe("errors", () => {
       expect(server.requests).toHaveLength(3)
     }))
 
-  it.scoped("a stream cut mid-way fails with NetworkError after the parts that came; it is not retried", () =>
+  it.effect("a stream cut mid-way fails with NetworkError after the parts that came; it is not retried", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const sse = fixture("stream/text.sse")
@@ -135,7 +129,7 @@ describe("errors", () => {
       expect(server.requests).toHaveLength(1)
     }))
 
-  it.scoped("a stream that ends cleanly without a finish reason broke off: NetworkError", () =>
+  it.effect("a stream that ends cleanly without a finish reason broke off: NetworkError", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.sse(ReplayServer.firstEvents(fixture("stream/text.sse").replace(/\r\n/g, "\n"), 2)))
@@ -147,36 +141,36 @@ describe("errors", () => {
 })
 
 describe("retries", () => {
-  it.scoped("retries a 429 after the RetryInfo delay it asked for, then succeeds (default policy on the TestClock)", () =>
-    Effect.gen(function*() {
+  it.effect("retries a 429 after the RetryInfo delay it asked for, then succeeds (default policy on the TestClock)", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(error("429-resource-exhausted", 429), text())
       const model = yield* GoogleLanguageModel.make({ model: "gemini-2.5-flash" }).pipe(Effect.provide(clientLayer(server)))
-      const fiber = yield* Effect.fork(model.generate(ask))
+      const fiber = yield* Effect.forkChild(model.generate(ask))
       yield* server.waitForRequests(1)
-      yield* eventually(Effect.map(TestClock.sleeps(), (sleeps) => Chunk.size(sleeps) > 0))
+      yield* probe.untilSomeoneSleeps
       yield* TestClock.adjust("36999 millis")
-      yield* Effect.repeatN(realPause, 5)
+      yield* Effect.repeat(realPause, { times: 5 })
       expect(server.requests).toHaveLength(1)
       yield* TestClock.adjust("1 millis")
       const response = yield* Fiber.join(fiber)
       expect(response.finishReason).toBe("stop")
       expect(server.requests).toHaveLength(2)
-    }))
+    })))
 
-  it.scoped("gives up after the default policy's 3 retries of a 503, with a typed ServerError", () =>
-    Effect.gen(function*() {
+  it.effect("gives up after the default policy's 3 retries of a 503, with a typed ServerError", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(...Array.from({ length: 4 }, () => error("503-unavailable", 503)), text())
       const model = yield* GoogleLanguageModel.make({ model: "gemini-2.5-flash" }).pipe(Effect.provide(clientLayer(server)))
-      const fiber = yield* Effect.fork(Effect.flip(model.generate(ask)))
-      while (Option.isNone(yield* Fiber.poll(fiber))) {
-        if (Chunk.isNonEmpty(yield* TestClock.sleeps())) yield* TestClock.adjust("30 seconds")
+      const fiber = yield* Effect.forkChild(Effect.flip(model.generate(ask)))
+      while (fiber.pollUnsafe() === undefined) {
+        if (probe.pending() > 0) yield* TestClock.adjust("30 seconds")
         else yield* realPause
       }
       expect(yield* Fiber.join(fiber)).toMatchObject({ _tag: "ServerError", status: 503 })
       expect(server.requests).toHaveLength(4)
-    }))
+    })))
 
   it.live("a custom Schedule retries a stream while it opens, then the stream runs", () =>
     Effect.gen(function*() {
@@ -190,34 +184,36 @@ describe("retries", () => {
 })
 
 describe("timeouts", () => {
-  it.scoped("a stream that stalls after one chunk fails after idleTimeout and the request is closed", () =>
-    Effect.gen(function*() {
+  it.effect("a stream that stalls after one chunk fails after idleTimeout and the request is closed", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       const sse = fixture("stream/text.sse").replace(/\r\n/g, "\n")
       server.enqueue(ReplayServer.hang({ sse: true, body: ReplayServer.firstEvents(sse, 1) }))
       const model = yield* geminiModel(server, { idleTimeout: "30 seconds", retry: Schedule.recurs(3) })
       const seen: Array<LanguageModel.StreamPart> = []
-      const fiber = yield* Effect.fork(Stream.runForEach(model.stream(ask), (part) => Effect.sync(() => seen.push(part))))
+      const fiber = yield* Effect.forkChild(Stream.runForEach(model.stream(ask), (part) => Effect.sync(() => seen.push(part))))
       yield* eventually(Effect.sync(() => seen.length > 0))
-      yield* adjustOnceWaiting("30 seconds")
+      yield* probe.untilSomeoneSleeps
+      yield* TestClock.adjust("30 seconds")
       const failure = yield* Effect.flip(Fiber.join(fiber))
       expect(failure._tag).toBe("NetworkError")
       expect(failure.message).toContain("idleTimeout")
       yield* server.waitForClientCloses(1)
       expect(server.requests).toHaveLength(1)
-    }))
+    })))
 
-  it.scoped("totalTimeout bounds a generate call whose body never ends; interrupting closes the request", () =>
-    Effect.gen(function*() {
+  it.effect("totalTimeout bounds a generate call whose body never ends; interrupting closes the request", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make()
       server.enqueue(ReplayServer.hang())
       const model = yield* geminiModel(server, { totalTimeout: "2 minutes" })
-      const fiber = yield* Effect.fork(model.generate(ask))
+      const fiber = yield* Effect.forkChild(model.generate(ask))
       yield* server.waitForRequests(1)
-      yield* adjustOnceWaiting("2 minutes")
+      yield* probe.untilSomeoneSleeps
+      yield* TestClock.adjust("2 minutes")
       const failure = yield* Effect.flip(Fiber.join(fiber))
       expect(failure._tag).toBe("NetworkError")
       expect(failure.message).toContain("totalTimeout")
       yield* server.waitForClientCloses(1)
-    }))
+    })))
 })

@@ -2,12 +2,13 @@
  * Looking into request bodies without knowing the provider's wire format:
  * search a parsed JSON body for a value (also inside strings holding JSON
  * text), for a string, for a JSON Schema; derive a tool's parameters from an
- * example of its arguments; wait in real time for the TestClock.
+ * example of its arguments; wait in real time for the TestClock, and see who
+ * sleeps on it.
  */
-import * as Chunk from "effect/Chunk"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as TestClock from "effect/TestClock"
+import { TestClock } from "effect/testing"
 import { isDeepStrictEqual } from "node:util"
 
 /** Every node of a parsed JSON value (the value itself, then its members, depth first). */
@@ -52,7 +53,7 @@ export const containsSchemaWith = (body: unknown, properties: ReadonlyArray<stri
 }
 
 /** A Schema accepting values shaped like `example` (strings, numbers, booleans, null, arrays and objects of them). */
-export const schemaOf = (example: unknown): Schema.Schema.AnyNoContext => {
+export const schemaOf = (example: unknown): Schema.Codec<unknown> => {
   if (typeof example === "string") return Schema.String
   if (typeof example === "number") return Schema.Number
   if (typeof example === "boolean") return Schema.Boolean
@@ -63,7 +64,7 @@ export const schemaOf = (example: unknown): Schema.Schema.AnyNoContext => {
 }
 
 /** The Struct fields accepting objects shaped like `example`. */
-export const fieldsOf = (example: Readonly<Record<string, unknown>>): { readonly [key: string]: Schema.Schema.AnyNoContext } =>
+export const fieldsOf = (example: Readonly<Record<string, unknown>>): { readonly [key: string]: Schema.Codec<unknown> } =>
   Object.fromEntries(Object.entries(example).map(([key, value]) => [key, schemaOf(value)]))
 
 /** The arguments with one change a person might make: the first string gets " (edited)", else the first number +1. */
@@ -97,11 +98,39 @@ export const eventually = (what: string, check: Effect.Effect<boolean>, timeoutM
     const loop: Effect.Effect<void> = Effect.flatMap(check, (ok) => {
       if (ok) return Effect.void
       if (Date.now() > deadline) return Effect.die(new Error(`Conformance: waited ${timeoutMillis} ms (real time) for ${what}`))
-      return Effect.zipRight(realSleep(3), loop)
+      return Effect.andThen(realSleep(3), loop)
     })
     return loop
   })
 
-/** Waits until some fiber sleeps on the TestClock. */
+/** How many sleeps are pending on each clock made by `watchingSleeps`. */
+const pendingSleeps = new WeakMap<Clock.Clock, { count: number }>()
+
+/**
+ * Runs `effect` on the test's `TestClock` wrapped so that the sleeps pending
+ * on it are counted (Effect 4 keeps the TestClock's sleeps to itself): what
+ * `untilSomeoneSleeps` reads.
+ */
+export const watchingSleeps = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  TestClock.testClockWith((clock) => {
+    const pending = { count: 0 }
+    const watched: TestClock.TestClock = {
+      ...clock,
+      sleep: (duration) =>
+        Effect.acquireUseRelease(
+          Effect.sync(() => pending.count++),
+          () => clock.sleep(duration),
+          () => Effect.sync(() => pending.count--)
+        )
+    }
+    pendingSleeps.set(watched, pending)
+    return Effect.provideService(effect, Clock.Clock, watched)
+  })
+
+/** Waits until some fiber sleeps on the TestClock (run inside `watchingSleeps`). */
 export const untilSomeoneSleeps = (what: string): Effect.Effect<void> =>
-  eventually(`${what} to wait on the clock`, Effect.map(TestClock.sleeps(), Chunk.isNonEmpty))
+  Clock.clockWith((clock) => {
+    const pending = pendingSleeps.get(clock)
+    if (pending === undefined) return Effect.die(new Error(`Conformance: ${what}: the clock is not watched (run inside watchingSleeps)`))
+    return eventually(`${what} to wait on the clock`, Effect.sync(() => pending.count > 0))
+  })

@@ -20,9 +20,9 @@ import type {
   Usage
 } from "@anthropic-ai/sdk/resources/messages"
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
-import * as Either from "effect/Either"
-import type { Options } from "../AnthropicLanguageModel.js"
+import * as Result from "effect/Result"
 import type { Redactor } from "./errors.js"
+import type { Options } from "./options.js"
 
 /** The key of this package's entry in `providerMetadata`. */
 export const metadataKey = "anthropic"
@@ -46,21 +46,21 @@ const anthropicMetadata = (metadata: { readonly [key: string]: unknown } | undef
 const imageTypes: ReadonlySet<string> = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"])
 
 /** A user file as an image or document block. */
-const fileBlock = (file: Messages.FilePart): Either.Either<ImageBlockParam | DocumentBlockParam, ChatError.InvalidRequest> => {
+const fileBlock = (file: Messages.FilePart): Result.Result<ImageBlockParam | DocumentBlockParam, ChatError.InvalidRequest> => {
   const type = file.mediaType.toLowerCase()
   const title = file.filename === undefined ? {} : { title: file.filename }
   if (type.startsWith("image/")) {
-    if (file.data._tag === "Url") return Either.right({ type: "image", source: { type: "url", url: file.data.url } })
+    if (file.data._tag === "Url") return Result.succeed({ type: "image", source: { type: "url", url: file.data.url } })
     if (!imageTypes.has(type)) {
-      return Either.left(unsupported(`Anthropic takes images as JPEG, PNG, GIF or WebP, not ${file.mediaType}.`))
+      return Result.fail(unsupported(`Anthropic takes images as JPEG, PNG, GIF or WebP, not ${file.mediaType}.`))
     }
-    return Either.right({
+    return Result.succeed({
       type: "image",
       source: { type: "base64", media_type: type as "image/png", data: file.data.base64 }
     })
   }
   if (type === "application/pdf") {
-    return Either.right({
+    return Result.succeed({
       type: "document",
       source: file.data._tag === "Url"
         ? { type: "url", url: file.data.url }
@@ -69,29 +69,29 @@ const fileBlock = (file: Messages.FilePart): Either.Either<ImageBlockParam | Doc
     })
   }
   if (type === "text/plain" && file.data._tag === "Base64") {
-    return Either.right({
+    return Result.succeed({
       type: "document",
       source: { type: "text", media_type: "text/plain", data: Buffer.from(file.data.base64, "base64").toString("utf8") },
       ...title
     })
   }
-  return Either.left(
+  return Result.fail(
     unsupported(`Anthropic takes images, PDF documents and base64 text/plain documents, not ${file.mediaType}${file.data._tag === "Url" ? " by URL" : ""}.`)
   )
 }
 
-const userBlocks = (message: Messages.Message): Either.Either<Array<ContentBlockParam>, ChatError.InvalidRequest> => {
+const userBlocks = (message: Messages.Message): Result.Result<Array<ContentBlockParam>, ChatError.InvalidRequest> => {
   const out: Array<ContentBlockParam> = []
   for (const part of message.parts) {
     if (part._tag === "Text") {
       if (part.text !== "") out.push({ type: "text", text: part.text })
     } else if (part._tag === "File") {
       const block = fileBlock(part)
-      if (Either.isLeft(block)) return Either.left(block.left)
-      out.push(block.right)
+      if (Result.isFailure(block)) return Result.fail(block.failure)
+      out.push(block.success)
     }
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /** The `tool_use` input: the effective arguments parsed; anything but a JSON object (never sent by the API) is `{}`. */
@@ -121,13 +121,13 @@ const thinkingBlock = (part: Messages.ReasoningPart): ContentBlockParam | undefi
 /** An assistant message's blocks, and the `tool_result` blocks of its answered calls. */
 const assistantBlocks = (
   message: Messages.Message
-): Either.Either<{ readonly content: Array<ContentBlockParam>; readonly results: Array<ToolResultBlockParam> }, ChatError.InvalidRequest> => {
+): Result.Result<{ readonly content: Array<ContentBlockParam>; readonly results: Array<ToolResultBlockParam> }, ChatError.InvalidRequest> => {
   const content: Array<ContentBlockParam> = []
   const results: Array<ToolResultBlockParam> = []
   for (const part of message.parts) {
     switch (part._tag) {
       case "File":
-        return Either.left(unsupported("Anthropic does not take files in assistant messages."))
+        return Result.fail(unsupported("Anthropic does not take files in assistant messages."))
       case "Text":
         if (part.text !== "") content.push({ type: "text", text: part.text })
         break
@@ -151,7 +151,7 @@ const assistantBlocks = (
       }
     }
   }
-  return Either.right({ content, results })
+  return Result.succeed({ content, results })
 }
 
 /** Appends blocks to the conversation, merging them into the last message when it has the same role. */
@@ -165,14 +165,14 @@ const push = (out: Array<MessageParam>, role: "user" | "assistant", blocks: Read
 /** The system prompt and the conversation as Messages API messages. */
 export const toMessages = (
   messages: Messages.Messages
-): Either.Either<{ readonly system: Array<string>; readonly messages: Array<MessageParam> }, ChatError.InvalidRequest> => {
+): Result.Result<{ readonly system: Array<string>; readonly messages: Array<MessageParam> }, ChatError.InvalidRequest> => {
   const system: Array<string> = []
   const out: Array<MessageParam> = []
   for (const message of messages) {
     switch (message.role) {
       case "system": {
         if (!message.parts.every((part) => part._tag === "Text")) {
-          return Either.left(unsupported("A system message may only hold text parts."))
+          return Result.fail(unsupported("A system message may only hold text parts."))
         }
         const text = Messages.textOf(message)
         if (text !== "") system.push(text)
@@ -180,21 +180,21 @@ export const toMessages = (
       }
       case "user": {
         const blocks = userBlocks(message)
-        if (Either.isLeft(blocks)) return Either.left(blocks.left)
-        push(out, "user", blocks.right)
+        if (Result.isFailure(blocks)) return Result.fail(blocks.failure)
+        push(out, "user", blocks.success)
         break
       }
       case "assistant": {
         const blocks = assistantBlocks(message)
-        if (Either.isLeft(blocks)) return Either.left(blocks.left)
-        push(out, "assistant", blocks.right.content)
+        if (Result.isFailure(blocks)) return Result.fail(blocks.failure)
+        push(out, "assistant", blocks.success.content)
         // The answers of this response's calls: one user message, results first.
-        push(out, "user", blocks.right.results)
+        push(out, "user", blocks.success.results)
         break
       }
     }
   }
-  return Either.right({ system, messages: out })
+  return Result.succeed({ system, messages: out })
 }
 
 const cacheControl = (caching: Options["promptCaching"]): CacheControlEphemeral | undefined =>
@@ -230,15 +230,15 @@ const effortOf = (effort: LanguageModel.Options["reasoningEffort"]): "low" | "me
   effort === undefined ? undefined : effort === "minimal" ? "low" : effort
 
 /** The request body (without `stream`): request options take precedence over the layer's options. */
-export const toBody = (request: LanguageModel.Request, options: Options): Either.Either<Body, ChatError.InvalidRequest> =>
-  Either.flatMap(toMessages(request.messages), ({ messages, system }): Either.Either<Body, ChatError.InvalidRequest> => {
+export const toBody = (request: LanguageModel.Request, options: Options): Result.Result<Body, ChatError.InvalidRequest> =>
+  Result.flatMap(toMessages(request.messages), ({ messages, system }): Result.Result<Body, ChatError.InvalidRequest> => {
     const o = request.options
     const thinking = options.thinking
     const thinkingOn = thinking !== undefined
     const budget = thinking?.type === "enabled" ? thinking.budgetTokens : undefined
     const maxTokens = o.maxTokens ?? options.maxTokens ?? defaultMaxTokens + (budget ?? 0)
     if (budget !== undefined && (!Number.isInteger(budget) || budget < 1024 || budget >= maxTokens)) {
-      return Either.left(unsupported(
+      return Result.fail(unsupported(
         `The thinking budget must be a whole number of at least 1024 tokens and below maxTokens (${maxTokens}); it is ${budget}.`
       ))
     }
@@ -248,10 +248,10 @@ export const toBody = (request: LanguageModel.Request, options: Options): Either
     const mode = options.structuredOutput ?? (thinkingOn ? "native" : "tool")
     const structuredTool = format !== undefined && mode === "tool" ? format.name : undefined
     if (structuredTool !== undefined && request.tools.some((tool) => tool.name === structuredTool)) {
-      return Either.left(unsupported(`The structured output's name '${structuredTool}' is also the name of a tool.`))
+      return Result.fail(unsupported(`The structured output's name '${structuredTool}' is also the name of a tool.`))
     }
     if (structuredTool !== undefined && thinkingOn) {
-      return Either.left(unsupported("Anthropic refuses a forced tool while thinking is on: use structuredOutput: \"native\"."))
+      return Result.fail(unsupported("Anthropic refuses a forced tool while thinking is on: use structuredOutput: \"native\"."))
     }
     const declared = [
       ...request.tools.map((tool) => toTool(tool, strict)),
@@ -288,7 +288,7 @@ export const toBody = (request: LanguageModel.Request, options: Options): Either
       ...(effort === undefined ? {} : { effort }),
       ...(format !== undefined && structuredTool === undefined ? { format: { type: "json_schema" as const, schema: { ...format.schema } } } : {})
     }
-    return Either.right({
+    return Result.succeed({
       structuredTool,
       body: {
         model: options.model,
@@ -405,9 +405,9 @@ const redactedPart = (data: string): Messages.ReasoningPart => ({
 export const fromMessage = (
   message: Message,
   structuredTool: string | undefined
-): Either.Either<LanguageModel.Response, ChatError.MalformedResponse> => {
+): Result.Result<LanguageModel.Response, ChatError.MalformedResponse> => {
   if (typeof message !== "object" || message === null || !Array.isArray(message.content)) {
-    return Either.left(malformed("The Anthropic message holds no content."))
+    return Result.fail(malformed("The Anthropic message holds no content."))
   }
   const parts: Array<Messages.Part> = []
   for (const block of message.content) {
@@ -423,7 +423,7 @@ export const fromMessage = (
         break
       case "tool_use":
         if (typeof block.id !== "string" || block.id === "" || typeof block.name !== "string") {
-          return Either.left(malformed("A tool_use block has no id or name."))
+          return Result.fail(malformed("A tool_use block has no id or name."))
         }
         parts.push(
           block.name === structuredTool
@@ -439,7 +439,7 @@ export const fromMessage = (
   const counts: Counts = {}
   readCounts(counts, message.usage)
   const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
-  return Either.right({
+  return Result.succeed({
     parts,
     usage: toUsage(counts),
     finishReason: fromStopReason(message.stop_reason, hasToolCalls),
@@ -475,7 +475,7 @@ export class StreamState {
   ) {}
 
   /** The parts of one event. */
-  push(event: RawMessageStreamEvent): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+  push(event: RawMessageStreamEvent): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
     const out: Array<LanguageModel.StreamPart> = []
     switch (event.type) {
       case "message_start":
@@ -504,21 +504,21 @@ export class StreamState {
         this.stopped = true
         break
     }
-    return Either.right(out)
+    return Result.succeed(out)
   }
 
   private start(
     index: number,
     block: Extract<RawMessageStreamEvent, { type: "content_block_start" }>["content_block"]
-  ): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
-    if (this.blocks.has(index)) return Either.left(malformed(`Anthropic's stream started content block ${index} twice.`))
+  ): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+    if (this.blocks.has(index)) return Result.fail(malformed(`Anthropic's stream started content block ${index} twice.`))
     switch (block.type) {
       case "text":
         this.blocks.set(index, { type: "text", started: block.text !== "" })
-        return Either.right(block.text === "" ? [] : [{ _tag: "TextDelta", text: block.text, start: true }])
+        return Result.succeed(block.text === "" ? [] : [{ _tag: "TextDelta", text: block.text, start: true }])
       case "thinking": {
         this.blocks.set(index, { type: "thinking", started: true })
-        return Either.right([{
+        return Result.succeed([{
           _tag: "ReasoningDelta",
           text: block.thinking,
           start: true,
@@ -528,73 +528,73 @@ export class StreamState {
       }
       case "redacted_thinking":
         this.blocks.set(index, { type: "other" })
-        return Either.right([{ _tag: "Part", part: redactedPart(block.data) }])
+        return Result.succeed([{ _tag: "Part", part: redactedPart(block.data) }])
       case "tool_use": {
         if (typeof block.id !== "string" || block.id === "" || typeof block.name !== "string") {
-          return Either.left(malformed("A tool_use block of Anthropic's stream has no id or name."))
+          return Result.fail(malformed("A tool_use block of Anthropic's stream has no id or name."))
         }
         const input = block.input !== undefined && block.input !== null && Object.keys(block.input).length > 0
           ? JSON.stringify(block.input)
           : ""
         if (block.name === this.structuredTool) {
           this.blocks.set(index, { type: "structured", started: input !== "" })
-          return Either.right(input === "" ? [] : [{ _tag: "TextDelta", text: input, start: true }])
+          return Result.succeed(input === "" ? [] : [{ _tag: "TextDelta", text: input, start: true }])
         }
         this.blocks.set(index, { type: "tool_use", id: block.id, hasInput: input !== "" })
         this.hasToolCalls = true
-        return Either.right([
+        return Result.succeed([
           { _tag: "ToolCallStart", id: block.id, name: block.name },
           ...(input === "" ? [] : [{ _tag: "ToolCallDelta" as const, id: block.id, argumentsDelta: input }])
         ])
       }
       default:
         this.blocks.set(index, { type: "other" })
-        return Either.right([])
+        return Result.succeed([])
     }
   }
 
   private delta(
     index: number,
     delta: Extract<RawMessageStreamEvent, { type: "content_block_delta" }>["delta"]
-  ): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+  ): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
     const block = this.blocks.get(index)
-    if (block === undefined) return Either.left(malformed(`Anthropic's stream sent a delta for content block ${index}, which never started.`))
+    if (block === undefined) return Result.fail(malformed(`Anthropic's stream sent a delta for content block ${index}, which never started.`))
     switch (delta.type) {
       case "text_delta":
-        if (block.type !== "text" || delta.text === "") return Either.right([])
+        if (block.type !== "text" || delta.text === "") return Result.succeed([])
         {
           const start = !block.started
           block.started = true
-          return Either.right([{ _tag: "TextDelta", text: delta.text, ...(start ? { start: true } : {}) }])
+          return Result.succeed([{ _tag: "TextDelta", text: delta.text, ...(start ? { start: true } : {}) }])
         }
       case "thinking_delta":
-        return Either.right(block.type === "thinking" && delta.thinking !== "" ? [{ _tag: "ReasoningDelta", text: delta.thinking }] : [])
+        return Result.succeed(block.type === "thinking" && delta.thinking !== "" ? [{ _tag: "ReasoningDelta", text: delta.thinking }] : [])
       case "signature_delta":
-        return Either.right(block.type === "thinking" ? [{ _tag: "ReasoningDelta", text: "", signature: delta.signature }] : [])
+        return Result.succeed(block.type === "thinking" ? [{ _tag: "ReasoningDelta", text: "", signature: delta.signature }] : [])
       case "input_json_delta": {
-        if (delta.partial_json === "") return Either.right([])
+        if (delta.partial_json === "") return Result.succeed([])
         if (block.type === "structured") {
           const start = !block.started
           block.started = true
-          return Either.right([{ _tag: "TextDelta", text: delta.partial_json, ...(start ? { start: true } : {}) }])
+          return Result.succeed([{ _tag: "TextDelta", text: delta.partial_json, ...(start ? { start: true } : {}) }])
         }
-        if (block.type !== "tool_use") return Either.right([])
+        if (block.type !== "tool_use") return Result.succeed([])
         block.hasInput = true
-        return Either.right([{ _tag: "ToolCallDelta", id: block.id, argumentsDelta: delta.partial_json }])
+        return Result.succeed([{ _tag: "ToolCallDelta", id: block.id, argumentsDelta: delta.partial_json }])
       }
       default:
-        return Either.right([])
+        return Result.succeed([])
     }
   }
 
   /** The closing `Finish` part; a stream that ended before `message_stop` broke off. */
-  end(): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+  end(): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
     if (!this.stopped || this.stopReason === undefined) {
-      return Either.left(new ChatError.NetworkError({
+      return Result.fail(new ChatError.NetworkError({
         message: this.redact("Anthropic's stream ended before the message was complete (no message_stop).")
       }))
     }
-    return Either.right([{
+    return Result.succeed([{
       _tag: "Finish",
       usage: toUsage(this.counts),
       finishReason: fromStopReason(this.stopReason, this.hasToolCalls),

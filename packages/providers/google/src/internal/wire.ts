@@ -20,11 +20,11 @@ import type {
   ThinkingLevel,
   Tool
 } from "@google/genai"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
-import type { Options } from "../GoogleLanguageModel.js"
 import * as GoogleSchema from "../GoogleSchema.js"
 import type { Redactor } from "./errors.js"
+import type { Options } from "./options.js"
 
 /** The key of this package's entry in `providerMetadata`. */
 export const metadataKey = "google"
@@ -83,14 +83,14 @@ const userContent = (message: Messages.Message): Content => ({
 })
 
 /** Tool call arguments as the object `functionCall.args` needs. */
-const argsObject = (call: Messages.ProjectedToolCall): Either.Either<Record<string, unknown>, ChatError.InvalidRequest> => {
+const argsObject = (call: Messages.ProjectedToolCall): Result.Result<Record<string, unknown>, ChatError.InvalidRequest> => {
   try {
     const parsed: unknown = call.arguments.trim() === "" ? {} : JSON.parse(call.arguments)
     return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)
-      ? Either.right(parsed as Record<string, unknown>)
-      : Either.left(unsupported(`The arguments of tool call '${call.id}' are not a JSON object; Gemini takes objects only.`))
+      ? Result.succeed(parsed as Record<string, unknown>)
+      : Result.fail(unsupported(`The arguments of tool call '${call.id}' are not a JSON object; Gemini takes objects only.`))
   } catch {
-    return Either.left(unsupported(`The arguments of tool call '${call.id}' are not valid JSON.`))
+    return Result.fail(unsupported(`The arguments of tool call '${call.id}' are not valid JSON.`))
   }
 }
 
@@ -106,7 +106,7 @@ const responseObject = (result: Messages.ProjectedResult): Record<string, unknow
  * The model's content (thoughts, text and calls, with their signatures), then
  * one user content holding a `functionResponse` per answered call.
  */
-const assistantContents = (message: Messages.Message): Either.Either<Array<Content>, ChatError.InvalidRequest> => {
+const assistantContents = (message: Messages.Message): Result.Result<Array<Content>, ChatError.InvalidRequest> => {
   const metadata = metadataOf(message)
   const parts: Array<Part> = []
   const responses: Array<Part> = []
@@ -135,13 +135,13 @@ const assistantContents = (message: Messages.Message): Either.Either<Array<Conte
       case "ToolCall": {
         const call = Messages.projectToolCall(part)
         const args = argsObject(call)
-        if (Either.isLeft(args)) return Either.left(args.left)
+        if (Result.isFailure(args)) return Result.fail(args.failure)
         // Stored metadata is data from outside: only a string signature and a `true` flag count.
         const known: unknown = ownValue(metadata.calls, call.id)
         const signature = stringField(known, "signature")
         const id = field(known, "wireId") === true ? { id: call.id } : {}
         parts.push({
-          functionCall: { ...id, name: call.name, args: args.right },
+          functionCall: { ...id, name: call.name, args: args.success },
           ...(signature === undefined ? {} : { thoughtSignature: signature })
         })
         if (call.result !== undefined) {
@@ -153,20 +153,20 @@ const assistantContents = (message: Messages.Message): Either.Either<Array<Conte
   }
   const out: Array<Content> = parts.length === 0 ? [] : [{ role: "model", parts }]
   if (responses.length > 0) out.push({ role: "user", parts: responses })
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /** The conversation as Gemini contents, and the system messages' text as the system instruction. */
 export const toContents = (
   messages: Messages.Messages
-): Either.Either<{ readonly contents: Array<Content>; readonly system: Array<string> }, ChatError.InvalidRequest> => {
+): Result.Result<{ readonly contents: Array<Content>; readonly system: Array<string> }, ChatError.InvalidRequest> => {
   const contents: Array<Content> = []
   const system: Array<string> = []
   for (const message of messages) {
     switch (message.role) {
       case "system": {
         if (!message.parts.every((part) => part._tag === "Text")) {
-          return Either.left(unsupported("A system message may only hold text parts."))
+          return Result.fail(unsupported("A system message may only hold text parts."))
         }
         system.push(message.parts.map((part) => (part._tag === "Text" ? part.text : "")).join(""))
         break
@@ -176,12 +176,12 @@ export const toContents = (
         break
       case "assistant": {
         const mapped = assistantContents(message)
-        if (Either.isLeft(mapped)) return Either.left(mapped.left)
-        contents.push(...mapped.right)
+        if (Result.isFailure(mapped)) return Result.fail(mapped.failure)
+        contents.push(...mapped.success)
       }
     }
   }
-  return Either.right({ contents, system })
+  return Result.succeed({ contents, system })
 }
 
 /** A schema as Gemini takes it: rewritten to its subset, or sent as JSON Schema. */
@@ -189,10 +189,10 @@ const schemaOf = (
   schema: LanguageModel.JsonSchema,
   what: string,
   options: Options
-): Either.Either<LanguageModel.JsonSchema, ChatError.InvalidRequest> =>
+): Result.Result<LanguageModel.JsonSchema, ChatError.InvalidRequest> =>
   options.schemas === "json-schema"
-    ? Either.right(schema)
-    : Either.mapLeft(GoogleSchema.fromJsonSchema(schema), (reason) =>
+    ? Result.succeed(schema)
+    : Result.mapError(GoogleSchema.fromJsonSchema(schema), (reason) =>
       unsupported(`The schema of ${what} cannot be expressed in Gemini's schema subset: ${reason}.`))
 
 const isEmptyObject = (schema: LanguageModel.JsonSchema): boolean => {
@@ -205,24 +205,24 @@ const isEmptyObject = (schema: LanguageModel.JsonSchema): boolean => {
 export const toTools = (
   declarations: ReadonlyArray<LanguageModel.ToolDeclaration>,
   options: Options
-): Either.Either<Array<Tool>, ChatError.InvalidRequest> => {
+): Result.Result<Array<Tool>, ChatError.InvalidRequest> => {
   const functions: NonNullable<Tool["functionDeclarations"]> = []
   for (const declaration of declarations) {
     const schema = schemaOf(declaration.parameters, `tool '${declaration.name}'`, options)
-    if (Either.isLeft(schema)) return Either.left(schema.left)
+    if (Result.isFailure(schema)) return Result.fail(schema.failure)
     // A function without parameters declares none (Gemini refuses an OBJECT without properties).
-    const parameters = isEmptyObject(schema.right)
+    const parameters = isEmptyObject(schema.success)
       ? {}
       : options.schemas === "json-schema"
-      ? { parametersJsonSchema: schema.right }
-      : { parameters: schema.right }
+      ? { parametersJsonSchema: schema.success }
+      : { parameters: schema.success }
     functions.push({
       name: declaration.name,
       ...(declaration.description === "" ? {} : { description: declaration.description }),
       ...parameters
     })
   }
-  return Either.right(functions.length === 0 ? [] : [{ functionDeclarations: functions }])
+  return Result.succeed(functions.length === 0 ? [] : [{ functionDeclarations: functions }])
 }
 
 const modes = { auto: "AUTO", any: "ANY", none: "NONE", validated: "VALIDATED" } as const
@@ -270,10 +270,10 @@ const toThinkingConfig = (
 export const toParams = (
   request: LanguageModel.Request,
   options: Options
-): Either.Either<GenerateContentParameters, ChatError.InvalidRequest> =>
-  Either.gen(function*() {
+): Result.Result<GenerateContentParameters, ChatError.InvalidRequest> =>
+  Result.gen(function*() {
     const { contents, system } = yield* toContents(request.messages)
-    if (contents.length === 0) return yield* Either.left(unsupported("Gemini needs at least one user or model message."))
+    if (contents.length === 0) return yield* Result.fail(unsupported("Gemini needs at least one user or model message."))
     const o = request.options
     const tools = yield* toTools(request.tools, options)
     const format = o.responseFormat
@@ -447,12 +447,12 @@ class PartsReader {
 export const fromResponse = (
   response: GenerateContentResponse,
   redact: Redactor
-): Either.Either<LanguageModel.Response, ChatError.ModelError> => {
+): Result.Result<LanguageModel.Response, ChatError.ModelError> => {
   const blocked = promptBlocked(response, redact)
-  if (blocked !== undefined) return Either.left(blocked)
+  if (blocked !== undefined) return Result.fail(blocked)
   const candidate = response.candidates?.[0]
   if (candidate === undefined) {
-    return Either.left(new ChatError.MalformedResponse({ message: "The Gemini response holds no candidate." }))
+    return Result.fail(new ChatError.MalformedResponse({ message: "The Gemini response holds no candidate." }))
   }
   const reader = new PartsReader()
   const acc = new LanguageModel.Accumulator()
@@ -471,7 +471,7 @@ export const fromResponse = (
     finishReason: fromFinishReason(finishReason, reader.hasToolCalls),
     providerMetadata: reader.metadata(response, finishReason)
   })
-  return Either.right(acc.response()!)
+  return Result.succeed(acc.response()!)
 }
 
 /**
@@ -512,14 +512,14 @@ export class StreamState {
   }
 
   /** The closing `Finish` part; a stream that ended before its finish reason broke off. */
-  end(): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
-    if (this.blocked !== undefined && this.finishReason === undefined) return Either.left(this.blocked)
+  end(): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+    if (this.blocked !== undefined && this.finishReason === undefined) return Result.fail(this.blocked)
     if (this.finishReason === undefined) {
-      return Either.left(
+      return Result.fail(
         new ChatError.NetworkError({ message: "Gemini's stream ended before the response was complete (no finish reason)." })
       )
     }
-    return Either.right([{
+    return Result.succeed([{
       _tag: "Finish",
       usage: this.usage ?? LanguageModel.noUsage,
       finishReason: fromFinishReason(this.finishReason, this.reader.hasToolCalls),
