@@ -32,19 +32,19 @@ const setups = {
     } }
   },
   ai: async () => {
-    const [{ generateText, stepCountIs, tool }, { MockLanguageModelV3 }, { z }] = await Promise.all([import("ai"), import("ai/test"), import("zod")])
+    const [{ generateText, isStepCount, tool }, { MockLanguageModelV4 }, { z }] = await Promise.all([import("ai"), import("ai/test"), import("zod")])
     const imported = performance.now()
     globalThis.AI_SDK_LOG_WARNINGS = false
     const usage = { inputTokens: { total: 10, noCache: 10 }, outputTokens: { total: 5, text: 5 } }
     const call = { content: [{ type: "tool-call", toolCallId: "call_1", toolName: "noop", input: "{}" }], finishReason: { unified: "tool-calls", raw: "tool_calls" }, usage, warnings: [] }
     const answer = { content: [{ type: "text", text: "Done." }], finishReason: { unified: "stop", raw: "stop" }, usage, warnings: [] }
     let index = 0
-    const model = new MockLanguageModelV3({ doGenerate: async () => { firstRequest ??= performance.now(); return index++ === 0 ? call : answer } })
+    const model = new MockLanguageModelV4({ doGenerate: async () => { firstRequest ??= performance.now(); return index++ === 0 ? call : answer } })
     const tools = { noop: tool({ description: "Does nothing.", inputSchema: z.object({}), execute: async () => ({ ok: true }) }) }
     return { imported, turn: async () => {
       index = 0
       model.doGenerateCalls.length = 0
-      const result = await generateText({ model, tools, prompt: "Go.", stopWhen: stepCountIs(2) })
+      const result = await generateText({ model, tools, prompt: "Go.", stopWhen: isStepCount(2) })
       if (result.text !== "Done.") throw new Error("ai: the turn did not complete")
     } }
   },
@@ -74,10 +74,10 @@ const setups = {
       if (result.finalOutput !== "Done.") throw new Error("@openai/agents: the turn did not complete")
     } }
   },
-  "@effect/ai": async () => {
-    const [{ LanguageModel, Prompt, Tool, Toolkit }, Effect, Schema] = await Promise.all([import("@effect/ai"), import("effect/Effect"), import("effect/Schema")])
+  "effect/ai": async () => {
+    const [{ LanguageModel, Prompt, Tool, Toolkit }, Effect, Schema] = await Promise.all([import("effect/ai"), import("effect/Effect"), import("effect/Schema")])
     const imported = performance.now()
-    const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+    const usage = { inputTokens: { uncached: 10, total: 10 }, outputTokens: { total: 5, text: 5 } }
     const Noop = Tool.make("noop", { description: "Does nothing.", success: Schema.Struct({ ok: Schema.Boolean }) })
     const Kit = Toolkit.make(Noop)
     let index = 0
@@ -90,19 +90,19 @@ const setups = {
       }),
       streamText: () => { throw new Error("not used") }
     }))
-    const handlers = await Effect.runPromise(Kit.toContext({ noop: () => Effect.succeed({ ok: true }) }))
+    const handlers = await Effect.runPromise(Kit.toHandlers({ noop: () => Effect.succeed({ ok: true }) }))
     const turn = Effect.gen(function*() {
       let prompt = Prompt.make("Go.")
       for (let step = 0; step <= 1; step++) {
         const response = yield* LanguageModel.generateText({ prompt, toolkit: Kit })
-        prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
+        prompt = Prompt.concat(prompt, Prompt.fromResponseParts(response.content))
         if (response.toolCalls.length === 0) return response.text
       }
-      return yield* Effect.dieMessage("the step limit was reached")
+      return yield* Effect.die(new Error("the step limit was reached"))
     }).pipe(Effect.provideService(LanguageModel.LanguageModel, model), Effect.provide(handlers))
     return { imported, turn: async () => {
       index = 0
-      if (await Effect.runPromise(turn) !== "Done.") throw new Error("@effect/ai: the turn did not complete")
+      if (await Effect.runPromise(turn) !== "Done.") throw new Error("effect/ai: the turn did not complete")
     } }
   }
 }
@@ -111,7 +111,7 @@ const setups = {
 // call, one tool call) as a plain Effect program.
 setups["effect (floor)"] = async () => {
   const [Effect] = await Promise.all([
-    import("effect/Effect"), import("effect/Schema"), import("effect/Stream"), import("effect/Layer"), import("effect/Mailbox")
+    import("effect/Effect"), import("effect/Schema"), import("effect/Stream"), import("effect/Layer"), import("effect/Queue")
   ])
   const imported = performance.now()
   let index = 0

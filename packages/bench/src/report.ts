@@ -37,7 +37,7 @@ export const machine = (): Machine => ({
   loadAverageAtStart: Math.round(os.loadavg()[0]! * 100) / 100
 })
 
-const packages = ["effect", "ai", "@ai-sdk/openai", "@openai/agents", "@effect/ai", "openai", "tinybench", "zod"] as const
+const packages = ["effect", "ai", "@ai-sdk/openai", "@openai/agents", "openai", "tinybench", "zod"] as const
 
 /** Installed versions of the libraries measured. */
 export const versions = (): Record<string, string> => {

@@ -1,15 +1,15 @@
 /**
- * The Vercel AI SDK (`ai` 6) with its own test model (`MockLanguageModelV3`
- * from `ai/test`), looping with `generateText` and `stopWhen: stepCountIs`.
+ * The Vercel AI SDK (`ai` 7) with its own test model (`MockLanguageModelV4`
+ * from `ai/test`), looping with `generateText` and `stopWhen: isStepCount`.
  */
-import { generateText, stepCountIs, tool } from "ai"
-import { MockLanguageModelV3 } from "ai/test"
+import { generateText, isStepCount, tool } from "ai"
+import { MockLanguageModelV4 } from "ai/test"
 import { z } from "zod"
 
 // The mock reports no warnings, but keep the SDK's console quiet regardless.
 ;(globalThis as { AI_SDK_LOG_WARNINGS?: boolean }).AI_SDK_LOG_WARNINGS = false
 
-type GenerateResult = Awaited<ReturnType<MockLanguageModelV3["doGenerate"]>>
+type GenerateResult = Awaited<ReturnType<MockLanguageModelV4["doGenerate"]>>
 
 const usage = {
   inputTokens: { total: 10, noCache: 10, cacheRead: undefined, cacheWrite: undefined },
@@ -34,7 +34,7 @@ const textResult: GenerateResult = {
 export const loopTurn = (steps: number) => {
   const responses = Array.from({ length: steps }, (_, i) => toolResult(`call_${i + 1}`))
   let index = 0
-  const model = new MockLanguageModelV3({
+  const model = new MockLanguageModelV4({
     doGenerate: async () => (index < steps ? responses[index++]! : textResult)
   })
   const tools = {
@@ -48,7 +48,7 @@ export const loopTurn = (steps: number) => {
     index = 0
     // The mock records every call; do not let that grow across iterations.
     model.doGenerateCalls.length = 0
-    const result = await generateText({ model, tools, prompt: "Go.", stopWhen: stepCountIs(steps + 1) })
+    const result = await generateText({ model, tools, prompt: "Go.", stopWhen: isStepCount(steps + 1) })
     if (result.text !== "Done.") throw new Error("ai: the turn did not complete")
   }
 }

@@ -1,15 +1,18 @@
 /**
- * Effect's `@effect/ai` 0.37 (same `effect` as chat-ts). It makes one model
- * call per `generateText` and has no step loop, so the benchmark writes the
- * loop the way its users do: generate, append the response (tool calls and
- * their results) to the prompt, repeat until the model answers.
+ * Effect 4's own `effect/ai` (the same `effect` as chat-ts). It makes one model
+ * call per `generateText` (running the tool calls of that response with the
+ * toolkit's handlers) and has no step loop, so the benchmark writes the loop
+ * the way its users do: generate, append the response (tool calls and their
+ * results) to the prompt, repeat until the model answers.
  */
-import { LanguageModel, Prompt, Tool, Toolkit } from "@effect/ai"
-import type * as Response from "@effect/ai/Response"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
+import { LanguageModel, Prompt, type Response, Tool, Toolkit } from "effect/ai"
 
-const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+const usage = {
+  inputTokens: { uncached: 10, total: 10, cacheRead: undefined, cacheWrite: undefined },
+  outputTokens: { total: 5, text: 5, reasoning: undefined }
+}
 
 const Noop = Tool.make("noop", {
   description: "Does nothing.",
@@ -35,15 +38,15 @@ export const loopTurn = async (steps: number) => {
       throw new Error("not used")
     }
   }))
-  const handlers = await Effect.runPromise(Kit.toContext({ noop: () => Effect.succeed({ ok: true }) }))
+  const handlers = await Effect.runPromise(Kit.toHandlers({ noop: () => Effect.succeed({ ok: true }) }))
   const turn = Effect.gen(function*() {
     let prompt = Prompt.make("Go.")
     for (let step = 0; step <= steps; step++) {
       const response = yield* LanguageModel.generateText({ prompt, toolkit: Kit })
-      prompt = Prompt.merge(prompt, Prompt.fromResponseParts(response.content))
+      prompt = Prompt.concat(prompt, Prompt.fromResponseParts(response.content))
       if (response.toolCalls.length === 0) return response.text
     }
-    return yield* Effect.dieMessage("the step limit was reached")
+    return yield* Effect.die(new Error("the step limit was reached"))
   }).pipe(
     Effect.provideService(LanguageModel.LanguageModel, model),
     Effect.provide(handlers)
@@ -51,6 +54,6 @@ export const loopTurn = async (steps: number) => {
   return async (): Promise<void> => {
     index = 0
     const text = await Effect.runPromise(turn)
-    if (text !== "Done.") throw new Error("@effect/ai: the turn did not complete")
+    if (text !== "Done.") throw new Error("effect/ai: the turn did not complete")
   }
 }

@@ -15,7 +15,7 @@ export interface Config {
   readonly turns: number
 }
 
-export const libraries = ["chat-ts", "ai", "@openai/agents", "@effect/ai", "effect (floor)"] as const
+export const libraries = ["chat-ts", "ai", "@openai/agents", "effect/ai", "effect (floor)"] as const
 
 export interface Sample {
   readonly importMs: number

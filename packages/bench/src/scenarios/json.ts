@@ -3,7 +3,7 @@
  * `JSON.parse` of the same document, on histories of 10 to 10,000 messages.
  * Every sample's output is checked (the round trip gives the messages back).
  */
-import * as Either from "effect/Either"
+import * as EffectResult from "effect/Result"
 import { Messages } from "@chat-ts/core"
 import { type Budget, timeTasks, type Timing } from "../harness.js"
 import * as History from "../history.js"
@@ -34,16 +34,16 @@ export const run = async (config: Config): Promise<Result> => {
   const rows: Array<Row> = []
   for (const size of config.sizes) {
     const messages = History.toChatTs(History.entries(size))
-    const json = Either.getOrThrow(Messages.toJson(messages))
+    const json = EffectResult.getOrThrow(Messages.toJson(messages))
     const document = JSON.parse(json) as unknown
-    const back = Either.getOrThrow(Messages.fromJson(json))
+    const back = EffectResult.getOrThrow(Messages.fromJson(json))
     if (back.length !== messages.length || JSON.stringify(back) !== JSON.stringify(messages)) {
       throw new Error("json: the round trip lost messages")
     }
     const timings = await timeTasks([
-      { name: "toJson", fn: () => Either.getOrThrow(Messages.toJson(messages)) },
+      { name: "toJson", fn: () => EffectResult.getOrThrow(Messages.toJson(messages)) },
       { name: "stringify", fn: () => JSON.stringify(document) },
-      { name: "fromJson", fn: () => Either.getOrThrow(Messages.fromJson(json)) },
+      { name: "fromJson", fn: () => EffectResult.getOrThrow(Messages.fromJson(json)) },
       { name: "parse", fn: () => JSON.parse(json) }
     ], config.budget)
     const t = (name: string) => timings[name]!

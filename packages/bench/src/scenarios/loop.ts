@@ -34,7 +34,7 @@ export interface Result {
   readonly rows: ReadonlyArray<Row>
 }
 
-export const libraries = ["chat-ts", "ai", "@openai/agents", "@effect/ai", "openai (hand loop)"] as const
+export const libraries = ["chat-ts", "ai", "@openai/agents", "effect/ai", "openai (hand loop)"] as const
 
 const makeTurn = (library: (typeof libraries)[number], steps: number): Promise<() => Promise<void>> => {
   switch (library) {
@@ -44,7 +44,7 @@ const makeTurn = (library: (typeof libraries)[number], steps: number): Promise<(
       return Promise.resolve(aisdk.loopTurn(steps))
     case "@openai/agents":
       return Promise.resolve(agents.loopTurn(steps))
-    case "@effect/ai":
+    case "effect/ai":
       return effectai.loopTurn(steps)
     case "openai (hand loop)":
       return Promise.resolve(bare.loopTurn(steps))

@@ -12,7 +12,7 @@ import { Messages, PauseReason } from "@chat-ts/core"
 import type { ModelMessage } from "ai"
 import type { MockLanguageModelV3 } from "ai/test"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as EffectResult from "effect/Result"
 import { gc, retainedHeap } from "../harness.js"
 import * as chatts from "../peers/chatts.js"
 
@@ -60,7 +60,7 @@ const chatTsDriver = async (): Promise<Driver<{ messages: Messages.Messages; id:
       return { messages: paused.messages, id: PauseReason.toolIds(paused.outcome.reason)[0]! }
     },
     resume: async (state) => {
-      const approved = Either.getOrThrow(Messages.approve(state.messages, state.id))
+      const approved = EffectResult.getOrThrow(Messages.approve(state.messages, state.id))
       const done = await Effect.runPromise(chat.resume(approved))
       if (done.outcome._tag !== "Complete") throw new Error("chat-ts: the turn did not complete")
     },

@@ -12,7 +12,7 @@
  */
 import { Messages, PauseReason } from "@chat-ts/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as EffectResult from "effect/Result"
 import { type Budget, ratio, type Timing, timeTasks } from "../harness.js"
 import * as history from "../history.js"
 import * as agents from "../peers/agents.js"
@@ -67,21 +67,21 @@ const chatTs = async (entries: ReadonlyArray<history.Entry>, budget: Budget): Pr
   const paused = await Effect.runPromise(chat.complete(input))
   if (paused.outcome._tag !== "Paused") throw new Error("chat-ts: the turn did not pause")
   const id = PauseReason.toolIds(paused.outcome.reason)[0]!
-  const json = Either.getOrThrow(Messages.toJson(paused.messages))
-  const decoded = Either.getOrThrow(Messages.fromJson(json))
-  const approved = Either.getOrThrow(Messages.approve(decoded, id))
+  const json = EffectResult.getOrThrow(Messages.toJson(paused.messages))
+  const decoded = EffectResult.getOrThrow(Messages.fromJson(json))
+  const approved = EffectResult.getOrThrow(Messages.approve(decoded, id))
   const resume = async (messages: Messages.Messages) => {
     const done = await Effect.runPromise(chat.resume(messages))
     if (done.outcome._tag !== "Complete") throw new Error("chat-ts: the turn did not complete")
   }
   const timings = await timeTasks([
-    { name: "encode", fn: () => Either.getOrThrow(Messages.toJson(paused.messages)) },
-    { name: "decode", fn: () => Either.getOrThrow(Messages.fromJson(json)) },
-    { name: "approve", fn: () => Either.getOrThrow(Messages.approve(decoded, id)) },
+    { name: "encode", fn: () => EffectResult.getOrThrow(Messages.toJson(paused.messages)) },
+    { name: "decode", fn: () => EffectResult.getOrThrow(Messages.fromJson(json)) },
+    { name: "approve", fn: () => EffectResult.getOrThrow(Messages.approve(decoded, id)) },
     { name: "resume", fn: () => resume(approved) },
     {
       name: "restore (decode + approve + resume)",
-      fn: () => resume(Either.getOrThrow(Messages.approve(Either.getOrThrow(Messages.fromJson(json)), id)))
+      fn: () => resume(EffectResult.getOrThrow(Messages.approve(EffectResult.getOrThrow(Messages.fromJson(json)), id)))
     }
   ], budget)
   return {

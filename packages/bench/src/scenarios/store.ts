@@ -12,14 +12,14 @@
  * checkpoints; against the size of the whole document, which a store that
  * rewrites the conversation on each checkpoint would send.
  */
-import * as Either from "effect/Either"
-import { ConversationStore, Messages, Worker } from "@chat-ts/core"
+import * as EffectResult from "effect/Result"
+import { type ChatError, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { SqlConversationStore } from "@chat-ts/sql"
 import { EmbeddedPostgres } from "@chat-ts/sql/testing"
 import { PgClient } from "@effect/sql-pg"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import type * as SqlClient from "@effect/sql/SqlClient"
-import * as Statement from "@effect/sql/Statement"
+import { SqliteClient } from "@chat-ts/sql"
+import type * as SqlClient from "effect/sql/SqlClient"
+import * as Statement from "effect/sql/Statement"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
@@ -70,7 +70,7 @@ const counting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     let bytes = 0
     return Effect.map(
-      Statement.withTransformer(effect, (statement) =>
+      Effect.provideService(effect, Statement.CurrentTransformer, (statement) =>
         Effect.sync(() => {
           const [text, params] = statement.compile()
           if (/^\s*(INSERT|UPDATE|DELETE)/i.test(text)) bytes += params.reduce<number>((n, p) => n + bytesOf(p), 0)
@@ -83,7 +83,7 @@ const counting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
 /** A store that counts its saves. */
 const countingSaves = (store: ConversationStore.Service, count: { saves: number }): ConversationStore.Service => ({
   ...store,
-  save: (id, messages, options) => Effect.zipRight(Effect.sync(() => void count.saves++), store.save(id, messages, options))
+  save: (id, messages, options) => Effect.andThen(Effect.sync(() => void count.saves++), store.save(id, messages, options))
 })
 
 const measure = async (
@@ -96,7 +96,7 @@ const measure = async (
   )
   try {
     await runtime.runPromise(SqlConversationStore.migrate({ table: "bench" }))
-    const store = await runtime.runPromise(ConversationStore.ConversationStore)
+    const store = await runtime.runPromise(Effect.service(ConversationStore.ConversationStore))
     const chat = await chatts.approvalChat()
     const rows: Array<Row> = []
     for (const size of config.sizes) {
@@ -112,7 +112,10 @@ const measure = async (
         await runtime.runPromise(store.save(id, paused.messages))
         const count = { saves: 0 }
         const approve = (stored: ConversationStore.Stored) =>
-          Effect.reduce(Messages.pendingTools(stored.messages), stored.messages, (m, call) => Messages.approve(m, call.id))
+          Effect.fromResult(Messages.pendingTools(stored.messages).reduce(
+            (m: EffectResult.Result<Messages.Messages, ChatError.ResolveError>, call) => EffectResult.flatMap(m, (ms) => Messages.approve(ms, call.id)),
+            EffectResult.succeed(stored.messages)
+          ))
         const resume = Worker.resume(chat, id, approve).pipe(
           Effect.provideService(ConversationStore.ConversationStore, countingSaves(store, count)),
           counting
@@ -132,7 +135,7 @@ const measure = async (
         historyMessages: size,
         checkpoints,
         bytesPerCheckpoint: Math.round(bytes / Math.max(1, checkpoints)),
-        documentBytes: Buffer.byteLength(Either.getOrThrow(Messages.toJson(paused.messages)), "utf8"),
+        documentBytes: Buffer.byteLength(EffectResult.getOrThrow(Messages.toJson(paused.messages)), "utf8"),
         call: summarise(cpu, wall)
       })
     }

@@ -5,7 +5,7 @@
  * all at once (the burst, a labelled extra), and consumed to the end, each
  * consumer ending up with the same text deltas, text and tool call:
  *   (a) the bare `openai` SDK (the baseline),
- *   (a″) the same SDK iterator read with one `Effect.async` per event (the least any Effect consumer pays),
+ *   (a″) the same SDK iterator read with one `Effect.callback` per event (the least any Effect consumer pays),
  *   (a′) the same SDK stream pulled through `Stream.fromAsyncIterable` (the floor of any Effect-stream consumer),
  *   (b) chat-ts's provider `OpenAiChatCompletions` `stream` (gathered with `LanguageModel.collect`),
  *   (c) `chat.stream` (the turn pauses on the tool call, which needs approval),
@@ -151,7 +151,7 @@ const weatherKit = Toolkit.make(GetWeather).pipe(Toolkit.withStrategy(() => Acti
 
 export const consumers = [
   "(a) openai SDK",
-  "(a″) openai SDK, one Effect.async per event",
+  "(a″) openai SDK, one Effect.callback per event",
   "(a′) openai SDK in an Effect Stream",
   "(b) chat-ts provider stream",
   "(c) chat.stream",
@@ -236,10 +236,10 @@ export const makeConsumers = async (
   }
 
   // The least any consumer in Effect pays at a model's pace: the fiber waits once per event
-  // (one Effect.async on the SDK iterator's promise), no Stream.
+  // (one Effect.callback on the SDK iterator's promise), no Stream.
   const oneAsync = async (): Promise<Work> => {
     const iterator = (await open())[Symbol.asyncIterator]()
-    const next = Effect.async<IteratorResult<OpenAI.Chat.Completions.ChatCompletionChunk>, unknown>((resume) => {
+    const next = Effect.callback<IteratorResult<OpenAI.Chat.Completions.ChatCompletionChunk>, unknown>((resume) => {
       iterator.next().then((result) => resume(Effect.succeed(result)), (error) => resume(Effect.fail(error)))
     })
     let text = ""
@@ -262,7 +262,7 @@ export const makeConsumers = async (
         }
       }
     }))
-    return check("openai, one Effect.async per event", expected, deltas, text, name, args.join(""))
+    return check("openai, one Effect.callback per event", expected, deltas, text, name, args.join(""))
   }
 
   const layer = OpenAiChatCompletions.layer({ model, retry: false }).pipe(
@@ -351,7 +351,7 @@ export const makeConsumers = async (
 
   const run = {
     "(a) openai SDK": bare,
-    "(a″) openai SDK, one Effect.async per event": oneAsync,
+    "(a″) openai SDK, one Effect.callback per event": oneAsync,
     "(a′) openai SDK in an Effect Stream": effectStream,
     "(b) chat-ts provider stream": provider,
     "(c) chat.stream": chatStream,
