@@ -97,8 +97,10 @@ describe("v0.1 documents: decode and encode byte for byte", () => {
       decision: { by: "bob@example.com", at: T0 + 120_000 }
     })
     expect(callOf(load("running-crashed.json"), "call_crash").status._tag).toBe("Running")
-    // 9,999 messages of history, the question, and 0.1's answer (the generator's script gave it "Done.").
+    // 9,999 messages of history, the question, and the response proposing a call that awaits approval.
     expect(load("long-paused.json")).toHaveLength(10_001)
+    expect(callOf(load("long-paused.json"), "call_long").status._tag).toBe("AwaitingApproval")
+    expect(Messages.lastResponse(load("completed-audited.json"))?.parts).toStrictEqual([{ _tag: "Text", text: "Deleted c.log and d.log." }])
   })
 })
 
@@ -118,9 +120,7 @@ describe("v0.1 signed documents", () => {
           text.replace(/"text":"([^"]*)"/, "\"text\":\"$1!\""),
           text.replace(`"conversationId":"${s.conversationId}"`, "\"conversationId\":\"conv-9\""),
           text.replace(`"version":${s.version},`, `"version":${s.version + 1},`),
-          ...(s.of === "long-paused.json"
-            ? []
-            : [text.replace("\"AwaitingApproval\"", "\"Approved\"").replace("\"Approved\",\"editedArguments\"", "\"Running\",\"editedArguments\"")])
+          text.replace("\"AwaitingApproval\"", "\"Approved\"").replace("\"Approved\",\"editedArguments\"", "\"Running\",\"editedArguments\"")
         ]
         for (const tampered of tampers) {
           expect(tampered).not.toBe(text)
@@ -177,7 +177,7 @@ describe("v0.1 documents resume through Chat", () => {
   it.effect("approved-audited: runs once with the edited arguments and keeps its decision record through Completed", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(T0 + 120_000)
-      const { chat, ran } = yield* setup()
+      const { chat, ran } = yield* setup([MockLanguageModel.text("Deleted c.log and d.log.")])
       const result = yield* chat.resume(load("approved-audited.json"))
       expect(result.outcome._tag).toBe("Complete")
       expect(ran).toEqual([{ name: "delete_files", params: { paths: ["c.log", "d.log"] } }])
@@ -187,11 +187,10 @@ describe("v0.1 documents resume through Chat", () => {
         editedArguments: "{\"paths\":[\"c.log\",\"d.log\"]}",
         decision: { by: "alice@example.com", at: T0 + 60_000 }
       })
-      // The call's message is exactly what 0.1 stored after the same run (completed-audited.json).
+      // The turn is exactly what 0.1 stored after the same run (completed-audited.json), byte for byte.
       const completed = load("completed-audited.json")
-      expect(result.messages.slice(0, 2)).toStrictEqual(completed.slice(0, 2))
-      expect(Result.getOrThrow(Messages.toJson(result.messages.slice(0, 2))))
-        .toBe(Result.getOrThrow(Messages.toJson(completed.slice(0, 2))))
+      expect(result.messages).toStrictEqual(completed)
+      expect(Result.getOrThrow(Messages.toJson(result.messages))).toBe(read("completed-audited.json"))
     }))
 
   it.effect("approved-audited, resumed after its approval's deadline: rejected by policy, never run", () =>
@@ -302,35 +301,41 @@ describe("v0.1 documents resume through Chat", () => {
       ])
     }))
 
-  it.effect("long-paused (10,001 messages): decodes, resumes to its completion, and takes a new question", () =>
+  it.effect("long-paused (10,001 messages): decodes, its approved call runs exactly once, and the turn completes", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(T0 + 60_000)
-      const { chat, model, ran } = yield* setup([MockLanguageModel.text("Still here.")])
+      const { chat, model, ran } = yield* setup([MockLanguageModel.text("Deleted z.log.")])
       const long = load("long-paused.json")
-      // 0.1's generator scripted its model one response short here, so this turn was answered ("Done."):
-      // resuming it returns that completion without calling the model.
-      const resumed = yield* chat.resume(long)
-      expect(resumed.outcome).toMatchObject({ _tag: "Complete", value: "Done." })
-      expect(resumed.messages).toStrictEqual(long)
+      const again = yield* chat.resume(long)
+      expect(again.outcome._tag).toBe("Paused")
       expect(model.requests).toHaveLength(0)
-      const next = Result.getOrThrow(Messages.append(resumed.messages, Messages.user("and now?")))
-      const answered = yield* chat.complete(next)
-      expect(answered.outcome).toMatchObject({ _tag: "Complete", value: "Still here." })
-      expect(model.requests[0]!.messages).toHaveLength(10_002)
-      expect(answered.messages).toHaveLength(10_003)
-      expect(ran).toEqual([])
-      // And it is stored in 0.1's format: the old part byte for byte.
-      const stored = Result.getOrThrow(Messages.toJson(answered.messages))
-      expect(stored.startsWith(read("long-paused.json").slice(0, -2))).toBe(true)
+      const approved = yield* Effect.fromResult(Messages.approve(long, "call_long"))
+      const resumed = yield* chat.resume(approved)
+      expect(resumed.outcome).toMatchObject({ _tag: "Complete", value: "Deleted z.log." })
+      expect(ran).toEqual([{ name: "delete_files", params: { paths: ["z.log"] } }])
+      expect(model.requests).toHaveLength(1)
+      expect(model.requests[0]!.messages).toHaveLength(10_001)
+      expect(resumed.messages).toHaveLength(10_002)
+      // Resuming the completed turn runs nothing more.
+      const done = yield* chat.resume(resumed.messages)
+      expect(done.outcome._tag).toBe("Complete")
+      expect(ran).toHaveLength(1)
+      // And it is stored in 0.1's format: the 9,999 messages of history byte for byte.
+      const stored = Result.getOrThrow(Messages.toJson(resumed.messages))
+      const history = read("long-paused.json")
+      const prefix = history.slice(0, history.indexOf("\"delete z.log\""))
+      expect(stored.startsWith(prefix)).toBe(true)
     }))
 
   it.effect("long-paused, signed: verifies and resumes the same", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(T0 + 60_000)
-      const { chat, model } = yield* setup()
+      const { chat, model, ran } = yield* setup([MockLanguageModel.text("Deleted z.log.")])
       const { messages } = yield* SignedState.verify(read("signed-long.json"), secret, { conversationId: "conv-3", atLeastVersion: 1 })
-      const resumed = yield* chat.resume(messages)
+      expect(messages).toStrictEqual(load("long-paused.json"))
+      const resumed = yield* chat.resume(yield* Effect.fromResult(Messages.approve(messages, "call_long")))
       expect(resumed.outcome._tag).toBe("Complete")
-      expect(model.requests).toHaveLength(0)
+      expect(ran).toEqual([{ name: "delete_files", params: { paths: ["z.log"] } }])
+      expect(model.requests).toHaveLength(1)
     }))
 })

@@ -144,7 +144,7 @@ describe("Messages.toJson / fromJson: the fast path agrees with the Schema", () 
   it("the compiled check accepts every message the Schema accepts (JSON data, no \"__proto__\" keys)", () => {
     fc.assert(fc.property(fc.array(Arb.message, { maxLength: 4 }), (generated) => {
       const json = JSON.parse(JSON.stringify(generated)) as unknown
-      const check = PlainCheck.make(Schema.Array(S.Message) as Schema.Schema<Messages.Messages, Messages.Messages>)
+      const check = PlainCheck.make(Schema.Array(S.Message) as Schema.Codec<Messages.Messages, Messages.Messages>)
       const accepted = Result.isSuccess(Schema.decodeUnknownResult(Schema.Array(S.Message), { onExcessProperty: "error" })(json))
       if (!JSON.stringify(json).includes("\"__proto__\"")) expect(check(json)).toBe(accepted)
       if (check(json)) expect(accepted).toBe(true)

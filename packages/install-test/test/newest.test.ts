@@ -1,24 +1,22 @@
 /**
  * A fresh app on the newest effect the workspace uses, with all three
  * libraries: one copy of effect in its tree, a strict node16 compile with
- * skipLibCheck off, imports resolving under node10, and the compiled
+ * skipLibCheck off, every chat-ts import resolving under node10 (effect 4
+ * itself does not), and the compiled
  * program run with plain node against a fake OpenAI server.
  */
+import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type App, compile, copiesOf, expectedLines, makeApp, runProgram, workspaceVersion } from "./app.js"
 import * as FakeOpenAi from "./fakeOpenAi.js"
-import { cleanEnv } from "./support.js"
-
-// effect's own declarations (effect/sql, effect/http) name the DOM's Crypto and Storage, so an app
-// using them with skipLibCheck off needs the DOM lib.
-const platformLib = ["--lib", "ES2022,DOM"]
+import { cleanEnv, root, run } from "./support.js"
 
 describe("a fresh app on the newest effect, with core, providers and sql", () => {
   let app: App
   let effect: string
   // The node16 build (out/) is what node runs; made once, by whichever test needs it first.
   let built: Promise<string> | undefined
-  const buildNode16 = () => (built ??= compile(app.folder, "node16", platformLib))
+  const buildNode16 = () => (built ??= compile(app.folder, "node16"))
 
   beforeAll(async () => {
     effect = await workspaceVersion("effect")
@@ -37,11 +35,16 @@ describe("a fresh app on the newest effect, with core, providers and sql", () =>
     expect(await copiesOf(app.folder, "effect")).toEqual([`node_modules/effect@${effect}`])
   })
 
-  it("type-checks under strict settings with node16 resolution, and resolves under node10", async () => {
+  it("type-checks under strict settings with node16 resolution; under node10 every chat-ts import resolves", async () => {
     await buildNode16()
-    // node10 ignores "exports": this checks that every import resolves (through "types" and
-    // "typesVersions"); the declarations themselves were just checked above.
-    await compile(app.folder, "node10", [...platformLib, "--skipLibCheck"])
+    // node10 ignores "exports". effect 4 itself publishes its types through "exports" only, so
+    // under node10 `effect` cannot be resolved at all (and what depends on its types fails with
+    // it); every chat-ts import must still resolve (through "types" and "typesVersions").
+    const ran = await run(join(root, "node_modules", ".bin", "tsc"), ["-p", "tsconfig.node10.json", "--skipLibCheck"], { cwd: app.folder })
+    const unresolved = [...ran.stdout.matchAll(/error TS2307: Cannot find module '([^']+)'/g)].map((match) => match[1]!)
+    expect(unresolved.length).toBeGreaterThan(0)
+    expect(unresolved.filter((specifier) => specifier !== "effect" && !specifier.startsWith("effect/"))).toEqual([])
+    expect(ran.stdout).not.toMatch(/@chat-ts\//)
   })
 
   it("runs with plain node: the core and providers programs pause for an approval, go through JSON and resume", async () => {

@@ -26,8 +26,8 @@ const program = Effect.gen(function*() {
   const ids = PauseReason.approvalIds(first.outcome.reason)
   yield* Console.log(`paused for ${ids.join(", ")}`)
   // A pause is plain JSON: store it anywhere, read it back later.
-  let messages = yield* Messages.fromJson(yield* Messages.toJson(first.messages))
-  for (const id of ids) messages = yield* Messages.approve(messages, id) // a person said yes
+  let messages = yield* Effect.fromResult(Messages.fromJson(yield* Effect.fromResult(Messages.toJson(first.messages))))
+  for (const id of ids) messages = yield* Effect.fromResult(Messages.approve(messages, id)) // a person said yes
   const done = yield* chat.resume(messages)
   if (done.outcome._tag === "Complete") yield* Console.log(done.outcome.value)
 })

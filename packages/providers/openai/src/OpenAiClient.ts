@@ -12,7 +12,6 @@
  */
 import { ChatError, ProviderCall } from "@chat-ts/core"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -96,7 +95,7 @@ export interface Service {
 }
 
 /** The OpenAI (or OpenAI-compatible) API client in use. */
-export class OpenAiClient extends Context.Tag("@chat-ts/openai/OpenAiClient")<OpenAiClient, Service>() {}
+export class OpenAiClient extends Context.Service<OpenAiClient, Service>()("@chat-ts/openai/OpenAiClient") {}
 
 /** Builds the client service. The SDK never reads the environment here: everything comes from `options`. */
 export const make = (options: Options = {}): Effect.Effect<Service> =>
@@ -159,14 +158,14 @@ export const layer = (options: Options = {}): Layer.Layer<OpenAiClient> => Layer
  * (required, read as a redacted secret), and optionally `OPENAI_BASE_URL`,
  * `OPENAI_ORGANIZATION` and `OPENAI_PROJECT`. `overrides` take precedence.
  */
-export const layerConfig = (overrides: Options = {}): Layer.Layer<OpenAiClient, ConfigError.ConfigError> =>
+export const layerConfig = (overrides: Options = {}): Layer.Layer<OpenAiClient, Config.ConfigError> =>
   Layer.effect(
     OpenAiClient,
     Effect.gen(function*() {
-      const apiKey = yield* Config.redacted("OPENAI_API_KEY")
-      const baseURL = yield* Config.option(Config.string("OPENAI_BASE_URL"))
-      const organization = yield* Config.option(Config.string("OPENAI_ORGANIZATION"))
-      const project = yield* Config.option(Config.string("OPENAI_PROJECT"))
+      const apiKey = yield* Config.Redacted("OPENAI_API_KEY")
+      const baseURL = yield* Config.option(Config.String("OPENAI_BASE_URL"))
+      const organization = yield* Config.option(Config.String("OPENAI_ORGANIZATION"))
+      const project = yield* Config.option(Config.String("OPENAI_PROJECT"))
       return yield* make({
         apiKey: overrides.apiKey ?? apiKey,
         baseURL: overrides.baseURL ?? Option.getOrUndefined(baseURL),

@@ -15,7 +15,6 @@
  * @since 0.1.0
  */
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as OpenAiClient from "./OpenAiClient.js"
@@ -162,13 +161,13 @@ export const layer = (
 export const layerConfig = (
   preset: PresetName | Preset,
   options: OpenAiClient.Options = {}
-): Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> => {
+): Layer.Layer<OpenAiClient.OpenAiClient, Config.ConfigError> => {
   const chosen = resolve(preset)
   const apiKeyEnv = chosen.apiKeyEnv
   return Layer.effect(
     OpenAiClient.OpenAiClient,
     Effect.gen(function*() {
-      const apiKey = options.apiKey ?? (apiKeyEnv === undefined ? undefined : yield* Config.redacted(apiKeyEnv))
+      const apiKey = options.apiKey ?? (apiKeyEnv === undefined ? undefined : yield* Config.Redacted(apiKeyEnv))
       return yield* OpenAiClient.make({ ...options, apiKey, baseURL: options.baseURL ?? chosen.baseURL })
     })
   )

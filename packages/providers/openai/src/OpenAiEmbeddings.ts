@@ -55,7 +55,7 @@ const toVectors = (
 
 /** Builds the embedding model on the `OpenAiClient` in context. */
 export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, never, OpenAiClient> =>
-  Effect.map(OpenAiClient, (client) => {
+  OpenAiClient.useSync((client) => {
     const batchSize = Math.max(1, options.maxBatchSize ?? 2048)
     const embedBatch = (inputs: ReadonlyArray<string>, dimensions: number | undefined) =>
       ProviderRetry.withRetry(

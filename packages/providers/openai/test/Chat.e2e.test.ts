@@ -30,7 +30,7 @@ const paused = <A extends { readonly outcome: { readonly _tag: string } }>(resul
 
 const GetWeatherArgs = Tool.make("GetWeatherArgs", {
   description: "The weather in a city.",
-  parameters: { city: Schema.String, country: Schema.String, units: Schema.Literal("c", "f") },
+  parameters: { city: Schema.String, country: Schema.String, units: Schema.Literals(["c", "f"]) },
   success: Schema.Struct({ temperature: Schema.Number })
 })
 
@@ -88,8 +88,8 @@ describe("Chat end to end: OpenAiChatCompletions", () => {
       expect(calls.map((call) => call.name)).toEqual(["GetWeatherArgs", "get_stock_price"])
       const [weather, stock] = calls
 
-      const approved = yield* Messages.approve(first.messages, weather!.id, { city: "Glasgow", country: "GB", units: "c" })
-      const decided = yield* Messages.reject(approved, stock!.id, "Markets are closed")
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, weather!.id, { city: "Glasgow", country: "GB", units: "c" }))
+      const decided = yield* Effect.fromResult(Messages.reject(approved, stock!.id, "Markets are closed"))
       const second = yield* resume(decided)
       expect(second.outcome._tag).toBe("Complete")
       expect(ran).toEqual([{ city: "Glasgow", country: "GB", units: "c" }])
@@ -125,14 +125,14 @@ describe("Chat end to end: OpenAiChatCompletions", () => {
       return { weather: weather!, stock: stock! }
     })
 
-  it.scoped("complete → pause on two calls → approve one edited, reject the other → resume → complete", () =>
+  it.effect("complete → pause on two calls → approve one edited, reject the other → resume → complete", () =>
     Effect.gen(function*() {
       const { stock, weather } = yield* run("complete")
       expect(weather.id).toBe(weatherId)
       expect(stock.id).toBe(stockId)
     }))
 
-  it.scoped("the same flow streamed (chat.stream over the SSE recordings)", () =>
+  it.effect("the same flow streamed (chat.stream over the SSE recordings)", () =>
     Effect.gen(function*() {
       const { weather } = yield* run("stream")
       expect(weather.name).toBe("GetWeatherArgs")
@@ -191,8 +191,8 @@ describe("Chat end to end: OpenAiResponses", () => {
         openai: { responseId: "resp_67e547c48c9481918c5c4394464ce0c60ae6111e84dd5c08" }
       })
 
-      const approved = yield* Messages.approve(first.messages, londosId, { loc_name: "London" })
-      const decided = yield* Messages.reject(approved, londonId, "Only one lookup, please")
+      const approved = yield* Effect.fromResult(Messages.approve(first.messages, londosId, { loc_name: "London" }))
+      const decided = yield* Effect.fromResult(Messages.reject(approved, londonId, "Only one lookup, please"))
       const second = yield* chat.resume(decided)
       expect(second.outcome._tag).toBe("Complete")
       expect(ran).toEqual([{ loc_name: "London" }])
@@ -216,7 +216,7 @@ describe("Chat end to end: OpenAiResponses", () => {
     { type: "function_call_output", call_id: londonId, output: rejection("Only one lookup, please") }
   ]
 
-  it.scoped("stateless (store: false): the whole history with the edited call and both outputs", () =>
+  it.effect("stateless (store: false): the whole history with the edited call and both outputs", () =>
     Effect.gen(function*() {
       const body = yield* flow({})
       expect(body["store"]).toBe(false)
@@ -229,7 +229,7 @@ describe("Chat end to end: OpenAiResponses", () => {
       ])
     }))
 
-  it.scoped("chained (previous_response_id): only the outputs after the stored response", () =>
+  it.effect("chained (previous_response_id): only the outputs after the stored response", () =>
     Effect.gen(function*() {
       const body = yield* flow({ previousResponseId: true })
       expect(body["store"]).toBe(true)

@@ -1,6 +1,5 @@
 import { LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import { chatModel, decidedConversation, emailTool, request, weatherTool } from "./support/helpers.js"
@@ -9,7 +8,7 @@ import * as ReplayServer from "./support/ReplayServer.js"
 const ask = request([Messages.user("What's the weather like in SF?")])
 
 describe("OpenAiChatCompletions: responses", () => {
-  it.scoped("parses a text completion with its usage (text.json)", () =>
+  it.effect("parses a text completion with its usage (text.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -28,7 +27,7 @@ describe("OpenAiChatCompletions: responses", () => {
       expect(server.requests[0]!.method).toBe("POST")
     }))
 
-  it.scoped("parses parallel tool calls, keeping the model's raw arguments (tool-calls-parallel.json)", () =>
+  it.effect("parses parallel tool calls, keeping the model's raw arguments (tool-calls-parallel.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/tool-calls-parallel.json")))
@@ -52,12 +51,12 @@ describe("OpenAiChatCompletions: responses", () => {
 })
 
 describe("OpenAiChatCompletions: streaming", () => {
-  it.scoped("streams text deltas and finishes with the usage chunk (stream-text.sse)", () =>
+  it.effect("streams text deltas and finishes with the usage chunk (stream-text.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse")))
       const model = yield* chatModel(server)
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(ask)))
+      const parts = yield* Stream.runCollect(model.stream(ask))
       const deltas = parts.filter((part) => part._tag === "TextDelta")
       expect(deltas.length).toBeGreaterThan(20)
       const last = parts[parts.length - 1]!
@@ -72,7 +71,7 @@ describe("OpenAiChatCompletions: streaming", () => {
       expect(body["stream_options"]).toEqual({ include_usage: true })
     }))
 
-  it.scoped("gathers a streamed text into one text part (stream-text.sse)", () =>
+  it.effect("gathers a streamed text into one text part (stream-text.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse")))
@@ -84,7 +83,7 @@ describe("OpenAiChatCompletions: streaming", () => {
       expect(part._tag === "Text" && part.text.endsWith("weather app.")).toBe(true)
     }))
 
-  it.scoped("reads the include_usage stream with cached tokens (stream-text-include-usage.sse)", () =>
+  it.effect("reads the include_usage stream with cached tokens (stream-text-include-usage.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text-include-usage.sse")))
@@ -95,12 +94,12 @@ describe("OpenAiChatCompletions: streaming", () => {
       expect(response.parts).toHaveLength(1)
     }))
 
-  it.scoped("streams one tool call: start, then argument fragments (stream-tool-call.sse)", () =>
+  it.effect("streams one tool call: start, then argument fragments (stream-tool-call.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-tool-call.sse")))
       const model = yield* chatModel(server)
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(ask)))
+      const parts = yield* Stream.runCollect(model.stream(ask))
       expect(parts[0]).toEqual({ _tag: "ToolCallStart", id: "call_CTf1nWJLqSeRgDqaCG27xZ74", name: "get_weather" })
       const fragments = parts.filter((part) => part._tag === "ToolCallDelta")
       expect(fragments).toHaveLength(10)
@@ -118,7 +117,7 @@ describe("OpenAiChatCompletions: streaming", () => {
       expect(response.usage).toEqual({ inputTokens: 48, outputTokens: 19, reasoningTokens: 0 })
     }))
 
-  it.scoped("streams two parallel tool calls keyed by index (stream-tool-calls-parallel.sse)", () =>
+  it.effect("streams two parallel tool calls keyed by index (stream-tool-calls-parallel.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-tool-calls-parallel.sse")))
@@ -134,7 +133,7 @@ describe("OpenAiChatCompletions: streaming", () => {
       expect(response.finishReason).toBe("tool-calls")
     }))
 
-  it.scoped("maps interleaved fragments of two calls to their ids by index (synthetic chunks)", () =>
+  it.effect("maps interleaved fragments of two calls to their ids by index (synthetic chunks)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const chunk = (delta: object, finish: string | null = null) =>
@@ -160,7 +159,7 @@ describe("OpenAiChatCompletions: streaming", () => {
 })
 
 describe("OpenAiChatCompletions: request bodies", () => {
-  it.scoped("declares tools (strict only when the declaration is), tool choice and parallel calls", () =>
+  it.effect("declares tools (strict only when the declaration is), tool choice and parallel calls", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -196,7 +195,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
       expect(body["stream"]).toBe(false)
     }))
 
-  it.scoped("sends the system prompt, the calls with their edited arguments and the results of approve/reject", () =>
+  it.effect("sends the system prompt, the calls with their edited arguments and the results of approve/reject", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -223,7 +222,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
       ])
     }))
 
-  it.scoped("shows a failed call's error and sends no result for an unresolved call", () =>
+  it.effect("shows a failed call's error and sends no result for an unresolved call", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -244,7 +243,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
       expect(body.messages[1]!["content"]).toBeNull()
     }))
 
-  it.scoped("asks for structured output with a json_schema response format", () =>
+  it.effect("asks for structured output with a json_schema response format", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -258,7 +257,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
       expect(body["tools"]).toBeUndefined()
     }))
 
-  it.scoped("merges per-request provider options last into the body", () =>
+  it.effect("merges per-request provider options last into the body", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -273,7 +272,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
       expect(body["temperature"]).toBe(0.2)
     }))
 
-  it.scoped("sends images as image_url parts and other files as base64 file parts", () =>
+  it.effect("sends images as image_url parts and other files as base64 file parts", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -299,7 +298,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
       })
     }))
 
-  it.scoped("refuses a file it cannot send, before any request", () =>
+  it.effect("refuses a file it cannot send, before any request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const model = yield* chatModel(server)
@@ -312,7 +311,7 @@ describe("OpenAiChatCompletions: request bodies", () => {
 })
 
 describe("OpenAiChatCompletions: stream_options", () => {
-  it.scoped("streamUsage: false sends no stream_options (older vLLM / Fireworks refuse it); providerOptions can set it", () =>
+  it.effect("streamUsage: false sends no stream_options (older vLLM / Fireworks refuse it); providerOptions can set it", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -320,7 +319,7 @@ describe("OpenAiChatCompletions: stream_options", () => {
         ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-text.sse"))
       )
       const off = yield* chatModel(server, { streamUsage: false })
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(off.stream(ask)))
+      const parts = yield* Stream.runCollect(off.stream(ask))
       expect(parts[parts.length - 1]!._tag).toBe("Finish")
       const body = server.requests[0]!.body as Record<string, unknown>
       expect(body).not.toHaveProperty("stream_options")

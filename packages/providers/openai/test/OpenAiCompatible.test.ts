@@ -17,7 +17,7 @@ const generateWith = (client: Layer.Layer<OpenAiClient.OpenAiClient, unknown>) =
     Effect.provide(OpenAiChatCompletions.layer({ model: "some-model", retry: false }).pipe(Layer.provide(client)))
   )
 
-const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+const withEnv = (env: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
 describe("OpenAiCompatible", () => {
   it("documents every preset: a base URL, the key's variable (none for Ollama), notes", () => {
@@ -48,7 +48,7 @@ describe("OpenAiCompatible", () => {
     }
   })
 
-  it.scoped("a keyless preset (Ollama) sends no Authorization header", () =>
+  it.effect("a keyless preset (Ollama) sends no Authorization header", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -57,7 +57,7 @@ describe("OpenAiCompatible", () => {
       expect(server.requests[0]!.path).toBe("/v1/chat/completions")
     }))
 
-  it.scoped("a keyless client keeps an Authorization header given in headers", () =>
+  it.effect("a keyless client keeps an Authorization header given in headers", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -65,7 +65,7 @@ describe("OpenAiCompatible", () => {
       expect(server.requests[0]!.headers["authorization"]).toBe("Basic dXNlcjpwYXNz")
     }))
 
-  it.scoped("a preset reads its key from its environment variable", () =>
+  it.effect("a preset reads its key from its environment variable", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -76,7 +76,7 @@ describe("OpenAiCompatible", () => {
       expect(server.requests[0]!.headers["x-title"]).toBe("chat-ts")
     }))
 
-  it.scoped("a missing key is a configuration error, before any request", () =>
+  it.effect("a missing key is a configuration error, before any request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const exit = yield* Effect.exit(
@@ -86,7 +86,7 @@ describe("OpenAiCompatible", () => {
       expect(server.requests).toHaveLength(0)
     }))
 
-  it.scoped("another server is a Preset value of your own", () =>
+  it.effect("another server is a Preset value of your own", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
@@ -101,7 +101,7 @@ describe("OpenAiCompatible", () => {
       expect(server.requests[0]!.headers["authorization"]).toBe("Bearer token-abc")
     }))
 
-  it.scoped("OpenAiClient.layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORGANIZATION and OPENAI_PROJECT", () =>
+  it.effect("OpenAiClient.layerConfig reads OPENAI_API_KEY, OPENAI_BASE_URL, OPENAI_ORGANIZATION and OPENAI_PROJECT", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))

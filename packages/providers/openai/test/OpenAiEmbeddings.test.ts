@@ -17,7 +17,7 @@ const embeddings = (vectors: ReadonlyArray<ReadonlyArray<number> | string>, orde
 const base64Of = (values: ReadonlyArray<number>): string => Buffer.from(new Float32Array(values).buffer).toString("base64")
 
 describe("OpenAiEmbeddings", () => {
-  it.scoped("embeds texts as float vectors in input order", () =>
+  it.effect("embeds texts as float vectors in input order", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(embeddings([[0.1, 0.2], [0.3, 0.4]], [1, 0])))
@@ -33,7 +33,7 @@ describe("OpenAiEmbeddings", () => {
       })
     }))
 
-  it.scoped("decodes base64 vectors when asked for them", () =>
+  it.effect("decodes base64 vectors when asked for them", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(embeddings([base64Of([0.5, -1])], [0])))
@@ -43,7 +43,7 @@ describe("OpenAiEmbeddings", () => {
       expect(server.requests[0]!.body).toMatchObject({ encoding_format: "base64", dimensions: 2 })
     }))
 
-  it.scoped("splits large inputs into batches and adds their usage up", () =>
+  it.effect("splits large inputs into batches and adds their usage up", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -57,7 +57,7 @@ describe("OpenAiEmbeddings", () => {
       expect(server.requests.map((r) => (r.body as { input: ReadonlyArray<string> }).input)).toEqual([["a", "b"], ["c"]])
     }))
 
-  it.scoped("fails with MalformedResponse when a vector is missing, and sends nothing for no input", () =>
+  it.effect("fails with MalformedResponse when a vector is missing, and sends nothing for no input", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(embeddings([[1]], [0])))
@@ -67,7 +67,7 @@ describe("OpenAiEmbeddings", () => {
       expect(server.requests).toHaveLength(1)
     }))
 
-  it.scoped("provides the core EmbeddingModel service through its layer", () =>
+  it.effect("provides the core EmbeddingModel service through its layer", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(embeddings([[1, 0]], [0])))

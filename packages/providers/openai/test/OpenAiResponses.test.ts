@@ -1,6 +1,5 @@
 import { LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Stream from "effect/Stream"
 import type * as OpenAiResponses from "../src/OpenAiResponses.js"
@@ -21,7 +20,7 @@ const encryptedOf = (sse: string, eventType: string, itemType: string): string =
 }
 
 describe("OpenAiResponses: responses", () => {
-  it.scoped("parses a text response with its usage and keeps the response id (text.json)", () =>
+  it.effect("parses a text response with its usage and keeps the response id (text.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
@@ -38,7 +37,7 @@ describe("OpenAiResponses: responses", () => {
       expect(server.requests[0]!.path).toBe("/v1/responses")
     }))
 
-  it.scoped("parses a function call (function-call.json)", () =>
+  it.effect("parses a function call (function-call.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/function-call.json")))
@@ -51,7 +50,7 @@ describe("OpenAiResponses: responses", () => {
       expect(response.usage).toEqual({ inputTokens: 40, outputTokens: 18, reasoningTokens: 0, cachedInputTokens: 0 })
     }))
 
-  it.scoped("parses parallel function calls (function-calls-parallel.json)", () =>
+  it.effect("parses parallel function calls (function-calls-parallel.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/function-calls-parallel.json")))
@@ -66,12 +65,12 @@ describe("OpenAiResponses: responses", () => {
 })
 
 describe("OpenAiResponses: streaming", () => {
-  it.scoped("streams a function call: start, then argument deltas keyed by item id (stream-function-call.sse)", () =>
+  it.effect("streams a function call: start, then argument deltas keyed by item id (stream-function-call.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("responses/stream-function-call.sse")))
       const model = yield* responsesModel(server)
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(ask)))
+      const parts = yield* Stream.runCollect(model.stream(ask))
       expect(parts[0]).toEqual({ _tag: "ToolCallStart", id: "call_kL0PCQV7M2WMoVX8V8OtYSAL", name: "get_capital" })
       expect(parts.filter((part) => part._tag === "ToolCallDelta")).toHaveLength(5)
       expect(parts[parts.length - 1]).toEqual({
@@ -87,7 +86,7 @@ describe("OpenAiResponses: streaming", () => {
       ])
     }))
 
-  it.scoped("streams text (stream-text.sse)", () =>
+  it.effect("streams text (stream-text.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("responses/stream-text.sse")))
@@ -99,7 +98,7 @@ describe("OpenAiResponses: streaming", () => {
       expect(body["stream"]).toBe(true)
     }))
 
-  it.scoped("keeps reasoning's encrypted content as the signature and its item id (stream-function-call-reasoning.sse)", () =>
+  it.effect("keeps reasoning's encrypted content as the signature and its item id (stream-function-call-reasoning.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const sse = ReplayServer.fixture("responses/stream-function-call-reasoning.sse")
@@ -123,7 +122,7 @@ describe("OpenAiResponses: streaming", () => {
       expect(body["store"]).toBe(false)
     }))
 
-  it.scoped("streams reasoning summary deltas into one reasoning part (synthetic events)", () =>
+  it.effect("streams reasoning summary deltas into one reasoning part (synthetic events)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const event = (data: object) => `event: ${(data as { type: string }).type}\ndata: ${JSON.stringify(data)}\n\n`
@@ -147,7 +146,7 @@ describe("OpenAiResponses: streaming", () => {
 })
 
 describe("OpenAiResponses: request bodies", () => {
-  it.scoped("is stateless by default: whole history, store false, system prompt as instructions, tools with strict", () =>
+  it.effect("is stateless by default: whole history, store false, system prompt as instructions, tools with strict", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
@@ -180,7 +179,7 @@ describe("OpenAiResponses: request bodies", () => {
       ])
     }))
 
-  it.scoped("chains with previous_response_id: only the answers and messages after the stored response", () =>
+  it.effect("chains with previous_response_id: only the answers and messages after the stored response", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
@@ -201,7 +200,7 @@ describe("OpenAiResponses: request bodies", () => {
       ])
     }))
 
-  it.scoped("sends reasoning back with its item id and encrypted content", () =>
+  it.effect("sends reasoning back with its item id and encrypted content", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
@@ -226,7 +225,7 @@ describe("OpenAiResponses: request bodies", () => {
       ])
     }))
 
-  it.scoped("asks for structured output with text.format json_schema, and sends files as input_image / input_file", () =>
+  it.effect("asks for structured output with text.format json_schema, and sends files as input_image / input_file", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
@@ -255,7 +254,7 @@ describe("OpenAiResponses: request bodies", () => {
 })
 
 describe("OpenAiResponses: reasoning round trips that real models accept", () => {
-  it.scoped("asks for encrypted reasoning only from reasoning models (gpt-4o and gpt-4.1 answer 400 to it)", () =>
+  it.effect("asks for encrypted reasoning only from reasoning models (gpt-4o and gpt-4.1 answer 400 to it)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const cases: ReadonlyArray<readonly [Partial<OpenAiResponses.Options>, boolean]> = [
@@ -279,7 +278,7 @@ describe("OpenAiResponses: reasoning round trips that real models accept", () =>
       expect(asked).toEqual(cases.map(([, include]) => include))
     }))
 
-  it.scoped("sends reasoning without encrypted content back by id only when responses are stored (else a 404)", () =>
+  it.effect("sends reasoning without encrypted content back by id only when responses are stored (else a 404)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const conversation = [
@@ -304,7 +303,7 @@ describe("OpenAiResponses: reasoning round trips that real models accept", () =>
       expect(inputs[1]).toContainEqual({ type: "reasoning", id: "rs_plain", summary: [] })
     }))
 
-  it.scoped("a recorded gpt-5 reasoning item goes back with its encrypted content on the next call (stream-function-call-reasoning.sse)", () =>
+  it.effect("a recorded gpt-5 reasoning item goes back with its encrypted content on the next call (stream-function-call-reasoning.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const sse = ReplayServer.fixture("responses/stream-function-call-reasoning.sse")

@@ -37,7 +37,7 @@ const assistantOf = (server: ReplayServer.ReplayServer, request: number) =>
   (server.requests[request]!.body as Body).messages.find((m) => m.role === "assistant")!
 
 describe("compatible servers: reasoning that must go back", () => {
-  it.scoped("DeepSeek thinking mode: reasoning_content goes back within the tool loop, not in later turns", () =>
+  it.effect("DeepSeek thinking mode: reasoning_content goes back within the tool loop, not in later turns", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const text = ReplayServer.json(ReplayServer.fixture("chat-completions/text.json"))
@@ -57,7 +57,7 @@ describe("compatible servers: reasoning that must go back", () => {
       expect(assistantOf(server, 2)).not.toHaveProperty("reasoning_content")
     }))
 
-  it.scoped("Gemini 3: each call's extra_content (thought_signature) goes back on that call", () =>
+  it.effect("Gemini 3: each call's extra_content (thought_signature) goes back on that call", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -75,7 +75,7 @@ describe("compatible servers: reasoning that must go back", () => {
       }])
     }))
 
-  it.scoped("Gemini 3, streamed: the signature on the call's first fragment goes back the same way", () =>
+  it.effect("Gemini 3, streamed: the signature on the call's first fragment goes back the same way", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -89,7 +89,7 @@ describe("compatible servers: reasoning that must go back", () => {
       })
     }))
 
-  it.scoped("OpenRouter: streamed reasoning_details are merged by index and go back on the message", () =>
+  it.effect("OpenRouter: streamed reasoning_details are merged by index and go back on the message", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(

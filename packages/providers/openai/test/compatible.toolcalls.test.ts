@@ -16,7 +16,7 @@ const calls = (response: LanguageModel.Response) =>
   response.parts.flatMap((part) => part._tag === "ToolCall" ? [{ id: part.id, name: part.name, arguments: part.arguments }] : [])
 
 describe("compatible servers: tool calls as they come", () => {
-  it.scoped("llama.cpp: a null or missing call id gets a fresh id; arguments sent as a JSON object are read as its text", () =>
+  it.effect("llama.cpp: a null or missing call id gets a fresh id; arguments sent as a JSON object are read as its text", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("constructed/llamacpp-tool-call-null-id-object-args.json")))
@@ -31,7 +31,7 @@ describe("compatible servers: tool calls as they come", () => {
       expect(response.finishReason).toBe("tool-calls")
     }))
 
-  it.scoped("argument fragments without index continue the open call; a new id starts the next one", () =>
+  it.effect("argument fragments without index continue the open call; a new id starts the next one", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("constructed/stream-tool-calls-no-index.sse")))
@@ -43,7 +43,7 @@ describe("compatible servers: tool calls as they come", () => {
       ])
     }))
 
-  it.scoped("finish_reason \"error\" is a ServerError with the server's message, streamed or not", () =>
+  it.effect("finish_reason \"error\" is a ServerError with the server's message, streamed or not", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(

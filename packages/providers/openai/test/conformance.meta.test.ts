@@ -41,7 +41,7 @@ const failureOf = (harness: Conformance.Harness, name: string) =>
   })
 
 describe("the conformance suite fails a provider that", () => {
-  it.scoped("drops a rejection's reason", () =>
+  it.effect("drops a rejection's reason", () =>
     Effect.gen(function*() {
       const harness = broken(mapCalls((call) =>
         call.status._tag === "Rejected" ? { ...call, status: { _tag: "Rejected", by: call.status.by } } : call
@@ -49,7 +49,7 @@ describe("the conformance suite fails a provider that", () => {
       expect(yield* failureOf(harness, "pause → approve")).toContain("the rejection's reason is sent")
     }), Conformance.timeoutMillis)
 
-  it.scoped("sends the original arguments of an edited call", () =>
+  it.effect("sends the original arguments of an edited call", () =>
     Effect.gen(function*() {
       const harness = broken(mapCalls((call) => {
         const { editedArguments: _, ...status } = call.status as typeof call.status & { editedArguments?: string }
@@ -58,7 +58,7 @@ describe("the conformance suite fails a provider that", () => {
       expect(yield* failureOf(harness, "pause → approve")).toContain("the edited arguments are sent")
     }), Conformance.timeoutMillis)
 
-  it.scoped("reports a rate limit as a server error", () =>
+  it.effect("reports a rate limit as a server error", () =>
     Effect.gen(function*() {
       const harness = broken(LanguageModel.middleware((model) => ({
         generate: (request) =>
@@ -68,16 +68,16 @@ describe("the conformance suite fails a provider that", () => {
       expect(yield* failureOf(harness, "429 with retry-after: RateLimited")).toContain("expected a RateLimited")
     }), Conformance.timeoutMillis)
 
-  it.scoped("ends a broken stream quietly", () =>
+  it.effect("ends a broken stream quietly", () =>
     Effect.gen(function*() {
       const harness = broken(LanguageModel.middleware((model) => ({
         generate: model.generate,
-        stream: (request) => Stream.catchAll(model.stream(request), () => Stream.empty)
+        stream: (request) => Stream.catch(model.stream(request), () => Stream.empty)
       })))
       expect(yield* failureOf(harness, "a stream cut mid-way")).toContain("expected a failure")
     }), Conformance.timeoutMillis)
 
-  it.scoped("loses the usage of a stream", () =>
+  it.effect("loses the usage of a stream", () =>
     Effect.gen(function*() {
       const harness = broken(LanguageModel.middleware((model) => ({
         generate: model.generate,
@@ -87,7 +87,7 @@ describe("the conformance suite fails a provider that", () => {
       expect(yield* failureOf(harness, "text: several deltas")).toContain("usage.inputTokens")
     }), Conformance.timeoutMillis)
 
-  it.scoped("drops the system prompt", () =>
+  it.effect("drops the system prompt", () =>
     Effect.gen(function*() {
       const harness = broken(LanguageModel.mapRequest((request) => ({
         ...request,

@@ -29,8 +29,8 @@ import {
 const OpenAi = OpenAiClient.layerConfig()
 
 // Or give everything in code; the key stays a Redacted value.
-const OpenAiExplicit = Layer.unwrapEffect(
-  Effect.map(Config.redacted("MY_OPENAI_KEY"), (apiKey) =>
+const OpenAiExplicit = Layer.unwrap(
+  Effect.map(Config.Redacted("MY_OPENAI_KEY"), (apiKey) =>
     OpenAiClient.layer({ apiKey, project: "proj_123", timeout: 60_000, headers: { "X-Team": "search" } }))
 )
 // #endregion config
@@ -92,7 +92,7 @@ const Patient = OpenAiChatCompletions.layer({
 // errors are ever retried, whatever the schedule).
 const Fixed = OpenAiChatCompletions.layer({
   model: "gpt-4.1-mini",
-  retry: Retry.honourRetryAfter(Schedule.spaced("2 seconds").pipe(Schedule.intersect(Schedule.recurs(4))))
+  retry: Retry.honourRetryAfter(Schedule.max([Schedule.spaced("2 seconds"), Schedule.recurs(4)]))
 })
 
 // ...or no retries at all.

@@ -1,27 +1,19 @@
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import { TestClock } from "effect/testing"
 import * as OpenAiChatCompletions from "../src/OpenAiChatCompletions.js"
 import * as OpenAiClient from "../src/OpenAiClient.js"
 import { Retry } from "../src/index.js"
 import { apiKey, chatModel, clientLayer, request, responsesModel } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
+import { realSleep, withSleepProbe } from "./support/SleepProbe.js"
 
 const ask = request([Messages.user("Hello")])
-
-const realSleep = (millis: number) => Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, millis)))
-
-/** Waits (in real time) until a fiber sleeps on the TestClock. */
-const untilSomeoneSleeps = Effect.gen(function*() {
-  while (Chunk.isEmpty(yield* TestClock.sleeps())) yield* realSleep(2)
-})
 
 const quota = () => ReplayServer.fixture("errors/insufficient-quota.json")
 /** Synthetic: the body of a passing rate limit (the shape of the recorded quota error, another code). */
@@ -56,7 +48,7 @@ const noKeyIn = (error: unknown) => {
 }
 
 describe("errors", () => {
-  it.scoped("maps a 400 to InvalidRequest with the API's message, code and param (invalid-request-400-chat.json)", () =>
+  it.effect("maps a 400 to InvalidRequest with the API's message, code and param (invalid-request-400-chat.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("errors/invalid-request-400-chat.json"), { status: 400 }))
@@ -74,7 +66,7 @@ describe("errors", () => {
       noKeyIn(error)
     }))
 
-  it.scoped("maps a 400 answered to a stream request (invalid-request-400-responses.json)", () =>
+  it.effect("maps a 400 answered to a stream request (invalid-request-400-responses.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("errors/invalid-request-400-responses.json"), { status: 400 }))
@@ -84,7 +76,7 @@ describe("errors", () => {
       expect((server.requests[0]!.body as Record<string, unknown>)["temperature"]).toBe(-1)
     }))
 
-  it.scoped("maps context_length_exceeded to ContextLengthExceeded (synthetic body)", () =>
+  it.effect("maps context_length_exceeded to ContextLengthExceeded (synthetic body)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json({
@@ -101,7 +93,7 @@ describe("errors", () => {
       expect(error.message).toContain("maximum context length is 128000 tokens")
     }))
 
-  it.scoped("maps a 429 to RateLimited with retry-after; an exhausted quota is not retried (insufficient-quota.json)", () =>
+  it.effect("maps a 429 to RateLimited with retry-after; an exhausted quota is not retried (insufficient-quota.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(rateLimit())
@@ -120,7 +112,7 @@ describe("errors", () => {
       expect(server.requests.length).toBe(2)
     }))
 
-  it.scoped("maps a 401 and a 403 to AuthenticationError without retrying, and never shows the key", () =>
+  it.effect("maps a 401 and a 403 to AuthenticationError without retrying, and never shows the key", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(unauthorized(401), unauthorized(403))
@@ -137,7 +129,7 @@ describe("errors", () => {
       noKeyIn(second)
     }))
 
-  it.scoped("maps a body that is not JSON, and a completion without choices, to MalformedResponse", () =>
+  it.effect("maps a body that is not JSON, and a completion without choices, to MalformedResponse", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json("<html>oops</html>"), ReplayServer.json({ id: "chatcmpl-1", object: "chat.completion" }))
@@ -146,7 +138,7 @@ describe("errors", () => {
       expect((yield* Effect.flip(model.generate(ask)))._tag).toBe("MalformedResponse")
     }))
 
-  it.scoped("maps an unreachable server to NetworkError", () =>
+  it.effect("maps an unreachable server to NetworkError", () =>
     Effect.gen(function*() {
       const model = yield* OpenAiChatCompletions.make({ model: "m", retry: false }).pipe(
         Effect.provide(OpenAiClient.layer({ apiKey: Redacted.make(apiKey), baseURL: "http://127.0.0.1:1/v1" }))
@@ -156,7 +148,7 @@ describe("errors", () => {
       noKeyIn(error)
     }))
 
-  it.scoped("fails a Responses stream that reports an error event, with the mapped error (stream-error-insufficient-quota.sse)", () =>
+  it.effect("fails a Responses stream that reports an error event, with the mapped error (stream-error-insufficient-quota.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("responses/stream-error-insufficient-quota.sse")))
@@ -168,7 +160,7 @@ describe("errors", () => {
       noKeyIn(error)
     }))
 
-  it.scoped("fails a Responses stream that ends with response.failed (synthetic event)", () =>
+  it.effect("fails a Responses stream that ends with response.failed (synthetic event)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const failed = {
@@ -185,17 +177,17 @@ describe("errors", () => {
 })
 
 describe("retries", () => {
-  it.scoped("retries a 429 after the retry-after it asked for, then succeeds (default policy on the TestClock)", () =>
-    Effect.gen(function*() {
+  it.effect("retries a 429 after the retry-after it asked for, then succeeds (default policy on the TestClock)", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
         ReplayServer.json(rateLimitBody, { status: 429, headers: { "retry-after": "7" } }),
         ReplayServer.json(ReplayServer.fixture("chat-completions/text.json"))
       )
       const model = yield* OpenAiChatCompletions.make({ model: "gpt-4.1-nano" }).pipe(Effect.provide(clientLayer(server)))
-      const fiber = yield* Effect.fork(model.generate(ask))
+      const fiber = yield* Effect.forkChild(model.generate(ask))
       yield* server.waitForRequests(1)
-      yield* untilSomeoneSleeps
+      yield* probe.untilSomeoneSleeps
       yield* TestClock.adjust("6999 millis")
       yield* realSleep(30)
       expect(server.requests).toHaveLength(1)
@@ -203,23 +195,23 @@ describe("retries", () => {
       const response = yield* Fiber.join(fiber)
       expect(response.finishReason).toBe("stop")
       expect(server.requests).toHaveLength(2)
-    }))
+    })))
 
-  it.scoped("gives up after the default policy's 3 retries of a 500, with a typed ServerError", () =>
-    Effect.gen(function*() {
+  it.effect("gives up after the default policy's 3 retries of a 500, with a typed ServerError", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(serverError(), serverError(), serverError(), serverError(), ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")))
       const model = yield* OpenAiChatCompletions.make({ model: "gpt-4.1-nano" }).pipe(Effect.provide(clientLayer(server)))
-      const fiber = yield* Effect.fork(Effect.flip(model.generate(ask)))
+      const fiber = yield* Effect.forkChild(Effect.flip(model.generate(ask)))
       // Move the TestClock on whenever the retry sleeps, until the call gives up.
-      while (Option.isNone(yield* Fiber.poll(fiber))) {
-        if (Chunk.isNonEmpty(yield* TestClock.sleeps())) yield* TestClock.adjust("30 seconds")
+      while (fiber.pollUnsafe() === undefined) {
+        if (probe.pending() > 0) yield* TestClock.adjust("30 seconds")
         else yield* realSleep(2)
       }
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "ServerError", status: 500 })
       expect(server.requests).toHaveLength(4)
-    }))
+    })))
 
   it.live("retries with a custom Schedule (tiny delays), then surfaces the last error", () =>
     Effect.gen(function*() {
@@ -232,7 +224,7 @@ describe("retries", () => {
       noKeyIn(error)
     }).pipe(Effect.scoped))
 
-  it.scoped("retries a 500 then succeeds; retries a stream while it opens", () =>
+  it.effect("retries a 500 then succeeds; retries a stream while it opens", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -249,7 +241,7 @@ describe("retries", () => {
       expect(server.requests).toHaveLength(4)
     }))
 
-  it.scoped("does not retry when retry is false", () =>
+  it.effect("does not retry when retry is false", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(serverError())
@@ -263,7 +255,7 @@ describe("streams that break off", () => {
   const cutChat = ReplayServer.firstEvents(ReplayServer.fixture("chat-completions/stream-tool-call.sse"), 5)
   const cutResponses = ReplayServer.firstEvents(ReplayServer.fixture("responses/stream-function-call.sse"), 5)
 
-  it.scoped("a Chat Completions stream cut mid-way fails with NetworkError", () =>
+  it.effect("a Chat Completions stream cut mid-way fails with NetworkError", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.cut(cutChat), ReplayServer.cut(cutChat))
@@ -276,7 +268,7 @@ describe("streams that break off", () => {
       expect(server.requests).toHaveLength(2)
     }))
 
-  it.scoped("a Responses stream cut mid-way fails with NetworkError", () =>
+  it.effect("a Responses stream cut mid-way fails with NetworkError", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.cut(cutResponses))
@@ -285,7 +277,7 @@ describe("streams that break off", () => {
       expect(error._tag).toBe("NetworkError")
     }))
 
-  it.scoped("a stream that ends cleanly before its finish fails with NetworkError", () =>
+  it.effect("a stream that ends cleanly before its finish fails with NetworkError", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(cutChat), ReplayServer.sse(cutResponses))
@@ -297,26 +289,26 @@ describe("streams that break off", () => {
 })
 
 describe("interruption", () => {
-  it.scoped("interrupting generate aborts the HTTP request", () =>
+  it.effect("interrupting generate aborts the HTTP request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.hang())
       const model = yield* chatModel(server)
-      const fiber = yield* Effect.fork(model.generate(ask))
+      const fiber = yield* Effect.forkChild(model.generate(ask))
       yield* server.waitForRequests(1)
       yield* Fiber.interrupt(fiber)
       yield* server.waitForClientCloses(1)
       expect(server.clientCloses()).toBe(1)
     }))
 
-  it.scoped("interrupting a stream mid-way aborts the HTTP request", () =>
+  it.effect("interrupting a stream mid-way aborts the HTTP request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const partial = ReplayServer.firstEvents(ReplayServer.fixture("responses/stream-text.sse"), 5)
       server.enqueue(ReplayServer.hang({ sse: true, body: partial }))
       const model = yield* responsesModel(server)
       let seen = 0
-      const fiber = yield* Effect.fork(Stream.runForEach(model.stream(ask), () => Effect.sync(() => seen++)))
+      const fiber = yield* Effect.forkChild(Stream.runForEach(model.stream(ask), () => Effect.sync(() => seen++)))
       yield* server.waitForRequests(1)
       while (seen < 1) yield* realSleep(2)
       yield* Fiber.interrupt(fiber)
@@ -324,20 +316,20 @@ describe("interruption", () => {
       expect(seen).toBeGreaterThan(0)
     }))
 
-  it.scoped("a consumer that stops early aborts the HTTP request", () =>
+  it.effect("a consumer that stops early aborts the HTTP request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const partial = ReplayServer.firstEvents(ReplayServer.fixture("chat-completions/stream-text.sse"), 4)
       server.enqueue(ReplayServer.hang({ sse: true, body: partial }))
       const model = yield* chatModel(server)
       const parts = yield* Stream.runCollect(Stream.take(model.stream(ask), 2))
-      expect(Chunk.size(parts)).toBe(2)
+      expect(parts).toHaveLength(2)
       yield* server.waitForClientCloses(1)
     }))
 })
 
 describe("the API key", () => {
-  it.scoped("is absent from every error message, even when the server echoes it (synthetic echoing bodies)", () =>
+  it.effect("is absent from every error message, even when the server echoes it (synthetic echoing bodies)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const echo = (status: number, code: string | null, type = "invalid_request_error") =>

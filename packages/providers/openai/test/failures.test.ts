@@ -5,16 +5,15 @@
  */
 import { type LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Fiber from "effect/Fiber"
-import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
-import * as TestClock from "effect/TestClock"
+import { TestClock } from "effect/testing"
 import { chatModel, request, responsesModel } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
+import { realSleep, type SleepProbe, withSleepProbe } from "./support/SleepProbe.js"
 
 const ask = request([Messages.user("What is the capital of France?")])
 
@@ -24,7 +23,7 @@ const htmlPage = ReplayServer.json("<!DOCTYPE html><html><head><title>Maintenanc
 })
 
 describe("HTML with status 200", () => {
-  it.scoped("is a MalformedResponse on both APIs, sent once even with a retry policy", () =>
+  it.effect("is a MalformedResponse on both APIs, sent once even with a retry policy", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(htmlPage, htmlPage)
@@ -40,81 +39,81 @@ describe("HTML with status 200", () => {
 })
 
 /** A few real milliseconds (the HTTP exchange runs in real time; the TestClock only drives Effect's timers). */
-const realPause = Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 5)))
+const realPause = realSleep(5)
 
 /** Waits (in real time) until `check` holds. */
 const eventually = (check: Effect.Effect<boolean>): Effect.Effect<void> =>
-  Effect.flatMap(check, (ok) => ok ? Effect.void : Effect.zipRight(realPause, eventually(check)))
+  Effect.flatMap(check, (ok) => ok ? Effect.void : Effect.andThen(realPause, eventually(check)))
 
 /** Waits until some fiber sleeps on the TestClock, then moves the clock on. */
-const adjustOnceWaiting = (duration: Duration.DurationInput) =>
-  Effect.zipRight(eventually(Effect.map(TestClock.sleeps(), (sleeps) => Chunk.size(sleeps) > 0)), TestClock.adjust(duration))
+const adjustOnceWaiting = (probe: SleepProbe, duration: Duration.Input) =>
+  Effect.andThen(probe.untilSomeoneSleeps, TestClock.adjust(duration))
 
 describe("timeouts", () => {
-  it.scoped("a stream that stalls after its headers and one chunk fails after idleTimeout; it is not retried", () =>
-    Effect.gen(function*() {
+  it.effect("a stream that stalls after its headers and one chunk fails after idleTimeout; it is not retried", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const sse = ReplayServer.fixture("chat-completions/stream-text.sse")
       server.enqueue(ReplayServer.hang({ sse: true, body: ReplayServer.firstEvents(sse, 2) }))
       const model = yield* chatModel(server, { idleTimeout: "30 seconds", retry: Schedule.recurs(3) })
       const seen: Array<LanguageModel.StreamPart> = []
-      const fiber = yield* Effect.fork(Stream.runForEach(model.stream(ask), (part) => Effect.sync(() => seen.push(part))))
+      const fiber = yield* Effect.forkChild(Stream.runForEach(model.stream(ask), (part) => Effect.sync(() => seen.push(part))))
       yield* eventually(Effect.sync(() => seen.length > 0))
-      yield* adjustOnceWaiting("30 seconds")
+      yield* adjustOnceWaiting(probe, "30 seconds")
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error._tag).toBe("NetworkError")
       expect(error.message).toContain("idleTimeout")
       expect(seen.map((part) => part._tag)).toEqual(["TextDelta"])
       yield* server.waitForClientCloses(1)
       expect(server.requests).toHaveLength(1)
-    }))
+    })))
 
-  it.scoped("a Responses stream that stalls before its first event fails the same way", () =>
-    Effect.gen(function*() {
+  it.effect("a Responses stream that stalls before its first event fails the same way", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.hang({ sse: true }))
       const model = yield* responsesModel(server, { idleTimeout: "1 minute" })
-      const fiber = yield* Effect.fork(Stream.runDrain(model.stream(ask)))
+      const fiber = yield* Effect.forkChild(Stream.runDrain(model.stream(ask)))
       yield* server.waitForRequests(1)
-      yield* adjustOnceWaiting("1 minute")
+      yield* adjustOnceWaiting(probe, "1 minute")
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error.message).toContain("idleTimeout")
       yield* server.waitForClientCloses(1)
-    }))
+    })))
 
-  it.scoped("totalTimeout bounds a whole call, a body that never ends included", () =>
-    Effect.gen(function*() {
+  it.effect("totalTimeout bounds a whole call, a body that never ends included", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.hang())
       const model = yield* chatModel(server, { totalTimeout: "2 minutes" })
-      const fiber = yield* Effect.fork(model.generate(ask))
+      const fiber = yield* Effect.forkChild(model.generate(ask))
       yield* server.waitForRequests(1)
-      yield* adjustOnceWaiting("2 minutes")
+      yield* adjustOnceWaiting(probe, "2 minutes")
       const error = yield* Effect.flip(Fiber.join(fiber))
       expect(error._tag).toBe("NetworkError")
       expect(error.message).toContain("totalTimeout")
       yield* server.waitForClientCloses(1)
-    }))
+    })))
 
-  it.scoped("with idleTimeout: false a stalled stream keeps waiting", () =>
-    Effect.gen(function*() {
+  it.effect("with idleTimeout: false a stalled stream keeps waiting", () =>
+    withSleepProbe((probe) => Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.hang({ sse: true }))
       const model = yield* chatModel(server, { idleTimeout: false })
-      const fiber = yield* Effect.fork(Stream.runDrain(model.stream(ask)))
+      const fiber = yield* Effect.forkChild(Stream.runDrain(model.stream(ask)))
       yield* server.waitForRequests(1)
-      yield* Effect.repeatN(realPause, 20)
+      for (let i = 0; i < 21; i++) yield* realPause
       // Nothing waits on the clock: no idle timer was started.
-      expect(Chunk.size(yield* TestClock.sleeps())).toBe(0)
+      expect(probe.pending()).toBe(0)
       yield* TestClock.adjust("1 hour")
-      expect(yield* Fiber.poll(fiber)).toEqual(Option.none())
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* Fiber.interrupt(fiber)
       yield* server.waitForClientCloses(1)
-    }))
+    })))
 })
 
 describe("HTML with status 200, streamed", () => {
-  it.scoped("is a MalformedResponse on both APIs when a stream was asked for, not retried", () =>
+  it.effect("is a MalformedResponse on both APIs when a stream was asked for, not retried", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(htmlPage, htmlPage)

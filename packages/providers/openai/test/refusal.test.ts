@@ -15,7 +15,7 @@ const ask = request([Messages.user("Help me with something questionable.")])
 const texts = (response: LanguageModel.Response) => response.parts.flatMap((part) => part._tag === "Text" ? [part.text] : [])
 
 describe("Chat Completions: refusals", () => {
-  it.scoped("a whole refusal is a text part of its own, named in the metadata", () =>
+  it.effect("a whole refusal is a text part of its own, named in the metadata", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("constructed/chat-refusal.json")))
@@ -25,7 +25,7 @@ describe("Chat Completions: refusals", () => {
       expect(response.providerMetadata?.openai).toMatchObject({ refusal: "I'm sorry, I can't help with that." })
     }))
 
-  it.scoped("a streamed refusal after some content starts its own part; without one, no refusal is marked", () =>
+  it.effect("a streamed refusal after some content starts its own part; without one, no refusal is marked", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("constructed/stream-content-then-refusal.sse")))

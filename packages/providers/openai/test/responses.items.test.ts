@@ -15,7 +15,7 @@ const ask = request([Messages.user("What is the capital of France?")])
 const openai = (response: LanguageModel.Response) => (response.providerMetadata?.openai ?? {}) as Record<string, unknown>
 
 describe("Responses: output items as servers send them", () => {
-  it.scoped("a stream whose item_id rotates (GitHub Copilot) gives the text and the reasoning once each", () =>
+  it.effect("a stream whose item_id rotates (GitHub Copilot) gives the text and the reasoning once each", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("constructed/responses-stream-rotating-item-ids.sse")))
@@ -27,7 +27,7 @@ describe("Responses: output items as servers send them", () => {
       ])
     }))
 
-  it.scoped("two message items stay two text parts, each with its phase", () =>
+  it.effect("two message items stay two text parts, each with its phase", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("constructed/responses-stream-two-messages-phase.sse")))
@@ -40,7 +40,7 @@ describe("Responses: output items as servers send them", () => {
       ])
     }))
 
-  it.scoped("keeps URL citations and web-search calls as metadata, and a refusal as its own, marked part", () =>
+  it.effect("keeps URL citations and web-search calls as metadata, and a refusal as its own, marked part", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("constructed/responses-web-search-citations.json")))

@@ -38,7 +38,7 @@ const responsesLayer = (server: ReplayServer.ReplayServer, options: Partial<Open
 const bodyOf = (server: ReplayServer.ReplayServer, index: number): Body => server.requests[index]!.body as Body
 
 describe("strict mode: tools", () => {
-  it.scoped("an optional parameter goes strict as required + nullable; the model's null reaches the handler as absent (Chat Completions)", () =>
+  it.effect("an optional parameter goes strict as required + nullable; the model's null reaches the handler as absent (Chat Completions)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -64,12 +64,12 @@ describe("strict mode: tools", () => {
       expect(bodyOf(server, 1).messages[1].tool_calls[0].function.arguments).toBe("{\"query\": \"cats\", \"limit\": null}")
     }))
 
-  it.scoped("a tool that cannot be declared fails Chat.make with InvalidToolSchema; the server sees no request", () =>
+  it.effect("a tool that cannot be declared fails Chat.make with InvalidToolSchema; the server sees no request", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const Either = Tool.make("either", {
         description: "",
-        parameters: Schema.Union(Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number }))
+        parameters: Schema.Union([Schema.Struct({ a: Schema.String }), Schema.Struct({ b: Schema.Number })])
       })
       const kit = Toolkit.make(Either)
       const error = yield* Effect.flip(
@@ -81,7 +81,7 @@ describe("strict mode: tools", () => {
       expect(server.requests).toHaveLength(0)
     }))
 
-  it.scoped("a tool that cannot be strict goes without strict: no field on Chat Completions, strict: false on Responses", () =>
+  it.effect("a tool that cannot be strict goes without strict: no field on Chat Completions, strict: false on Responses", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -102,7 +102,7 @@ describe("strict mode: tools", () => {
       expect(respAnnotate.strict).toBe(false)
     }))
 
-  it.scoped("strict: false on the model layer: no strict field on Chat Completions, strict: false everywhere on Responses", () =>
+  it.effect("strict: false on the model layer: no strict field on Chat Completions, strict: false everywhere on Responses", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -125,9 +125,9 @@ describe("strict mode: tools", () => {
 })
 
 describe("strict mode: structured output", () => {
-  const Cities = Schema.Array(Schema.String).annotations({ identifier: "French cities!" })
+  const Cities = Schema.Array(Schema.String).annotate({ identifier: "French cities!" })
 
-  it.scoped("a non-object root is sent wrapped in { value }, strict, under a fitting name, and unwrapped (both APIs)", () =>
+  it.effect("a non-object root is sent wrapped in { value }, strict, under a fitting name, and unwrapped (both APIs)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(

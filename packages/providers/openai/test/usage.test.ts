@@ -17,7 +17,7 @@ import * as ReplayServer from "./support/ReplayServer.js"
 const ask = request([Messages.user("Capital of France?")])
 
 describe("usage as servers send it", () => {
-  it.scoped("string, null, negative and junk counts become numbers or are left out; the conversation still encodes", () =>
+  it.effect("string, null, negative and junk counts become numbers or are left out; the conversation still encodes", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("constructed/chat-usage-strings-nulls.json")))
@@ -25,11 +25,11 @@ describe("usage as servers send it", () => {
       const chat = yield* Chat.make().pipe(Effect.provide(model))
       const result = yield* chat.complete(Messages.fromUser("Capital of France?"))
       expect(result.outcome._tag === "Complete" && result.outcome.usage).toEqual({ inputTokens: 7, outputTokens: 0 })
-      const stored = yield* Messages.toJson(result.messages)
-      expect(yield* Messages.fromJson(stored)).toEqual(result.messages)
+      const stored = yield* Effect.fromResult(Messages.toJson(result.messages))
+      expect(yield* Effect.fromResult(Messages.fromJson(stored))).toEqual(result.messages)
     }))
 
-  it.scoped("Groq's usage under x_groq on the last chunk is read", () =>
+  it.effect("Groq's usage under x_groq on the last chunk is read", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("constructed/groq-stream-x-groq-usage.sse")))

@@ -5,7 +5,7 @@
  * @internal
  */
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type {
   ChatCompletion,
   ChatCompletionChunk,
@@ -18,7 +18,7 @@ import type {
 } from "openai/resources/chat/completions"
 import type { CompletionUsage } from "openai/resources/completions"
 import type { ResponseFormatJSONSchema } from "openai/resources/shared"
-import type { Options } from "../OpenAiChatCompletions.js"
+import type { Options } from "./chatCompletionsOptions.js"
 import { malformed, type Redactor } from "./errors.js"
 import {
   fileUrl,
@@ -48,30 +48,30 @@ const audioFormat = (mediaType: string): "wav" | "mp3" | undefined => {
   return undefined
 }
 
-const filePart = (file: Messages.FilePart): Either.Either<ChatCompletionContentPart, ChatError.InvalidRequest> => {
-  if (isImage(file)) return Either.right({ type: "image_url", image_url: { url: fileUrl(file) } })
+const filePart = (file: Messages.FilePart): Result.Result<ChatCompletionContentPart, ChatError.InvalidRequest> => {
+  if (isImage(file)) return Result.succeed({ type: "image_url", image_url: { url: fileUrl(file) } })
   const format = audioFormat(file.mediaType)
   if (file.data._tag === "Url") {
-    return Either.left(
+    return Result.fail(
       unsupported(`Chat Completions takes ${file.mediaType} files only as base64 data, not as a URL (only images may be URLs).`)
     )
   }
-  if (format !== undefined) return Either.right({ type: "input_audio", input_audio: { data: file.data.base64, format } })
-  return Either.right({
+  if (format !== undefined) return Result.succeed({ type: "input_audio", input_audio: { data: file.data.base64, format } })
+  return Result.succeed({
     type: "file",
     file: { file_data: fileUrl(file), filename: file.filename ?? "file" }
   })
 }
 
-const userMessage = (message: Messages.Message): Either.Either<ChatCompletionMessageParam, ChatError.InvalidRequest> => {
+const userMessage = (message: Messages.Message): Result.Result<ChatCompletionMessageParam, ChatError.InvalidRequest> => {
   const first = message.parts[0]
   if (message.parts.length === 1 && first !== undefined && first._tag === "Text") {
-    return Either.right({ role: "user", content: first.text })
+    return Result.succeed({ role: "user", content: first.text })
   }
   const parts = message.parts.filter((part) => part._tag === "Text" || part._tag === "File")
-  return Either.map(
-    traverse(parts, (part): Either.Either<ChatCompletionContentPart, ChatError.InvalidRequest> =>
-      part._tag === "Text" ? Either.right({ type: "text", text: part.text }) : filePart(part)),
+  return Result.map(
+    traverse(parts, (part): Result.Result<ChatCompletionContentPart, ChatError.InvalidRequest> =>
+      part._tag === "Text" ? Result.succeed({ type: "text", text: part.text }) : filePart(part)),
     (content) => ({ role: "user", content })
   )
 }
@@ -121,9 +121,9 @@ const reasoningContentOf = (message: Messages.Message): string | undefined => {
 const assistantMessages = (
   message: Messages.Message,
   inTurn: boolean
-): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+): Result.Result<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
   if (message.parts.some((part) => part._tag === "File")) {
-    return Either.left(unsupported("Chat Completions does not take files in assistant messages."))
+    return Result.fail(unsupported("Chat Completions does not take files in assistant messages."))
   }
   const extras = extrasOf(message)
   const projected = Messages.toolCallsOf(message).map(Messages.projectToolCall)
@@ -148,22 +148,22 @@ const assistantMessages = (
     if (call.result === undefined) continue
     out.push({ role: "tool", tool_call_id: call.id, content: call.result.text })
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 /** The conversation as Chat Completions messages. */
 export const toMessages = (
   messages: Messages.Messages
-): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+): Result.Result<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
   let lastUser = messages.length - 1
   while (lastUser >= 0 && messages[lastUser]!.role !== "user") lastUser--
-  return Either.map(
-    traverse(messages.map((message, index) => [message, index] as const), ([message, index]): Either.Either<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
+  return Result.map(
+    traverse(messages.map((message, index) => [message, index] as const), ([message, index]): Result.Result<Array<ChatCompletionMessageParam>, ChatError.InvalidRequest> => {
       switch (message.role) {
         case "system":
-          return Either.map(systemText(message), (content) => [{ role: "system", content }])
+          return Result.map(systemText(message), (content) => [{ role: "system", content }])
         case "user":
-          return Either.map(userMessage(message), (m) => [m])
+          return Result.map(userMessage(message), (m) => [m])
         case "assistant":
           return assistantMessages(message, index > lastUser)
       }
@@ -204,8 +204,8 @@ const toResponseFormat = (format: LanguageModel.ResponseFormat, strict: boolean)
 export const toBody = (
   request: LanguageModel.Request,
   options: Options
-): Either.Either<ChatCompletionCreateParamsNonStreaming, ChatError.InvalidRequest> =>
-  Either.map(toMessages(request.messages), (messages) => {
+): Result.Result<ChatCompletionCreateParamsNonStreaming, ChatError.InvalidRequest> =>
+  Result.map(toMessages(request.messages), (messages) => {
     const o = request.options
     const maxTokens = o.maxTokens ?? options.maxTokens
     const toolChoice = o.toolChoice ?? options.toolChoice
@@ -316,13 +316,13 @@ const finishedWithError = (message: string | undefined, redact: Redactor): ChatE
 export const fromCompletion = (
   completion: ChatCompletion,
   redact: Redactor = (text) => text
-): Either.Either<LanguageModel.Response, ChatError.MalformedResponse | ChatError.ServerError> => {
+): Result.Result<LanguageModel.Response, ChatError.MalformedResponse | ChatError.ServerError> => {
   const choice = completion.choices?.find((c) => c.index === 0) ?? completion.choices?.[0]
   if (choice === undefined || choice.message === undefined || choice.message === null) {
-    return Either.left(malformed("The chat completion holds no choice."))
+    return Result.fail(malformed("The chat completion holds no choice."))
   }
   if ((choice.finish_reason as string) === "error") {
-    return Either.left(finishedWithError(errorMessageOf(choice, completion), redact))
+    return Result.fail(finishedWithError(errorMessageOf(choice, completion), redact))
   }
   const message = choice.message
   const parts: Array<Messages.Part> = []
@@ -340,7 +340,7 @@ export const fromCompletion = (
   }
   const details = field(message, "reasoning_details")
   const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
-  return Either.right({
+  return Result.succeed({
     parts,
     usage: fromUsage(completion.usage),
     finishReason: fromFinishReason(choice.finish_reason, hasToolCalls),
@@ -452,14 +452,14 @@ export class StreamState {
   }
 
   /** The closing `Finish` part; a stream that ended before its finish reason broke off. */
-  end(): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+  end(): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
     if (this.finishReason === undefined) {
-      return Either.left(
+      return Result.fail(
         new ChatError.NetworkError({ message: "The model's stream ended before the response was complete (no finish reason)." })
       )
     }
-    if (this.finishReason === "error") return Either.left(finishedWithError(this.error, this.redact))
-    return Either.right([{
+    if (this.finishReason === "error") return Result.fail(finishedWithError(this.error, this.redact))
+    return Result.succeed([{
       _tag: "Finish",
       usage: this.usage ?? LanguageModel.noUsage,
       finishReason: fromFinishReason(this.finishReason, this.hasToolCalls),

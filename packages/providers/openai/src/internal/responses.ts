@@ -5,7 +5,7 @@
  * @internal
  */
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import type {
   FunctionTool,
   Response,
@@ -16,7 +16,7 @@ import type {
   ResponseStreamEvent,
   ResponseUsage
 } from "openai/resources/responses/responses"
-import type { Options } from "../OpenAiResponses.js"
+import type { Options } from "./responsesOptions.js"
 import { type ApiErrorBody, fromApi, malformed, readErrorBody, type Redactor } from "./errors.js"
 import {
   fileUrl,
@@ -36,28 +36,28 @@ import {
 // Requests
 // ---------------------------------------------------------------------------
 
-const inputContent = (part: Messages.Part): Either.Either<ResponseInputContent, ChatError.InvalidRequest> => {
+const inputContent = (part: Messages.Part): Result.Result<ResponseInputContent, ChatError.InvalidRequest> => {
   switch (part._tag) {
     case "Text":
-      return Either.right({ type: "input_text", text: part.text })
+      return Result.succeed({ type: "input_text", text: part.text })
     case "File":
-      if (isImage(part)) return Either.right({ type: "input_image", image_url: fileUrl(part), detail: "auto" })
-      return Either.right(
+      if (isImage(part)) return Result.succeed({ type: "input_image", image_url: fileUrl(part), detail: "auto" })
+      return Result.succeed(
         part.data._tag === "Url"
           ? { type: "input_file", file_url: part.data.url, ...optional("filename", part.filename) }
           : { type: "input_file", file_data: fileUrl(part), filename: part.filename ?? "file" }
       )
     default:
-      return Either.left(unsupported(`A user message may not hold a ${part._tag} part.`))
+      return Result.fail(unsupported(`A user message may not hold a ${part._tag} part.`))
   }
 }
 
-const userItem = (message: Messages.Message): Either.Either<ResponseInputItem, ChatError.InvalidRequest> => {
+const userItem = (message: Messages.Message): Result.Result<ResponseInputItem, ChatError.InvalidRequest> => {
   const first = message.parts[0]
   if (message.parts.length === 1 && first !== undefined && first._tag === "Text") {
-    return Either.right({ role: "user", content: first.text })
+    return Result.succeed({ role: "user", content: first.text })
   }
-  return Either.map(traverse(message.parts, inputContent), (content) => ({ role: "user", content }))
+  return Result.map(traverse(message.parts, inputContent), (content) => ({ role: "user", content }))
 }
 
 /** The answers to a response's calls: one `function_call_output` per resolved call, through `Messages.projectToolCall`. */
@@ -81,7 +81,7 @@ const outputItems = (message: Messages.Message): Array<ResponseInputItem> => {
 const assistantItems = (
   message: Messages.Message,
   stored: boolean
-): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+): Result.Result<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   const out: Array<ResponseInputItem> = []
   for (const part of message.parts) {
     switch (part._tag) {
@@ -105,22 +105,22 @@ const assistantItems = (
         break
       }
       case "File":
-        return Either.left(unsupported("The Responses API does not take files in assistant messages."))
+        return Result.fail(unsupported("The Responses API does not take files in assistant messages."))
     }
   }
   out.push(...outputItems(message))
-  return Either.right(out)
+  return Result.succeed(out)
 }
 
 const messageItems = (
   message: Messages.Message,
   stored: boolean
-): Either.Either<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
+): Result.Result<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   switch (message.role) {
     case "system":
-      return Either.map(systemText(message), (content) => [{ role: "system", content }])
+      return Result.map(systemText(message), (content) => [{ role: "system", content }])
     case "user":
-      return Either.map(userItem(message), (item) => [item])
+      return Result.map(userItem(message), (item) => [item])
     case "assistant":
       return assistantItems(message, stored)
   }
@@ -155,15 +155,15 @@ export const toInput = (
   messages: Messages.Messages,
   chain: boolean,
   stored: boolean
-): Either.Either<Input, ChatError.InvalidRequest> => {
+): Result.Result<Input, ChatError.InvalidRequest> => {
   let leading = 0
   while (leading < messages.length && messages[leading]!.role === "system") leading++
   const system = traverse(messages.slice(0, leading), systemText)
-  if (Either.isLeft(system)) return Either.left(system.left)
-  const instructions = system.right.length === 0 ? undefined : system.right.join("\n\n")
+  if (Result.isFailure(system)) return Result.fail(system.failure)
+  const instructions = system.success.length === 0 ? undefined : system.success.join("\n\n")
   const point = chain ? chainPoint(messages) : undefined
   const rest = point === undefined ? messages.slice(leading) : messages.slice(Math.max(point.index + 1, leading))
-  return Either.map(traverse(rest, (message) => messageItems(message, stored)), (groups) => ({
+  return Result.map(traverse(rest, (message) => messageItems(message, stored)), (groups) => ({
     instructions,
     input: point === undefined ? groups.flat() : [...outputItems(messages[point.index]!), ...groups.flat()],
     previousResponseId: point?.responseId
@@ -200,8 +200,8 @@ export const isStored = (options: Options): boolean => options.previousResponseI
 export const toBody = (
   request: LanguageModel.Request,
   options: Options
-): Either.Either<ResponseCreateParamsNonStreaming, ChatError.InvalidRequest> =>
-  Either.map(toInput(request.messages, options.previousResponseId === true, isStored(options)), (input) => {
+): Result.Result<ResponseCreateParamsNonStreaming, ChatError.InvalidRequest> =>
+  Result.map(toInput(request.messages, options.previousResponseId === true, isStored(options)), (input) => {
     const o = request.options
     const store = isStored(options)
     const toolChoice = o.toolChoice ?? options.toolChoice
@@ -364,9 +364,9 @@ export const failure = (response: Response, redact: Redactor): ChatError.ModelEr
 export const fromResponse = (
   response: Response,
   redact: Redactor
-): Either.Either<LanguageModel.Response, ChatError.ModelError> => {
-  if (response.status === "failed") return Either.left(failure(response, redact))
-  if (!Array.isArray(response.output)) return Either.left(malformed("The response holds no output."))
+): Result.Result<LanguageModel.Response, ChatError.ModelError> => {
+  if (response.status === "failed") return Result.fail(failure(response, redact))
+  if (!Array.isArray(response.output)) return Result.fail(malformed("The response holds no output."))
   const parts: Array<Messages.Part> = []
   const extras = new OutputExtras()
   for (const item of response.output) {
@@ -396,7 +396,7 @@ export const fromResponse = (
     }
   }
   const hasToolCalls = parts.some((part) => part._tag === "ToolCall")
-  return Either.right({
+  return Result.succeed({
     parts,
     usage: fromUsage(response.usage),
     finishReason: finishReason(response, hasToolCalls),
@@ -434,9 +434,9 @@ export class StreamState {
   constructor(private readonly redact: Redactor) {}
 
   /** The parts of one event, or the error it reports. */
-  push(event: ResponseStreamEvent): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+  push(event: ResponseStreamEvent): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
     const out: Array<LanguageModel.StreamPart> = []
-    if (this.finished) return Either.right(out)
+    if (this.finished) return Result.succeed(out)
     switch (event.type) {
       case "response.output_item.added":
         this.itemAdded(event.item, event.output_index, out)
@@ -444,7 +444,7 @@ export class StreamState {
       case "response.function_call_arguments.delta": {
         const call = this.callsByItem.get(event.item_id) ?? this.callsByIndex.get(event.output_index)
         if (call === undefined) {
-          return Either.left(malformed(`The stream sent arguments for an unknown call item '${event.item_id}'.`))
+          return Result.fail(malformed(`The stream sent arguments for an unknown call item '${event.item_id}'.`))
         }
         if (event.delta !== "") {
           call.hasArguments = true
@@ -476,13 +476,13 @@ export class StreamState {
         })
         break
       case "response.failed":
-        return Either.left(failure(event.response, this.redact))
+        return Result.fail(failure(event.response, this.redact))
       case "error": {
         const body: ApiErrorBody = readErrorBody(event)
-        return Either.left(fromApi(undefined, body, undefined, { redact: this.redact, now: 0 }))
+        return Result.fail(fromApi(undefined, body, undefined, { redact: this.redact, now: 0 }))
       }
     }
-    return Either.right(out)
+    return Result.succeed(out)
   }
 
   private startCall(item: { readonly id?: string | undefined; readonly call_id: string; readonly name: string }, index: number, out: Array<LanguageModel.StreamPart>): CallState {
@@ -593,9 +593,9 @@ export class StreamState {
   }
 
   /** Nothing more, or the error of a stream that ended before its response completed. */
-  end(): Either.Either<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
+  end(): Result.Result<Array<LanguageModel.StreamPart>, ChatError.ModelError> {
     return this.finished
-      ? Either.right([])
-      : Either.left(new ChatError.NetworkError({ message: "The model's stream ended before the response was complete." }))
+      ? Result.succeed([])
+      : Result.fail(new ChatError.NetworkError({ message: "The model's stream ended before the response was complete." }))
   }
 }

@@ -4,7 +4,7 @@
  * @internal
  */
 import { ChatError, type LanguageModel, type Messages } from "@chat-ts/core"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
 
 /** The key of this package's entry in `providerMetadata`. */
@@ -38,10 +38,10 @@ export const textOf = (message: Messages.Message): string => {
 export const unsupported = (message: string): ChatError.InvalidRequest => new ChatError.InvalidRequest({ message })
 
 /** Fails when a system message holds anything but text. */
-export const systemText = (message: Messages.Message): Either.Either<string, ChatError.InvalidRequest> =>
+export const systemText = (message: Messages.Message): Result.Result<string, ChatError.InvalidRequest> =>
   message.parts.every((part) => part._tag === "Text")
-    ? Either.right(textOf(message))
-    : Either.left(unsupported("A system message may only hold text parts."))
+    ? Result.succeed(textOf(message))
+    : Result.fail(unsupported("A system message may only hold text parts."))
 
 /** A string field of an unknown value (for fields the SDK types do not declare). */
 export const stringField = (u: unknown, key: string): string | undefined => {
@@ -93,13 +93,13 @@ export const optional = <K extends string, V>(key: K, value: V | undefined): { [
 /** Runs `f` over items, stopping at the first failure. */
 export const traverse = <A, B, E>(
   items: ReadonlyArray<A>,
-  f: (item: A) => Either.Either<B, E>
-): Either.Either<Array<B>, E> => {
+  f: (item: A) => Result.Result<B, E>
+): Result.Result<Array<B>, E> => {
   const out: Array<B> = []
   for (const item of items) {
     const result = f(item)
-    if (Either.isLeft(result)) return Either.left(result.left)
-    out.push(result.right)
+    if (Result.isFailure(result)) return Result.fail(result.failure)
+    out.push(result.success)
   }
-  return Either.right(out)
+  return Result.succeed(out)
 }

@@ -6,9 +6,9 @@
 import type { EmbeddingModel } from "@chat-ts/core"
 import { LanguageModel, Messages } from "@chat-ts/core"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as OpenAiChatCompletions from "../../src/OpenAiChatCompletions.js"
 import * as OpenAiClient from "../../src/OpenAiClient.js"
 import * as OpenAiEmbeddings from "../../src/OpenAiEmbeddings.js"
@@ -78,9 +78,9 @@ export const emailTool: LanguageModel.ToolDeclaration = {
   strict: false
 }
 
-const unwrap = <A, E>(either: Either.Either<A, E>): A => {
-  if (Either.isLeft(either)) throw new Error(`unexpected: ${String(either.left)}`)
-  return either.right
+const unwrap = <A, E>(result: Result.Result<A, E>): A => {
+  if (Result.isFailure(result)) throw new Error(`unexpected: ${String(result.failure)}`)
+  return result.success
 }
 
 /**
