@@ -32,7 +32,7 @@ import * as Errors from "./internal/errors.js"
 /** The default base URL: the Anthropic API. */
 export const defaultBaseURL = "https://api.anthropic.com"
 
-/** The most milliseconds one non-streamed request may take unless `timeout` says otherwise (the SDK's 10 minutes). */
+/** The longest wait for a non-streamed response's headers unless `timeout` says otherwise (the SDK's 10 minutes; given, so the SDK does not refuse a large `max_tokens`). */
 const defaultTimeout = 600_000
 
 /** Settings of the client. */
@@ -43,7 +43,11 @@ export interface Options {
   readonly baseURL?: string | undefined
   /** Extra headers sent with every request (e.g. `anthropic-beta`). */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** The most milliseconds one HTTP request may take (default 10 minutes). */
+  /**
+   * The longest wait, in milliseconds, for one HTTP response's headers
+   * (default 10 minutes, the SDK's). The body is bounded by the model layer's
+   * `totalTimeout` and `idleTimeout` (see `AnthropicDefaults`).
+   */
   readonly timeout?: number | undefined
 }
 

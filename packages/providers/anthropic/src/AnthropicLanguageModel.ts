@@ -17,6 +17,7 @@ import * as Stream from "effect/Stream"
 import { AnthropicClient } from "./AnthropicClient.js"
 import * as Internal from "./internal/messages.js"
 import type { Options } from "./internal/options.js"
+import * as Timeouts from "./internal/timeouts.js"
 
 /** Extended thinking: a token budget (at least 1024, below `maxTokens`), or `adaptive` (the model decides). */
 export type { Thinking } from "./internal/options.js"
@@ -33,7 +34,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), ({ body, structuredTool }) =>
         ProviderRetry.withRetry(client.createMessage({ ...body, stream: false }), options.retry).pipe(
-          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
+          (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
           Effect.flatMap((message) => Effect.fromResult(Internal.fromMessage(message, structuredTool)))
         ))
 
@@ -44,7 +45,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           options.retry,
           () => new Internal.StreamState(structuredTool, client.redact),
           (events, state) => Stream.flattenIterable(Stream.mapEffect(events, (event) => Effect.fromResult(state.push(event)))),
-          options
+          Timeouts.stream(options)
         )))
 
     return LanguageModel.make({ generate, stream })

@@ -11,5 +11,8 @@ export * as AnthropicClient from "./AnthropicClient.js"
 /** `LanguageModel` on POST /v1/messages. */
 export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
 
+/** The defaults in one place: the model id the docs and examples use, and the model layer's timeouts. */
+export * as AnthropicDefaults from "./AnthropicDefaults.js"
+
 /** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
 export { ProviderRetry as Retry } from "@chat-ts/core"

@@ -43,7 +43,11 @@ export interface Options {
   readonly apiVersion?: string | undefined
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** The most milliseconds one HTTP request may take. */
+  /**
+   * The most milliseconds one HTTP request may take, its body included, streams
+   * too (the SDK's own timer; default none). The model layers bound their calls
+   * with `totalTimeout` and `idleTimeout` instead (see `GoogleDefaults`).
+   */
   readonly timeout?: number | undefined
 }
 

@@ -4,11 +4,13 @@
  *
  * @since 0.1.0
  */
-import { ChatError, EmbeddingModel, ProviderRetry } from "@chat-ts/core"
+import { ChatError, EmbeddingModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
 import type { EmbedContentResponse } from "@google/genai"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { GoogleClient } from "./GoogleClient.js"
+import * as Timeouts from "./internal/timeouts.js"
 
 /** What the vectors are for (Gemini's `taskType`). */
 export type TaskType =
@@ -23,7 +25,7 @@ export type TaskType =
 
 /** Settings of the embedding model. */
 export interface Options {
-  /** The model id, e.g. `gemini-embedding-001`. */
+  /** The model id, e.g. `gemini-embedding-001` (`GoogleDefaults.embeddingModel`). */
   readonly model: string
   /** What the vectors are for (sent as `taskType`). */
   readonly taskType?: TaskType
@@ -35,6 +37,12 @@ export interface Options {
   readonly maxBatchSize?: number
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: ProviderRetry.Policy
+  /**
+   * The longest one request (a batch of up to `maxBatchSize` inputs) may take,
+   * retries included (default `GoogleDefaults.totalTimeout`, 10 minutes;
+   * `false`: no limit); past it a `NetworkError` and the request is aborted.
+   */
+  readonly totalTimeout?: Duration.Input | false
 }
 
 const toVectors = (
@@ -71,7 +79,10 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
           }
         }),
         options.retry
-      ).pipe(Effect.flatMap((response) => toVectors(response, inputs.length)))
+      ).pipe(
+        (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
+        Effect.flatMap((response) => toVectors(response, inputs.length))
+      )
 
     const embed: EmbeddingModel.Service["embed"] = (inputs, embedOptions) => {
       if (inputs.length === 0) return Effect.succeed({ vectors: [], usage: { inputTokens: 0 } })

@@ -19,6 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import { GoogleClient } from "./GoogleClient.js"
 import type { Options } from "./internal/options.js"
+import * as Timeouts from "./internal/timeouts.js"
 import * as Wire from "./internal/wire.js"
 
 /** How the model may call functions (Gemini's `functionCallingConfig`). */
@@ -36,7 +37,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Effect.fromResult(Wire.toParams(request, options)), (params) =>
         ProviderRetry.withRetry(client.generateContent(params), options.retry).pipe(
-          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
+          (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
           Effect.flatMap((response) => Effect.fromResult(Wire.fromResponse(response, client.redact)))
         ))
 
@@ -47,7 +48,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           options.retry,
           () => new Wire.StreamState(client.redact),
           (chunks, state) => Stream.flattenIterable(Stream.map(chunks, (chunk) => state.push(chunk))),
-          options
+          Timeouts.stream(options)
         )))
 
     return LanguageModel.make({ generate, stream })

@@ -19,5 +19,8 @@ export * as GoogleEmbeddings from "./GoogleEmbeddings.js"
 /** JSON Schema to Gemini's schema subset. */
 export * as GoogleSchema from "./GoogleSchema.js"
 
+/** The defaults in one place: the model ids the docs and examples use, and the layers' timeouts. */
+export * as GoogleDefaults from "./GoogleDefaults.js"
+
 /** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
 export { ProviderRetry as Retry } from "@chat-ts/core"

@@ -14,6 +14,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/chatCompletions.js"
 import type { Options } from "./internal/chatCompletionsOptions.js"
+import * as Timeouts from "./internal/timeouts.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 
 /** Settings of the model; a request's own options take precedence over these. */
@@ -25,7 +26,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), (body) =>
         ProviderRetry.withRetry(client.createChatCompletion({ ...body, stream: false }), options.retry).pipe(
-          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
+          (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
           Effect.flatMap((completion) => Effect.fromResult(Internal.fromCompletion(completion, client.redact)))
         ))
 
@@ -40,7 +41,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           options.retry,
           () => new Internal.StreamState(client.redact),
           (chunks, state) => Stream.flattenIterable(Stream.map(chunks, (chunk) => state.push(chunk))),
-          options
+          Timeouts.stream(options)
         )))
 
     return LanguageModel.make({ generate, stream })

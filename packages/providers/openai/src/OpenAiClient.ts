@@ -50,7 +50,11 @@ export interface Options {
   readonly project?: string | undefined
   /** Extra headers sent with every request. */
   readonly headers?: Readonly<Record<string, string>> | undefined
-  /** The most milliseconds one HTTP request may take (the SDK's default is 10 minutes). */
+  /**
+   * The longest wait, in milliseconds, for one HTTP response's headers (the
+   * SDK's default: 10 minutes). The body is bounded by the model layers'
+   * `totalTimeout` and `idleTimeout` (see `OpenAiDefaults`).
+   */
   readonly timeout?: number | undefined
 }
 

@@ -4,16 +4,18 @@
  *
  * @since 0.1.0
  */
-import { ChatError, EmbeddingModel, ProviderRetry } from "@chat-ts/core"
+import { ChatError, EmbeddingModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
+import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CreateEmbeddingResponse } from "openai/resources/embeddings"
 import { tokenCount } from "./internal/shared.js"
+import * as Timeouts from "./internal/timeouts.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 
 /** Settings of the embedding model. */
 export interface Options {
-  /** The model id, e.g. `text-embedding-3-small`. */
+  /** The model id, e.g. `text-embedding-3-small` (`OpenAiDefaults.embeddingModel`). */
   readonly model: string
   /** Vector size, for models that can shorten their vectors (a call's own `dimensions` takes precedence). */
   readonly dimensions?: number
@@ -28,6 +30,12 @@ export interface Options {
   readonly user?: string
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: ProviderRetry.Policy
+  /**
+   * The longest one request (a batch of up to `maxBatchSize` inputs) may take,
+   * retries included (default `OpenAiDefaults.totalTimeout`, 10 minutes;
+   * `false`: no limit); past it a `NetworkError` and the request is aborted.
+   */
+  readonly totalTimeout?: Duration.Input | false
 }
 
 const toVectors = (
@@ -69,6 +77,7 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
         }),
         options.retry
       ).pipe(
+        (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
         Effect.flatMap((response) =>
           Effect.map(toVectors(response, inputs.length), (vectors) => ({
             vectors,

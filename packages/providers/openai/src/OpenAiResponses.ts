@@ -21,6 +21,7 @@ import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
 import type { Options } from "./internal/responsesOptions.js"
+import * as Timeouts from "./internal/timeouts.js"
 import { OpenAiClient } from "./OpenAiClient.js"
 
 /** Settings of the model; a request's own options take precedence over these. */
@@ -32,7 +33,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
       Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), (body) =>
         ProviderRetry.withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
-          (attempts) => ProviderStream.withTotalTimeout(attempts, options),
+          (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
           Effect.flatMap((response) => Effect.fromResult(Internal.fromResponse(response, client.redact)))
         ))
 
@@ -44,7 +45,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           () => new Internal.StreamState(client.redact),
           (events, state) =>
             Stream.flattenIterable(Stream.mapEffect(events, (event) => Effect.fromResult(state.push(event)))),
-          options
+          Timeouts.stream(options)
         )))
 
     return LanguageModel.make({ generate, stream })

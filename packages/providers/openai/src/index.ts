@@ -21,5 +21,8 @@ export * as OpenAiEmbeddings from "./OpenAiEmbeddings.js"
 /** Presets for OpenAI-compatible servers (Ollama, OpenRouter, DeepSeek, Groq, Together, Cerebras, Gemini, vLLM, llama.cpp). */
 export * as OpenAiCompatible from "./OpenAiCompatible.js"
 
+/** The defaults in one place: the model ids the docs and examples use, and the timeouts of every layer. */
+export * as OpenAiDefaults from "./OpenAiDefaults.js"
+
 /** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
 export { ProviderRetry as Retry } from "@chat-ts/core"

@@ -5,6 +5,7 @@
  * copied into the docs as is.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as Duration from "effect/Duration"
 import { readFileSync } from "node:fs"
 // #region imports
 import { Chat, EmbeddingModel, Messages } from "@chat-ts/core"
@@ -17,6 +18,7 @@ import {
   OpenAiChatCompletions,
   OpenAiClient,
   OpenAiCompatible,
+  OpenAiDefaults,
   OpenAiEmbeddings,
   OpenAiResponses,
   Retry
@@ -37,8 +39,8 @@ const OpenAiExplicit = Layer.unwrap(
 
 // #region chat-completions
 const ChatCompletionsModel = OpenAiChatCompletions.layer({
-  model: "gpt-4.1-mini",
-  temperature: 0.2,
+  model: OpenAiDefaults.chatModel,
+  reasoningEffort: "low",
   maxTokens: 1024
 }).pipe(Layer.provide(OpenAi))
 
@@ -53,20 +55,20 @@ const program = Effect.gen(function*() {
 // Stateless (the default): the whole conversation is sent with store: false;
 // reasoning comes back encrypted so it can be sent back next time.
 const ResponsesModel = OpenAiResponses.layer({
-  model: "gpt-5-mini",
+  model: OpenAiDefaults.chatModel,
   reasoningEffort: "low",
   reasoningSummary: "auto"
 }).pipe(Layer.provide(OpenAi))
 
 // Chained: responses are stored and only what follows the last one is sent.
 const ChainedResponsesModel = OpenAiResponses.layer({
-  model: "gpt-5-mini",
+  model: OpenAiDefaults.chatModel,
   previousResponseId: true
 }).pipe(Layer.provide(OpenAi))
 // #endregion responses
 
 // #region embeddings
-const Embeddings = OpenAiEmbeddings.layer({ model: "text-embedding-3-small", dimensions: 512 }).pipe(
+const Embeddings = OpenAiEmbeddings.layer({ model: OpenAiDefaults.embeddingModel, dimensions: 512 }).pipe(
   Layer.provide(OpenAi)
 )
 
@@ -80,24 +82,44 @@ const similarity = Effect.gen(function*() {
 // #region retry
 // The default: 3 retries, exponential from 500 ms (doubling, jittered),
 // honouring retry-after, only for rate limits, server and network errors.
-const Default = OpenAiChatCompletions.layer({ model: "gpt-4.1-mini" })
+const Default = OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel })
 
 // Tune the default policy...
 const Patient = OpenAiChatCompletions.layer({
-  model: "gpt-4.1-mini",
+  model: OpenAiDefaults.chatModel,
   retry: Retry.schedule({ retries: 6, base: "1 second", maxDelay: "30 seconds", maxRetryAfter: "2 minutes" })
 })
 
 // ...or give any Schedule fed with the ChatError.ModelError (only retryable
 // errors are ever retried, whatever the schedule).
 const Fixed = OpenAiChatCompletions.layer({
-  model: "gpt-4.1-mini",
+  model: OpenAiDefaults.chatModel,
   retry: Retry.honourRetryAfter(Schedule.max([Schedule.spaced("2 seconds"), Schedule.recurs(4)]))
 })
 
 // ...or no retries at all.
-const NoRetry = OpenAiChatCompletions.layer({ model: "gpt-4.1-mini", retry: false })
+const NoRetry = OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel, retry: false })
 // #endregion retry
+
+// #region timeouts
+// The defaults: a non-streamed call may take 10 minutes in all (retries included),
+// a stream may wait 5 minutes for each event; past them a NetworkError.
+const Bounded = OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel })
+
+// A slow self-hosted server: more time for a whole answer (streamed or not,
+// once given) and between two events.
+const Slow = OpenAiChatCompletions.layer({
+  model: "Qwen/Qwen2.5-72B-Instruct",
+  totalTimeout: "30 minutes",
+  idleTimeout: "10 minutes"
+}).pipe(Layer.provide(OpenAiCompatible.layer("vllm")))
+
+// A stream bounded in all too: it ends within the hour, however fast its events come.
+const HourLong = OpenAiResponses.layer({ model: OpenAiDefaults.chatModel, totalTimeout: "1 hour" })
+
+// No bound at all: a call may then wait forever on a stalled server.
+const Unbounded = OpenAiEmbeddings.layer({ model: OpenAiDefaults.embeddingModel, totalTimeout: false })
+// #endregion timeouts
 
 // #region errors
 const answer = Effect.gen(function*() {
@@ -167,7 +189,18 @@ describe("docs/providers.md snippets", () => {
     for (const layer of [Default, Patient, Fixed, NoRetry, Groq, Ollama, DeepSeek, GeminiEmbeddings, Vllm, LmStudio, WithKey]) {
       expect(Layer.isLayer(layer)).toBe(true)
     }
+    for (const layer of [Bounded, Slow, HourLong, Unbounded]) {
+      expect(Layer.isLayer(layer)).toBe(true)
+    }
     for (const effect of [program, similarity, answer]) expect(Effect.isEffect(effect)).toBe(true)
+  })
+
+  it("show the values of OpenAiDefaults in the defaults table", () => {
+    const docs = readFileSync(new URL("../../../../docs/providers.md", import.meta.url), "utf8")
+    expect(docs).toContain(`| \`chatModel\` | \`${OpenAiDefaults.chatModel}\` |`)
+    expect(docs).toContain(`| \`embeddingModel\` | \`${OpenAiDefaults.embeddingModel}\` |`)
+    expect(docs).toContain(`| \`totalTimeout\` | ${Duration.format(Duration.fromInputUnsafe(OpenAiDefaults.totalTimeout))} |`)
+    expect(docs).toContain(`| \`idleTimeout\` | ${Duration.format(Duration.fromInputUnsafe(OpenAiDefaults.idleTimeout))} |`)
   })
 
   it("appear verbatim in docs/providers.md", () => {

@@ -22,7 +22,7 @@ export interface PromptCaching {
 
 /** Settings of the model; a request's own options take precedence over these. */
 export interface Options {
-  /** The model id, e.g. `claude-sonnet-4-5`. */
+  /** The model id, e.g. `claude-sonnet-5-5` (`AnthropicDefaults.model`). */
   readonly model: string
   /** The most tokens the response may use (`max_tokens`, required by the API; default 4096, or the thinking budget + 4096). */
   readonly maxTokens?: number
@@ -57,9 +57,15 @@ export interface Options {
   readonly retry?: ProviderRetry.Policy
   /**
    * The longest wait between two events of a stream, and for the first
-   * (default 5 minutes; `false`: no limit). Past it the stream fails with a `NetworkError`.
+   * (default `AnthropicDefaults.idleTimeout`, 5 minutes; `false`: no limit).
+   * Past it the stream fails with a `NetworkError`.
    */
   readonly idleTimeout?: Duration.Input | false
-  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
-  readonly totalTimeout?: Duration.Input
+  /**
+   * The longest one call may take, retries included; past it a `NetworkError`
+   * and the request is aborted. Default: `AnthropicDefaults.totalTimeout` (10
+   * minutes) for `generate`, no limit for `stream` (whose `idleTimeout`
+   * bounds every wait); `false`: no limit.
+   */
+  readonly totalTimeout?: Duration.Input | false
 }

@@ -30,7 +30,7 @@ export interface Thinking {
 
 /** Settings of the model; a request's own options take precedence over these. */
 export interface Options {
-  /** The model id, e.g. `gemini-2.5-flash`. */
+  /** The model id, e.g. `gemini-3.8-flash` (`GoogleDefaults.model`). */
   readonly model: string
   /** Sampling temperature. */
   readonly temperature?: number
@@ -61,8 +61,17 @@ export interface Options {
   readonly schemas?: "openapi" | "json-schema"
   /** The retry policy (default `Retry.defaultPolicy`); `false` disables retries. */
   readonly retry?: ProviderRetry.Policy
-  /** The longest wait between two events of a stream, and for the first (default 5 minutes; `false`: no limit). */
+  /**
+   * The longest wait between two events of a stream, and for the first
+   * (default `GoogleDefaults.idleTimeout`, 5 minutes; `false`: no limit).
+   * Past it the stream fails with a `NetworkError`.
+   */
   readonly idleTimeout?: Duration.Input | false
-  /** The longest one call may take, streamed or not, retries included (default: no limit). */
-  readonly totalTimeout?: Duration.Input
+  /**
+   * The longest one call may take, retries included; past it a `NetworkError`
+   * and the request is aborted. Default: `GoogleDefaults.totalTimeout` (10
+   * minutes) for `generate`, no limit for `stream` (whose `idleTimeout`
+   * bounds every wait); `false`: no limit.
+   */
+  readonly totalTimeout?: Duration.Input | false
 }

@@ -10,7 +10,7 @@ import type * as Duration from "effect/Duration"
 
 /** Settings of the model; a request's own options take precedence over these. */
 export interface Options {
-  /** The model id, e.g. `gpt-4.1-mini` (or the compatible server's model name). */
+  /** The model id, e.g. `gpt-5.6-luna` (`OpenAiDefaults.chatModel`), or the compatible server's model name. */
   readonly model: string
   /** Sampling temperature. */
   readonly temperature?: number
@@ -44,10 +44,16 @@ export interface Options {
   readonly retry?: ProviderRetry.Policy
   /**
    * The longest wait between two events of a stream, and for the first
-   * (default 5 minutes; `false`: no limit). Past it the stream fails with a
-   * `NetworkError`. The client's `timeout` only covers the wait for the headers.
+   * (default `OpenAiDefaults.idleTimeout`, 5 minutes; `false`: no limit). Past
+   * it the stream fails with a `NetworkError`. The client's `timeout` only
+   * covers the wait for the headers.
    */
   readonly idleTimeout?: Duration.Input | false
-  /** The longest one call may take, streamed or not, retries included (default: no limit); past it a `NetworkError`. */
-  readonly totalTimeout?: Duration.Input
+  /**
+   * The longest one call may take, retries included; past it a `NetworkError`
+   * and the request is aborted. Default: `OpenAiDefaults.totalTimeout` (10
+   * minutes) for `generate`, no limit for `stream` (whose `idleTimeout`
+   * bounds every wait); `false`: no limit.
+   */
+  readonly totalTimeout?: Duration.Input | false
 }

@@ -7,6 +7,7 @@
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import * as Result from "effect/Result"
 import type {
+  EasyInputMessage,
   FunctionTool,
   Response,
   ResponseCreateParamsNonStreaming,
@@ -26,6 +27,7 @@ import {
   callIdOf,
   metadataString,
   optional,
+  stringField,
   systemText,
   traverse,
   unsupported,
@@ -71,8 +73,29 @@ const outputItems = (message: Messages.Message): Array<ResponseInputItem> => {
   return out
 }
 
+/** The phases the API defines for assistant messages (`EasyInputMessage.phase`). */
+type Phase = NonNullable<EasyInputMessage["phase"]>
+
+const isPhase = (u: unknown): u is Phase => u === "commentary" || u === "final_answer"
+
 /**
- * A model response as input items, in part order: reasoning, text,
+ * The `phase` of each text part of a message, in order, from the sources its
+ * response recorded (`providerMetadata.openai.texts`, one per text part);
+ * `undefined` where none was recorded or the value is not one the API defines.
+ */
+const textPhases = (message: Messages.Message): ReadonlyArray<Phase | undefined> => {
+  const ours: unknown = message.providerMetadata?.[metadataKey]
+  const texts: unknown = typeof ours === "object" && ours !== null ? Reflect.get(ours, "texts") : undefined
+  if (!Array.isArray(texts)) return []
+  return texts.map((source: unknown) => {
+    const phase = stringField(source, "phase")
+    return isPhase(phase) ? phase : undefined
+  })
+}
+
+/**
+ * A model response as input items, in part order: reasoning, text (with the
+ * `phase` its message item had, which gpt-5.x models need back), then
  * `function_call`s with the effective arguments; then the
  * `function_call_output`s of resolved calls. Reasoning goes back only in a
  * form the server resolves: with its item id, and, when nothing is stored,
@@ -83,11 +106,15 @@ const assistantItems = (
   stored: boolean
 ): Result.Result<Array<ResponseInputItem>, ChatError.InvalidRequest> => {
   const out: Array<ResponseInputItem> = []
+  const phases = textPhases(message)
+  let textIndex = 0
   for (const part of message.parts) {
     switch (part._tag) {
-      case "Text":
-        if (part.text !== "") out.push({ role: "assistant", content: part.text })
+      case "Text": {
+        const phase = phases[textIndex++]
+        if (part.text !== "") out.push({ role: "assistant", content: part.text, ...optional("phase", phase) })
         break
+      }
       case "Reasoning": {
         const id = metadataString(part.providerMetadata, "itemId")
         if (id === undefined || (!stored && part.signature === undefined)) break

@@ -12,9 +12,12 @@ import { TestClock } from "effect/testing"
 export interface SleepProbe {
   /** How many sleeps are pending now. */
   readonly pending: () => number
-  /** Waits, in real time, until at least one sleep is pending. */
+  /** Waits, in real time, until at least one sleep is pending; dies after 10 seconds of real time without one. */
   readonly untilSomeoneSleeps: Effect.Effect<void>
 }
+
+/** How long `untilSomeoneSleeps` waits, in real time, before it gives up. */
+const patienceMillis = 10_000
 
 /** A few real milliseconds: the HTTP exchange runs in real time, the TestClock only drives Effect's timers. */
 export const realSleep = (millis: number): Effect.Effect<void> =>
@@ -33,8 +36,14 @@ export const withSleepProbe = <A, E, R>(f: (probe: SleepProbe) => Effect.Effect<
           () => Effect.sync(() => pending--)
         )
     }
-    const untilSomeoneSleeps: Effect.Effect<void> = Effect.suspend(() =>
-      pending > 0 ? Effect.void : Effect.andThen(realSleep(2), untilSomeoneSleeps)
-    )
+    const waitUntil = (deadline: number): Effect.Effect<void> =>
+      Effect.suspend(() =>
+        pending > 0
+          ? Effect.void
+          : Date.now() > deadline
+          ? Effect.die(new Error(`SleepProbe: nothing slept on the clock within ${patienceMillis} ms (real time)`))
+          : Effect.andThen(realSleep(2), waitUntil(deadline))
+      )
+    const untilSomeoneSleeps: Effect.Effect<void> = Effect.suspend(() => waitUntil(Date.now() + patienceMillis))
     return Effect.provideService(f({ pending: () => pending, untilSomeoneSleeps }), Clock.Clock, probed)
   })
