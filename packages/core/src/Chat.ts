@@ -58,9 +58,11 @@ export interface RefreshOptions<Kits extends Toolkit.Any | ReadonlyArray<Toolkit
    * every model call: the request declares the tools read, and the calls of
    * its response are decided and run with them (their handlers: those of the
    * `ToolSet`, else from the context of `make`). When it fails, or the tools
-   * read own a name twice or cannot be declared, the turn fails with that
-   * error before the model is called (`error.messages` holds what already
-   * ran, when the error has the field). A `ToolSet` with the same toolkits
+   * read own a name twice, cannot be declared or have no handler
+   * (`MissingToolHandler`), the turn fails with that error before the model is
+   * called; when it dies (throws, or gives something that is not a `ToolSet`),
+   * with a `RefreshToolsDefect`. `error.messages` holds what already ran (for
+   * core's errors, and yours when they have the field). A `ToolSet` with the same toolkits
    * and handlers as the last one reuses its table. `tools` are the tools
    * until the first read.
    */
@@ -138,6 +140,17 @@ export interface Service<R = never, E = never> {
     messages: Messages.Messages,
     id: string,
     edited?: unknown
+  ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
+  /**
+   * Approves a pending call with edited arguments given as JSON text (typed by a
+   * person), like `Messages.approveJson`, checking them against the tool's
+   * parameters now: text that is not JSON, gives a key twice in one object, or
+   * does not match is an `InvalidEditedArguments` at once, with the messages unchanged.
+   */
+  readonly approveJson: (
+    messages: Messages.Messages,
+    id: string,
+    json: string
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** Rejects a pending call (same as `Messages.reject`); the model sees `reason`. */
   readonly reject: (
@@ -272,8 +285,14 @@ const pullHandover = (redirect: (events: Array<ChatEvent> | undefined) => void) 
     })
   })
 
-/** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model. */
-export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema
+/** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model, a tool with no handler. */
+export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema | ChatError.MissingToolHandler
+
+/**
+ * What reading the tools again (`refreshTools`) may fail with besides its own
+ * error: what `make` may (for the tools read), or a refresh that died.
+ */
+export type RefreshError = MakeError | ChatError.RefreshToolsDefect
 
 const notStrictWarning = (what: string, reasons: ReadonlyArray<string>): string =>
   `${what} is sent without strict mode, so the model may not follow its schema exactly: ${reasons.join("; ")}.`
@@ -343,8 +362,10 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
         if (entries.has(tool.name)) return yield* new ChatError.DuplicateToolName({ name: tool.name })
         const wire = yield* Effect.fromResult(Tool.wire(tool))
         if (wire.notStrict.length > 0) yield* Effect.logWarning(notStrictWarning(`Tool '${tool.name}'`, wire.notStrict))
-        const handler = Context.getUnsafe(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
-        entries.set(tool.name, { tool, kit, handler })
+        // The types ask for every handler, but a `ToolSet`'s handlers (or a cast) are not checked by them.
+        const handler = Context.getOption(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
+        if (Option.isNone(handler)) return yield* new ChatError.MissingToolHandler({ tool: tool.name })
+        entries.set(tool.name, { tool, kit, handler: handler.value })
       }
     }
     const available = [...entries.keys()].join(", ") || "(none)"
@@ -376,6 +397,18 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
     }
   })
 
+/** Why a refresh's value is not a `ToolSet` (`{ tools: [toolkit…], handlers?: Context }`), or `undefined` when it is. */
+const toolSetProblem = (set: unknown): string | undefined => {
+  if (typeof set !== "object" || set === null) return `it gave ${set === null ? "null" : typeof set}, not a ToolSet ({ tools, handlers? })`
+  const { handlers, tools } = set as { readonly tools?: unknown; readonly handlers?: unknown }
+  if (!Array.isArray(tools)) return "the ToolSet it gave has no array of toolkits as tools"
+  if (handlers !== undefined && !Context.isContext(handlers)) return "the ToolSet's handlers are not a Context (build them with Layer.build)"
+  return undefined
+}
+
+/** A defect as text: an error's message, else the value. */
+const defectText = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+
 /** Whether two tool sets hold the same toolkits, in the same order, and the same handlers. */
 const sameToolSet = (a: ToolSet, b: ToolSet | undefined): boolean =>
   b !== undefined && a.handlers === b.handlers && a.tools.length === b.tools.length &&
@@ -390,7 +423,7 @@ const sameToolSet = (a: ToolSet, b: ToolSet | undefined): boolean =>
 export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>, E = never>(
   options: RefreshOptions<Kits, E>
 ): Effect.Effect<
-  Service<StrategiesContext<Kits>, E | MakeError>,
+  Service<StrategiesContext<Kits>, E | RefreshError>,
   MakeError,
   LanguageModel.LanguageModel | HandlersContext<Kits>
 >
@@ -404,7 +437,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>, E = never>(
   options: Options<Kits> & { readonly refreshTools?: Effect.Effect<ToolSet, E> } = {}
 ): Effect.Effect<
-  Service<StrategiesContext<Kits>, E | MakeError>,
+  Service<StrategiesContext<Kits>, E | RefreshError>,
   MakeError,
   LanguageModel.LanguageModel | HandlersContext<Kits>
 > {
@@ -424,17 +457,27 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const defaults = { maxSteps: options.maxSteps ?? Turn.defaultConfig.maxSteps }
     const concurrency = options.concurrency ?? "unbounded"
 
-    const env: TurnRunner.Env<R, E | MakeError> = {
+    /** The tools of a set read by `refreshTools`: the last table when the set is the same, else a new one. */
+    const tableOf = (set: ToolSet): Effect.Effect<Table<R>, MakeError | ChatError.RefreshToolsDefect> => {
+      const problem = toolSetProblem(set)
+      if (problem !== undefined) return Effect.fail(new ChatError.RefreshToolsDefect({ detail: problem }))
+      if (sameToolSet(set, read)) return Effect.succeed(table)
+      return Effect.map(
+        toolTable<R>(set.tools, set.handlers === undefined ? context : Context.merge(context, set.handlers)),
+        (next) => {
+          read = set
+          table = next
+          return next
+        }
+      )
+    }
+
+    const env: TurnRunner.Env<R, E | RefreshError> = {
       tools: () => table,
-      refresh: refreshTools === undefined ? undefined : Effect.flatMap(refreshTools, (set) =>
-        sameToolSet(set, read) ? Effect.succeed(table) : Effect.map(
-          toolTable<R>(set.tools, set.handlers === undefined ? context : Context.merge(context, set.handlers)),
-          (next) => {
-            read = set
-            table = next
-            return next
-          }
-        )),
+      // A refresh that dies is a typed error too, carrying what ran (an interruption stays one).
+      refresh: refreshTools === undefined ? undefined : Effect.flatMap(refreshTools, tableOf).pipe(
+        Effect.catchDefect((defect) => Effect.fail(new ChatError.RefreshToolsDefect({ detail: defectText(defect) })))
+      ),
       model,
       system: options.system,
       concurrency
@@ -451,7 +494,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         readonly collect?: TurnRunner.Mode["collect"]
         readonly responseFormat?: LanguageModel.ResponseFormat
       }
-    ): Effect.Effect<TurnRunner.Ended, TurnError | E | MakeError, R> =>
+    ): Effect.Effect<TurnRunner.Ended, TurnError | E | RefreshError, R> =>
       TurnRunner.run(env, {
         config: {
           maxSteps: turnOptions.maxSteps ?? defaults.maxSteps,
@@ -481,14 +524,19 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const complete = (messages: Messages.Messages, turnOptions: TurnOptions = {}) =>
       Effect.map(runTurn(messages, turnOptions, { stream: false, emit: undefined }), toResult)
 
-    const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
-      Effect.flatMap(Effect.fromResult(Messages.approve(messages, id, edited)), (approved) => {
-        const call = Messages.findTool(approved, id)!
+    /** An approval (made by `Messages`), its edit checked against the tool's parameters at once. */
+    const checked = (messages: Messages.Messages, id: string, approved: Result.Result<Messages.Messages, ChatError.ResolveError>) =>
+      Effect.flatMap(Effect.fromResult(approved), (next) => {
+        const call = Messages.findTool(next, id)!
         const detail = table.editProblem(call)
         return detail === undefined
-          ? Effect.succeed(approved)
+          ? Effect.succeed(next)
           : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
+    const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
+      checked(messages, id, Messages.approve(messages, id, edited))
+    const approveJson = (messages: Messages.Messages, id: string, json: string) =>
+      checked(messages, id, Messages.approveJson(messages, id, json))
 
     /**
      * The turn as a stream of events. The turn runs in a fiber of its own and
@@ -504,10 +552,10 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       messages: Messages.Messages,
       turnOptions: TurnOptions,
       responseFormat?: LanguageModel.ResponseFormat
-    ): Stream.Stream<ChatEvent, TurnError | E | MakeError, R> =>
+    ): Stream.Stream<ChatEvent, TurnError | E | RefreshError, R> =>
       Stream.unwrap(Effect.gen(function*() {
         const queue = yield* Effect.acquireRelease(
-          Queue.bounded<ChatEvent | Handover, TurnError | E | MakeError | Cause.Done>(streamCapacity),
+          Queue.bounded<ChatEvent | Handover, TurnError | E | RefreshError | Cause.Done>(streamCapacity),
           (queue) => Queue.shutdown(queue)
         )
         /** While the consumer pulls a model response: where the events emitted on the way go. */
@@ -540,7 +588,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         return Stream.flatMap(Stream.fromQueue(queue), (item) => (item instanceof Handover ? pullOf(item) : Stream.succeed(item)))
       }))
 
-    const service: Service<R, E | MakeError> = {
+    const service: Service<R, E | RefreshError> = {
       get tools() {
         return table.declarations
       },
@@ -558,6 +606,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       complete,
       resume: complete,
       approve,
+      approveJson,
       reject: (messages, id, reason) => Effect.fromResult(Messages.reject(messages, id, reason)),
       stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Codec<A, I>, turnOptions: TurnOptions = {}) => {

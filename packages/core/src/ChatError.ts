@@ -217,6 +217,21 @@ export class InvalidSecret extends Schema.TaggedError<InvalidSecret>("@chat-ts/I
   }
 }
 
+/**
+ * What `SignedState.verify` was told to expect is not valid: `expected` missing, a
+ * `conversationId` that is not a non-empty string, or an `atLeastVersion` that is not a safe
+ * non-negative integer (a "latest version" lookup that missed gives `undefined` or `NaN`). No
+ * document is accepted against it: the check fails closed instead of letting a replay through.
+ */
+export class InvalidBinding extends Schema.TaggedError<InvalidBinding>("@chat-ts/InvalidBinding")(
+  "InvalidBinding",
+  { detail: Schema.String }
+) {
+  override get message() {
+    return `What the signed document is checked against is not valid, so no document is accepted: ${this.detail}`
+  }
+}
+
 /** A stored conversation could not be decoded: malformed, tampered with, or of an unknown version. */
 export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@chat-ts/StateDecodeError")(
   "StateDecodeError",
@@ -237,6 +252,35 @@ export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@c
   }
 }
 
+/**
+ * A tool has no handler in the context it is served from: its toolkit's layer
+ * (`toolkit.toLayer`) was not provided to `Chat.make`, nor given in the
+ * `handlers` of the `ToolSet` that `refreshTools` read. Raised by `Chat.make`,
+ * or by a turn before the model is called (with the messages of what already ran).
+ */
+export class MissingToolHandler extends Schema.TaggedError<MissingToolHandler>("@chat-ts/MissingToolHandler")(
+  "MissingToolHandler",
+  { tool: Schema.String, ...messagesField }
+) {
+  override get message() {
+    return `Tool '${this.tool}' has no handler: provide its toolkit's layer (toolkit.toLayer) to Chat.make, or give it in the handlers of the ToolSet that refreshTools reads.`
+  }
+}
+
+/**
+ * `refreshTools` died (a defect, not a typed failure: it threw, or gave
+ * something that is not a `ToolSet`). The turn stops before the model is
+ * called; `messages` holds what already ran.
+ */
+export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("@chat-ts/RefreshToolsDefect")(
+  "RefreshToolsDefect",
+  { detail: Schema.String, ...messagesField }
+) {
+  override get message() {
+    return `Reading the chat's tools (refreshTools) died: ${this.detail}`
+  }
+}
+
 /** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
 export type ResolveError = UnknownToolCall | ToolCallAlreadyResolved | ToolCallNotAwaitingDecision | InvalidEditedArguments
 
@@ -252,8 +296,11 @@ export type ChatError =
   | StateDecodeError
   | StateEncodeError
   | InvalidSecret
+  | InvalidBinding
   | DuplicateToolName
   | InvalidToolSchema
+  | MissingToolHandler
+  | RefreshToolsDefect
   | StoreError
   | ConcurrentModification
   | ConversationBusy
@@ -295,7 +342,9 @@ const messagesCarriers: ReadonlySet<string> = new Set([
   "StoreError",
   "ConcurrentModification",
   "DuplicateToolName",
-  "InvalidToolSchema"
+  "InvalidToolSchema",
+  "MissingToolHandler",
+  "RefreshToolsDefect"
 ])
 
 // ---------------------------------------------------------------------------
@@ -345,17 +394,33 @@ export class InvalidToolSchema extends Schema.TaggedError<InvalidToolSchema>("@c
   }
 }
 
-/** Another worker holds the lease on this conversation (it is running a turn of it): nothing was run or changed. */
+/** Epoch milliseconds as an ISO date, or as the number when no `Date` can hold it. */
+const isoOf = (millis: number): string => {
+  const date = new Date(millis)
+  return Number.isNaN(date.getTime()) ? `${millis} (epoch ms)` : date.toISOString()
+}
+
+/**
+ * The conversation's lease is not this run's: another worker holds it (`expiresAt` says until
+ * when), or nobody does (no `expiresAt`: this run's lease was released or expired). From
+ * `acquire`, nothing was run or changed; from a save or a renewal under a lease, that save or
+ * renewal did not happen, and the turn stops.
+ */
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@chat-ts/ConversationBusy")(
   "ConversationBusy",
   {
     id: Schema.String,
-    /** When the current lease ends unless its owner renews it (epoch millis, the store's clock). */
-    expiresAt: Schema.Number
+    /**
+     * When the other worker's lease ends unless it renews it (epoch millis, the store's clock);
+     * absent when no worker holds the lease now (it was released or expired).
+     */
+    expiresAt: Schema.optional(Schema.Number)
   }
 ) {
   override get message() {
-    return `Conversation '${this.id}' is being run by another worker (its lease ends at ${this.expiresAt} unless renewed).`
+    return this.expiresAt === undefined
+      ? `Conversation '${this.id}' is not leased to this run: its lease was released or has expired, and no worker holds it now.`
+      : `Conversation '${this.id}' is being run by another worker: its lease ends at ${isoOf(this.expiresAt)} unless renewed.`
   }
 }
 

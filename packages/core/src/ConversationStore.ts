@@ -198,7 +198,9 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
     { document: string; version: number; updatedAt: number; pending: ReadonlyArray<string>; lease?: Held }
   >()
   const now = Effect.clockWith((clock) => clock.currentTimeMillis)
-  const busy = (id: string, held: Held) => new ChatError.ConversationBusy({ id, expiresAt: held.expiresAt })
+  /** Refused: another worker's lease, with its end, while it lasts; else no lease at all (released or expired). */
+  const busy = (id: string, held: Held | undefined, at: number) =>
+    new ChatError.ConversationBusy(held !== undefined && held.expiresAt > at ? { id, expiresAt: held.expiresAt } : { id })
   return {
     load: (id) =>
       Effect.suspend(() => {
@@ -217,7 +219,7 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
         const updatedAt = yield* now
         const lease = options?.lease
         if (lease !== undefined && row?.lease?.owner !== lease.owner) {
-          return yield* busy(id, row?.lease ?? { owner: "", expiresAt: updatedAt })
+          return yield* busy(id, row?.lease, updatedAt)
         }
         rows.set(id, {
           document,
@@ -246,7 +248,7 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
       > => {
         const row = rows.get(id)
         if (row === undefined) return Effect.fail(new ChatError.ConversationNotFound({ id }))
-        if (isHeldBy(row.lease, owner, at)) return Effect.fail(busy(id, row.lease!))
+        if (isHeldBy(row.lease, owner, at)) return Effect.fail(busy(id, row.lease, at))
         const lease = { id, owner, expiresAt: at + millis }
         rows.set(id, { ...row, lease: { owner, expiresAt: lease.expiresAt } })
         return Effect.succeed(lease)
@@ -255,7 +257,7 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
       Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]) => {
         const row = rows.get(lease.id)
         if (row === undefined || row.lease?.owner !== lease.owner) {
-          return Effect.fail(busy(lease.id, row?.lease ?? { owner: "", expiresAt: at }))
+          return Effect.fail(busy(lease.id, row?.lease, at))
         }
         const renewed = { ...lease, expiresAt: at + millis }
         rows.set(lease.id, { ...row, lease: { owner: lease.owner, expiresAt: renewed.expiresAt } })

@@ -16,6 +16,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "./ChatError.js"
+import * as JsonText from "./internal/jsonText.js"
 import * as PlainCheck from "./internal/plainCheck.js"
 import * as S from "./internal/schema.js"
 import * as Usage from "./Usage.js"
@@ -175,20 +176,39 @@ export const turnResponses = (messages: Messages): ReadonlyArray<S.Message> =>
 export const turnUsage = (messages: Messages): Usage.Usage =>
   turnResponses(messages).reduce((acc, message) => (message.usage ? Usage.add(acc, message.usage) : acc), Usage.empty)
 
+/**
+ * A call's decision record (who decided it and when), as a field to carry into
+ * its next status: `{ decision }`, or `{}` when it has none.
+ */
+export const decisionOf = (call: S.ToolCallPart): { readonly decision?: S.Decision } => {
+  const status = call.status
+  return "decision" in status && status.decision !== undefined ? { decision: status.decision } : {}
+}
+
 /** The arguments a call runs with and the model sees: the edited ones if a person edited them. */
 export const effectiveArguments = (call: S.ToolCallPart): string => {
   const status = call.status
   return "editedArguments" in status && status.editedArguments !== undefined ? status.editedArguments : call.arguments
 }
 
-/** The effective arguments parsed as JSON, or the raw text when it is not valid JSON. */
+/**
+ * Parses JSON text the way chat-ts reads arguments and edits, for a UI that
+ * takes JSON typed by a person: text that is not JSON, that gives a key twice in
+ * one object (`JSON.parse` keeps the last value, a person reading it sees the
+ * first), holds a `"__proto__"` key or nests deeper than 256 levels is refused
+ * with why (`the key "amount" appears twice in $`). Never throws.
+ */
+export const parseJson = (text: string): Result.Result<unknown, string> => JsonText.parse(text)
+
+/**
+ * The effective arguments parsed as JSON, or the raw text when it is not JSON
+ * the call can run with (not valid JSON, a key given twice, a `"__proto__"` key,
+ * nested too deep): show that text to a person rather than a value the handler
+ * would never get.
+ */
 export const parsedArguments = (call: S.ToolCallPart): unknown => {
   const raw = effectiveArguments(call)
-  try {
-    return JSON.parse(raw)
-  } catch {
-    return raw
-  }
+  return Result.getOrElse(JsonText.parse(raw), () => raw)
 }
 
 // ---------------------------------------------------------------------------
@@ -246,20 +266,21 @@ export const approve: {
 
 /**
  * Approves a call with edited arguments given as JSON text (for example typed
- * by a person). Text that is not JSON is an `InvalidEditedArguments` at once.
+ * by a person). Text that is not JSON, or that gives a key twice in one object
+ * (`{"amount":1,"amount":1000000}`: `JSON.parse` keeps the last value, the
+ * person reading it sees the first), is an `InvalidEditedArguments` at once,
+ * with the messages unchanged.
  */
 export const approveJson: {
   (id: string, json: string): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
   (messages: Messages, id: string, json: string): Result.Result<Messages, ChatError.ResolveError>
 } = dual(3, (messages: Messages, id: string, json: string): Result.Result<Messages, ChatError.ResolveError> => {
-  let value: unknown
-  try {
-    value = JSON.parse(json)
-  } catch (error) {
+  const parsed = typeof json === "string" ? JsonText.parse(json) : Result.fail(`not JSON text but ${typeof json}`)
+  if (Result.isFailure(parsed)) {
     return Result.flatMap(checkDecidable(messages, id), (call) =>
-      Result.fail(invalidEdit(messages, call, `not JSON: ${(error as Error).message}`)))
+      Result.fail(invalidEdit(messages, call, parsed.failure.startsWith("not JSON") ? parsed.failure : `the edit is not accepted: ${parsed.failure}`)))
   }
-  return approveWith(messages, id, { value, text: json })
+  return approveWith(messages, id, { value: parsed.success, text: json })
 })
 
 const invalidEdit = (messages: Messages, call: S.ToolCallPart, detail: string): ChatError.InvalidEditedArguments =>
@@ -315,7 +336,8 @@ export interface AppendOptions {
  * Appends a message or messages. Adding a user message while tool calls are
  * still pending fails with `PendingToolCalls` naming them, unless
  * `{ supersede: reason }` is given: the pending calls are then rejected with
- * that reason (a running call is recorded as failed: it may have run).
+ * that reason (a running call is recorded as failed: it may have run). A
+ * call's decision record (`decision { by, at }`) stays on it.
  */
 export const append: {
   (
@@ -342,14 +364,16 @@ export const append: {
     for (const call of pending) {
       next = updateTool(next, call.id, (c) => ({
         ...c,
+        // Who decided the call (if anyone did) stays on the record, whatever it becomes.
         status: c.status._tag === "Running"
           ? {
             _tag: "Failed",
             error: `Superseded while running; it may or may not have completed. ${reason}`,
             // It ran (if at all) with its edited arguments: keep them so the model sees those.
-            ...(c.status.editedArguments === undefined ? {} : { editedArguments: c.status.editedArguments })
+            ...(c.status.editedArguments === undefined ? {} : { editedArguments: c.status.editedArguments }),
+            ...decisionOf(c)
           }
-          : { _tag: "Rejected", by: "user", reason }
+          : { _tag: "Rejected", by: "user", reason, ...decisionOf(c) }
       }))
     }
     return Result.succeed([...next, ...added])

@@ -12,8 +12,10 @@
  * still validly signed. So every signed document is bound to its conversation
  * id and to a version; `verify` checks both against what the server expects
  * (the id, and the latest version it handed out), and refuses a document of
- * another conversation or an older one. It uses the Web Crypto API (Node 20+,
- * browsers, edge runtimes).
+ * another conversation or an older one. What it is told to expect is checked
+ * too, failing closed: an expected version that is not a version (a lookup that
+ * missed: `undefined`, `NaN`) is an `InvalidBinding`, never "no minimum". It
+ * uses the Web Crypto API (Node 20+, browsers, edge runtimes).
  *
  * @since 0.1.0
  */
@@ -30,17 +32,17 @@ const encoder = new TextEncoder()
 
 /** What a signed document is bound to. */
 export interface Binding {
-  /** The conversation the document belongs to. */
+  /** The conversation the document belongs to (a non-empty string). */
   readonly conversationId: string
-  /** Its version: grows with every state the server hands out (for example the store's version). */
+  /** Its version, a safe non-negative integer: grows with every state the server hands out (for example the store's version). */
   readonly version: number
 }
 
 /** What `verify` expects of a signed document. */
 export interface Expected {
-  /** The conversation the caller is working on: a document of another one is refused. */
+  /** The conversation the caller is working on (a non-empty string): a document of another one is refused. */
   readonly conversationId: string
-  /** The latest version handed out for it: an older document (a replay) is refused. */
+  /** The latest version handed out for it, a safe non-negative integer: an older document (a replay) is refused. */
   readonly atLeastVersion: number
 }
 
@@ -83,10 +85,32 @@ const documentKey = `,"document":`
 
 const isVersion = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 0
 
+const isConversationId = (id: unknown): id is string => typeof id === "string" && id !== ""
+
+/** A value as it is named in an error: `NaN`, `undefined`, `"4"` (a string), never thrown on. */
+const shown = (u: unknown): string =>
+  typeof u === "string" ? JSON.stringify(u) : typeof u === "bigint" ? `${u}n` : typeof u === "object" && u !== null ? "an object" : String(u)
+
+/**
+ * Why `options` (a `Binding` given to `sign` or an `Expected` given to `verify`: named by
+ * `what`) cannot be used, or `undefined`: an object with a non-empty string id and a safe
+ * non-negative integer at `versionKey`. A JavaScript caller, or a lookup that missed, may pass
+ * anything; every field is checked, since `version < NaN` is false and would let a replay through.
+ */
+const bindingProblem = (options: unknown, versionKey: "version" | "atLeastVersion", what: string): string | undefined => {
+  if (typeof options !== "object" || options === null) return `${what} must be an object with conversationId and ${versionKey}, not ${shown(options)}`
+  const { conversationId, [versionKey]: version } = options as { readonly [key: string]: unknown }
+  if (!isConversationId(conversationId)) return `${what}.conversationId must be a non-empty string, not ${shown(conversationId)}`
+  if (!isVersion(version)) return `${what}.${versionKey} must be a safe non-negative integer, not ${shown(version)}`
+  return undefined
+}
+
 /**
  * Signs messages for one conversation at one version, as a JSON string:
  * `{ "payload": { conversationId, version, document }, "signature": "<hex>" }`.
- * A secret shorter than 32 bytes is an `InvalidSecret`.
+ * A secret shorter than 32 bytes is an `InvalidSecret`; a `conversationId` that
+ * is not a non-empty string or a `version` that is not a safe non-negative
+ * integer a `StateEncodeError` (nothing is signed: such a document could never verify).
  */
 export const sign = (
   messages: Messages.Messages,
@@ -95,9 +119,8 @@ export const sign = (
 ): Effect.Effect<string, ChatError.InvalidSecret | ChatError.StateEncodeError> =>
   Effect.gen(function*() {
     const key = yield* checkSecret(secret)
-    if (!isVersion(binding.version)) {
-      return yield* new ChatError.StateEncodeError({ detail: `the version ${binding.version} is not a non-negative integer` })
-    }
+    const problem = bindingProblem(binding, "version", "the binding")
+    if (problem !== undefined) return yield* new ChatError.StateEncodeError({ detail: problem })
     const document = yield* Effect.fromResult(Messages.toJson(messages))
     const payload = `{"conversationId":${JSON.stringify(binding.conversationId)},"version":${binding.version},"document":${document}}`
     const signature = yield* hmac(key, payload)
@@ -109,15 +132,20 @@ export const sign = (
  * it belongs to `expected.conversationId` at `expected.atLeastVersion` or later.
  * A missing or wrong signature, another conversation, an older version (a
  * replay) or a document that does not decode is a `StateDecodeError`; a weak
- * secret an `InvalidSecret`.
+ * secret an `InvalidSecret`. `expected` is checked first: missing, a
+ * `conversationId` that is not a non-empty string, or an `atLeastVersion` that is
+ * not a safe non-negative integer (`NaN`, `undefined`, `-Infinity`, a string…)
+ * is an `InvalidBinding`, and no document is accepted.
  */
 export const verify = (
   json: string,
   secret: Redacted.Redacted<string>,
   expected: Expected
-): Effect.Effect<Verified, ChatError.StateDecodeError | ChatError.InvalidSecret> =>
+): Effect.Effect<Verified, ChatError.StateDecodeError | ChatError.InvalidSecret | ChatError.InvalidBinding> =>
   Effect.gen(function*() {
     const fail = (detail: string) => Effect.fail(new ChatError.StateDecodeError({ detail }))
+    const problem = bindingProblem(expected, "atLeastVersion", "expected")
+    if (problem !== undefined) return yield* new ChatError.InvalidBinding({ detail: problem })
     const key = yield* checkSecret(secret)
     const prefix = `{"payload":`
     const match = /,"signature":"([0-9a-f]{64})"}$/.exec(json)

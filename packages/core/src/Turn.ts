@@ -27,10 +27,16 @@
  * - It fails closed on bad input: a decision it does not know, or a time that
  *   is not finite epoch milliseconds, makes the call await approval; an
  *   approval deadline that is not a valid time counts as passed.
+ * - A model's arguments that give a key twice enter as the canonical text of
+ *   their value (the text as sent kept in `rawArguments`), so every reader sees
+ *   the value the handler gets.
+ * - A call's decision record (`decision { by, at }`) stays on it through every
+ *   change of status, unless its approval is undone (a refused edit).
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import { canonicalCall } from "./internal/jsonText.js"
 import { isMillis } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
@@ -200,12 +206,19 @@ const mapCalls = (
   return changed ? { ...message, parts } : message
 }
 
+/**
+ * The decision record of a call, to carry into its next status: who decided it stays on the call
+ * through every transition (a rejection by policy after the approval included). The one place it
+ * is dropped is `unapproved`: an approval undone, the call waits for a new decision.
+ */
+const decided = (call: ToolCallPart): { decision?: Messages.Decision } => Messages.decisionOf(call)
+
+/** What a call carries into its next status once it was approved: its edited arguments and its decision record. */
 const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Messages.Decision } => {
   const status = call.status
-  const decision = "decision" in status && status.decision !== undefined ? { decision: status.decision } : {}
   return "editedArguments" in status && status.editedArguments !== undefined
-    ? { editedArguments: status.editedArguments, ...decision }
-    : decision
+    ? { editedArguments: status.editedArguments, ...decided(call) }
+    : decided(call)
 }
 
 const instantText = (at: number): string => {
@@ -294,7 +307,8 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       (!isMillis(status.expiresAt) || (now !== undefined && status.expiresAt <= now))
     ) {
       // Fail closed: an approval only counts if the turn resumes before the request's deadline.
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt) } }
+      // Who approved (too late) stays on the record.
+      return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt), ...decided(call) } }
     }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
@@ -383,7 +397,7 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
 // The reducer
 // ---------------------------------------------------------------------------
 
-/** The status an approved call had before the person approved it. */
+/** The status an approved call had before the person approved it (the approval undone: no decision record). */
 const unapproved = (status: ToolCallPart["status"]): ToolCallPart["status"] => {
   if (status._tag !== "Approved") return status
   if (status.scheduledAt !== undefined) return { _tag: "Scheduled", at: status.scheduledAt }
@@ -451,10 +465,11 @@ const onModelResponded = (
     role: "assistant",
     // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
     // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
+    // Arguments that give a key twice enter as the canonical text of their value (see `rawArguments`).
     parts: event.message.parts.map((part) =>
       part._tag !== "ToolCall"
         ? part
-        : { ...part, status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
+        : { ...canonicalCall(part), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
     )
   }
   const before = current[2]

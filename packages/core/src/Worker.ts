@@ -95,7 +95,11 @@ export const resume = <R, E = never, R2 = never>(
     )
   })
 
-/** Whether an error means "another worker has it": try again later (after `expiresAt` for `ConversationBusy`). */
+/**
+ * Whether an error means "another worker has it, or had it": try again later (after `expiresAt`
+ * when a `ConversationBusy` gives one; at once, with the conversation loaded again, when it does
+ * not: no worker holds the lease now).
+ */
 export const isBusy = (error: unknown): error is ChatError.ConversationBusy | ChatError.ConcurrentModification =>
   typeof error === "object" && error !== null && "_tag" in error &&
   (error._tag === "ConversationBusy" || error._tag === "ConcurrentModification")

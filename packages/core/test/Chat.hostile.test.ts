@@ -6,7 +6,7 @@
  * or a fail-closed state, nothing lost, nothing run unapproved or twice.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Logger, Option, Result, Schema, Stream } from "effect"
+import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Result, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
@@ -129,6 +129,23 @@ describe("Chat: strategy output is validated", () => {
     ["a Defer with no time", { _tag: "Defer" }],
     ["a Defer after an infinite duration", Action.Defer({ after: Number.POSITIVE_INFINITY })],
     ["a Defer after NaN", Action.Defer({ after: Number.NaN })],
+    // Effect reads a NaN duration as zero (the very same value as `Duration.zero`): a Duration value
+    // cannot be told from "now", so none is taken.
+    ["a Defer after Duration.millis(NaN)", { _tag: "Defer", after: Duration.millis(Number.NaN) }],
+    ["a Defer after Duration.minutes(NaN)", { _tag: "Defer", after: Duration.minutes(Number.NaN) }],
+    ["a Defer after Duration.times(Duration.hours(1), NaN)", { _tag: "Defer", after: Duration.times(Duration.hours(1), Number.NaN) }],
+    ["a Defer after a valid Effect Duration (it cannot be checked)", { _tag: "Defer", after: Duration.hours(1) }],
+    ["a Defer after a negative duration", Action.Defer({ after: -1 })],
+    ["a Defer after { minutes: NaN }", Action.Defer({ after: { minutes: Number.NaN } })],
+    ["a Defer after [NaN, 0]", Action.Defer({ after: [Number.NaN, 0] })],
+    ["a Defer after \"Infinity\"", { _tag: "Defer", after: "Infinity" }],
+    ["a Defer after \"NaN minutes\"", { _tag: "Defer", after: `${Number.NaN} minutes` }],
+    ["a Defer at a DateTime-like object with a NaN time", { _tag: "Defer", at: { epochMilliseconds: Number.NaN, _tag: "Utc" } }],
+    ["a RequireApproval with a DateTime-like object with a NaN time", {
+      _tag: "RequireApproval",
+      expiresAt: { epochMilliseconds: Number.NaN, _tag: "Utc" }
+    }],
+    ["a RequireApproval with a deadline that reads as no time at all", { _tag: "RequireApproval", expiresAt: { _tag: "Utc" } }],
     ["a RequireApproval with a NaN deadline", Action.RequireApproval({ expiresAt: Number.NaN })],
     ["a RequireApproval with an infinite deadline", Action.RequireApproval({ expiresAt: Number.POSITIVE_INFINITY })],
     ["a Reject with no reason", { _tag: "Reject" }]
@@ -152,6 +169,36 @@ describe("Chat: strategy output is validated", () => {
         expect(Result.isSuccess(Messages.toJson(result.messages))).toBe(true)
       }))
   }
+
+  it.effect("an Effect Duration as a delay is refused with a warning that says why and what to give instead", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${String(message)}`))
+      const { chat, ran } = yield* setup({
+        script: [workCalls(1)],
+        strategy: () => ({ _tag: "Defer", after: Duration.millis(Number.NaN) }) as unknown as Action.Action
+      })
+      const result = yield* chat.complete(Messages.fromUser("Work.")).pipe(Effect.provide(Logger.layer([logger])))
+      expect(paused(result).reason._tag).toBe("AwaitingApproval")
+      expect(ran).toEqual([])
+      expect(logs.some((line) => line.startsWith("Warn") && line.includes("Effect Duration") && line.includes("milliseconds"))).toBe(true)
+    }))
+
+  it.effect("every delay a strategy can give and Action.Defer's types take schedules the call exactly (no Duration value needed)", () =>
+    Effect.gen(function*() {
+      const delays: ReadonlyArray<Action.Delay> = [3_600_000, "1 hour", "60 minutes", { hours: 1 }, { minutes: 30, seconds: 1800 }, [3600, 0], 3_600_000_000_000n]
+      for (const after of delays) {
+        const { chat, ran } = yield* setup({ script: [workCalls(1)], strategy: () => Action.Defer({ after }) })
+        const now = yield* Clock.currentTimeMillis
+        const result = yield* chat.complete(Messages.fromUser("Work later."))
+        expect(Messages.findTool(result.messages, "w0")!.status, String(after)).toStrictEqual({ _tag: "Scheduled", at: now + 3_600_000 })
+        expect(ran).toEqual([])
+      }
+      // @ts-expect-error an Effect Duration is not a delay: `Duration.millis(NaN)` would be "now"
+      Action.Defer({ after: Duration.hours(1) })
+      // @ts-expect-error nor are the infinite strings
+      Action.Defer({ after: "Infinity" })
+    }))
 
   it.effect("a strategy that throws synchronously fails closed too", () =>
     Effect.gen(function*() {

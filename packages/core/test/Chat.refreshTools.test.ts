@@ -6,8 +6,8 @@
  * called, carrying what already ran.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Result, Schema, Stream } from "effect"
-import { Action, Chat, ChatError, Messages, Tool, Toolkit } from "../src/index.js"
+import { Effect, Exit, Layer, Result, Schema, Stream } from "effect"
+import { Action, Chat, ChatError, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { complete, paused, statusOf } from "./Chat.helpers.js"
 
@@ -201,6 +201,98 @@ describe("Chat.Options.refreshTools", () => {
       expect(model.requests).toHaveLength(1)
       expect(ran).toEqual(["install"])
     }).pipe(Effect.scoped))
+
+  it.effect("a ToolSet whose handlers are in no context: MissingToolHandler with what ran, the model not called again", () =>
+    Effect.gen(function*() {
+      const { installLayer, installer, ran, state } = yield* setup
+      const greeter = Toolkit.make(Greet)
+      // `greet`'s handler is neither in the set nor in the context of `make`.
+      state.next = { tools: [installer, greeter] }
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "i", name: "install" }]),
+        MockLanguageModel.text("Done.")
+      ])
+      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.sync(() => state.current) }).pipe(
+        Effect.provide(installLayer),
+        Effect.provide(model.layer)
+      )
+      const failed = yield* Effect.flip(chat.complete(ask))
+      expect(failed).toBeInstanceOf(ChatError.MissingToolHandler)
+      expect(failed).toMatchObject({ _tag: "MissingToolHandler", tool: "greet" })
+      expect(failed.message).toContain("greet")
+      expect(model.requests).toHaveLength(1)
+      const messages = (failed as ChatError.MissingToolHandler).messages!
+      expect(statusOf(messages, "i")).toBe("Completed")
+      // At the next turn's start: the same typed error, nothing changed, the model not called.
+      const again = yield* Effect.flip(chat.resume(messages))
+      expect(again).toMatchObject({ _tag: "MissingToolHandler", tool: "greet" })
+      expect((again as ChatError.MissingToolHandler).messages).toBeUndefined()
+      expect(model.requests).toHaveLength(1)
+      expect(ran).toEqual(["install"])
+    }).pipe(Effect.scoped))
+
+  it.effect("a refresh that dies, throws or gives no ToolSet: RefreshToolsDefect with what ran, the model not called again", () =>
+    Effect.gen(function*() {
+      const broken: ReadonlyArray<readonly [string, Effect.Effect<Chat.ToolSet>]> = [
+        ["dies", Effect.die(new Error("the plugin registry is corrupt"))],
+        ["throws", Effect.sync((): Chat.ToolSet => {
+          throw new Error("the plugin registry is corrupt")
+        })],
+        ["gives no set", Effect.succeed(undefined as unknown as Chat.ToolSet)],
+        ["gives a set without tools", Effect.succeed({} as unknown as Chat.ToolSet)]
+      ]
+      for (const [how, refresh] of broken) {
+        const ran: Array<string> = []
+        let installed = false
+        const installer = Toolkit.make(Install)
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "i", name: "install" }]),
+          MockLanguageModel.text("Done.")
+        ])
+        const chat = yield* Chat.make({
+          tools: installer,
+          refreshTools: Effect.suspend(() => installed ? refresh : Effect.succeed({ tools: [installer] }))
+        }).pipe(
+          Effect.provide(installer.toLayer({ install: () => Effect.sync(() => (ran.push("install"), installed = true, "installed")) })),
+          Effect.provide(model.layer)
+        )
+        const failed = yield* Effect.flip(chat.complete(ask))
+        expect(failed, how).toBeInstanceOf(ChatError.RefreshToolsDefect)
+        expect(model.requests, how).toHaveLength(1)
+        const messages = (failed as ChatError.RefreshToolsDefect).messages!
+        expect(statusOf(messages, "i"), how).toBe("Completed")
+        if (how !== "gives no set" && how !== "gives a set without tools") {
+          expect((failed as ChatError.RefreshToolsDefect).detail, how).toContain("the plugin registry is corrupt")
+        }
+        const again = yield* Effect.flip(chat.resume(messages))
+        expect(again, how).toBeInstanceOf(ChatError.RefreshToolsDefect)
+        expect(model.requests, how).toHaveLength(1)
+        expect(ran, how).toEqual(["install"])
+      }
+    }).pipe(Effect.scoped))
+
+  it.effect("a refresh that is interrupted stays an interruption (not a typed error)", () =>
+    Effect.gen(function*() {
+      const installer = Toolkit.make(Install)
+      const model = MockLanguageModel.make([MockLanguageModel.text("Done.")])
+      const chat = yield* Chat.make({ tools: installer, refreshTools: Effect.interrupt }).pipe(
+        Effect.provide(installer.toLayer({ install: () => Effect.succeed("installed") })),
+        Effect.provide(model.layer)
+      )
+      const exit = yield* Effect.exit(chat.complete(ask))
+      expect(Exit.hasInterrupts(exit)).toBe(true)
+      expect(model.requests).toHaveLength(0)
+    }))
+
+  it.effect("Chat.make given a toolkit whose handlers are not in its context: MissingToolHandler, not a defect", () =>
+    Effect.gen(function*() {
+      const greeter = Toolkit.make(Greet)
+      const model = MockLanguageModel.make([MockLanguageModel.text("Done.")])
+      // The handlers' requirement cast away, as a JavaScript caller or a wrong cast would.
+      const made = Chat.make({ tools: greeter }) as unknown as Effect.Effect<Chat.Service, Chat.MakeError, LanguageModel.LanguageModel>
+      const failed = yield* Effect.flip(made.pipe(Effect.provide(model.layer)))
+      expect(failed).toMatchObject({ _tag: "MissingToolHandler", tool: "greet" })
+    }))
 
   it.effect("a paused call whose tool disappeared resumes as a failed call the model is told about; an edit for it is refused", () =>
     Effect.gen(function*() {

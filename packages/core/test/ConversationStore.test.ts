@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option } from "effect"
 import { TestClock } from "effect/testing"
-import { ConversationStore, Messages } from "../src/index.js"
+import { ChatError, ConversationStore, Messages } from "../src/index.js"
 
 const paused: Messages.Messages = [
   Messages.user("Delete the old logs."),
@@ -39,4 +39,49 @@ describe("ConversationStore.layerMemory", () => {
       expect(refused).toMatchObject({ _tag: "ConcurrentModification", expectedVersion: 1, actualVersion: 3 })
       expect(Option.map(yield* store.load("a"), (s) => s.version)).toEqual(Option.some(3))
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("ConversationBusy says what is so: another worker's lease and its end, or no lease held at all", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save("a", paused, { expectedVersion: 0 })
+      const lease = yield* store.acquire("a", "w1", "10 seconds")
+      // Held by another worker: it says so, and until when.
+      const taken = yield* Effect.flip(store.acquire("a", "w2", "10 seconds"))
+      expect(taken).toMatchObject({ _tag: "ConversationBusy", id: "a", expiresAt: 10_000 })
+      expect(taken.message).toContain("another worker")
+      expect(taken.message).toContain(new Date(10_000).toISOString())
+
+      // Released: nobody holds it, so a save or a renewal under it must not claim another worker runs it.
+      yield* store.release(lease)
+      const saved = yield* Effect.flip(store.save("a", paused, { expectedVersion: 1, lease }))
+      const renewed = yield* Effect.flip(store.renew(lease, "10 seconds"))
+      for (const error of [saved, renewed]) {
+        expect(error).toBeInstanceOf(ChatError.ConversationBusy)
+        const busy = error as ChatError.ConversationBusy
+        expect(busy.expiresAt).toBeUndefined()
+        expect(busy.message).not.toContain("another worker")
+        expect(busy.message).not.toMatch(/ends at|1970/)
+        expect(busy.message).toContain("no worker holds it")
+      }
+
+      // Expired and not taken again: the same (a lease that ended is held by nobody).
+      const short = yield* store.acquire("a", "w2", "1 second")
+      yield* TestClock.adjust("2 seconds")
+      const late = yield* Effect.flip(store.save("a", paused, { expectedVersion: 1, lease }))
+      expect(late).toMatchObject({ _tag: "ConversationBusy" })
+      expect((late as ChatError.ConversationBusy).expiresAt).toBeUndefined()
+      expect(late.message).not.toContain("another worker")
+      expect(short.owner).toBe("w2")
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it("ConversationBusy's text: an epoch-ms end is shown as a date, and its absence as no lease held", () => {
+    const held = new ChatError.ConversationBusy({ id: "c", expiresAt: 1_700_000_000_000 })
+    expect(held.message).toBe(
+      "Conversation 'c' is being run by another worker: its lease ends at 2023-11-14T22:13:20.000Z unless renewed."
+    )
+    const free = new ChatError.ConversationBusy({ id: "c" })
+    expect(free.message).toBe(
+      "Conversation 'c' is not leased to this run: its lease was released or has expired, and no worker holds it now."
+    )
+  })
 })

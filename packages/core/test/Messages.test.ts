@@ -457,6 +457,50 @@ describe("a decision's audit record", () => {
     expect(right(Messages.fromJson(right(Messages.toJson(failed))))).toEqual(failed)
   })
 
+  it("survives supersede: a running call recorded as failed and an approved call rejected keep it", () => {
+    const decided = conversation(response([
+      call("running", { _tag: "Running", editedArguments: "{\"x\":1}", decision }),
+      call("approved", { _tag: "Approved", decision }),
+      call("asking", { _tag: "AwaitingApproval" })
+    ]))
+    const next = right(Messages.append(decided, Messages.user("Never mind."), { supersede: "moved on" }))
+    expect(statusOf(next, "running")).toEqual({
+      _tag: "Failed",
+      error: "Superseded while running; it may or may not have completed. moved on",
+      editedArguments: "{\"x\":1}",
+      decision
+    })
+    expect(statusOf(next, "approved")).toEqual({ _tag: "Rejected", by: "user", reason: "moved on", decision })
+    expect(statusOf(next, "asking")).toEqual({ _tag: "Rejected", by: "user", reason: "moved on" })
+  })
+
+  it("survives a rejection by policy: approved in time but resumed after the deadline, or with a deadline that is no time", () => {
+    const late = conversation(response([
+      call("late", { _tag: "Approved", expiresAt: T0, decision }),
+      call("broken", { _tag: "Approved", expiresAt: Number.NaN, editedArguments: "{}", decision })
+    ]))
+    const [next] = step(late, Turn.Event.Resume({ now: T0 + 1 }))
+    expect(statusOf(next, "late")).toMatchObject({ _tag: "Rejected", by: "policy", decision })
+    expect(statusOf(next, "broken")).toMatchObject({ _tag: "Rejected", by: "policy", decision })
+    expect(JSON.stringify(Messages.toolCalls(next).map(Messages.projectToolCall))).not.toContain("alice")
+  })
+
+  it("survives a crash: a call left running is recorded as failed (or run again) with it", () => {
+    const crashed = conversation(response([
+      call("lost", { _tag: "Running", decision }),
+      call("again", { _tag: "Running", attempt: 1, decision })
+    ]))
+    const [next] = step(crashed, Turn.Event.Resume({ now: T0, rerun: ["again"] }))
+    expect(statusOf(next, "lost")).toMatchObject({ _tag: "Failed", decision })
+    expect(statusOf(next, "again")).toEqual({ _tag: "Running", attempt: 2, decision })
+  })
+
+  it("is dropped only when the approval is undone: a refused edit puts the call back to wait for a new decision", () => {
+    const edited = conversation(response([call("a", { _tag: "Approved", editedArguments: "{}", expiresAt: T0 + 10, decision })]))
+    const [next] = step(edited, Turn.Event.Resume({ now: T0, invalidEdits: [{ id: "a", detail: "bad" }] }))
+    expect(statusOf(next, "a")).toEqual({ _tag: "AwaitingApproval", expiresAt: T0 + 10 })
+  })
+
   it("is optional: a document stored without it decodes unchanged, a malformed one is refused", () => {
     const old = JSON.stringify({
       format: "chat-ts/messages",

@@ -93,3 +93,75 @@ describe("SignedState", () => {
       expect(signed).not.toContain("server-side secret")
     }))
 })
+
+describe("SignedState: the binding's options are validated, failing closed", () => {
+  // What a server's "latest version" lookup gives when it misses, or when a JavaScript caller passes anything.
+  const badVersions: ReadonlyArray<unknown> = [
+    Number.NaN,
+    undefined,
+    null,
+    Number.NEGATIVE_INFINITY,
+    Number.POSITIVE_INFINITY,
+    -1,
+    1.5,
+    2 ** 53,
+    "4",
+    "",
+    {},
+    [4],
+    4n
+  ]
+  const badIds: ReadonlyArray<unknown> = [undefined, null, "", 42, {}, ["conv-1"]]
+
+  it.effect("verify: an atLeastVersion that is not a safe non-negative integer is an InvalidBinding; an older document is never accepted", () =>
+    Effect.gen(function*() {
+      // v3 awaits approval; the server is at v4 (the call ran) but its lookup of the latest version missed.
+      const old = yield* SignedState.sign(paused, secret, conv)
+      for (const atLeastVersion of badVersions) {
+        const error = yield* Effect.flip(
+          SignedState.verify(old, secret, { conversationId: "conv-1", atLeastVersion } as unknown as SignedState.Expected)
+        )
+        expect(error._tag).toBe("InvalidBinding")
+        expect(error.message).toContain("atLeastVersion")
+      }
+    }))
+
+  it.effect("verify: missing options, or a conversation id that is not a non-empty string, is an InvalidBinding", () =>
+    Effect.gen(function*() {
+      const signed = yield* SignedState.sign(paused, secret, conv)
+      for (const expected of [undefined, null, {}, { atLeastVersion: 3 }, "conv-1"]) {
+        const error = yield* Effect.flip(SignedState.verify(signed, secret, expected as unknown as SignedState.Expected))
+        expect(error._tag).toBe("InvalidBinding")
+      }
+      for (const conversationId of badIds) {
+        const error = yield* Effect.flip(
+          SignedState.verify(signed, secret, { conversationId, atLeastVersion: 3 } as unknown as SignedState.Expected)
+        )
+        expect(error._tag).toBe("InvalidBinding")
+        expect(error.message).toContain("conversationId")
+      }
+      // Valid options still verify.
+      expect((yield* SignedState.verify(signed, secret, expected)).version).toBe(3)
+    }))
+
+  it.effect("sign: a conversation id that is not a non-empty string, or a bad version, is a StateEncodeError; nothing is signed", () =>
+    Effect.gen(function*() {
+      for (const conversationId of badIds) {
+        const error = yield* Effect.flip(
+          SignedState.sign(paused, secret, { conversationId, version: 3 } as unknown as SignedState.Binding)
+        )
+        expect(error._tag).toBe("StateEncodeError")
+        expect(error.message).toContain("conversationId")
+      }
+      for (const version of badVersions) {
+        const error = yield* Effect.flip(
+          SignedState.sign(paused, secret, { conversationId: "conv-1", version } as unknown as SignedState.Binding)
+        )
+        expect(error._tag).toBe("StateEncodeError")
+      }
+      for (const binding of [undefined, null]) {
+        const error = yield* Effect.flip(SignedState.sign(paused, secret, binding as unknown as SignedState.Binding))
+        expect(error._tag).toBe("StateEncodeError")
+      }
+    }))
+})

@@ -477,3 +477,91 @@ describe("Turn.step properties (any state, any event)", () => {
     }), { numRuns: runs.numRuns })
   }, runs.timeout)
 })
+
+// ---------------------------------------------------------------------------
+// The decision record over every transition
+// ---------------------------------------------------------------------------
+
+describe("a decision record { by, at } survives every transition (reducer and Messages)", () => {
+  const record = fc.record({ by: fc.constantFrom("alice", "bob"), at: fc.integer({ min: 0, max: 100 }) }, { noNullPrototype: true })
+  /** A time near the statuses' times, or one that is no valid instant (hand-built state). */
+  const time = fc.oneof(fc.integer({ min: -5, max: 15 }), fc.constantFrom(Number.NaN, Number.POSITIVE_INFINITY))
+  const optional = <A>(arb: fc.Arbitrary<A>) => fc.option(arb, { nil: undefined })
+  const strip = <A extends object>(status: A): A =>
+    Object.fromEntries(Object.entries(status).filter(([, v]) => v !== undefined)) as A
+  /** Statuses a decided call may have (with its record), and statuses of undecided ones. */
+  const status: fc.Arbitrary<ToolCallStatus> = fc.oneof(
+    fc.record({ expiresAt: optional(time), editedArguments: optional(fc.constantFrom("{}", "{\"x\":1}")), scheduledAt: optional(time), decision: record }, { noNullPrototype: true })
+      .map((s) => strip({ _tag: "Approved" as const, ...s })),
+    fc.record({ attempt: optional(fc.integer({ min: 1, max: 3 })), editedArguments: optional(fc.constant("{}")), decision: record }, { noNullPrototype: true })
+      .map((s) => strip({ _tag: "Running" as const, ...s })),
+    record.map((decision) => ({ _tag: "Completed" as const, result: 1, decision })),
+    record.map((decision) => ({ _tag: "Failed" as const, error: "no", decision })),
+    record.map((decision) => ({ _tag: "Rejected" as const, by: "user" as const, decision })),
+    fc.constant({ _tag: "Proposed" as const }),
+    optional(time).map((expiresAt) => strip({ _tag: "AwaitingApproval" as const, expiresAt })),
+    time.map((at) => ({ _tag: "Scheduled" as const, at }))
+  )
+  const state = fc.array(status, { minLength: 1, maxLength: 4 }).map((statuses): Messages.Messages => [
+    Messages.user("Pay the bills."),
+    {
+      role: "assistant",
+      parts: statuses.map((s, i): Messages.ToolCallPart => ({ _tag: "ToolCall", id: `c${i}`, name: "pay", arguments: "{}", status: s }))
+    }
+  ])
+  const ids = fc.constantFrom("c0", "c1", "c2", "c3")
+  type Op =
+    | { readonly _tag: "Step"; readonly event: Turn.Event }
+    | { readonly _tag: "Supersede" }
+    | { readonly _tag: "Approve"; readonly id: string }
+    | { readonly _tag: "Reject"; readonly id: string }
+  const op: fc.Arbitrary<Op> = fc.oneof(
+    fc.record({
+      now: time,
+      invalidEdits: optional(fc.array(fc.record({ id: ids, detail: fc.constant("bad") }, { noNullPrototype: true }), { maxLength: 2 })),
+      rerun: optional(fc.array(ids, { maxLength: 2 }))
+    }, { noNullPrototype: true }).map((e) => ({ _tag: "Step" as const, event: Turn.Event.Resume(strip(e)) })),
+    fc.record({ id: ids }, { noNullPrototype: true }).map(({ id }) => ({ _tag: "Step" as const, event: Turn.Event.ToolSucceeded({ id, result: 2 }) })),
+    fc.record({ id: ids }, { noNullPrototype: true }).map(({ id }) => ({ _tag: "Step" as const, event: Turn.Event.ToolFailed({ id, error: "x" }) })),
+    fc.record({ now: time, id: ids }, { noNullPrototype: true }).map(({ id, now }) => ({
+      _tag: "Step" as const,
+      event: Turn.Event.Decided({ now, decisions: [{ id, decision: Turn.Decision.Reject({ reason: "no" }) }] })
+    })),
+    fc.constant({ _tag: "Supersede" as const }),
+    ids.map((id) => ({ _tag: "Approve" as const, id })),
+    ids.map((id) => ({ _tag: "Reject" as const, id }))
+  )
+  const apply = (messages: Messages.Messages, o: Op): Messages.Messages => {
+    switch (o._tag) {
+      case "Step":
+        return Turn.step(deepFreeze(messages), o.event)[0]
+      case "Supersede":
+        return Result.getOrElse(Messages.append(deepFreeze(messages), Messages.user("Moving on."), { supersede: "moved on" }), () => messages)
+      case "Approve":
+        return Result.getOrElse(Messages.approve(deepFreeze(messages), o.id), () => messages)
+      case "Reject":
+        return Result.getOrElse(Messages.reject(deepFreeze(messages), o.id, "no"), () => messages)
+    }
+  }
+  const decisionOf = (s: ToolCallStatus | undefined) => (s !== undefined && "decision" in s ? s.decision : undefined)
+
+  it("a call that had one keeps it, unchanged, unless its approval is undone (it waits for a new decision); none is invented", () => {
+    fc.assert(fc.property(state, fc.array(op, { minLength: 1, maxLength: 6 }), (start, ops) => {
+      let messages = start
+      for (const o of ops) {
+        const next = apply(messages, o)
+        for (const call of Messages.toolCalls(next)) {
+          const before = statusAt(messages, call.id)
+          if (before === undefined) continue
+          const had = decisionOf(before)
+          const has = decisionOf(call.status)
+          const where = `${call.id}: ${JSON.stringify(before)} -> ${JSON.stringify(call.status)} (${o._tag})`
+          if (had === undefined) expect(has, where).toBeUndefined()
+          else if (call.status._tag === "AwaitingApproval" || call.status._tag === "Scheduled") expect(has, where).toBeUndefined()
+          else expect(has, where).toStrictEqual(had)
+        }
+        messages = next
+      }
+    }), { numRuns: 500 })
+  }, runs.timeout)
+})

@@ -10,7 +10,7 @@
  * (HttpOnly, SameSite=Strict) that the `Approver` checks on every request.
  */
 // #region imports
-import { Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { Action, Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
 import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -123,7 +123,7 @@ export const serve = (options: {
 /** The whole example: sandbox, agent, worker, inbox. Gives the sign-in URL; runs until the scope closes. */
 export const program = (options: {
   readonly port: number
-  readonly cleanupDelay?: Duration.DurationInput
+  readonly cleanupDelay?: Action.Delay
   readonly workerEvery?: Duration.DurationInput
 }) =>
   Effect.gen(function*() {

@@ -9,7 +9,7 @@
 // #region imports
 import { Action, Chat, ChatOutcome, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { Clock, Console, DateTime, Duration, Effect, Schema } from "effect"
+import { Clock, Console, DateTime, Effect, Schema } from "effect"
 // #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
@@ -20,7 +20,7 @@ const SendReminder = Tool.make("send_reminder", {
   parameters: { to: Schema.String, text: Schema.String },
   success: Schema.Struct({ sentAt: Schema.String }),
   // How long to hold the reminder back; a few seconds, so the example is quick.
-  metadata: { delay: Duration.seconds(2) }
+  metadata: { delay: { seconds: 2 } }
 })
 
 export const toolkit = Toolkit.make(SendReminder).pipe(

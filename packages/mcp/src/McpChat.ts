@@ -23,8 +23,11 @@ export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> 
   readonly servers: ReadonlyArray<McpToolkit.Service>
 }
 
-/** What making the chat again may fail with: a clash or a bad schema in the new tools, or a server that cannot list them. */
-export type RefreshError = Chat.MakeError | McpError.McpConnectError
+/**
+ * What making the chat again may fail with: a clash, a bad schema or a missing handler in the new
+ * tools, a refresh that died, or a server that cannot list them.
+ */
+export type RefreshError = Chat.RefreshError | McpError.McpConnectError
 
 /** A chat whose MCP tools follow the servers: `Chat.Service` with the refresh's errors. */
 export interface Service<R = never> {

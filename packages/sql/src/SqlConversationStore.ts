@@ -212,9 +212,22 @@ export const make = (
           WHERE id = ${id} AND version = ${expected} AND ${same} AND ${leased} RETURNING version, incarnation`
     }
 
-    /** Why a save was refused: another version, or another worker's lease. */
+    /**
+     * A conversation's version and its lease while someone holds it (on the store's clock): an
+     * expired or released lease reads as none, so a refusal never claims another worker runs it.
+     */
+    const leaseRow = (id: string) =>
+      Effect.flatMap(leaseTime(0), (now) =>
+        sql`SELECT version, lease_owner, CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > ${now}
+            THEN lease_expires_at ELSE NULL END AS lease_expires_at FROM ${table} WHERE id = ${id}`)
+
+    /** `ConversationBusy` for a lease that is not the caller's: another's, with its end, or none at all. */
+    const busy = (id: string, expiresAt: number | null | undefined) =>
+      new ChatError.ConversationBusy(expiresAt === null || expiresAt === undefined ? { id } : { id, expiresAt })
+
+    /** Why a save was refused: another version, or a lease that is not the caller's. */
     const refusal = (id: string, saveOptions: ConversationStore.SaveOptions | undefined) =>
-      sql`SELECT version, lease_owner, lease_expires_at FROM ${table} WHERE id = ${id}`.pipe(
+      leaseRow(id).pipe(
         Effect.flatMap(Internal.decodeLeaseRows),
         Effect.mapError(storeError(`saving '${id}'`)),
         Effect.flatMap(([row]): Effect.Effect<never, ConversationStore.SaveError> => {
@@ -226,7 +239,7 @@ export const make = (
               ...(row === undefined ? {} : { actualVersion: row.version })
             })
           }
-          return new ChatError.ConversationBusy({ id, expiresAt: row?.lease_expires_at ?? 0 })
+          return busy(id, row?.lease_expires_at)
         })
       )
 
@@ -288,13 +301,13 @@ export const make = (
         decoded[0] === undefined ? undefined : { id, owner, expiresAt: decoded[0].lease_expires_at })
 
     const busyOrMissing = (id: string) =>
-      sql`SELECT version, lease_owner, lease_expires_at FROM ${table} WHERE id = ${id}`.pipe(
+      leaseRow(id).pipe(
         Effect.flatMap(Internal.decodeLeaseRows),
         Effect.mapError(storeError(`leasing '${id}'`)),
         Effect.flatMap(([row]): Effect.Effect<never, ChatError.ConversationBusy | ChatError.ConversationNotFound> =>
           row === undefined
             ? Effect.fail(new ChatError.ConversationNotFound({ id }))
-            : Effect.fail(new ChatError.ConversationBusy({ id, expiresAt: row.lease_expires_at ?? 0 }))
+            : Effect.fail(busy(id, row.lease_expires_at))
         )
       )
 
@@ -320,7 +333,7 @@ export const make = (
           Effect.mapError(storeError(`renewing the lease of '${lease.id}'`))
         )
         return renewed ?? (yield* busyOrMissing(lease.id).pipe(
-          Effect.catchTag("ConversationNotFound", () => new ChatError.ConversationBusy({ id: lease.id, expiresAt: 0 }))
+          Effect.catchTag("ConversationNotFound", () => busy(lease.id, undefined))
         ))
       })
 

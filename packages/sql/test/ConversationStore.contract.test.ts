@@ -174,6 +174,34 @@ for (const [name, layer] of stores) {
         })
       }).pipe(Effect.provide(layer())))
 
+    it.effect("a refusal says what is so: another worker's lease with its end, or, once released or expired, no lease at all", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        const lease = yield* store.acquire("a", "worker-1", "10 seconds")
+        const taken = yield* Effect.flip(store.acquire("a", "worker-2", "10 seconds"))
+        expect(taken.message).toContain("another worker")
+        expect(taken.message).toContain(new Date(10_000).toISOString())
+        // Released: a save or a renewal under it is refused without claiming that anyone runs it.
+        yield* store.release(lease)
+        const refusals = [
+          yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease })),
+          yield* Effect.flip(store.renew(lease, "10 seconds"))
+        ]
+        // Expired and not taken since: the same.
+        const short = yield* store.acquire("a", "worker-2", "1 second")
+        yield* TestClock.adjust("2 seconds")
+        refusals.push(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease })))
+        for (const refusal of refusals) {
+          expect(refusal).toMatchObject({ _tag: "ConversationBusy", id: "a" })
+          expect((refusal as { readonly expiresAt?: number }).expiresAt).toBeUndefined()
+          expect(refusal.message).not.toContain("another worker")
+          expect(refusal.message).toContain("no worker holds it")
+        }
+        expect(short.owner).toBe("worker-2")
+        expect(Option.map(yield* store.load("a"), (s) => s.version)).toEqual(Option.some(1))
+      }).pipe(Effect.provide(layer())))
+
     it.effect("refuses a lease of no time, of negative, endless or no number, and changes nothing", () =>
       Effect.gen(function*() {
         const store = yield* ConversationStore.ConversationStore

@@ -12,6 +12,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import type * as LanguageModel from "../LanguageModel.js"
 import type * as Messages from "../Messages.js"
 import * as Tool from "../Tool.js"
+import * as JsonText from "./jsonText.js"
 import { jsonProblem } from "./schema.js"
 
 const formatIssue = SchemaIssue.makeFormatterDefault()
@@ -35,9 +36,24 @@ export const parse = (text: string, what: string): Result.Result<unknown, string
   return problem === undefined ? Result.succeed(json) : Result.fail(`The ${what} are not accepted: ${problem.replace(/^\$/, "the value")}.`)
 }
 
+/**
+ * Parses a call's arguments (JSON text) the way every reader reads them: as
+ * `parse`, and a key given twice in one object is refused too (`JSON.parse`
+ * would keep the last value, a person reading the text sees the first). A
+ * model's arguments never reach this with one (`JsonText.canonicalCall` rewrote them
+ * when the response came); an edit, or a state built by hand, may.
+ */
+export const parseArguments = (text: string): Result.Result<unknown, string> =>
+  Result.mapError(
+    JsonText.parse(text === "" ? "{}" : text),
+    (problem) => problem.startsWith("not JSON")
+      ? `The arguments are not valid JSON (${problem.slice("not JSON: ".length)}).`
+      : `The arguments are not accepted: ${problem.replace(/^\$/, "the value")}.`
+  )
+
 /** Decodes a call's arguments (JSON text) with its tool's parameters; `Left` holds a message for the model. */
 export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unknown, string> =>
-  Result.flatMap(parse(text, "arguments"), (json) =>
+  Result.flatMap(parseArguments(text), (json) =>
     // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
     Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, json)).pipe(
       Result.mapError((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
@@ -71,6 +87,7 @@ const metadataField = (metadata: Metadata | undefined): { providerMetadata?: Met
 }
 
 const storablePart = (part: Messages.Part): Messages.Part => {
+  if (part._tag === "ToolCall") return JsonText.canonicalCall(part)
   if (part._tag !== "Reasoning" || part.providerMetadata === undefined) return part
   const { providerMetadata, ...rest } = part
   return { ...rest, ...metadataField(providerMetadata) }

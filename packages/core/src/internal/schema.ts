@@ -175,8 +175,14 @@ export type FilePart = typeof FilePart.Type
 export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
   id: Schema.NonEmptyString,
   name: Schema.String,
-  /** The arguments exactly as the model sent them (JSON text, possibly invalid). */
+  /**
+   * The arguments as the model sent them (JSON text, possibly invalid), unless they gave a key
+   * twice: then the canonical text of what they decode to (each key once, with its last value,
+   * as `JSON.parse` reads it), which the person, the policy, the model and the handler all see.
+   */
   arguments: Schema.String,
+  /** The arguments exactly as the model sent them, when `arguments` is their canonical text (audit only: never sent or run). */
+  rawArguments: Schema.optional(Schema.String),
   status: ToolCallStatus
 })
 export type ToolCallPart = typeof ToolCallPart.Type

@@ -9,7 +9,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
 import * as Action from "../Action.js"
 import type { ToolCallPart } from "../Messages.js"
 import type * as Tool from "../Tool.js"
@@ -64,62 +63,41 @@ const toDecision = (action: unknown, now: number): Result.Result<Turn.Decision, 
     return Result.fail(`it returned ${describe(action)}, not an Action`)
   }
   const decision = Result.try(() => fromAction(action as Action.Action, now))
+  if (Result.isSuccess(decision) && typeof decision.success === "string") return Result.fail(decision.success)
   if (Result.isFailure(decision) || decision.success === undefined || !Turn.isValidDecision(decision.success)) {
     return Result.fail(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
   }
-  return Result.succeed(decision.success)
+  return Result.succeed(decision.success as Turn.Decision)
 }
 
-const fromAction = (action: Action.Action, now: number): Turn.Decision | undefined => {
+/** An instant as epoch millis, `NaN` when it reads as no number at all (so that it is refused). */
+const instantMillis = (instant: Action.Instant): number => {
+  const millis: unknown = Action.toMillis(instant)
+  return typeof millis === "number" ? millis : Number.NaN
+}
+
+/** The decision for an action, `undefined` when it is not one, or why not when there is more to say. */
+const fromAction = (action: Action.Action, now: number): Turn.Decision | string | undefined => {
   switch (action._tag) {
     case "Execute":
       return Turn.Decision.Execute()
     case "RequireApproval":
-      return Turn.Decision.RequireApproval({ expiresAt: action.expiresAt === undefined ? undefined : Action.toMillis(action.expiresAt) })
+      // A deadline given is a deadline: one that reads as no time (a forged DateTime) is refused, never "none".
+      return Turn.Decision.RequireApproval({ expiresAt: action.expiresAt === undefined ? undefined : instantMillis(action.expiresAt) })
     case "Defer":
       // Exactly one of `at` and `after`: a Defer that names no time has no time to run at.
       if ((action.at === undefined) === (action.after === undefined)) return undefined
-      if (action.after !== undefined && !isDelay(action.after)) return undefined
+      if (Duration.isDuration(action.after)) {
+        return "it deferred the call by an Effect Duration, which cannot be checked (Effect reads Duration.millis(NaN) as zero): " +
+          "give the delay as milliseconds, a duration string (\"10 minutes\") or object ({ minutes: 10 })"
+      }
+      // `deferredUntil` is NaN for a delay that is not valid (negative, infinite, NaN, unreadable): refused below.
       return Turn.Decision.Defer({ at: Action.deferredUntil(action, now) })
     case "Reject":
       return Turn.Decision.Reject({ reason: action.reason })
     default:
       return undefined
   }
-}
-
-/** The units a duration object may name (`{ minutes: 5 }`). */
-const durationUnits: ReadonlySet<string> = new Set([
-  "weeks",
-  "days",
-  "hours",
-  "minutes",
-  "seconds",
-  "milliseconds",
-  "microseconds",
-  "nanoseconds"
-])
-
-const isCount = (n: unknown): boolean => typeof n === "number" && Number.isFinite(n) && n >= 0
-
-/**
- * Whether a `Defer`'s `after` is a finite, non-negative duration. Checked by hand: Duration reads
- * `NaN` as zero, allows negative durations, and reads any object as a duration object.
- */
-const isDelay = (after: unknown): boolean => {
-  if (typeof after === "number") return isCount(after)
-  if (typeof after === "bigint") return after >= 0n
-  if (Array.isArray(after)) return after.length === 2 && after.every(isCount)
-  if (typeof after === "string" || Duration.isDuration(after)) {
-    return Option.match(Duration.fromInput(after as Duration.Input), {
-      onNone: () => false,
-      onSome: (d) => Duration.isFinite(d) && !Duration.isNegative(d)
-    })
-  }
-  if (typeof after !== "object" || after === null || Object.getPrototypeOf(after) !== Object.prototype) return false
-  const entries = Object.entries(after)
-  return entries.every(([unit, n]) => durationUnits.has(unit) && isCount(n)) &&
-    Number.isFinite(Duration.toMillis(after as Duration.DurationObject))
 }
 
 const describe = (u: unknown): string => {

@@ -125,7 +125,8 @@ const run = (settings: Settings) =>
       ? Tools.catalogue
       : { tools: (yield* files.current).toolkit.tools, policy: mcpPolicy }
 
-    const kit = Tools.toolkit({ cleanupDelay: settings.cleanupDelay })
+    // In milliseconds: a delay chat-ts can check (it takes no Effect Duration, which may be a NaN read as zero).
+    const kit = Tools.toolkit({ cleanupDelay: Duration.toMillis(settings.cleanupDelay) })
     const delay = Duration.format(settings.cleanupDelay)
     yield* Console.log(s.bold("chat-ts demo") + " — a tool-calling agent over a sandbox folder")
     yield* Console.log(`  sandbox: ${root}${Option.isNone(settings.sandbox) ? " (a temporary folder, removed on exit)" : ""}`)

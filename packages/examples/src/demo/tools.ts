@@ -8,7 +8,6 @@ import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -91,7 +90,7 @@ export const catalogue: Catalogue = { tools: byName, policy: (tool) => byName[to
  * The strategy: reads each tool's `Policy`. Deferred calls run `cleanupDelay`
  * after the decision (a few seconds in the demo, standing in for "tomorrow").
  */
-export const toolkit = (options: { readonly cleanupDelay: Duration.DurationInput }) =>
+export const toolkit = (options: { readonly cleanupDelay: Action.Delay }) =>
   tools.withStrategy((_call, metadata) => {
     switch (metadata.run) {
       case "auto":

@@ -42,7 +42,7 @@ const Remind = Tool.make("remind", { description: "Remind.", parameters: { text:
 const remindMillis = Number(process.env["REMIND_MILLIS"] ?? "3000")
 const tools = Toolkit.withStrategy(
   Toolkit.make(DeleteFiles, Remind),
-  (call) => call.name === "remind" ? Action.Defer({ after: Duration.millis(remindMillis) }) : Action.RequireApproval()
+  (call) => call.name === "remind" ? Action.Defer({ after: remindMillis }) : Action.RequireApproval()
 )
 export const turns = ChatWorkflow.make({ name: "e2e-turn", tools })
 
