@@ -12,7 +12,7 @@
  * still validly signed. So every signed document is bound to its conversation
  * id and to a version; `verify` checks both against what the server expects
  * (the id, and the latest version it handed out), and refuses a document of
- * another conversation or an older one. It uses the Web Crypto API (Node 20+,
+ * another conversation or an older one. It uses the Web Crypto API (Node 22+,
  * browsers, edge runtimes).
  *
  * @since 0.1.0
