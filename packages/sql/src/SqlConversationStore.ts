@@ -172,8 +172,8 @@ export const make = (
             Effect.forEach(chunk, (position) =>
               Effect.fromResult(Result.map(Internal.encodeMessage(messages[position]!), (body) => ({ conversation_id: id, position, body })))),
             ([first, ...rest]) =>
-              first === undefined ? Effect.void : sql`INSERT INTO ${messagesTable} ${sql.insert([first, ...rest])}
-                ON CONFLICT (conversation_id, position) DO UPDATE SET body = excluded.body`
+              first === undefined ? Effect.void : Effect.asVoid(sql`INSERT INTO ${messagesTable} ${sql.insert([first, ...rest])}
+                ON CONFLICT (conversation_id, position) DO UPDATE SET body = excluded.body`)
           ),
         { discard: true }
       )
