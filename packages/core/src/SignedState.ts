@@ -15,7 +15,7 @@
  * another conversation or an older one. What it is told to expect is checked
  * too, failing closed: an expected version that is not a version (a lookup that
  * missed: `undefined`, `NaN`) is an `InvalidBinding`, never "no minimum". It
- * uses the Web Crypto API (Node 20+, browsers, edge runtimes).
+ * uses the Web Crypto API (Node 22+, browsers, edge runtimes).
  *
  * @since 0.1.0
  */

@@ -42,7 +42,8 @@ export const program = Effect.gen(function*() {
   // A person approves the call, with a friendlier text.
   let messages = first.messages
   for (const id of PauseReason.approvalIds(first.outcome.reason)) {
-    messages = yield* Messages.approve(messages, id, { to: "bob@example.com", body: "Good news: the build is green!" })
+    const edited = { to: "bob@example.com", body: "Good news: the build is green!" }
+    messages = yield* Effect.fromResult(Messages.approve(messages, id, edited))
   }
   const done = yield* chat.resume(messages)
   if (ChatOutcome.isComplete(done.outcome)) yield* Console.log(done.outcome.value)

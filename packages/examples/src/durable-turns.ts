@@ -51,7 +51,7 @@ const handlers = toolkit.toLayer({
 })
 
 // #region layers
-const database = PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") })
+const database = PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") })
 
 // Turns publish their messages to this table: that is what a UI reads.
 const store = SqlConversationStore.layer({ table: "payment_turns" })
@@ -59,14 +59,14 @@ const store = SqlConversationStore.layer({ table: "payment_turns" })
 // Where a runner listens: RUNNER_HOST (default 127.0.0.1) and RUNNER_PORT (default 0: a free port);
 // listening on 0.0.0.0, RUNNER_ADVERTISE_HOST is the address the other runners reach it at.
 const listen = Config.all({
-  host: Config.string("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
-  port: Config.port("RUNNER_PORT").pipe(Config.withDefault(0)),
-  advertiseHost: Config.string("RUNNER_ADVERTISE_HOST").pipe(Config.option, Config.map(Option.getOrUndefined))
+  host: Config.String("RUNNER_HOST").pipe(Config.withDefault("127.0.0.1")),
+  port: Config.Port("RUNNER_PORT").pipe(Config.withDefault(0)),
+  advertiseHost: Config.String("RUNNER_ADVERTISE_HOST").pipe(Config.option, Config.map(Option.getOrUndefined))
 })
 
 // A runner: it joins the others through PostgreSQL, takes its share of the shards and runs their turns.
 const runner = ChatWorkflow.layer(payments).pipe(
-  Layer.provideMerge(Layer.unwrapEffect(Effect.map(listen, SocketRunner.layer))),
+  Layer.provideMerge(Layer.unwrap(Effect.map(listen, SocketRunner.layer))),
   Layer.provideMerge(store),
   Layer.provide([model.layer, handlers]),
   Layer.provide(database)
@@ -89,7 +89,7 @@ const pending = (executionId: string) =>
 
 const decide = (executionId: string, callId: string, verdict: string) =>
   payments.decide(executionId, callId, verdict === "approve" ? Decision.approve() : Decision.reject("not now")).pipe(
-    Effect.zipRight(Console.log(`${verdict}d ${callId}`)),
+    Effect.andThen(Console.log(`${verdict}d ${callId}`)),
     Effect.catchTags({
       UnknownToolCall: () => Console.log(`no call ${callId} waits in ${executionId}`),
       ToolCallAlreadyResolved: () => Console.log(`${callId} was already decided`)

@@ -1,28 +1,29 @@
 /**
- * A chat on `@effect/ai-openai` through the `@chat-ts/effect-ai` bridge: the
- * model is Effect AI's, the tool loop (approval, an edit, resume) is chat-ts's.
+ * Effect's own AI module (`effect/ai`) with chat-ts, through
+ * `@chat-ts/effect-ai`, both ways: an `effect/ai` `LanguageModel` serves a
+ * chat-ts `Chat` (the tool loop, approval with an edit and resume, is
+ * chat-ts's), and an `effect/ai` `Toolkit` (tools and handlers written for
+ * Effect) is used in that `Chat` as it is, its `needsApproval` asking a person.
  *
- * With OPENAI_API_KEY set it calls OpenAI's Responses API through
- * `@effect/ai-openai`; offline, a scripted `@effect/ai` model answers (the
- * same bridge, no network).
+ * No `effect/ai` provider package loads on Effect 4.1 yet (`@effect/ai-openai`
+ * and the others import `effect/unstable/*`), so the model here is a scripted
+ * `effect/ai` model made with `LanguageModel.make`, the constructor every
+ * provider uses: swap in a provider's layer when one is published.
  *
  *   npx tsx src/effect-ai.ts
  */
 // #region imports
 // chat-ts: the turn loop, its tools and its model contract.
 import { Action, Chat, ChatOutcome, Messages, Tool, Toolkit } from "@chat-ts/core"
-import { EffectAi } from "@chat-ts/effect-ai"
-// Effect AI: the provider. Aliased where the names meet chat-ts's.
-import { LanguageModel as AiLanguageModel } from "@effect/ai"
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { NodeHttpClient } from "@effect/platform-node"
-import { Config, Console, Effect, Layer, Schema } from "effect"
+import { EffectAi, EffectAiToolkit } from "@chat-ts/effect-ai"
+import { Console, Effect, Layer, Schema, Stream } from "effect"
+// Effect AI: the model, and tools written for Effect. Aliased where the names meet chat-ts's.
+import { LanguageModel as AiLanguageModel, Tool as AiTool, Toolkit as AiToolkit } from "effect/ai"
 // #endregion imports
-import { isMain, runExample } from "./shared/main.js"
-import type * as Models from "./shared/Models.js"
+import { isMain } from "./shared/main.js"
 
 // #region tools
-/** A chat-ts tool: its Schema becomes the JSON Schema Effect AI sends to OpenAI. */
+/** A chat-ts tool: its Schema becomes the JSON Schema the effect/ai model is given. */
 const DeleteFiles = Tool.make("delete_files", {
   description: "Delete files.",
   parameters: { paths: Schema.Array(Schema.String) },
@@ -38,15 +39,7 @@ export const handlers = files.toLayer({
 // #endregion tools
 
 // #region layer
-/** Effect AI's OpenAI model (on Effect's HttpClient), and chat-ts's `LanguageModel` over it. */
-export const openAi = OpenAiLanguageModel.layer({ model: "gpt-4.1-mini" }).pipe(
-  Layer.provide(OpenAiClient.layerConfig({
-    apiKey: Config.redacted("OPENAI_API_KEY"),
-    apiUrl: Config.withDefault(Config.string("OPENAI_BASE_URL"), "https://api.openai.com/v1")
-  })),
-  Layer.provide(NodeHttpClient.layerUndici)
-)
-
+/** chat-ts's `LanguageModel` over any effect/ai `LanguageModel` layer (a provider's, or one made with `LanguageModel.make`). */
 export const bridged = <E, R>(effectAiModel: Layer.Layer<AiLanguageModel.LanguageModel, E, R>) =>
   EffectAi.layer().pipe(Layer.provide(effectAiModel))
 // #endregion layer
@@ -65,34 +58,70 @@ export const program = Effect.gen(function*() {
 })
 // #endregion program
 
-/** Offline: a scripted `@effect/ai` model (a tool call, then an answer that reads the result). */
-export const offlineModel = Layer.effect(
-  AiLanguageModel.LanguageModel,
-  AiLanguageModel.make({
-    generateText: (options) => {
-      const result = options.prompt.content.flatMap((message) => message.role === "tool" ? message.content : [])[0]
-      const usage = { inputTokens: 20, outputTokens: 8, totalTokens: 28 }
-      return Effect.succeed(
-        result === undefined
-          ? [
-            { type: "tool-call", id: "call_1", name: "delete_files", params: { paths: ["a.log", "b.log"] } },
-            { type: "finish", reason: "tool-calls", usage }
-          ]
-          : [
-            { type: "text", text: `Done: ${JSON.stringify(result.result)}.` },
-            { type: "finish", reason: "stop", usage }
-          ]
-      )
-    },
-    streamText: () => Effect.dieMessage("not used offline")
-  })
-)
+// #region toolkit
+/** Tools written for Effect: `needsApproval` says which calls a person must approve. */
+const Deploy = AiTool.make("deploy", {
+  description: "Deploy a service.",
+  parameters: Schema.Struct({ service: Schema.String, environment: Schema.Literals(["staging", "production"]) }),
+  success: Schema.Struct({ url: Schema.String }),
+  needsApproval: (params) => params.environment === "production"
+})
 
-/** The model of a choice: OpenAI through @effect/ai-openai, or the offline @effect/ai model. */
-export const modelOf = (choice: Models.Choice) => choice._tag === "OpenAi" ? bridged(openAi) : bridged(offlineModel)
+export const ops = AiToolkit.make(Deploy)
+
+export const opsHandlers = ops.toLayer({
+  deploy: ({ environment, service }) => Effect.succeed({ url: `https://${service}.${environment}.example.com` })
+})
+
+/** The same toolkit in a chat-ts `Chat`: production deploys pause for a person, failing closed. */
+export const deploy = Effect.gen(function*() {
+  const chat = yield* Chat.make({ tools: EffectAiToolkit.fromToolkit(ops) })
+  const first = yield* chat.complete(Messages.fromUser("Deploy the api to production."))
+  if (!ChatOutcome.isPaused(first.outcome)) return first
+  const [call] = Messages.pendingTools(first.messages)
+  yield* Console.log(`Waiting for a person: ${call!.name} ${call!.arguments}`)
+  const done = yield* chat.resume(yield* chat.approve(first.messages, call!.id))
+  if (ChatOutcome.isComplete(done.outcome)) yield* Console.log(done.outcome.value)
+  return done
+}).pipe(Effect.provide(EffectAiToolkit.layer(ops).pipe(Layer.provide(opsHandlers))))
+// #endregion toolkit
+
+/** The first tool result in a prompt, if any. */
+const firstResult = (prompt: AiLanguageModel.ProviderOptions["prompt"]) =>
+  prompt.content.flatMap((message) => message.role === "tool" ? message.content : []).find((part) => part.type === "tool-result")
+
+/** A scripted effect/ai model: a call of `tool` with `params`, then an answer that reads the result. */
+export const scriptedModel = (tool: string, params: unknown) =>
+  Layer.effect(
+    AiLanguageModel.LanguageModel,
+    AiLanguageModel.make({
+      generateText: (options) => {
+        const result = firstResult(options.prompt)
+        const usage = { inputTokens: { total: 20 }, outputTokens: { total: 8 } }
+        return Effect.succeed(
+          result === undefined || result.type !== "tool-result"
+            ? [
+              { type: "tool-call", id: "call_1", name: tool, params },
+              { type: "finish", reason: "tool-calls", usage }
+            ]
+            : [
+              { type: "text", text: `Done: ${JSON.stringify(result.result)}.` },
+              { type: "finish", reason: "stop", usage }
+            ]
+        )
+      },
+      streamText: () => Stream.die(new Error("not used in this example"))
+    })
+  )
+
+/** Offline: the scripted effect/ai model of the first program. */
+export const offlineModel = scriptedModel("delete_files", { paths: ["a.log", "b.log"] })
 
 if (isMain(import.meta.url)) {
-  runExample((choice) => program.pipe(Effect.provide(Layer.merge(modelOf(choice), handlers))), {
-    offlineName: "scripted @effect/ai model"
-  })
+  const { NodeRuntime } = await import("@effect/platform-node")
+  Console.log("[model: a scripted effect/ai model (no effect/ai provider package loads on Effect 4.1 yet)]\n").pipe(
+    Effect.andThen(program.pipe(Effect.provide(Layer.merge(bridged(offlineModel), handlers)))),
+    Effect.andThen(deploy.pipe(Effect.provide(bridged(scriptedModel("deploy", { service: "api", environment: "production" }))))),
+    NodeRuntime.runMain
+  )
 }

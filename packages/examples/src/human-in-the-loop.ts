@@ -9,8 +9,8 @@
 // #region imports
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import * as Prompt from "@effect/cli/Prompt"
 import { Console, Context, Effect, Schema } from "effect"
+import { Prompt } from "effect/cli"
 // #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
@@ -41,10 +41,10 @@ export type Answer =
   | { readonly _tag: "Reject"; readonly reason?: string }
 
 /** Asks a person about a call (on the terminal, in a web page, in a test…). */
-export class AskUser extends Context.Tag("AskUser")<
+export class AskUser extends Context.Service<
   AskUser,
   (name: string, args: unknown) => Effect.Effect<Answer>
->() {}
+>()("AskUser") {}
 // #endregion ask
 
 // #region resolve
@@ -57,9 +57,9 @@ const resolvePending = (reason: PauseReason.PauseReason, messages: Messages.Mess
       const call = Messages.findTool(next, id)
       if (call === undefined) continue
       const answer = yield* askUser(call.name, Messages.parsedArguments(call))
-      next = yield* answer._tag === "Approve"
-        ? Messages.approve(next, id, answer.edited)
-        : Messages.reject(next, id, answer.reason)
+      next = yield* Effect.fromResult(
+        answer._tag === "Approve" ? Messages.approve(next, id, answer.edited) : Messages.reject(next, id, answer.reason)
+      )
     }
     return next
   })
@@ -97,19 +97,19 @@ export const offline: MockLanguageModel.Script = (request) => {
   )
 }
 
-/** Asks on the terminal with `@effect/cli` prompts: approve, or reject with a reason. */
-const askOnTerminal = Effect.map(Effect.context<Prompt.Prompt.Environment>(), (context) =>
+/** Asks on the terminal with `effect/cli` prompts: approve, or reject with a reason. */
+const askOnTerminal = Effect.map(Effect.context<Prompt.Environment>(), (context) =>
   AskUser.of((name, args) =>
     Effect.gen(function*() {
       yield* Console.log(`\n${name} wants to run with ${JSON.stringify(args)}`)
-      const approve = yield* Prompt.confirm({ message: "Approve?", initial: false })
+      const approve = yield* Prompt.Confirm({ message: "Approve?", initial: false })
       if (approve) return { _tag: "Approve" } as const
-      const reason = yield* Prompt.text({ message: "Why not? (the model sees this)" })
+      const reason = yield* Prompt.String({ message: "Why not? (the model sees this)" })
       return { _tag: "Reject", reason } as const
     }).pipe(
       Effect.provide(context),
       // Ctrl-C at a prompt: stop the program.
-      Effect.catchTag("QuitException", () => Effect.interrupt)
+      Effect.catchTag("QuitError", () => Effect.interrupt)
     )
   ))
 

@@ -12,11 +12,11 @@
 // #region imports
 import { Action, Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
-import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, Console, type Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { randomBytes, timingSafeEqual } from "node:crypto"
 import { createServer } from "node:http"
 // #endregion imports
@@ -48,7 +48,7 @@ export const sessionApprover = (secret: Redacted.Redacted<string>) =>
 
 /** `/login?token=…` sets the session cookie and opens the inbox. */
 export const login = (secret: Redacted.Redacted<string>) =>
-  HttpLayerRouter.add("GET", "/login", (request) => {
+  HttpRouter.add("GET", "/login", (request) => {
     const token = new URL(request.url, "http://localhost").searchParams.get("token") ?? ""
     if (!isSecret(secret, token)) {
       return Effect.succeed(HttpServerResponse.text("Wrong sign-in link.", { status: 401 }))
@@ -110,12 +110,12 @@ export const serve = (options: {
       Layer.provide(Inbox.layer({ chat: options.chat })),
       Layer.provide(services)
     )
-    const server = HttpLayerRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
+    const server = HttpRouter.serve(routes, { disableListenLog: true, disableLogger: true }).pipe(
       Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: options.port, host: "127.0.0.1" }))
     )
     const context = yield* Layer.build(server)
     const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
-    const port = address._tag === "TcpAddress" ? address.port : options.port
+    const port = address._tag === "UnixPathAddress" ? options.port : address.port
     return `http://127.0.0.1:${port}/login?token=${Redacted.value(options.secret)}`
   })
 // #endregion serve
@@ -124,7 +124,7 @@ export const serve = (options: {
 export const program = (options: {
   readonly port: number
   readonly cleanupDelay?: Action.Delay
-  readonly workerEvery?: Duration.DurationInput
+  readonly workerEvery?: Duration.Input
 }) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore.makeMemory
@@ -141,16 +141,16 @@ export const program = (options: {
   )
 
 if (isMain(import.meta.url)) {
-  const { NodeContext, NodeRuntime } = await import("@effect/platform-node")
+  const { NodeRuntime, NodeServices } = await import("@effect/platform-node")
   Effect.gen(function*() {
-    const port = yield* Config.integer("INBOX_PORT").pipe(Config.withDefault(0))
+    const port = yield* Config.Int("INBOX_PORT").pipe(Config.withDefault(0))
     const { url } = yield* program({ port })
     yield* Console.log(`[model: the built-in scripted demo model]\nThe approvals inbox is open. Sign in with this link (it holds your session secret):\n\n  ${url}\n\nPress Ctrl+C to stop.`)
     return yield* Effect.never
   }).pipe(
     Effect.scoped,
     Effect.provide(Sandbox.layer(undefined)),
-    Effect.provide(NodeContext.layer),
+    Effect.provide(NodeServices.layer),
     NodeRuntime.runMain
   )
 }

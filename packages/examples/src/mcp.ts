@@ -14,7 +14,7 @@ import { McpChat, McpStrategy, McpToolkit } from "@chat-ts/mcp"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Console, Effect } from "effect"
 // #endregion imports
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { fileURLToPath } from "node:url"
 import * as Sandbox from "./demo/sandbox.js"
 import { AskUser } from "./human-in-the-loop.js"
@@ -102,6 +102,6 @@ if (isMain(import.meta.url)) {
       Effect.provideService(AskUser, approveAll),
       Effect.provide(Sandbox.layer(undefined)),
       Effect.provide(Models.languageModel(choice, offline)),
-      Effect.provide(NodeContext.layer)
+      Effect.provide(NodeServices.layer)
     ), { offlineName: "offline script" })
 }

@@ -9,12 +9,8 @@
 // #region imports
 import { Action, Chat, ChatError, ChatOutcome, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import * as Args from "@effect/cli/Args"
-import * as Command from "@effect/cli/Command"
-import * as Options from "@effect/cli/Options"
-import type { PlatformError } from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import { Clock, Console, Duration, Effect, Option, Schema } from "effect"
+import { Clock, Console, Duration, Effect, FileSystem, Option, type PlatformError, Schema } from "effect"
+import { Argument, Command, Flag } from "effect/cli"
 // #endregion imports
 import { fromUserFolder, isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
@@ -38,7 +34,7 @@ export const handlers = toolkit.toLayer({
     Effect.succeed({ reference: `PAY-${payee.replace(/\W/g, "").slice(0, 4).toUpperCase()}-${Math.round(amount * 100)}` })
 })
 
-type Errors = Chat.TurnError | ChatError.ResolveError | ChatError.StateDecodeError | Chat.MakeError | PlatformError
+type Errors = Chat.TurnError | ChatError.ResolveError | ChatError.StateDecodeError | Chat.MakeError | PlatformError.PlatformError
 
 // #region pause
 /** First process: run the turn until it pauses and save the messages. */
@@ -47,7 +43,7 @@ export const pause = (file: string): Effect.Effect<ChatOutcome.Result, Errors, L
     const fs = yield* FileSystem.FileSystem
     const chat = yield* Chat.make({ tools: toolkit })
     const result = yield* chat.complete(Messages.fromUser("Pay the electricity bill: 84.20 EUR to ACME Power."))
-    yield* fs.writeFileString(file, yield* Messages.toJson(result.messages))
+    yield* fs.writeFileString(file, yield* Effect.fromResult(Messages.toJson(result.messages)))
     if (result.outcome._tag === "Paused") {
       for (const call of Messages.pendingTools(result.messages)) {
         yield* Console.log(`waiting for approval: ${call.name} ${call.arguments} (${call.id})`)
@@ -66,16 +62,16 @@ export const resume = (
 ): Effect.Effect<ChatOutcome.Result, Errors, LanguageModel.LanguageModel | FileSystem.FileSystem> =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    let messages = yield* Messages.fromJson(yield* fs.readFileString(file))
+    let messages = yield* Effect.fromResult(Messages.fromJson(yield* fs.readFileString(file)))
     for (const call of Messages.pendingTools(messages).filter(Messages.isAwaitingDecision)) {
-      messages = yield* decision.approve
-        ? Messages.approve(messages, call.id)
-        : Messages.reject(messages, call.id, decision.reason)
+      messages = yield* Effect.fromResult(
+        decision.approve ? Messages.approve(messages, call.id) : Messages.reject(messages, call.id, decision.reason)
+      )
       yield* Console.log(`${decision.approve ? "approved" : "rejected"}: ${call.name} ${call.arguments}`)
     }
     const chat = yield* Chat.make({ tools: toolkit })
     const result = yield* chat.resume(messages)
-    yield* fs.writeFileString(file, yield* Messages.toJson(result.messages))
+    yield* fs.writeFileString(file, yield* Effect.fromResult(Messages.toJson(result.messages)))
     yield* Console.log(result.outcome._tag === "Complete" ? result.outcome.value : "Paused again.")
     return result
   }).pipe(Effect.provide(handlers))
@@ -97,7 +93,7 @@ export const offline: MockLanguageModel.Script = (request) => {
   )
 }
 
-const file = Args.text({ name: "file" }).pipe(Args.withDescription("The JSON file holding the paused messages"))
+const file = Argument.String("file").pipe(Argument.withDescription("The JSON file holding the paused messages"))
 
 /** The two commands. */
 export const command = Command.make("persistence").pipe(
@@ -105,7 +101,7 @@ export const command = Command.make("persistence").pipe(
     Command.make("pause", { file }, ({ file }) => pause(fromUserFolder(file))),
     Command.make(
       "resume",
-      { file, reject: Options.text("reject").pipe(Options.optional, Options.withDescription("Reject, with this reason")) },
+      { file, reject: Flag.String("reject").pipe(Flag.optional, Flag.withDescription("Reject, with this reason")) },
       ({ file, reject }) =>
         resume(fromUserFolder(file), Option.match(reject, { onNone: () => ({ approve: true }), onSome: (reason) => ({ approve: false, reason }) }))
     )
@@ -114,7 +110,7 @@ export const command = Command.make("persistence").pipe(
 
 if (isMain(import.meta.url)) {
   runExample((choice) =>
-    Command.run(command, { name: "persistence", version: "0.1.0" })(process.argv).pipe(
+    Command.run(command, { version: "0.1.0" }).pipe(
       Effect.provide(Models.languageModel(choice, offline))
     )
   )

@@ -89,8 +89,8 @@ export const offlineFallback = () =>
 
 /** The router of a choice: Claude first when both keys are set, else the OpenAI pair, or the offline one. */
 export const routerOf = (choice: Models.Choice) =>
-  Layer.unwrapEffect(Effect.map(
-    Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none())),
+  Layer.unwrap(Effect.map(
+    Config.option(Config.NonEmptyString("ANTHROPIC_API_KEY")).pipe(Effect.orElseSucceed(() => Option.none())),
     (anthropicKey) =>
       choice._tag === "OpenAi"
         ? (Option.isSome(anthropicKey) ? claudeFirst : openAiPair)

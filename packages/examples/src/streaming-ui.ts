@@ -44,9 +44,9 @@ export const track = (preparing: Preparing, event: ChatEvent.ChatEvent): Prepari
 /** Streams a turn, printing "preparing name(arguments so far…" as calls arrive; returns its last event. */
 export const watchCalls = (chat: Chat.Service, messages: Messages.Messages) =>
   chat.stream(messages).pipe(
-    Stream.mapAccum(new Map() as Preparing, (preparing, event) => {
+    Stream.mapAccum(() => new Map() as Preparing, (preparing, event) => {
       const next = track(preparing, event)
-      return [next, { event, next }]
+      return [next, [{ event, next }]]
     }),
     Stream.tap(({ event, next }) =>
       event._tag === "ToolCallDelta"
@@ -65,7 +65,7 @@ const Trip = Schema.Struct({
   city: Schema.String,
   days: Schema.Number,
   sights: Schema.Array(Schema.String)
-}).annotations({ identifier: "Trip" })
+}).annotate({ identifier: "Trip" })
 
 /** Shows the trip filling in as its JSON arrives, then the decoded value. */
 export const planTrip = (chat: Chat.Service, messages: Messages.Messages) =>
@@ -78,12 +78,12 @@ export const planTrip = (chat: Chat.Service, messages: Messages.Messages) =>
     Stream.runLast,
     Effect.flatMap((last) =>
       Option.match(last, {
-        onNone: () => Effect.dieMessage("a structured stream that did not fail ends with Completed or Paused"),
+        onNone: () => Effect.die(new Error("a structured stream that did not fail ends with Completed or Paused")),
         onSome: (event) =>
           event._tag === "Completed"
             ? Effect.as(Console.log(`${event.value.days} days in ${event.value.city}`), event.value) // typed
             // A turn with tools may end Paused, as completeStructured's does: resolve and stream again.
-            : Effect.dieMessage(`the turn ended with ${event._tag}`)
+            : Effect.die(new Error(`the turn ended with ${event._tag}`))
       })
     )
   )

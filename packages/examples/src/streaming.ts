@@ -8,8 +8,7 @@
 // #region imports
 import { Action, Chat, ChatEvent, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import * as Terminal from "@effect/platform/Terminal"
-import { Console, Effect, Option, Schema, Stream } from "effect"
+import { Console, Effect, Option, Schema, Stream, Terminal } from "effect"
 // #endregion imports
 import { isMain, runExample } from "./shared/main.js"
 import * as Models from "./shared/Models.js"
@@ -75,7 +74,7 @@ export const program = Effect.gen(function*() {
     let messages = last.messages
     for (const id of PauseReason.approvalIds(last.reason)) {
       yield* Console.log(`(approving ${Messages.findTool(messages, id)?.name})`)
-      messages = yield* Messages.approve(messages, id)
+      messages = yield* Effect.fromResult(Messages.approve(messages, id))
     }
     last = yield* printTurn(chat, messages)
   }

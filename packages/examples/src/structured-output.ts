@@ -16,7 +16,7 @@ import * as Models from "./shared/Models.js"
 const User = Schema.Struct({
   name: Schema.String,
   likes: Schema.Array(Schema.String)
-}).annotations({ identifier: "User" })
+}).annotate({ identifier: "User" })
 
 export const program = Effect.gen(function*() {
   const chat = yield* Chat.make()

@@ -39,10 +39,10 @@ const RefundOrder = Tool.make("refund_order", {
 
 // #region strategy
 /** Who is using the agent. */
-export class CurrentUser extends Context.Tag("CurrentUser")<
+export class CurrentUser extends Context.Service<
   CurrentUser,
   { readonly name: string; readonly canRefund: boolean }
->() {}
+>()("CurrentUser") {}
 
 export const toolkit = Toolkit.make(LookupOrder, RefundOrder).pipe(
   Toolkit.withStrategy((call, meta) =>
@@ -68,7 +68,7 @@ const request = "Refund order A-1001 (12.50) and order A-1002 (480.00) in full."
 
 // #region program
 /** One turn for `user`; a supervisor approves whatever pauses. */
-const turnFor = (chat: Chat.Service<CurrentUser>, user: Context.Tag.Service<CurrentUser>) =>
+const turnFor = (chat: Chat.Service<CurrentUser>, user: CurrentUser["Service"]) =>
   Effect.gen(function*() {
     yield* Console.log(`--- ${user.name} asks: ${request}`)
     let result = yield* chat.complete(Messages.fromUser(request))
@@ -77,7 +77,7 @@ const turnFor = (chat: Chat.Service<CurrentUser>, user: Context.Tag.Service<Curr
       for (const id of PauseReason.approvalIds(result.outcome.reason)) {
         const call = Messages.findTool(messages, id)!
         yield* Console.log(`paused: ${call.name} ${call.arguments} needs approval; a supervisor approves`)
-        messages = yield* Messages.approve(messages, id)
+        messages = yield* Effect.fromResult(Messages.approve(messages, id))
       }
       result = yield* chat.resume(messages)
     }

@@ -17,7 +17,7 @@ const GetWeather = Tool.make("get_weather", {
   description: "The current weather in a city.",
   parameters: {
     city: Schema.String,
-    unit: Schema.Literal("celsius", "fahrenheit")
+    unit: Schema.Literals(["celsius", "fahrenheit"])
   },
   success: Schema.Struct({
     city: Schema.String,

@@ -15,17 +15,16 @@ import * as Models from "../src/shared/Models.js"
 import { makeTranscript, outputLayer } from "./support/capture.js"
 import * as FakeAnthropic from "./support/FakeAnthropic.js"
 import * as FakeOpenAi from "./support/FakeOpenAi.js"
+import { runTsx } from "./support/run.js"
 import * as Routing from "../src/routing.js"
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 
 const withEnv = (vars: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: vars }))
 
 const env = (baseURL: string) => ({ ANTHROPIC_API_KEY: "sk-ant-test", ANTHROPIC_BASE_URL: baseURL, ANTHROPIC_MODEL: "claude-fake" })
 
 describe("with ANTHROPIC_API_KEY set", () => {
-  it.scopedLive("the examples choose Claude (OpenAI still wins when both keys are set)", () =>
+  it.live("the examples choose Claude (OpenAI still wins when both keys are set)", () =>
     Effect.gen(function*() {
       const fake = yield* FakeAnthropic.make({ text: "Hello from the fake Claude." })
       const transcript = makeTranscript()
@@ -52,7 +51,7 @@ describe("with ANTHROPIC_API_KEY set", () => {
       expect(choice).toEqual({ _tag: "Anthropic", model: "claude-sonnet-4-5", baseURL: AnthropicClient.defaultBaseURL })
     }))
 
-  it.scopedLive("src/anthropic.ts: the call pauses, is approved with an edit, and Claude sees the edited call and its result", () =>
+  it.live("src/anthropic.ts: the call pauses, is approved with an edit, and Claude sees the edited call and its result", () =>
     Effect.gen(function*() {
       const fake = yield* FakeAnthropic.make(
         { toolUse: { id: "toolu_1", name: "send_email", input: { to: "bob@example.com", body: "green" } } },
@@ -91,7 +90,7 @@ describe("with ANTHROPIC_API_KEY set", () => {
       expect(transcript.text()).toBe("Sent.\n")
     }))
 
-  it.scopedLive("the demo streams from Claude, with its tools declared and its system prompt", () =>
+  it.live("the demo streams from Claude, with its tools declared and its system prompt", () =>
     Effect.gen(function*() {
       const fake = yield* FakeAnthropic.make({ text: "Hello from the fake Claude." })
       const run = yield* Effect.promise(() => runDemo(env(fake.baseURL), ["--approve-all", "-m", "hello"]))
@@ -111,26 +110,19 @@ describe("with ANTHROPIC_API_KEY set", () => {
     }), 60_000)
 })
 
-const runDemo = (vars: Record<string, string>, args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-    const environment: NodeJS.ProcessEnv = { ...process.env, ...vars, NO_COLOR: "1" }
-    delete environment["OPENAI_API_KEY"]
-    const child = spawn("npx", ["tsx", "src/demo/main.ts", ...args], {
-      cwd: fileURLToPath(new URL("..", import.meta.url)),
-      env: environment,
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let stdout = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout }))
-  })
+/** Runs the demo with these variables set and no OPENAI_API_KEY (bounded: killed after 50 seconds). */
+const runDemo = (vars: Record<string, string>, args: ReadonlyArray<string>) => {
+  const environment: NodeJS.ProcessEnv = { ...process.env, ...vars, NO_COLOR: "1" }
+  delete environment["OPENAI_API_KEY"]
+  return runTsx(["src/demo/main.ts", ...args], { env: environment })
+}
+
 
 describe("the router, Claude first with OpenAI as the fallback (both keys set)", () => {
   const both = (anthropic: string, openai: string) =>
     withEnv({ ...env(anthropic), OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: openai })
 
-  it.scopedLive("Claude answers while it is up; OpenAI is not asked", () =>
+  it.live("Claude answers while it is up; OpenAI is not asked", () =>
     Effect.gen(function*() {
       const claude = yield* FakeAnthropic.make({ text: "Claude here." })
       const openai = yield* FakeOpenAi.make("OpenAI here.")
@@ -144,7 +136,7 @@ describe("the router, Claude first with OpenAI as the fallback (both keys set)",
       expect([claude.requests.length, openai.requests.length]).toEqual([1, 0])
     }))
 
-  it.scopedLive("Claude overloaded (529): the same request goes to OpenAI at once, recorded in the messages", () =>
+  it.live("Claude overloaded (529): the same request goes to OpenAI at once, recorded in the messages", () =>
     Effect.gen(function*() {
       const claude = yield* FakeAnthropic.make({ overloaded: true })
       const openai = yield* FakeOpenAi.make("OpenAI here.")

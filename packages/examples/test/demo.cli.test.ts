@@ -4,15 +4,11 @@
  * inspects afterwards.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { spawn } from "node:child_process"
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
 import { seedFiles } from "../src/demo/sandbox.js"
-
-const examplesDir = fileURLToPath(new URL("..", import.meta.url))
-const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url))
+import { runTsx } from "./support/run.js"
 
 interface Run {
   readonly code: number | null
@@ -23,11 +19,12 @@ interface Run {
 }
 
 /**
- * Runs the demo on a fresh sandbox folder, offline, with `input` piped to stdin.
+ * Runs the demo on a fresh sandbox folder, offline, with `input` piped to stdin
+ * (killed, with `code: null`, if it runs for more than 50 seconds).
  * With `fromFolder`, npm's INIT_CWD is that folder and the sandbox is given
  * relative to it, as `npm start -- --sandbox sb` typed there would.
  */
-const demo = (args: ReadonlyArray<string>, input = "", fromFolder?: string): Promise<Run> => {
+const demo = async (args: ReadonlyArray<string>, input = "", fromFolder?: string): Promise<Run> => {
   const sandbox = fromFolder === undefined ? mkdtempSync(join(tmpdir(), "demo-cli-")) : join(fromFolder, "sb")
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1" }
   delete env["OPENAI_API_KEY"]
@@ -35,32 +32,20 @@ const demo = (args: ReadonlyArray<string>, input = "", fromFolder?: string): Pro
   delete env["GEMINI_API_KEY"]
   delete env["GOOGLE_API_KEY"]
   if (fromFolder !== undefined) env["INIT_CWD"] = fromFolder
-  return new Promise((resolve, reject) => {
-    const defaults = args.includes("--help")
-      ? []
-      : [
-        "--sandbox",
-        fromFolder === undefined ? sandbox : "sb",
-        ...(args.includes("--cleanup-delay") ? [] : ["--cleanup-delay", "50 millis"])
-      ]
-    // tsx itself, not through npx: npx would set INIT_CWD to this folder.
-    const child = spawn(tsx, ["src/demo/main.ts", ...defaults, ...args], {
-      cwd: examplesDir,
-      env,
-      stdio: ["pipe", "pipe", "pipe"]
-    })
-    let stdout = ""
-    let stderr = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.stderr.on("data", (chunk) => (stderr += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => {
-      const files = existsSync(sandbox) ? readdirSync(sandbox).sort() : []
-      rmSync(sandbox, { recursive: true, force: true })
-      resolve({ code, stdout, stderr, files })
-    })
-    child.stdin.end(input)
-  })
+  const defaults = args.includes("--help")
+    ? []
+    : [
+      "--sandbox",
+      fromFolder === undefined ? sandbox : "sb",
+      ...(args.includes("--cleanup-delay") ? [] : ["--cleanup-delay", "50 millis"])
+    ]
+  try {
+    const { code, stderr, stdout } = await runTsx(["src/demo/main.ts", ...defaults, ...args], { env, input })
+    const files = existsSync(sandbox) ? readdirSync(sandbox).sort() : []
+    return { code, stdout, stderr, files }
+  } finally {
+    rmSync(sandbox, { recursive: true, force: true })
+  }
 }
 
 const allFiles = seedFiles.map((file) => file.name).sort()

@@ -1,5 +1,5 @@
 /**
- * The demo, interactively: its `@effect/cli` prompts are driven by scripted
+ * The demo, interactively: its `effect/cli` prompts are driven by scripted
  * key presses through a mock `Terminal`, on a real sandbox folder.
  */
 import * as fs from "node:fs"
@@ -7,15 +7,14 @@ import * as os from "node:os"
 import * as path from "node:path"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
-import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Layer, Option } from "effect"
+import { Duration, Effect, FileSystem, Layer, Option } from "effect"
 import * as Io from "../src/demo/Io.js"
 import * as Demo from "../src/demo/main.js"
 import { style } from "../src/demo/render.js"
 import { seedFiles } from "../src/demo/sandbox.js"
 import type { Key } from "./support/capture.js"
-import { backspace, consoleOf, down, enter, makeTranscript, screenOf, terminalLayer, typed } from "./support/capture.js"
+import { backspace, clearLine, down, enter, makeTranscript, screenOf, terminalLayer, typed, withConsole } from "./support/capture.js"
 
 const settings = (sandbox: string): Demo.Settings => ({
   approveAll: false,
@@ -37,7 +36,7 @@ const session = (keys: ReadonlyArray<Key>) =>
     const transcript = makeTranscript()
     const summary = yield* Demo.program(settings(sandbox)).pipe(
       Effect.provide(Layer.mergeAll(terminalLayer(transcript, keys), Io.fromLines([]), NodePath.layer)),
-      Effect.withConsole(consoleOf(transcript))
+      withConsole(transcript)
     )
     const files = (yield* fs.readDirectory(sandbox)).sort()
     return { summary, text: transcript.text(), files }
@@ -46,7 +45,7 @@ const session = (keys: ReadonlyArray<Key>) =>
 const allFiles = seedFiles.map((file) => file.name).sort()
 
 describe("the interactive demo", () => {
-  it.scopedLive("approve after editing (an invalid edit is re-asked), wait for a scheduled call, reject and cancel", () =>
+  it.live("approve after editing (an invalid edit is re-asked), wait for a scheduled call, reject and cancel", () =>
     Effect.gen(function*() {
       const { files, text } = yield* session([
         // An empty message is re-asked.
@@ -56,7 +55,8 @@ describe("the interactive demo", () => {
         // Decision on delete_files: "Edit the arguments".
         down,
         enter,
-        // Invalid arguments are re-asked, then fixed.
+        // The current arguments are filled in: clear them. Invalid arguments are re-asked, then fixed.
+        clearLine,
         ...typed(`{"paths":[]}`),
         enter,
         ...backspace(2),
@@ -107,7 +107,7 @@ describe("the interactive demo", () => {
       expect(files).toEqual(allFiles.filter((name) => name !== "app-2025-03.log" && name !== "app-2025-04.log"))
     }))
 
-  it.scopedLive("Ctrl-C at a decision leaves cleanly and runs nothing", () =>
+  it.live("Ctrl-C at a decision leaves cleanly and runs nothing", () =>
     Effect.gen(function*() {
       const { files, summary, text } = yield* session([...typed("delete the old logs"), enter])
       expect(text).toContain("delete_files: your decision")
@@ -117,7 +117,7 @@ describe("the interactive demo", () => {
       expect(files).toEqual(allFiles)
     }))
 
-  it.scopedLive("'exit' ends the session", () =>
+  it.live("'exit' ends the session", () =>
     Effect.gen(function*() {
       const { summary, text } = yield* session([...typed("what is in notes.txt?"), enter, ...typed("exit"), enter])
       expect(text).toContain("notes.txt says:\n  > Release checklist")
@@ -127,7 +127,7 @@ describe("the interactive demo", () => {
 })
 
 describe("the demo reading lines", () => {
-  it.scopedLive("messages and decisions come from the lines, in order; bad answers are re-asked", () =>
+  it.live("messages and decisions come from the lines, in order; bad answers are re-asked", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
@@ -138,7 +138,7 @@ describe("the demo reading lines", () => {
           Io.fromLines(["delete the old logs", "maybe", "reject not yet", "", "list the files"]),
           NodePath.layer
         )),
-        Effect.withConsole(consoleOf(transcript))
+        withConsole(transcript)
       )
       const text = transcript.text()
       expect(text).toContain("You › delete the old logs")
@@ -150,14 +150,14 @@ describe("the demo reading lines", () => {
       expect((yield* fs.readDirectory(sandbox)).sort()).toEqual(allFiles)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.scopedLive("input that ends before a decision fails with a clear message", () =>
+  it.live("input that ends before a decision fails with a clear message", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
       const transcript = makeTranscript()
       const error = yield* Demo.program({ ...settings(sandbox), interactive: false }).pipe(
         Effect.provide(Layer.mergeAll(terminalLayer(transcript, []), Io.fromLines(["delete the old logs"]), NodePath.layer)),
-        Effect.withConsole(consoleOf(transcript)),
+        withConsole(transcript),
         Effect.flip
       )
       expect(error).toMatchObject({ _tag: "DemoFailed", code: 1 })
@@ -168,7 +168,7 @@ describe("the demo reading lines", () => {
 })
 
 describe("Ctrl-C at a menu", () => {
-  it.scopedLive("takes the menu off the screen", () =>
+  it.live("takes the menu off the screen", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
@@ -176,7 +176,7 @@ describe("Ctrl-C at a menu", () => {
       // A request, then the input ends at the decision menu: as Ctrl-C there.
       yield* Demo.program(settings(sandbox)).pipe(
         Effect.provide(Layer.mergeAll(terminalLayer(transcript, [...typed("delete the old logs"), enter]), Io.fromLines([]), NodePath.layer)),
-        Effect.withConsole(consoleOf(transcript))
+        withConsole(transcript)
       )
       // The menu was shown (the transcript has every frame) ...
       expect(transcript.text()).toContain("Edit the arguments")
@@ -196,7 +196,7 @@ describe("flags", () => {
     }
     expect(text).toContain("npm start -- [options]")
     expect(text.replace(/\s+/g, " ")).toContain(`Default: "3 seconds"`)
-    // None of @effect/cli's generic texts or built-in flags.
+    // None of effect/cli's generic texts or built-in flags.
     expect(text).not.toMatch(/A true or false value|A user-defined piece of text|--wizard|--completions|\$ demo/)
     // Plain text without colour, lines that fit a terminal.
     expect(text).not.toContain("\u001b[")
@@ -204,7 +204,7 @@ describe("flags", () => {
     expect(Demo.helpText(true)).toContain("\u001b[")
   })
 
-  it.scopedLive("--approve-all and --reject-all together are refused", () =>
+  it.live("--approve-all and --reject-all together are refused", () =>
     Effect.gen(function*() {
       const sandbox = path.join(os.tmpdir(), `chat-ts-demo-refused-${process.pid}`)
       const error = yield* Demo.program({
@@ -214,7 +214,7 @@ describe("flags", () => {
       }).pipe(
         Effect.provide(Layer.mergeAll(terminalLayer(makeTranscript(), []), Io.fromLines([]), NodePath.layer)),
         Effect.provide(NodeFileSystem.layer),
-        Effect.withConsole(consoleOf(makeTranscript())),
+        withConsole(makeTranscript()),
         Effect.flip
       )
       expect(error).toMatchObject({ _tag: "DemoFailed", code: 2 })
@@ -233,7 +233,7 @@ describe("flags", () => {
         approveAll.decide({ call, kind: { _tag: "Approval" }, policy: undefined }),
         approveAll.decide({ call, kind: { _tag: "Scheduled", at: 0 }, policy: undefined }),
         rejectAll.decide({ call, kind: { _tag: "Scheduled", at: 0 }, policy: undefined })
-      ]).pipe(Effect.withConsole(consoleOf(transcript)))
+      ]).pipe(withConsole(transcript))
       expect(decided).toEqual([Io.Decision.Approve(), Io.Decision.Wait(), Io.Decision.Reject({ reason: "not now" })])
       expect(transcript.text()).toBe("  (--approve-all: approve)\n  (--approve-all: wait)\n  (--reject-all: reject)\n")
     }))

@@ -9,11 +9,11 @@
  */
 import { EmbeddedPostgres } from "@chat-ts/sql/testing"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Console, Effect } from "effect"
+import { ConfigProvider, Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import { fileURLToPath } from "node:url"
 import { main } from "../src/durable-turns.js"
-import { consoleOf, makeTranscript } from "./support/capture.js"
+import { makeTranscript, withConsole } from "./support/capture.js"
 
 const examplesDir = fileURLToPath(new URL("..", import.meta.url))
 const tsx = fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url))
@@ -34,8 +34,8 @@ describe("durable-turns example on PostgreSQL", () => {
     const transcript = makeTranscript()
     return Effect.runPromise(
       Effect.scoped(main(args) as Effect.Effect<unknown, unknown, never>).pipe(
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", server.url]]))),
-        Console.withConsole(consoleOf(transcript)),
+        Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { DATABASE_URL: server.url } })),
+        withConsole(transcript),
         Effect.timeout("60 seconds")
       )
     ).then(() => transcript.text())

@@ -5,9 +5,9 @@
 import { ChatEvent, ChatOutcome, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
-import * as FileSystem from "@effect/platform/FileSystem"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Layer, TestClock } from "effect"
+import { ConfigProvider, Effect, Fiber, FileSystem, Layer } from "effect"
+import { TestClock } from "effect/testing"
 import * as Embeddings from "../src/embeddings.js"
 import * as FirstCompletion from "../src/first-completion.js"
 import * as HumanInTheLoop from "../src/human-in-the-loop.js"
@@ -125,7 +125,7 @@ describe("scheduled calls", () => {
   it.effect("pauses on the deferred call, then waits for it on the (test) clock", () =>
     Effect.gen(function*() {
       const { layer, transcript } = offline(ScheduledCalls.offline)
-      const fiber = yield* Effect.fork(Effect.provide(ScheduledCalls.program, layer))
+      const fiber = yield* Effect.forkChild(Effect.provide(ScheduledCalls.program, layer))
       yield* TestClock.adjust("1 second")
       expect(transcript.text()).toBe(
         "now 1970-01-01T00:00:00.000Z: paused, the reminder is due at 1970-01-01T00:00:02.000Z\n"
@@ -249,7 +249,7 @@ describe("embeddings", () => {
 })
 
 describe("persistence", () => {
-  it.scoped("pauses into a JSON file; a fresh chat approves and resumes from it", () =>
+  it.effect("pauses into a JSON file; a fresh chat approves and resumes from it", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const dir = yield* fs.makeTempDirectoryScoped()
@@ -267,11 +267,11 @@ describe("persistence", () => {
       const done = yield* Effect.provide(Persistence.resume(file, { approve: true }), second.layer)
       expect(done.outcome._tag).toBe("Complete")
       expect(second.transcript.text()).toContain("Paid 84.20 EUR to ACME Power (reference PAY-ACME-8420).")
-      const saved = yield* Messages.fromJson(yield* fs.readFileString(file))
+      const saved = yield* Effect.fromResult(Messages.fromJson(yield* fs.readFileString(file)))
       expect(saved).toEqual(done.messages)
     }).pipe(Effect.provide(NodeFileSystem.layer)))
 
-  it.scoped("a rejection given in the second process reaches the model", () =>
+  it.effect("a rejection given in the second process reaches the model", () =>
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem
       const file = `${yield* fs.makeTempDirectoryScoped()}/paused.json`
@@ -325,7 +325,7 @@ describe("routing", () => {
 })
 
 describe("effect-ai", () => {
-  it.effect("an @effect/ai model runs chat-ts's approval loop through the bridge: edit, resume, answer", () =>
+  it.effect("an effect/ai model runs chat-ts's approval loop through the bridge: edit, resume, answer", () =>
     Effect.gen(function*() {
       const transcript = makeTranscript()
       const result = yield* EffectAiExample.program.pipe(
@@ -345,8 +345,42 @@ describe("effect-ai", () => {
     }))
 })
 
+describe("effect-ai toolkit", () => {
+  it.effect("an effect/ai Toolkit in a chat-ts Chat: needsApproval pauses the production deploy, approved it runs", () =>
+    Effect.gen(function*() {
+      const transcript = makeTranscript()
+      const model = EffectAiExample.scriptedModel("deploy", { service: "api", environment: "production" })
+      const result = yield* EffectAiExample.deploy.pipe(
+        Effect.provide(EffectAiExample.bridged(model)),
+        Effect.provide(outputLayer(transcript))
+      )
+      expect(result.outcome._tag).toBe("Complete")
+      expect(transcript.text()).toBe(
+        "Waiting for a person: deploy {\"service\":\"api\",\"environment\":\"production\"}\n" +
+          "Done: {\"url\":\"https://api.production.example.com\"}.\n"
+      )
+      expect(Messages.findTool(result.messages, "call_1")?.status).toMatchObject({
+        _tag: "Completed",
+        result: { url: "https://api.production.example.com" }
+      })
+    }))
+
+  it.effect("a staging deploy needs nobody: it runs at once", () =>
+    Effect.gen(function*() {
+      const transcript = makeTranscript()
+      const model = EffectAiExample.scriptedModel("deploy", { service: "api", environment: "staging" })
+      const result = yield* EffectAiExample.deploy.pipe(
+        Effect.provide(EffectAiExample.bridged(model)),
+        Effect.provide(outputLayer(transcript))
+      )
+      expect(result.outcome._tag === "Complete" && result.outcome.value).toBe("Done: {\"url\":\"https://api.staging.example.com\"}.")
+      // Nobody was asked.
+      expect(transcript.text()).toBe("")
+    }))
+})
+
 describe("choosing the model", () => {
-  const withEnv = (env: Record<string, string>) => Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+  const withEnv = (env: Record<string, string>) => Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env }))
 
   it.effect("offline without OPENAI_API_KEY, clearly labelled", () =>
     Effect.gen(function*() {

@@ -6,16 +6,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { fileURLToPath } from "node:url"
 import * as FirstCompletion from "../src/first-completion.js"
 import * as Models from "../src/shared/Models.js"
 import { makeTranscript, outputLayer } from "./support/capture.js"
+import { runTsx } from "./support/run.js"
 
 const withEnv = (vars: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: vars }))
 
 interface Seen {
   readonly path: string
@@ -24,7 +23,7 @@ interface Seen {
 
 /** A local server answering every generateContent with one text. */
 const fakeGemini = Effect.acquireRelease(
-  Effect.async<{ server: http.Server; baseURL: string; seen: Array<Seen> }>((resume) => {
+  Effect.callback<{ server: http.Server; baseURL: string; seen: Array<Seen> }>((resume) => {
     const seen: Array<Seen> = []
     const server = http.createServer((req, res) => {
       req.resume()
@@ -41,7 +40,7 @@ const fakeGemini = Effect.acquireRelease(
     server.listen(0, "127.0.0.1", () =>
       resume(Effect.succeed({ server, baseURL: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen })))
   }),
-  ({ server }) => Effect.async<void>((resume) => {
+  ({ server }) => Effect.callback<void>((resume) => {
     server.close(() => resume(Effect.void))
   })
 )
@@ -67,7 +66,7 @@ describe("with GEMINI_API_KEY set", () => {
       expect(yield* Models.choose({ offline: true }).pipe(withEnv({ GEMINI_API_KEY: "AIza-test" }))).toEqual({ _tag: "Offline" })
     }))
 
-  it.scopedLive("the first completion asks the configured Gemini server and model, with the key", () =>
+  it.live("the first completion asks the configured Gemini server and model, with the key", () =>
     Effect.gen(function*() {
       const fake = yield* fakeGemini
       const transcript = makeTranscript()
@@ -82,25 +81,12 @@ describe("with GEMINI_API_KEY set", () => {
 })
 
 describe("docs/google.md's snippet", () => {
-  it.scopedLive("src/snippets/gemini.ts runs the first completion on the configured Gemini server", () =>
+  it.live("src/snippets/gemini.ts runs the first completion on the configured Gemini server", () =>
     Effect.gen(function*() {
       const fake = yield* fakeGemini
-      const run = yield* Effect.promise(() =>
-        new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-          const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_API_KEY: "AIza-snippet-key", GEMINI_BASE_URL: fake.baseURL, NO_COLOR: "1" }
-          delete env["OPENAI_API_KEY"]
-          // tsx itself, not through npx (quicker).
-          const child = spawn(fileURLToPath(new URL("../../../node_modules/.bin/tsx", import.meta.url)), ["src/snippets/gemini.ts"], {
-            cwd: fileURLToPath(new URL("..", import.meta.url)),
-            env,
-            stdio: ["ignore", "pipe", "inherit"]
-          })
-          let stdout = ""
-          child.stdout.on("data", (chunk) => (stdout += chunk))
-          child.on("error", reject)
-          child.on("close", (code) => resolve({ code, stdout }))
-        })
-      )
+      const env: NodeJS.ProcessEnv = { ...process.env, GEMINI_API_KEY: "AIza-snippet-key", GEMINI_BASE_URL: fake.baseURL, NO_COLOR: "1" }
+      delete env["OPENAI_API_KEY"]
+      const run = yield* Effect.promise(() => runTsx(["src/snippets/gemini.ts"], { env }))
       expect(run.code).toBe(0)
       expect(run.stdout).toBe("Hello from the fake Gemini.\n(9 tokens in, 6 out)\n")
       expect(fake.seen).toEqual([{ path: "/v1beta/models/gemini-2.5-flash:generateContent", key: "AIza-snippet-key" }])

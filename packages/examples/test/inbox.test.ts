@@ -4,9 +4,10 @@
  * scheduled cleanup once it is due.
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option, TestClock } from "effect"
+import { Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import * as Example from "../src/inbox.js"
 import * as Sandbox from "../src/demo/sandbox.js"
 
@@ -20,7 +21,7 @@ const statusOf = (store: ConversationStore.Service, id: string, callId: string) 
   Effect.map(store.load(id), (stored) => Messages.findTool(Option.getOrThrow(stored).messages, callId)!.status._tag)
 
 describe("the inbox example", () => {
-  it.scoped("signs in with the link, decides through the API, and the worker runs the due cleanup", () =>
+  it.effect("signs in with the link, decides through the API, and the worker runs the due cleanup", () =>
     Effect.gen(function*() {
       const { store, url } = yield* Example.program({ port: 0, cleanupDelay: "1 hour", workerEvery: "10 minutes" })
       const base = new URL(url).origin
@@ -61,5 +62,5 @@ describe("the inbox example", () => {
         status = yield* statusOf(store, "demo-2", cleanup.id)
       }
       assert.strictEqual(status, "Completed")
-    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), { timeout: 60_000 })
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer)), { timeout: 60_000 })
 })

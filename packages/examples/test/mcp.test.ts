@@ -5,9 +5,9 @@
 import { ChatError, Messages } from "@chat-ts/core"
 import { McpToolkit } from "@chat-ts/mcp"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
 import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs"
 import { basename, dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -26,13 +26,13 @@ const run = (answers: ReadonlyArray<Answer>, check: (root: string) => void) =>
     const queue = [...answers]
     const askUser = AskUser.of((_name, args) => Effect.sync(() => (asked.push(args), queue.shift() ?? { _tag: "Approve" })))
     const { root } = yield* Sandbox.Sandbox
-    const result = yield* Effect.either(Mcp.program.pipe(
+    const result = yield* Effect.result(Mcp.program.pipe(
       Effect.provideService(AskUser, askUser),
       Effect.provide(Layer.merge(model.layer, outputLayer(transcript)))
     ))
     check(root)
     return { result, text: transcript.text(), asked, model }
-  }).pipe(Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer))
+  }).pipe(Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer))
 
 /** Each test starts the server with tsx, which takes seconds on a busy machine. */
 const timeout = 60_000
@@ -46,7 +46,7 @@ describe("the MCP example", () => {
         for (const log of oldLogs) expect(existsSync(join(root, log))).toBe(false)
         expect(existsSync(join(root, "app.log"))).toBe(true)
       })
-      expect(Either.isRight(result)).toBe(true)
+      expect(Result.isSuccess(result)).toBe(true)
       expect(asked).toEqual([{ names: oldLogs }])
       expect(text).toContain("Deleted app-2025-03.log and app-2025-04.log.")
     }), timeout)
@@ -65,8 +65,8 @@ describe("the MCP example", () => {
         for (const log of oldLogs) expect(existsSync(join(root, log))).toBe(true)
       })
       expect(asked).toHaveLength(1)
-      expect(Either.isLeft(result) && result.left).toBeInstanceOf(ChatError.InvalidEditedArguments)
-      expect(Either.isLeft(result) && (result.left as ChatError.InvalidEditedArguments).detail).toContain("pattern")
+      expect(Result.isFailure(result) && result.failure).toBeInstanceOf(ChatError.InvalidEditedArguments)
+      expect(Result.isFailure(result) && (result.failure as ChatError.InvalidEditedArguments).detail).toContain("pattern")
     }), timeout)
 
   it.live("the server itself refuses names that leave its folder, even when the client's check is bypassed", () =>
@@ -82,12 +82,12 @@ describe("the MCP example", () => {
         })
       })
       // `call` goes straight to the server, without the JSON Schema check the chat makes.
-      const read = yield* Effect.either(server.call("read_file", { name: `../${basename(secret)}` }))
-      expect(Either.isLeft(read) && read.left._tag).toBe("McpRequestError")
-      const removed = yield* Effect.either(server.call("delete_files", { names: [`../${basename(secret)}`] }))
-      expect(Either.isLeft(removed) && removed.left._tag).toBe("McpRequestError")
+      const read = yield* Effect.result(server.call("read_file", { name: `../${basename(secret)}` }))
+      expect(Result.isFailure(read) && read.failure._tag).toBe("McpRequestError")
+      const removed = yield* Effect.result(server.call("delete_files", { names: [`../${basename(secret)}`] }))
+      expect(Result.isFailure(removed) && removed.failure._tag).toBe("McpRequestError")
       expect(existsSync(secret)).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), timeout)
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer)), timeout)
 
   it.live("several servers and a local toolkit: prefixes keep names apart, each call reaches its own folder", () =>
     Effect.gen(function*() {
@@ -114,7 +114,7 @@ describe("the MCP example", () => {
       expect(status("a")).toMatchObject({ _tag: "Completed", result: { structuredContent: { files: [{ name: "2024.log" }] } } })
       expect(status("m")).toMatchObject({ _tag: "Completed", result: "remembered: the archive has 2024.log" })
 
-    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), timeout)
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer)), timeout)
 
   it.live("a plain Chat from one snapshot: the same strategy (deletes pause)", () =>
     Effect.gen(function*() {
@@ -124,5 +124,5 @@ describe("the MCP example", () => {
       const result = yield* chat.complete(Messages.fromUser("Delete app.log."))
       expect(result.outcome._tag).toBe("Paused")
       expect(existsSync(join(root, "app.log"))).toBe(true)
-    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeContext.layer)), timeout)
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer)), timeout)
 })

@@ -5,21 +5,20 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
 import * as Embeddings from "../src/embeddings.js"
 import * as FirstCompletion from "../src/first-completion.js"
 import * as Models from "../src/shared/Models.js"
 import { makeTranscript, outputLayer } from "./support/capture.js"
 import * as FakeOpenAi from "./support/FakeOpenAi.js"
+import { runTsx } from "./support/run.js"
 
 const env = (baseURL: string) => ({ OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: baseURL, OPENAI_MODEL: "fake-model" })
 
 const withEnv = (vars: Record<string, string>) =>
-  Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+  Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: vars }))
 
 describe("with OPENAI_API_KEY set", () => {
-  it.scopedLive("the first completion asks the configured server and model, with the key", () =>
+  it.live("the first completion asks the configured server and model, with the key", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make("Hello from the fake server.")
       const transcript = makeTranscript()
@@ -37,7 +36,7 @@ describe("with OPENAI_API_KEY set", () => {
       })
     }))
 
-  it.scopedLive("embeddings go to the embeddings endpoint", () =>
+  it.live("embeddings go to the embeddings endpoint", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make("unused")
       const transcript = makeTranscript()
@@ -49,7 +48,7 @@ describe("with OPENAI_API_KEY set", () => {
       expect(fake.requests[0]).toMatchObject({ path: "/v1/embeddings", body: { model: "text-embedding-3-small" } })
     }))
 
-  it.scopedLive("the demo streams from the configured model", () =>
+  it.live("the demo streams from the configured model", () =>
     Effect.gen(function*() {
       const fake = yield* FakeOpenAi.make("Hello from the fake server.")
       const run = yield* Effect.promise(() => runDemo(env(fake.baseURL), ["--approve-all", "-m", "hello"]))
@@ -68,15 +67,7 @@ describe("with OPENAI_API_KEY set", () => {
     }), 60_000)
 })
 
+/** Runs the demo with these variables set (bounded: killed after 50 seconds). */
 const runDemo = (vars: Record<string, string>, args: ReadonlyArray<string>) =>
-  new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-    const child = spawn("npx", ["tsx", "src/demo/main.ts", ...args], {
-      cwd: fileURLToPath(new URL("..", import.meta.url)),
-      env: { ...process.env, ...vars, NO_COLOR: "1" },
-      stdio: ["ignore", "pipe", "inherit"]
-    })
-    let stdout = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout }))
-  })
+  runTsx(["src/demo/main.ts", ...args], { env: { ...process.env, ...vars, NO_COLOR: "1" } })
+

@@ -5,9 +5,8 @@
 import { Chat, ChatError, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Either, Fiber, Layer, Ref, TestClock } from "effect"
-import { spawn } from "node:child_process"
-import { fileURLToPath } from "node:url"
+import { ConfigProvider, Effect, Fiber, Layer, Ref, Result } from "effect"
+import { TestClock } from "effect/testing"
 import * as HumanInTheLoop from "../src/human-in-the-loop.js"
 import * as Architecture from "../src/snippets/architecture.js"
 import * as ChangingTools from "../src/snippets/changing-tools.js"
@@ -18,6 +17,7 @@ import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
 import * as ToolServices from "../src/snippets/tool-services.js"
 import * as TypedMetadata from "../src/snippets/typed-metadata.js"
 import * as FakeOpenAi from "./support/FakeOpenAi.js"
+import { runTsx } from "./support/run.js"
 
 describe("snippets", () => {
   it.effect("tools: a handler's typed failure reaches the model as the call's result", () =>
@@ -69,7 +69,7 @@ describe("snippets", () => {
     it.effect("an edited approval runs with the edit", () =>
       Effect.gen(function*() {
         const { chat, id, messages } = yield* paused
-        const done = yield* chat.resume(yield* HitlExtras.approveEdited(messages, id))
+        const done = yield* chat.resume(yield* Effect.fromResult(HitlExtras.approveEdited(messages, id)))
         expect(Messages.findTool(done.messages, id)!.status).toMatchObject({
           _tag: "Completed",
           result: { deleted: ["app-2025-03.log"] }
@@ -87,14 +87,14 @@ describe("snippets", () => {
     it.effect("moving on rejects the pending call with the reason; deciding twice is refused", () =>
       Effect.gen(function*() {
         const { id, messages } = yield* paused
-        expect(Messages.append(messages, Messages.user("next"))).toMatchObject(Either.left({ _tag: "PendingToolCalls" }))
-        const next = yield* HitlExtras.moveOn(messages)
+        expect(Messages.append(messages, Messages.user("next"))).toMatchObject(Result.fail({ _tag: "PendingToolCalls" }))
+        const next = yield* Effect.fromResult(HitlExtras.moveOn(messages))
         expect(Messages.findTool(next, id)!.status).toEqual({
           _tag: "Rejected",
           by: "user",
           reason: "The user moved on without deciding."
         })
-        expect(HitlExtras.decideTwice(messages, id)).toEqual(Either.left("ToolCallAlreadyResolved"))
+        expect(HitlExtras.decideTwice(messages, id)).toEqual(Result.fail("ToolCallAlreadyResolved"))
       }))
 
     it.effect("an approval nobody gives in a day expires", () =>
@@ -132,8 +132,8 @@ describe("snippets", () => {
         ])
         const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
         const paused = yield* chat.complete(Messages.fromUser("Delete a.log"))
-        const approved = yield* Messages.approve(paused.messages, "d1")
-        const fiber = yield* Effect.fork(Errors.completeWithRetries(chat, approved))
+        const approved = yield* Effect.fromResult(Messages.approve(paused.messages, "d1"))
+        const fiber = yield* Effect.forkChild(Errors.completeWithRetries(chat, approved))
         yield* TestClock.adjust("2 seconds")
         const done = yield* Fiber.join(fiber)
         expect(done.outcome._tag).toBe("Complete")
@@ -149,7 +149,7 @@ describe("snippets", () => {
         ])
         const chat = yield* Chat.make({ tools: HumanInTheLoop.toolkit }).pipe(Effect.provide(Layer.merge(model.layer, handlers)))
         const paused = yield* chat.complete(Messages.fromUser("Delete a.log"))
-        const error = yield* chat.resume(yield* Messages.approve(paused.messages, "d1")).pipe(Effect.flip)
+        const error = yield* chat.resume(yield* Effect.fromResult(Messages.approve(paused.messages, "d1"))).pipe(Effect.flip)
         expect(error._tag).toBe("ToolHandlerDefect")
         const done = yield* Errors.carryOn(chat, error as ChatError.ToolHandlerDefect)
         expect(done.outcome._tag).toBe("Complete")
@@ -168,7 +168,7 @@ describe("snippets", () => {
         expect(replayed.message).toContain("replayed")
         const moved = yield* PersistenceExtras.load(stored, "conv-2", 2).pipe(Effect.flip)
         expect(moved.message).toContain("another conversation")
-      }).pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["STATE_SECRET", "a test secret of at least 32 bytes"]])))))
+      }).pipe(Effect.provideService(ConfigProvider.ConfigProvider, ConfigProvider.fromEnv({ env: { STATE_SECRET: "a test secret of at least 32 bytes" } }))))
 
     it.effect("checkpoints hold the latest state", () =>
       Effect.gen(function*() {
@@ -178,7 +178,7 @@ describe("snippets", () => {
         )
         const store = yield* Ref.make("")
         const result = yield* PersistenceExtras.completeDurably(chat, store, Messages.fromUser("Delete the old logs."))
-        expect(yield* Messages.fromJson(yield* Ref.get(store))).toEqual(result.messages)
+        expect(yield* Effect.fromResult(Messages.fromJson(yield* Ref.get(store)))).toEqual(result.messages)
       }))
   })
 
@@ -236,7 +236,7 @@ describe("snippets", () => {
     }
 
     for (const [key, expected, deleted] of [["y", "Deleted a.log and b.log.", true], ["n", "OK, I kept them.", false]] as const) {
-      it.scopedLive(`answering '${key}' at the prompt`, () =>
+      it.live(`answering '${key}' at the prompt`, () =>
         Effect.gen(function*() {
           const fake = yield* FakeOpenAi.make(answer)
           const run = yield* Effect.promise(() => runSnippet("src/snippets/readme.ts", fake.baseURL, key))
@@ -250,16 +250,6 @@ describe("snippets", () => {
   })
 })
 
+/** Runs a snippet file with the fake's URL and `input` on its stdin (bounded: killed after 50 seconds). */
 const runSnippet = (file: string, baseURL: string, input: string) =>
-  new Promise<{ code: number | null; stdout: string }>((resolve, reject) => {
-    const child = spawn("npx", ["tsx", file], {
-      cwd: fileURLToPath(new URL("..", import.meta.url)),
-      env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: baseURL, NO_COLOR: "1" },
-      stdio: ["pipe", "pipe", "inherit"]
-    })
-    let stdout = ""
-    child.stdout.on("data", (chunk) => (stdout += chunk))
-    child.on("error", reject)
-    child.on("close", (code) => resolve({ code, stdout }))
-    child.stdin.end(input)
-  })
+  runTsx([file], { env: { ...process.env, OPENAI_API_KEY: "sk-test", OPENAI_BASE_URL: baseURL, NO_COLOR: "1" }, input })

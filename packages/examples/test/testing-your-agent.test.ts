@@ -1,7 +1,8 @@
 /**
  * Testing your own agent (see docs/testing.md): script the model with
  * `MockLanguageModel`, swap the tool handlers for recording fakes, move time
- * with `TestClock`, and state properties that must hold for any input.
+ * with `TestClock`, and state properties that must hold for any input
+ * (fast-check).
  *
  * The agents under test are the examples' refund agent
  * (src/tools-with-context.ts) and reminder agent (src/scheduled-calls.ts).
@@ -10,7 +11,9 @@
 import { Chat, Messages, PauseReason } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, FastCheck as fc, Fiber, Layer, Option, TestClock } from "effect"
+import { Effect, Fiber, Layer } from "effect"
+import { TestClock } from "effect/testing"
+import fc from "fast-check"
 // #endregion imports
 import * as Reminders from "../src/scheduled-calls.js"
 import { CurrentUser, toolkit } from "../src/tools-with-context.js"
@@ -58,11 +61,9 @@ describe("the refund agent", () => {
   // #endregion scripted
 
   // #region property
-  it.effect.prop(
-    "a refund runs without a person only when the user may refund and the amount is under 50",
-    { amount: fc.integer({ min: 0, max: 10_000 }), canRefund: fc.boolean() },
-    ({ amount, canRefund }) =>
-      Effect.gen(function*() {
+  it("a refund runs without a person only when the user may refund and the amount is under 50", () =>
+    fc.assert(fc.asyncProperty(fc.integer({ min: 0, max: 10_000 }), fc.boolean(), (amount, canRefund) =>
+      Effect.runPromise(Effect.gen(function*() {
         const model = MockLanguageModel.make([
           MockLanguageModel.toolCalls([{ id: "r1", name: "refund_order", arguments: { orderId: "A-1", amount } }]),
           MockLanguageModel.text("Done.")
@@ -78,14 +79,13 @@ describe("the refund agent", () => {
         else if (amount < 50) expect(status).toBe("Completed")
         else expect(result.outcome._tag).toBe("Paused")
         expect(refunds.length).toBe(canRefund && amount < 50 ? 1 : 0)
-      })
-  )
+      }))
+    )))
 
-  it.effect.prop(
-    "whatever the person decides, exactly the approved refunds are paid",
-    { decisions: fc.array(fc.record({ amount: fc.integer({ min: 50, max: 5_000 }), approve: fc.boolean() }), { minLength: 1, maxLength: 6 }) },
-    ({ decisions }) =>
-      Effect.gen(function*() {
+  it("whatever the person decides, exactly the approved refunds are paid", () => {
+    const decisions = fc.array(fc.record({ amount: fc.integer({ min: 50, max: 5_000 }), approve: fc.boolean() }), { minLength: 1, maxLength: 6 })
+    return fc.assert(fc.asyncProperty(decisions, (decisions) =>
+      Effect.runPromise(Effect.gen(function*() {
         const model = MockLanguageModel.make([
           MockLanguageModel.toolCalls(decisions.map(({ amount }, i) => ({
             id: `r${i}`,
@@ -101,7 +101,7 @@ describe("the refund agent", () => {
 
         let messages = paused.messages
         for (const [i, { approve }] of decisions.entries()) {
-          messages = yield* approve ? Messages.approve(messages, `r${i}`) : Messages.reject(messages, `r${i}`, "no")
+          messages = yield* Effect.fromResult(approve ? Messages.approve(messages, `r${i}`) : Messages.reject(messages, `r${i}`, "no"))
         }
         const done = yield* chat.resume(messages).pipe(Effect.provideService(CurrentUser, ana))
 
@@ -109,8 +109,9 @@ describe("the refund agent", () => {
         expect(refunds.map((r) => r.orderId).sort()).toEqual(
           decisions.flatMap(({ approve }, i) => (approve ? [`A-${i}`] : [])).sort()
         )
-      })
-  )
+      }))
+    ))
+  })
   // #endregion property
 })
 
@@ -130,9 +131,9 @@ describe("the reminder agent", () => {
       expect(paused.outcome._tag === "Paused" && PauseReason.earliest(paused.outcome.reason)).toBe(2_000)
 
       // Waiting sleeps on the TestClock: nothing happens until the clock is moved.
-      const fiber = yield* Effect.fork(chat.resume(paused.messages, { waitForScheduled: true }))
+      const fiber = yield* Effect.forkChild(chat.resume(paused.messages, { waitForScheduled: true }))
       yield* TestClock.adjust("1999 millis")
-      expect(yield* Fiber.poll(fiber)).toEqual(Option.none())
+      expect(fiber.pollUnsafe()).toBeUndefined()
       yield* TestClock.adjust("1 millis")
       const done = yield* Fiber.join(fiber)
 

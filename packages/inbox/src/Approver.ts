@@ -9,9 +9,9 @@
  *
  * @since 0.1.0
  */
-import type * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -42,7 +42,7 @@ export interface Service {
 }
 
 /** The approver in use. */
-export class Approver extends Context.Tag("@chat-ts/inbox/Approver")<Approver, Service>() {}
+export class Approver extends Context.Service<Approver, Service>()("@chat-ts/inbox/Approver") {}
 
 /** Makes an approver; without `authorize` every identified person may decide everything. */
 export const make = (options: {
@@ -64,7 +64,7 @@ export const fromTrustedHeader = (
   make({
     identify: (request) =>
       Effect.succeed(
-        Option.fromNullable(request.headers[header.toLowerCase()]).pipe(
+        Option.fromNullishOr(request.headers[header.toLowerCase()]).pipe(
           Option.filter((id) => id.length > 0 && id.length <= 200),
           Option.map((id) => new Identity({ id }))
         )

@@ -19,10 +19,10 @@ import { type Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as PubSub from "effect/PubSub"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
@@ -65,14 +65,14 @@ export type DecideError =
   | InboxError.StoreFailure
 
 /** The inbox in use. */
-export class Inbox extends Context.Tag("@chat-ts/inbox/Inbox")<Inbox, Service>() {}
+export class Inbox extends Context.Service<Inbox, Service>()("@chat-ts/inbox/Inbox") {}
 
 /** Settings of the inbox. */
 export interface Options<R> {
   /** The chat whose tools the calls belong to: it checks edits and resumes turns. */
   readonly chat: Chat.Service<R>
   /** How often `changes` looks at the store for new pauses (default 2 seconds). */
-  readonly pollInterval?: Duration.DurationInput
+  readonly pollInterval?: Duration.Input
   /** Settings of the resumed turns (lease length, owner…). */
   readonly resume?: Worker.Options
 }
@@ -189,7 +189,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
       record: Messages.Decision
     ): Effect.Effect<Messages.Messages, InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound> => {
       const decided = decision._tag === "Reject"
-        ? Messages.reject(messages, callId, decision.reason)
+        ? Effect.fromResult(Messages.reject(messages, callId, decision.reason))
         : chat.approve(messages, callId, decision.arguments)
       return Effect.map(
         Effect.mapError(decided, (error) => {
@@ -213,7 +213,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
     const resumeTurn = (id: string): Effect.Effect<InboxApi.Decided["turn"] | { readonly failed: string }> =>
       Worker.resume(chat, id, (stored) => Effect.succeed(stored.messages), options.resume).pipe(
         Effect.map((result) => result.outcome._tag === "Complete" ? "complete" as const : "paused" as const),
-        Effect.catchAll((error) =>
+        Effect.catch((error) =>
           Effect.succeed(Worker.isBusy(error) ? "busy" as const : { failed: `${error._tag}: ${error.message}` })
         ),
         Effect.provide(context)
@@ -279,7 +279,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
       Effect.map((page) => page.items.map((item) => `${item.id}@${item.version}`).join(",")),
       Effect.orElseSucceed(() => "")
     )
-    const polled = Stream.repeatEffectWithSchedule(fingerprint, Schedule.spaced(pollInterval)).pipe(
+    const polled = Stream.fromEffectSchedule(fingerprint, Schedule.spaced(pollInterval)).pipe(
       Stream.changes,
       Stream.drop(1),
       Stream.map((): Change => ({}))
@@ -294,10 +294,10 @@ export const layer = <R>(options: Options<R>): Layer.Layer<Inbox, never, Convers
   Layer.effect(Inbox, make(options))
 
 /** Parses an `If-Match` header: a version number, bare or quoted as an entity tag. Anything else is a `Conflict`. */
-export const parseIfMatch = (header: string | undefined): Either.Either<number | undefined, InboxError.Conflict> => {
-  if (header === undefined) return Either.right(undefined)
+export const parseIfMatch = (header: string | undefined): Result.Result<number | undefined, InboxError.Conflict> => {
+  if (header === undefined) return Result.succeed(undefined)
   const match = /^\s*(?:W\/)?"?(\d{1,15})"?\s*$/.exec(header)
   return match === null
-    ? Either.left(new InboxError.Conflict({ message: `If-Match must be a conversation version, not ${JSON.stringify(header.slice(0, 40))}` }))
-    : Either.right(Number(match[1]))
+    ? Result.fail(new InboxError.Conflict({ message: `If-Match must be a conversation version, not ${JSON.stringify(header.slice(0, 40))}` }))
+    : Result.succeed(Number(match[1]))
 }

@@ -1,5 +1,5 @@
 /**
- * The inbox's HTTP API, declared with `@effect/platform`'s `HttpApi`: typed
+ * The inbox's HTTP API, declared with `effect/http-api`'s `HttpApi`: typed
  * endpoints from Schemas (their OpenAPI document is served at `/openapi.json`).
  *
  * - `GET /api/session`: who you are and the CSRF token decisions must carry;
@@ -10,19 +10,19 @@
  *
  * @since 0.1.0
  */
-import * as HttpApi from "@effect/platform/HttpApi"
-import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
-import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
-import * as OpenApi from "@effect/platform/OpenApi"
 import * as Context from "effect/Context"
+import * as HttpApi from "effect/http-api/HttpApi"
+import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
+import * as HttpApiError from "effect/http-api/HttpApiError"
+import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
+import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
+import * as OpenApi from "effect/http-api/OpenApi"
 import * as Schema from "effect/Schema"
 import { Identity } from "./Approver.js"
 import * as InboxError from "./InboxError.js"
 
 /** Why a call waits: for a person's approval, or for its scheduled time. */
-export const WaitReason = Schema.Literal("approval", "scheduled")
+export const WaitReason = Schema.Literals(["approval", "scheduled"])
 
 /** Who decided a call and when (epoch millis). */
 export const Decision = Schema.Struct({ by: Schema.String, at: Schema.Number })
@@ -59,11 +59,11 @@ export const ListQuery = Schema.Struct({
   /** Only calls of this tool. */
   tool: Schema.optional(Schema.String),
   /** Only conversations paused at least this many milliseconds ago. */
-  minAge: Schema.optional(Schema.NumberFromString.pipe(Schema.nonNegative())),
+  minAge: Schema.optional(Schema.NumberFromString.check(Schema.isGreaterThanOrEqualTo(0))),
   /** Only calls with a deadline before this time (epoch millis). */
   deadlineBefore: Schema.optional(Schema.NumberFromString),
   /** How many conversations to read for this page (1 to 1000, default 100). */
-  limit: Schema.optional(Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, 1000))),
+  limit: Schema.optional(Schema.NumberFromString.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: 1000 }))),
   cursor: Schema.optional(Schema.String)
 })
 
@@ -90,10 +90,10 @@ export class ConversationView extends Schema.Class<ConversationView>("@chat-ts/i
 }) {}
 
 /** A decision: approve (with edited arguments, a JSON value, when given) or reject (with a reason the model sees). */
-export const DecisionPayload = Schema.Union(
+export const DecisionPayload = Schema.Union([
   Schema.TaggedStruct("Approve", { arguments: Schema.optional(Schema.Unknown) }),
-  Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String.pipe(Schema.maxLength(4000))) })
-)
+  Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String.check(Schema.isMaxLength(4000))) })
+])
 
 /** A decision's payload. */
 export type DecisionPayload = typeof DecisionPayload.Type
@@ -106,7 +106,7 @@ export class Decided extends Schema.Class<Decided>("@chat-ts/inbox/Decided")({
    * ended so; `busy`: a worker holds the conversation and will go on; `failed`: the resumed turn failed
    * (the decision is stored).
    */
-  turn: Schema.Literal("waiting", "paused", "complete", "busy", "failed"),
+  turn: Schema.Literals(["waiting", "paused", "complete", "busy", "failed"]),
   detail: Schema.optional(Schema.String)
 }) {}
 
@@ -117,46 +117,57 @@ export class Session extends Schema.Class<Session>("@chat-ts/inbox/Session")({
 }) {}
 
 /** The identity of the request being served, provided by the `Authentication` middleware. */
-export class CurrentIdentity extends Context.Tag("@chat-ts/inbox/CurrentIdentity")<CurrentIdentity, Identity>() {}
+export class CurrentIdentity extends Context.Service<CurrentIdentity, Identity>()("@chat-ts/inbox/CurrentIdentity") {}
 
 /** Finds the identity behind each request with the `Approver` (none: 401). */
-export class Authentication extends HttpApiMiddleware.Tag<Authentication>()("@chat-ts/inbox/Authentication", {
-  failure: InboxError.Unauthorized,
+export class Authentication extends HttpApiMiddleware.Service<Authentication, {
   provides: CurrentIdentity
+}>()("@chat-ts/inbox/Authentication", {
+  error: InboxError.Unauthorized
 }) {}
 
-const id = HttpApiSchema.param("id", Schema.String)
-const callId = HttpApiSchema.param("callId", Schema.String)
-
-/** The endpoints. */
+/**
+ * The endpoints. Every one may fail with `StoreFailure` (500) and answers 400 to a request it cannot decode
+ * (`BadRequestNoContent`; `list` says why in a `BadRequest`); the middleware adds `Unauthorized` (401).
+ */
 export class InboxGroup extends HttpApiGroup.make("inbox")
-  .add(HttpApiEndpoint.get("session", "/api/session").addSuccess(Session))
-  .add(HttpApiEndpoint.get("list", "/api/pending").setUrlParams(ListQuery).addSuccess(PendingPage).addError(InboxError.BadRequest))
-  .add(
-    HttpApiEndpoint.get("conversation")`/api/conversations/${id}`
-      .addSuccess(ConversationView)
-      .addError(InboxError.NotFound)
-  )
-  .add(
-    HttpApiEndpoint.post("decide")`/api/conversations/${id}/calls/${callId}/decision`
-      .setPayload(DecisionPayload)
-      .setHeaders(Schema.Struct({
-        "if-match": Schema.optional(Schema.String),
-        "x-csrf-token": Schema.optional(Schema.String),
-        "sec-fetch-site": Schema.optional(Schema.String)
-      }))
-      .addSuccess(Decided)
-      .addError(InboxError.Forbidden)
-      .addError(InboxError.NotFound)
-      .addError(InboxError.Conflict)
-      .addError(InboxError.InvalidEdit)
-  )
-  .addError(InboxError.StoreFailure)
+  .add(HttpApiEndpoint.get("session", "/api/session", {
+    success: Session,
+    error: [HttpApiError.BadRequestNoContent, InboxError.StoreFailure]
+  }))
+  .add(HttpApiEndpoint.get("list", "/api/pending", {
+    query: ListQuery,
+    success: PendingPage,
+    error: [InboxError.BadRequest, InboxError.StoreFailure]
+  }))
+  .add(HttpApiEndpoint.get("conversation", "/api/conversations/:id", {
+    params: { id: Schema.String },
+    success: ConversationView,
+    error: [HttpApiError.BadRequestNoContent, InboxError.NotFound, InboxError.StoreFailure]
+  }))
+  .add(HttpApiEndpoint.post("decide", "/api/conversations/:id/calls/:callId/decision", {
+    params: { id: Schema.String, callId: Schema.String },
+    payload: DecisionPayload,
+    headers: {
+      "if-match": Schema.optional(Schema.String),
+      "x-csrf-token": Schema.optional(Schema.String),
+      "sec-fetch-site": Schema.optional(Schema.String)
+    },
+    success: Decided,
+    error: [
+      HttpApiError.BadRequestNoContent,
+      InboxError.Forbidden,
+      InboxError.NotFound,
+      InboxError.Conflict,
+      InboxError.InvalidEdit,
+      InboxError.StoreFailure
+    ]
+  }))
   .middleware(Authentication)
 {}
 
 /** The inbox API. */
-export class Api extends HttpApi.make("chat-ts-inbox").add(InboxGroup).annotateContext(OpenApi.annotations({
+export class Api extends HttpApi.make("chat-ts-inbox").add(InboxGroup).annotateMerge(OpenApi.annotations({
   title: "chat-ts approvals inbox",
   description: "Pending tool calls of paused chat-ts conversations, and the decisions people take on them."
 })) {}

@@ -8,28 +8,27 @@
  *
  * @since 0.1.0
  */
-import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as Schema from "effect/Schema"
 
 /** A request the inbox cannot read: a cursor it did not give, a page size out of range (400). */
 export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 400 })) {}
+}, { httpApiStatus: 400 }) {}
 
 /** No identity: the `Approver` found nobody behind the request (401). */
 export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 401 })) {}
+}, { httpApiStatus: 401 }) {}
 
 /** Refused: the `Approver`'s policy forbids this decision, or the CSRF token is missing or wrong (403). */
 export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 403 })) {}
+}, { httpApiStatus: 403 }) {}
 
 /** No conversation or no call with this id (404). */
 export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 404 })) {}
+}, { httpApiStatus: 404 }) {}
 
 /**
  * Too late: the conversation's version is not the `If-Match` one, someone else saved first, or the call
@@ -39,16 +38,16 @@ export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   message: Schema.String,
   version: Schema.optional(Schema.Number),
   status: Schema.optional(Schema.String)
-}, HttpApiSchema.annotations({ status: 409 })) {}
+}, { httpApiStatus: 409 }) {}
 
 /** The edited arguments do not fit the tool's parameters (422); nothing was stored. */
 export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit", {
   message: Schema.String,
   /** What is wrong with the arguments, one problem per entry. */
   problems: Schema.Array(Schema.String)
-}, HttpApiSchema.annotations({ status: 422 })) {}
+}, { httpApiStatus: 422 }) {}
 
 /** The store failed or holds a damaged conversation (500); the detail names which, never a secret. */
 export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailure", {
   message: Schema.String
-}, HttpApiSchema.annotations({ status: 500 })) {}
+}, { httpApiStatus: 500 }) {}

@@ -1,7 +1,7 @@
 /**
  * The inbox served over HTTP: the `InboxApi` endpoints (with their OpenAPI
  * document at `/openapi.json`), the server's events (`/api/events`, SSE) and
- * the web page (`/` and `/c/:id`), all on one `HttpLayerRouter`.
+ * the web page (`/` and `/c/:id`), all on one `HttpRouter` (`effect/http`).
  *
  * Every route asks the `Approver` who is calling (none: 401). Decisions must
  * carry the CSRF token of that identity (`x-csrf-token`, given by
@@ -10,12 +10,11 @@
  *
  * @since 0.1.0
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
@@ -55,11 +54,13 @@ const identify = Effect.gen(function*() {
 export const layerAuthentication: Layer.Layer<InboxApi.Authentication, never, Approver.Approver> = Layer.effect(
   InboxApi.Authentication,
   Effect.map(Approver.Approver, (approver) =>
-    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-      Effect.flatMap(approver.identify(request), Option.match({
-        onNone: () => Effect.fail(new InboxError.Unauthorized({ message: "no identity: sign in first" })),
-        onSome: Effect.succeed
-      }))))
+    InboxApi.Authentication.of((httpEffect) =>
+      Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const identity = yield* approver.identify(request)
+        if (Option.isNone(identity)) return yield* new InboxError.Unauthorized({ message: "no identity: sign in first" })
+        return yield* Effect.provideService(httpEffect, InboxApi.CurrentIdentity, identity.value)
+      })))
 )
 
 /** The handlers of the API endpoints. */
@@ -71,9 +72,9 @@ export const layerHandlers = (options: Options = {}) =>
       return handlers
         .handle("session", () =>
           Effect.map(InboxApi.CurrentIdentity, (identity) => new InboxApi.Session({ identity, csrfToken: csrf.token(identity.id) })))
-        .handle("list", ({ urlParams }) => inbox.list(urlParams))
-        .handle("conversation", ({ path }) => inbox.conversation(path.id))
-        .handle("decide", ({ headers, path, payload }) =>
+        .handle("list", ({ query }) => inbox.list(query))
+        .handle("conversation", ({ params }) => inbox.conversation(params.id))
+        .handle("decide", ({ headers, params, payload }) =>
           Effect.gen(function*() {
             const identity = yield* InboxApi.CurrentIdentity
             const site = headers["sec-fetch-site"]
@@ -83,16 +84,16 @@ export const layerHandlers = (options: Options = {}) =>
             if (!csrf.check(identity.id, headers["x-csrf-token"])) {
               return yield* new InboxError.Forbidden({ message: "missing or wrong CSRF token (x-csrf-token, from /api/session)" })
             }
-            const ifMatch = yield* Either.match(Inbox.parseIfMatch(headers["if-match"]), { onLeft: Effect.fail, onRight: Effect.succeed })
-            return yield* inbox.decide({ identity, conversationId: path.id, callId: path.callId, decision: payload, ifMatch })
+            const ifMatch = yield* Effect.fromResult(Inbox.parseIfMatch(headers["if-match"]))
+            return yield* inbox.decide({ identity, conversationId: params.id, callId: params.callId, decision: payload, ifMatch })
           }))
     }))
 
 const html = (body: string, status = 200) => HttpServerResponse.text(body, { status, contentType: "text/html; charset=utf-8", headers: pageHeaders })
 
 /** The page, its assets and the events, as router routes. */
-export const layerPage = (options: Options = {}): Layer.Layer<never, never, HttpLayerRouter.HttpRouter | Approver.Approver | Inbox.Inbox> =>
-  HttpLayerRouter.use((router) =>
+export const layerPage = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | Approver.Approver | Inbox.Inbox> =>
+  HttpRouter.use((router) =>
     Effect.gen(function*() {
       const inbox = yield* Inbox.Inbox
       const approver = yield* Approver.Approver
@@ -123,7 +124,7 @@ export const layerPage = (options: Options = {}): Layer.Layer<never, never, Http
           Effect.catchTags({ StoreFailure: failed, BadRequest: (error) => Effect.succeed(html(Html.escape(error.message), 400)) })
         )))
       yield* router.add("GET", "/c/:id", withIdentity((identity) =>
-        Effect.flatMap(HttpLayerRouter.params, (params) => {
+        Effect.flatMap(HttpRouter.params, (params) => {
           const id = params.id ?? ""
           return inbox.conversation(id).pipe(
             Effect.map((view) => page(identity, `Conversation ${id}`, Html.detail(view), id)),
@@ -139,7 +140,7 @@ export const layerPage = (options: Options = {}): Layer.Layer<never, never, Http
         const encoder = new TextEncoder()
         const events = inbox.changes.pipe(Stream.map((change) => `event: change\ndata: ${JSON.stringify(change)}\n\n`))
         // A comment now and then keeps proxies from closing an idle stream.
-        const keepAlive = Stream.repeatEffectWithSchedule(Effect.succeed(": keep-alive\n\n"), Schedule.spaced("15 seconds"))
+        const keepAlive = Stream.fromEffectSchedule(Effect.succeed(": keep-alive\n\n"), Schedule.spaced("15 seconds"))
         const body = Stream.merge(Stream.make("retry: 2000\n\n"), Stream.merge(events, keepAlive)).pipe(Stream.map((text) => encoder.encode(text)))
         return Effect.succeed(HttpServerResponse.stream(body, {
           contentType: "text/event-stream",
@@ -150,17 +151,17 @@ export const layerPage = (options: Options = {}): Layer.Layer<never, never, Http
 
 /** The API with its OpenAPI document at `/openapi.json`. */
 export const layerApi = (options: Options = {}) =>
-  HttpLayerRouter.addHttpApi(InboxApi.Api, { openapiPath: "/openapi.json" }).pipe(
+  HttpApiBuilder.layer(InboxApi.Api, { openapiPath: "/openapi.json" }).pipe(
     Layer.provide(layerHandlers(options)),
     Layer.provide(layerAuthentication)
   )
 
 /**
- * Every route of the inbox (API, OpenAPI, events, page), for `HttpLayerRouter.serve`. It needs the
+ * Every route of the inbox (API, OpenAPI, events, page), for `HttpRouter.serve`. It needs the
  * `Inbox`, the `Approver` and what the platform's HTTP server provides.
  */
 export const layer = (options: Options = {}) =>
-  Layer.unwrapEffect(Effect.sync(() => {
+  Layer.unwrap(Effect.sync(() => {
     // The page and the API must share the key: one random key for both when none is given.
     const shared = { ...options, csrfSecret: options.csrfSecret ?? Redacted.make(randomBytes(32).toString("base64url")) }
     return Layer.mergeAll(layerApi(shared), layerPage(shared))

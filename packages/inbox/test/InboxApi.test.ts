@@ -1,7 +1,8 @@
 import { ConversationStore, Messages, Worker } from "@chat-ts/core"
-import * as HttpServer from "@effect/platform/HttpServer"
 import { assert, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, TestClock } from "effect"
+import { Effect, Layer, Option } from "effect"
+import * as HttpServer from "effect/http/HttpServer"
+import { TestClock } from "effect/testing"
 import { readFileSync } from "node:fs"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -40,7 +41,7 @@ const load = (env: Fixture.Env, id: string) =>
 const statusOf = (stored: ConversationStore.Stored, id: string) => Messages.findTool(stored.messages, id)!.status
 
 describe("the inbox API", () => {
-  it.scoped("refuses every endpoint without an identity (401)", () =>
+  it.effect("refuses every endpoint without an identity (401)", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       yield* env.seed("c1", [email])
@@ -58,7 +59,7 @@ describe("the inbox API", () => {
       assert.strictEqual(statusOf(yield* load(env, "c1"), "e1")._tag, "AwaitingApproval")
     }))
 
-  it.scoped("lists pending calls across conversations, filtered and paged", () =>
+  it.effect("lists pending calls across conversations, filtered and paged", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       yield* env.seed("c1", [email])
@@ -92,7 +93,7 @@ describe("the inbox API", () => {
       assert.strictEqual(bad.status, 400)
     }))
 
-  it.scoped("shows one conversation with its context and pending calls; unknown ids are 404", () =>
+  it.effect("shows one conversation with its context and pending calls; unknown ids are 404", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [email, transfer])
@@ -114,7 +115,7 @@ describe("the inbox API", () => {
       assert.strictEqual(conversation.status, 404)
     }))
 
-  it.scoped("approve, edit and reject: the turn resumes after the last decision, with the decider recorded", () =>
+  it.effect("approve, edit and reject: the turn resumes after the last decision, with the decider recorded", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [email, transfer, files])
@@ -157,7 +158,7 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(view.json.pending, [])
     }))
 
-  it.scoped("an edit the tool's Schema refuses is a 422 with the problems, and nothing is stored", () =>
+  it.effect("an edit the tool's Schema refuses is a 422 with the problems, and nothing is stored", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [transfer])
@@ -179,7 +180,7 @@ describe("the inbox API", () => {
       assert.strictEqual(unknownTag.status, 400)
     }))
 
-  it.scoped("refuses by policy and without a valid CSRF token (403), storing nothing", () =>
+  it.effect("refuses by policy and without a valid CSRF token (403), storing nothing", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [transfer])
@@ -202,7 +203,7 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
-  it.scoped("a stale If-Match or a call no longer pending is a 409, never a second run", () =>
+  it.effect("a stale If-Match or a call no longer pending is a 409, never a second run", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [email])
@@ -222,7 +223,7 @@ describe("the inbox API", () => {
       assert.strictEqual(env.runs.length, 1)
     }))
 
-  it.scoped("two deciders on one call: one wins, the other gets 409, the tool runs once", () =>
+  it.effect("two deciders on one call: one wins, the other gets 409, the tool runs once", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       for (const round of [1, 2, 3, 4]) {
@@ -244,7 +245,7 @@ describe("the inbox API", () => {
       }
     }))
 
-  it.scoped("a worker holding the conversation: the decision is stored, the turn is left to it, and it runs the call once", () =>
+  it.effect("a worker holding the conversation: the decision is stored, the turn is left to it, and it runs the call once", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       yield* env.seed("c1", [email])
@@ -265,7 +266,7 @@ describe("the inbox API", () => {
       assert.strictEqual(env.runs.length, 1)
     }))
 
-  it.scoped("refuses oversized and malformed input with 400, storing nothing", () =>
+  it.effect("refuses oversized and malformed input with 400, storing nothing", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [email])
@@ -282,7 +283,7 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
-  it.scoped("serves the OpenAPI document of every endpoint", () =>
+  it.effect("serves the OpenAPI document of every endpoint", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const response = yield* Fixture.request(`${env.url}/openapi.json`)
@@ -295,6 +296,16 @@ describe("the inbox API", () => {
       ])
       const decideOp = response.json.paths["/api/conversations/{id}/calls/{callId}/decision"].post
       assert.includeMembers(Object.keys(decideOp.responses), ["200", "401", "403", "404", "409", "422"])
+      // Every method and status 0.1 served.
+      const table = Object.entries(response.json.paths as Record<string, Record<string, { responses: object }>>).flatMap(([path, ops]) =>
+        Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${Object.keys(op.responses).sort().join(",")}`)
+      ).sort()
+      assert.deepStrictEqual(table, [
+        "GET /api/conversations/{id} 200,400,401,404,500",
+        "GET /api/pending 200,400,401,500",
+        "GET /api/session 200,400,401,500",
+        "POST /api/conversations/{id}/calls/{callId}/decision 200,400,401,403,404,409,422,500"
+      ])
     }))
 
   // Live clock: the read is bounded by a real 5-second timeout.
@@ -314,11 +325,11 @@ describe("the inbox API", () => {
       const decided = yield* decide(env, "c1", "e1", { _tag: "Approve" })
       assert.strictEqual(decided.status, 200)
       let seen = ""
-      while (!seen.includes("event: change")) seen += yield* read.pipe(Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("no event") }), Effect.orDie)
+      while (!seen.includes("event: change")) seen += yield* read.pipe(Effect.timeoutOrElse({ duration: "5 seconds", orElse: () => Effect.fail(new Error("no event")) }), Effect.orDie)
       assert.include(seen, `"id":"c1"`)
     }).pipe(Effect.scoped))
 
-  it.scoped("serves the page escaped, with a strict CSP, the viewer's CSRF token and no other secret", () =>
+  it.effect("serves the page escaped, with a strict CSP, the viewer's CSRF token and no other secret", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const hostile = "<script>alert(1)</script>\"'><img src=x onerror=alert(2)>"
@@ -353,12 +364,12 @@ describe("README", () => {
     expect(readme).toContain("```ts\n" + readFileSync(join(here, "readme-example.ts"), "utf8") + "```")
   })
 
-  it.scoped("its server answers: 401 without an identity, the pending list with one", () =>
+  it.effect("its server answers: 401 without an identity, the pending list with one", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const context = yield* Layer.build(Readme.InboxServer(env.chat, Fixture.approver, 0))
       const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
-      const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+      const url = address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${address.port}`
       assert.strictEqual((yield* Fixture.request(`${url}/api/pending`)).status, 401)
       const list = yield* Fixture.request(`${url}/api/pending`, { user: "alice" })
       assert.deepStrictEqual(list.json, { items: [] })

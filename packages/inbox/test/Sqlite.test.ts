@@ -1,11 +1,10 @@
 /**
- * The inbox over a real SQLite database (the `@chat-ts/sql` store, same
- * contract as PostgreSQL's): decisions, a refused edit storing nothing, and
- * two deciders racing on one call.
+ * The inbox over a real SQLite database (the `@chat-ts/sql` store on its
+ * `node:sqlite` client, same contract as PostgreSQL's): decisions, a refused
+ * edit storing nothing, and two deciders racing on one call.
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
-import { SqlConversationStore } from "@chat-ts/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
+import { SqlConversationStore, SqliteClient } from "@chat-ts/sql"
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import { mkdtempSync, rmSync } from "node:fs"
@@ -38,7 +37,7 @@ const statusOf = (env: Fixture.Env, id: string, call: string) =>
   Effect.map(env.store.load(id), (stored) => Messages.findTool(Option.getOrThrow(stored).messages, call)!.status)
 
 describe("the inbox over SQLite", () => {
-  it.scoped("lists, refuses a bad edit, decides, resumes, and lets one of two racing deciders win", () =>
+  it.effect("lists, refuses a bad edit, decides, resumes, and lets one of two racing deciders win", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make({ store: yield* sqliteStore })
       yield* env.seed("c1", [{ id: "t1", name: "transfer", arguments: { amount: 50, to: "acct-9" } }])

@@ -15,7 +15,7 @@ const template = fileURLToPath(new URL("../app/", import.meta.url))
 export const workspaceVersion = async (name: string): Promise<string> =>
   (JSON.parse(await readFile(join(root, "node_modules", name, "package.json"), "utf8")) as { version: string }).version
 
-/** The lowest version a caret or tilde range allows (`^3.19.0` → `3.19.0`). */
+/** The lowest version a caret or tilde range allows (`^4.1.0` → `4.1.0`). */
 export const lowestOf = (range: string): string => {
   const match = /^[\^~]?(\d+\.\d+\.\d+)$/.exec(range.trim())
   if (match === null) throw new Error(`not a simple range: ${range}`)

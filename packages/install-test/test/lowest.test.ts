@@ -1,6 +1,6 @@
 /**
- * A fresh app on the lowest effect the peer ranges of core and providers
- * allow (sql needs a newer one through @effect/sql; the newest app covers it):
+ * A fresh app on the lowest effect the peer ranges of core and openai allow
+ * (4.1.0; the packages pinned to 4.1.x are covered by the newest app):
  * one copy of effect, strict node16 and bundler compiles with skipLibCheck
  * off, and the compiled program run with plain node against a fake OpenAI server.
  */

@@ -62,7 +62,7 @@ describe("the tarballs", () => {
       })
 
       // Every resolution (node10, node16 from ESM and from CJS, bundler). The one rule left
-      // out says a require() reaches ES modules: the packages are ESM only, which Node 20.19+
+      // out says a require() reaches ES modules: the packages are ESM only, which Node 22.12+
       // loads through require() too.
       it("is clean for Are The Types Wrong", async () => {
         const ran = await run(

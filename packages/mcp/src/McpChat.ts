@@ -14,6 +14,7 @@ import { Chat, type ChatError, type ChatOutcome, type LanguageModel, type Messag
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import type * as McpError from "./McpError.js"
 import type * as McpToolkit from "./McpToolkit.js"
@@ -50,7 +51,7 @@ export interface Service<R = never> {
   ) => Stream.Stream<import("@chat-ts/core").ChatEvent.ChatEvent, Chat.TurnError | RefreshError, R>
   readonly completeStructured: <A, I>(
     messages: Messages.Messages,
-    schema: Schema.Schema<A, I>,
+    schema: Schema.Codec<A, I>,
     options?: Chat.TurnOptions
   ) => Effect.Effect<ChatOutcome.Result<A>, Chat.TurnError | ChatError.StructuredOutputError | RefreshError, R>
 }
@@ -76,7 +77,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const { servers, ...chatOptions } = options
 
     let read: { readonly key: string; readonly set: Chat.ToolSet } | undefined
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
 
     /** Your toolkits and the servers' current tools: the same set (so the same table) until a server lists new tools. */
     const toolSet: Effect.Effect<Chat.ToolSet, McpError.McpConnectError> = lock.withPermits(1)(Effect.gen(function*() {

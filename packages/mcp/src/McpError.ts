@@ -50,7 +50,7 @@ export class McpRequestError extends Schema.TaggedError<McpRequestError>("@chat-
 }) {}
 
 /** How one MCP tool call fails: the failure schema of every MCP tool. */
-export const McpCallError = Schema.Union(McpToolError, McpCallTimeout, McpServerClosed, McpRequestError)
+export const McpCallError = Schema.Union([McpToolError, McpCallTimeout, McpServerClosed, McpRequestError])
 
 /** How one MCP tool call fails. */
 export type McpCallError = typeof McpCallError.Type

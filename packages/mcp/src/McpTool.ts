@@ -9,7 +9,6 @@
 import { Tool } from "@chat-ts/core"
 import type { CallToolResult, Tool as ServerTool } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
-import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import { toPlain } from "./internal/json.js"
 import * as McpError from "./McpError.js"
@@ -43,14 +42,14 @@ export type Params = { readonly [key: string]: unknown }
 /** What a successful call returns to the model: the server's content blocks and its structured content, if any. */
 export const Result = Schema.Struct({
   content: Schema.Array(Schema.Unknown),
-  structuredContent: Schema.optional(Schema.Record({ key: Schema.String, value: Schema.Unknown }))
+  structuredContent: Schema.optional(Schema.Record(Schema.String, Schema.Unknown))
 })
 
 /** What a successful call returns to the model. */
 export type Result = typeof Result.Type
 
 /** An MCP tool as chat-ts sees it. */
-export interface McpTool extends Tool.Tool<string, Schema.Schema<Params>, typeof Result, typeof McpError.McpCallError, Metadata> {}
+export interface McpTool extends Tool.Tool<string, Schema.Codec<Params>, typeof Result, typeof McpError.McpCallError, Metadata> {}
 
 /** The server's JSON Schema without `$schema` (providers take the schema itself only). */
 const declaredSchema = (inputSchema: ServerTool["inputSchema"]): Record<string, unknown> => {
@@ -58,33 +57,30 @@ const declaredSchema = (inputSchema: ServerTool["inputSchema"]): Record<string, 
   return rest
 }
 
+/** Whether a value is a JSON object (not an array, not null). */
+const isObject = (input: unknown): input is Params => typeof input === "object" && input !== null && !Array.isArray(input)
+
 /**
  * An Effect Schema for JSON objects that match a JSON Schema: it decodes
  * (unchanged) what the validator accepts, fails with the validator's message
  * otherwise, and is declared to the model as that JSON Schema.
  */
-export const fromJsonSchema = (jsonSchema: Record<string, unknown>, validator: jsonSchemaValidator): Schema.Schema<Params> => {
+export const fromJsonSchema = (jsonSchema: Record<string, unknown>, validator: jsonSchemaValidator): Schema.Codec<Params> => {
   let check: (input: unknown) => string | undefined
   try {
     const validate = validator.getValidator(jsonSchema as never)
     check = (input) => {
       const result = validate(input)
-      return result.valid ? undefined : result.errorMessage
+      return result.valid ? undefined : (result.errorMessage ?? "the arguments do not match the tool's JSON Schema")
     }
   } catch (error) {
     const reason = `the server's JSON Schema for this tool cannot be used (${(error as Error).message.split("\n")[0]})`
     check = () => reason
   }
-  const decode = (input: unknown, _options: unknown, ast: import("effect/SchemaAST").AST) => {
-    if (typeof input !== "object" || input === null || Array.isArray(input)) {
-      return ParseResult.fail(new ParseResult.Type(ast, input, "Expected a JSON object"))
-    }
-    const problem = check(input)
-    return problem === undefined
-      ? ParseResult.succeed(input as Params)
-      : ParseResult.fail(new ParseResult.Type(ast, input, problem))
-  }
-  return Schema.declare([], { decode: () => decode, encode: () => decode }, { jsonSchema })
+  // chat-ts reads a declaration's `jsonSchema` annotation as its whole JSON Schema: the server's, as it is.
+  return Schema.declare(isObject, { expected: "a JSON object", jsonSchema }).check(
+    Schema.makeFilter((input: Params) => check(input))
+  )
 }
 
 /** How a server's tool is named in the chat: `prefix` + its name. */

@@ -27,9 +27,10 @@ import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Semaphore from "effect/Semaphore"
 import type * as Scope from "effect/Scope"
 import { describe } from "./internal/json.js"
 import * as McpError from "./McpError.js"
@@ -51,7 +52,7 @@ export type Transport =
   | {
     readonly _tag: "Http"
     readonly url: string | URL
-    /** Headers of every request (e.g. `Authorization`); give secrets as `Redacted` (from `Config.redacted`). */
+    /** Headers of every request (e.g. `Authorization`); give secrets as `Redacted` (from `Config.Redacted`). */
     readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
   }
 
@@ -78,9 +79,9 @@ export interface Options {
   /** Decides each call (default `McpStrategy.annotations`: read-only runs, everything else asks a person). */
   readonly strategy?: McpStrategy.Strategy
   /** The longest one call may take before it is cancelled and fails with `McpCallTimeout` (default 60 seconds). */
-  readonly timeout?: Duration.DurationInput
+  readonly timeout?: Duration.Input
   /** The longest connecting and listing the tools may take (default 30 seconds). */
-  readonly connectTimeout?: Duration.DurationInput
+  readonly connectTimeout?: Duration.Input
 }
 
 /** The server's tools at one moment: a toolkit and the handlers of its tools. */
@@ -107,7 +108,7 @@ export interface Service {
 }
 
 /** The MCP server in use, when provided as a service (see `layer`). */
-export class McpToolkit extends Context.Tag("@chat-ts/mcp/McpToolkit")<McpToolkit, Service>() {}
+export class McpToolkit extends Context.Service<McpToolkit, Service>()("@chat-ts/mcp/McpToolkit") {}
 
 /** The most pages of tools read from one server (a server that never stops paging is an error). */
 const maxPages = 100
@@ -154,7 +155,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
   Effect.gen(function*() {
     const where = whereOf(options.transport)
     const connectTimeout = Duration.toMillis(options.connectTimeout ?? Duration.seconds(30))
-    const timeout = Duration.decode(options.timeout ?? Duration.seconds(60))
+    const timeout = Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(60))
     const validator = new AjvJsonSchemaValidator()
     const strategy = options.strategy ?? McpStrategy.annotations
     let changes = 0
@@ -180,7 +181,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
         // An HTTP session is ended on the server too (a bounded DELETE), then the connection is closed.
         (transport instanceof StreamableHTTPClientTransport
           ? Effect.promise(() => transport.terminateSession().catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
-          : Effect.void).pipe(Effect.zipRight(Effect.promise(() => client.close().catch(() => undefined))))
+          : Effect.void).pipe(Effect.andThen(Effect.promise(() => client.close().catch(() => undefined))))
     )
     const server = options.name ?? client.getServerVersion()?.name ?? where
 
@@ -192,9 +193,9 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
         catch: (error) => callError(server, mcpName, error)
       })
       const bounded = Duration.isFinite(timeout)
-        ? Effect.timeoutFail(request, {
+        ? Effect.timeoutOrElse(request, {
           duration: timeout,
-          onTimeout: () => new McpError.McpCallTimeout({ tool: mcpName, timeoutMillis: Duration.toMillis(timeout) })
+          orElse: () => Effect.fail(new McpError.McpCallTimeout({ tool: mcpName, timeoutMillis: Duration.toMillis(timeout) }))
         })
         : request
       return Effect.flatMap(bounded, (result) => {
@@ -240,7 +241,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
           tool: McpTool.make(definition, { server, prefix: options.prefix, validator })
         }
         const wire = Tool.wire(entry.tool)
-        if (Either.isLeft(wire)) skipped.push(`'${definition.name}' (${wire.left.detail})`)
+        if (Result.isFailure(wire)) skipped.push(`'${definition.name}' (${wire.failure.detail})`)
         else next.set(definition.name, entry)
       }
       known = next
@@ -266,7 +267,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
      * server no longer lists fails without being sent (a handler may outlive its snapshot mid-turn).
      */
     const callIfListed = (mcpName: string, params: McpTool.Params): Effect.Effect<McpTool.Result, McpError.McpCallError> =>
-      Effect.flatMap(Effect.either(current), () =>
+      Effect.flatMap(Effect.result(current), () =>
         known.has(mcpName)
           ? call(mcpName, params)
           : Effect.fail(
@@ -279,7 +280,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
 
     let listedAt = changes
     let snapshot = yield* Effect.flatMap(list, (tools) => build(tools, 1))
-    const lock = yield* Effect.makeSemaphore(1)
+    const lock = yield* Semaphore.make(1)
     const current = lock.withPermits(1)(Effect.suspend(() => {
       if (listedAt === changes) return Effect.succeed(snapshot)
       const seen = changes
@@ -298,4 +299,4 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
   })
 
 /** A layer providing `McpToolkit`: connected when built, closed when released. */
-export const layer = (options: Options): Layer.Layer<McpToolkit, McpError.McpConnectError> => Layer.scoped(McpToolkit, make(options))
+export const layer = (options: Options): Layer.Layer<McpToolkit, McpError.McpConnectError> => Layer.effect(McpToolkit, make(options))

@@ -7,7 +7,7 @@
 import { Action, Chat, ChatError, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Effect, Either, Option, Schema, Stream } from "effect"
+import { Effect, Result, Schema, Stream } from "effect"
 import { McpChat, McpError, McpStrategy, McpToolkit } from "../src/index.js"
 import { serverPath, stats, stdio, transports, untilStale } from "./support/servers.js"
 
@@ -70,16 +70,16 @@ for (const [transportName, transport] of transports) {
 
         // Edits that do not match the server's schema are refused at once, the messages unchanged.
         for (const bad of [{ path: "../etc/passwd" }, { path: "old.log", force: "yes" }, { path: "old.log", extra: 1 }, {}]) {
-          const refused = yield* Effect.either(chat.approve(first.messages, "del", bad))
-          expect(Either.isLeft(refused) && refused.left._tag).toBe("InvalidEditedArguments")
-          if (Either.isLeft(refused) && refused.left._tag === "InvalidEditedArguments") {
-            expect(refused.left.messages).toEqual(first.messages)
+          const refused = yield* Effect.result(chat.approve(first.messages, "del", bad))
+          expect(Result.isFailure(refused) && refused.failure._tag).toBe("InvalidEditedArguments")
+          if (Result.isFailure(refused) && refused.failure._tag === "InvalidEditedArguments") {
+            expect(refused.failure.messages).toEqual(first.messages)
           }
         }
         // An edit forged into the messages directly is still checked before anything is sent.
-        const forged = yield* Messages.approve(first.messages, "del", { path: "UPPER" })
-        const forgedResume = yield* Effect.either(chat.resume(yield* Messages.reject(forged, "del2", "no")))
-        expect(Either.isLeft(forgedResume) && forgedResume.left._tag).toBe("InvalidEditedArguments")
+        const forged = yield* Effect.fromResult(Messages.approve(first.messages, "del", { path: "UPPER" }))
+        const forgedResume = yield* Effect.result(chat.resume(yield* Effect.fromResult(Messages.reject(forged, "del2", "no"))))
+        expect(Result.isFailure(forgedResume) && forgedResume.failure._tag).toBe("InvalidEditedArguments")
         expect((yield* stats(server)).started.delete_file).toBeUndefined()
 
         let messages = yield* chat.approve(first.messages, "del", { path: "old.log", force: true })
@@ -189,9 +189,9 @@ for (const [transportName, transport] of transports) {
         yield* server.call("set_hidden", { names: ["delete_file"] })
         yield* untilStale(server)
         // An edit for a tool that is gone cannot be checked: refused, nothing changed.
-        const edited = yield* Messages.approve(first.messages, "del", { path: "old.log" })
-        const refused = yield* Effect.either(chat.resume(edited))
-        expect(Either.isLeft(refused) && refused.left).toMatchObject({
+        const edited = yield* Effect.fromResult(Messages.approve(first.messages, "del", { path: "old.log" }))
+        const refused = yield* Effect.result(chat.resume(edited))
+        expect(Result.isFailure(refused) && refused.failure).toMatchObject({
           _tag: "InvalidEditedArguments",
           detail: expect.stringContaining("no tool named 'delete_file'")
         })
@@ -210,7 +210,7 @@ for (const [transportName, transport] of transports) {
         yield* untilStale(server)
         // Streaming follows the list too.
         const events = yield* Stream.runCollect(chat.stream([...resumed.messages, ...Messages.fromUser("Is it back?")]))
-        expect(Chunk.last(events).pipe(Option.map((event) => event._tag))).toEqual(Option.some("Completed"))
+        expect(events.at(-1)?._tag).toBe("Completed")
         expect(model.requests[2]!.tools.map((tool) => tool.name)).toContain("delete_file")
       }).pipe(Effect.scoped))
   })
@@ -233,15 +233,15 @@ describe("several servers and local toolkits in one chat", () => {
         ]),
         MockLanguageModel.text("Done.")
       ])
-      const clash = yield* Effect.either(McpChat.make({ servers: [a, b] }).pipe(Effect.provide(model.layer)))
-      expect(Either.isLeft(clash) && clash.left).toMatchObject({ _tag: "DuplicateToolName", name: "delete_file" })
+      const clash = yield* Effect.result(McpChat.make({ servers: [a, b] }).pipe(Effect.provide(model.layer)))
+      expect(Result.isFailure(clash) && clash.failure).toMatchObject({ _tag: "DuplicateToolName", name: "delete_file" })
 
       // The same with Chat.make and the snapshots' toolkits.
       const [snapA, snapB] = [yield* a.current, yield* b.current]
-      const direct = yield* Effect.either(
+      const direct = yield* Effect.result(
         Chat.make({ tools: [snapA.toolkit, snapB.toolkit] }).pipe(Effect.provide(snapA.handlers), Effect.provide(model.layer))
       )
-      expect(Either.isLeft(direct) && direct.left._tag).toBe("DuplicateToolName")
+      expect(Result.isFailure(direct) && direct.failure._tag).toBe("DuplicateToolName")
 
       const prefixedA = yield* McpToolkit.make({ transport: stdio, prefix: "a_" })
       const prefixedB = yield* McpToolkit.make({ transport: stdio, prefix: "b_" })
@@ -265,13 +265,13 @@ describe("several servers and local toolkits in one chat", () => {
       const ReadFile = Tool.make("read_file", { description: "Local read.", parameters: { path: Schema.String } })
       const local = Toolkit.make(ReadFile)
       const model = MockLanguageModel.make([])
-      const made = yield* Effect.either(
+      const made = yield* Effect.result(
         McpChat.make({ tools: local, servers: [server] }).pipe(
           Effect.provide(model.layer),
           Effect.provide(local.toLayer({ read_file: () => Effect.void }))
         )
       )
-      expect(Either.isLeft(made) && made.left).toMatchObject({ _tag: "DuplicateToolName", name: "read_file" })
+      expect(Result.isFailure(made) && made.failure).toMatchObject({ _tag: "DuplicateToolName", name: "read_file" })
     }).pipe(Effect.scoped))
 
   it.live("a server that later adds a tool whose name is taken: the next turn fails with DuplicateToolName, nothing runs", () =>
@@ -292,8 +292,8 @@ describe("several servers and local toolkits in one chat", () => {
       )
       yield* server.call("set_hidden", { names: [] })
       yield* untilStale(server)
-      const result = yield* Effect.either(chat.complete(ask))
-      expect(Either.isLeft(result) && result.left).toMatchObject({ _tag: "DuplicateToolName", name: "delete_file" })
+      const result = yield* Effect.result(chat.complete(ask))
+      expect(Result.isFailure(result) && result.failure).toMatchObject({ _tag: "DuplicateToolName", name: "delete_file" })
       expect(model.requests).toHaveLength(0)
       expect(ranLocally).toBe(0)
       expect((yield* stats(server)).started).toEqual({ set_hidden: 1 })
@@ -349,14 +349,14 @@ describe("several servers and local toolkits in one chat", () => {
 describe("errors", () => {
   it.live("a server that cannot start is an McpConnectError", () =>
     Effect.gen(function*() {
-      const result = yield* Effect.either(
+      const result = yield* Effect.result(
         McpToolkit.make({ transport: McpToolkit.stdio(process.execPath, { args: ["-e", "process.exit(3)"], stderr: "ignore" }) })
       )
-      expect(Either.isLeft(result) && result.left._tag).toBe("McpConnectError")
-      const http = yield* Effect.either(McpToolkit.make({ transport: McpToolkit.http("http://127.0.0.1:9/mcp?token=secret") }))
-      expect(Either.isLeft(http) && http.left._tag).toBe("McpConnectError")
+      expect(Result.isFailure(result) && result.failure._tag).toBe("McpConnectError")
+      const http = yield* Effect.result(McpToolkit.make({ transport: McpToolkit.http("http://127.0.0.1:9/mcp?token=secret") }))
+      expect(Result.isFailure(http) && http.failure._tag).toBe("McpConnectError")
       // The URL's query (where a token may hide) never reaches the error.
-      expect(Either.isLeft(http) && JSON.stringify(http.left)).not.toContain("secret")
+      expect(Result.isFailure(http) && JSON.stringify(http.failure)).not.toContain("secret")
     }).pipe(Effect.scoped))
 
   it("ChatError names stay core's", () => {

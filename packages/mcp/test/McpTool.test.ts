@@ -6,7 +6,7 @@
 import { Tool } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
-import { Either, Schema } from "effect"
+import { Result, Schema } from "effect"
 import { McpError, McpTool } from "../src/index.js"
 
 const validator = new AjvJsonSchemaValidator()
@@ -21,24 +21,24 @@ describe("McpTool.make", () => {
     expect(made.name).toBe("p_t")
     expect(made.declaration).toEqual({ name: "p_t", description: "t", parameters: schema, strict: false })
     expect(made.metadata).toMatchObject({ server: "s", mcpName: "t", annotations: { destructiveHint: true } })
-    expect(Either.isRight(Tool.wire(made))).toBe(true)
+    expect(Result.isSuccess(Tool.wire(made))).toBe(true)
   })
 
   it("decodes what the schema accepts, unchanged, and refuses the rest with the validator's message", () => {
     const made = tool({ type: "object", properties: { n: { type: "integer", minimum: 1 } }, required: ["n"] })
-    const decode = Schema.decodeUnknownEither(made.parameters)
-    expect(decode({ n: 2 })).toEqual(Either.right({ n: 2 }))
+    const decode = Schema.decodeUnknownResult(made.parameters)
+    expect(decode({ n: 2 })).toEqual(Result.succeed({ n: 2 }))
     for (const bad of [{ n: 0 }, { n: 1.5 }, {}, { n: "1" }, [], null, "x", 1]) {
-      expect(Either.isLeft(decode(bad))).toBe(true)
+      expect(Result.isFailure(decode(bad))).toBe(true)
     }
     const left = decode({ n: 0 })
-    expect(Either.isLeft(left) && left.left.message).toContain(">= 1")
+    expect(Result.isFailure(left) && left.failure.message).toContain(">= 1")
   })
 
   it("a schema the validator cannot compile refuses every call, with the reason", () => {
     const made = tool({ type: "object", properties: { a: { $ref: "#/definitions/missing" } } })
-    const decoded = Schema.decodeUnknownEither(made.parameters)({ a: 1 })
-    expect(Either.isLeft(decoded) && decoded.left.message).toContain("cannot be used")
+    const decoded = Schema.decodeUnknownResult(made.parameters)({ a: 1 })
+    expect(Result.isFailure(decoded) && decoded.failure.message).toContain("cannot be used")
   })
 })
 

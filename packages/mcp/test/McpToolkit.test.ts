@@ -6,7 +6,7 @@
 import { Messages, Tool } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Duration, Effect, Either, Exit, Fiber, Logger, Redacted, Schedule, Scope } from "effect"
+import { Context, Duration, Effect, Exit, Fiber, Logger, Redacted, Result, Schedule, Scope } from "effect"
 import { McpChat, McpError, McpToolkit } from "../src/index.js"
 import { alive, httpServer, serverPath, stats, stdio, transports, until, untilStale } from "./support/servers.js"
 
@@ -17,21 +17,21 @@ const eventually = (check: () => boolean) =>
   Effect.sync(check).pipe(
     Effect.filterOrFail((ok) => ok, () => new Error("not yet")),
     Effect.retry(Schedule.spaced(Duration.millis(20))),
-    Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("never happened") })
+    Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.fail(new Error("never happened")) })
   )
 
 describe("McpToolkit", () => {
   it.live("the connection is closed with its scope: the stdio server process ends", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
-      const server = yield* McpToolkit.make({ transport: stdio }).pipe(Scope.extend(scope))
+      const server = yield* McpToolkit.make({ transport: stdio }).pipe(Scope.provide(scope))
       const { pid } = yield* stats(server)
       expect(alive(pid)).toBe(true)
       yield* Scope.close(scope, Exit.void)
       yield* eventually(() => !alive(pid))
       // A call after the close is a typed error, not a hang or a reconnect.
-      const after = yield* Effect.either(server.call("read_file", { path: "notes.txt" }))
-      expect(Either.isLeft(after) && after.left._tag).toBe("McpServerClosed")
+      const after = yield* Effect.result(server.call("read_file", { path: "notes.txt" }))
+      expect(Result.isFailure(after) && after.failure._tag).toBe("McpServerClosed")
     }))
 
   it.live("layer: the server as a service, released with the layer", () =>
@@ -49,11 +49,11 @@ describe("McpToolkit", () => {
     Effect.gen(function*() {
       const server = yield* McpToolkit.make({ transport: stdio })
       const snapshot = yield* server.current
-      const remove = Context.unsafeGet(snapshot.handlers as Context.Context<unknown>, Tool.handlerTag("delete_file")) as Tool.HandlerService
+      const remove = Context.getUnsafe(snapshot.handlers as Context.Context<unknown>, Tool.handlerTag("delete_file")) as Tool.HandlerService
       yield* server.call("set_hidden", { names: ["delete_file"] })
       yield* untilStale(server)
-      const result = yield* Effect.either(remove.handle({ path: "notes.txt" }, { id: "c1", name: "delete_file", attempt: 1 }))
-      expect(Either.isLeft(result) && result.left).toMatchObject({
+      const result = yield* Effect.result(remove.handle({ path: "notes.txt" }, { id: "c1", name: "delete_file", attempt: 1 }))
+      expect(Result.isFailure(result) && result.failure).toMatchObject({
         _tag: "McpRequestError",
         tool: "delete_file",
         detail: expect.stringContaining("There is no tool named 'delete_file'")
@@ -70,8 +70,8 @@ describe("McpToolkit", () => {
     it.live(`a call past its timeout fails with McpCallTimeout and is cancelled on the server (${name})`, () =>
       Effect.gen(function*() {
         const server = yield* McpToolkit.make({ transport: yield* transport, timeout: Duration.millis(300) })
-        const result = yield* Effect.either(server.call("slow", {}))
-        expect(Either.isLeft(result) && result.left).toEqual(new McpError.McpCallTimeout({ tool: "slow", timeoutMillis: 300 }))
+        const result = yield* Effect.result(server.call("slow", {}))
+        expect(Result.isFailure(result) && result.failure).toEqual(new McpError.McpCallTimeout({ tool: "slow", timeoutMillis: 300 }))
         const counted = yield* until(server, (s) => s.cancelled === 1)
         expect(counted.calls.slow).toBeUndefined()
       }).pipe(Effect.scoped))
@@ -82,7 +82,7 @@ describe("McpToolkit", () => {
         const model = MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "s", name: "slow" }])])
         const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
         let latest: Messages.Messages = ask
-        const turn = yield* Effect.fork(chat.complete(ask, { checkpoint: (messages) => Effect.sync(() => void (latest = messages)) }))
+        const turn = yield* Effect.forkChild(chat.complete(ask, { checkpoint: (messages) => Effect.sync(() => void (latest = messages)) }))
         yield* until(server, (s) => s.started.slow === 1)
         yield* Fiber.interrupt(turn)
         const counted = yield* until(server, (s) => s.cancelled === 1)
@@ -99,19 +99,19 @@ describe("McpToolkit", () => {
         MockLanguageModel.text("The server went away.")
       ])
       const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
-      const turn = yield* Effect.fork(chat.complete(ask))
+      const turn = yield* Effect.forkChild(chat.complete(ask))
       const { pid } = yield* until(server, (s) => s.started.slow === 1)
       process.kill(pid, "SIGKILL")
       const result = yield* Fiber.join(turn).pipe(
-        Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the turn never ended") })
+        Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.fail(new Error("the turn never ended")) })
       )
       expect(result.outcome._tag).toBe("Complete")
       const status = Messages.findTool(result.messages, "s")?.status
       expect(status).toMatchObject({ _tag: "Failed", error: { _tag: "McpServerClosed", server: "test-files", tool: "slow" } })
       // The model was told; nothing was retried (the server is gone, and a later call fails at once).
       expect(model.requests).toHaveLength(2)
-      const again = yield* Effect.either(server.call("slow", {}))
-      expect(Either.isLeft(again) && again.left._tag).toBe("McpServerClosed")
+      const again = yield* Effect.result(server.call("slow", {}))
+      expect(Result.isFailure(again) && again.failure._tag).toBe("McpServerClosed")
     }).pipe(Effect.scoped))
 
   it.live("a tool no provider could take, or a name listed twice, is left out with a warning; the others work", () =>
@@ -120,7 +120,7 @@ describe("McpToolkit", () => {
       const logger = Logger.make(({ message }) => void logs.push(String(message)))
       const server = yield* McpToolkit.make({
         transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--bad-tool", "--dup-tool"], stderr: "ignore" })
-      }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+      }).pipe(Effect.provide(Logger.layer([logger])))
       const { toolkit } = yield* server.current
       expect(toolkit.list.map((tool) => tool.name)).not.toContain("bad.name")
       expect(toolkit.list.filter((tool) => tool.name === "read_file").map((tool) => tool.description)).toEqual(["Read a file."])
@@ -133,7 +133,7 @@ describe("McpToolkit", () => {
       const url = yield* httpServer
       const watcher = yield* McpToolkit.make({ transport: McpToolkit.http(url) })
       const scope = yield* Scope.make()
-      yield* McpToolkit.make({ transport: McpToolkit.http(url) }).pipe(Scope.extend(scope))
+      yield* McpToolkit.make({ transport: McpToolkit.http(url) }).pipe(Scope.provide(scope))
       expect((yield* stats(watcher)).sessions).toBe(2)
       yield* Scope.close(scope, Exit.void)
       yield* until(watcher, (s) => s.sessions === 1)
@@ -146,10 +146,10 @@ describe("McpToolkit", () => {
         transport: McpToolkit.http(url, { headers: { Authorization: Redacted.make("Bearer s3cret") } })
       })
       expect((yield* stats(server)).authorization).toBe("Bearer s3cret")
-      const refused = yield* Effect.either(McpToolkit.make({
+      const refused = yield* Effect.result(McpToolkit.make({
         transport: McpToolkit.http("http://127.0.0.1:9/mcp", { headers: { Authorization: Redacted.make("Bearer s3cret") } })
       }))
-      expect(Either.isLeft(refused) && refused.left._tag).toBe("McpConnectError")
+      expect(Result.isFailure(refused) && refused.failure._tag).toBe("McpConnectError")
       expect(JSON.stringify(refused)).not.toContain("s3cret")
     }).pipe(Effect.scoped))
 })

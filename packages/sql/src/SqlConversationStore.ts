@@ -1,7 +1,7 @@
 /**
- * A `ConversationStore` in a SQL database, through `@effect/sql`'s
- * `SqlClient`: PostgreSQL (`@effect/sql-pg`) and SQLite
- * (`@effect/sql-sqlite-node`), both tested on real databases.
+ * A `ConversationStore` in a SQL database, through `effect/sql`'s
+ * `SqlClient`: PostgreSQL (`@effect/sql-pg`) and SQLite (this package's
+ * `SqliteClient`, on `node:sqlite`), both tested on real databases.
  *
  * Two tables. The conversations table has one row per conversation: its
  * version, its message count, the ids of its pending calls, when it was saved
@@ -11,21 +11,24 @@
  * an `expectedVersion` are compare-and-set in one transaction, so two workers
  * resuming the same pause cannot both go on.
  *
- * The tables are created by `migrate` (an `@effect/sql` `Migrator`), run once
- * by whoever deploys: building the store's layer runs no DDL.
+ * The tables are created by `migrate` (an `effect/sql` `Migrator`), run once
+ * by whoever deploys: building the store's layer runs no DDL. Many processes
+ * may run `migrate` at once: one applies the migrations, the others wait for
+ * it and find nothing left to do.
  *
  * @since 0.1.0
  */
 import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
-import * as Migrator from "@effect/sql/Migrator"
-import * as SqlClient from "@effect/sql/SqlClient"
-import type * as SqlError from "@effect/sql/SqlError"
-import type * as Statement from "@effect/sql/Statement"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
+import type * as Schema from "effect/Schema"
+import * as Migrator from "effect/sql/Migrator"
+import * as SqlClient from "effect/sql/SqlClient"
+import type * as SqlError from "effect/sql/SqlError"
+import type * as Statement from "effect/sql/Statement"
+import { withMigrationLock } from "./internal/migrationLock.js"
 import * as Internal from "./internal/rows.js"
 
 /** Settings of the store. */
@@ -80,12 +83,22 @@ export const migrations = (
 
 /**
  * Creates or updates the store's tables (run once per deploy, by a role that may change the schema).
- * Safe to run again: applied migrations are recorded in `<table>_migrations`.
+ * Safe to run again: applied migrations are recorded in `<table>_migrations`. Safe to run from many
+ * processes at once: on PostgreSQL they take turns on the advisory lock `chat-ts/sql:<table>_migrations`
+ * (one transaction holds it, on one connection; a process waits up to 5 minutes for it), on SQLite on
+ * the database's write lock; the first applies the migrations, the others find them applied and
+ * return `[]`.
  */
 export const migrate = (
   options: Options = {}
-): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, Migrator.MigrationError | SqlError.SqlError, SqlClient.SqlClient> =>
-  Migrator.make({})({ loader: Migrator.fromRecord(migrations(options)), table: tablesOf(options).migrations })
+): Effect.Effect<ReadonlyArray<readonly [id: number, name: string]>, Migrator.MigrationError | SqlError.SqlError, SqlClient.SqlClient> => {
+  const { migrations: table } = tablesOf(options)
+  return withMigrationLock(
+    `chat-ts/sql:${table}`,
+    Migrator.make({})({ loader: Migrator.fromRecord(migrations(options)), table }),
+    { historyTables: [table] }
+  )
+}
 
 /** A layer that runs `migrate` when built (for deploy scripts and tests, not for every worker). */
 export const layerMigrate = (
@@ -99,8 +112,12 @@ const rememberedConversations = 1000
 /** How many rows one INSERT writes. */
 const batchSize = 200
 
-const storeError = (what: string) => (error: SqlError.SqlError | ParseResult.ParseError): ChatError.StoreError => {
-  const cause = error._tag === "SqlError" ? error.cause ?? error : error
+/** The driver's own error under a `SqlError` (with its message and code), or the error itself. */
+const driverCause = (error: SqlError.SqlError | Schema.SchemaError): unknown =>
+  error._tag === "SqlError" ? error.reason.cause ?? error : error
+
+const storeError = (what: string) => (error: SqlError.SqlError | Schema.SchemaError): ChatError.StoreError => {
+  const cause = driverCause(error)
   const driver = cause instanceof Error ? cause.message : String(cause)
   const code = typeof cause === "object" && cause !== null && "code" in cause ? ` (code ${String(cause.code)})` : ""
   return new ChatError.StoreError({ detail: `${what}: ${driver}${code}`, cause })
@@ -135,9 +152,9 @@ export const make = (
           WHERE c.id = ${id} ORDER BY m.position`.pipe(
         Effect.mapError(storeError(`loading '${id}'`)),
         Effect.flatMap((rows) =>
-          Either.match(Internal.decodeConversation(id, rows), {
-            onLeft: (detail) => Effect.fail(new ChatError.CorruptConversation({ id, detail })),
-            onRight: Effect.succeed
+          Result.match(Internal.decodeConversation(id, rows), {
+            onFailure: (detail) => Effect.fail(new ChatError.CorruptConversation({ id, detail })),
+            onSuccess: Effect.succeed
           })
         ),
         Effect.map(Option.map(({ incarnation, stored }) => {
@@ -153,10 +170,10 @@ export const make = (
           Effect.flatMap(
             // A message JSON cannot hold fails the save (inside its transaction: nothing is written).
             Effect.forEach(chunk, (position) =>
-              Effect.map(Internal.encodeMessage(messages[position]!), (body) => ({ conversation_id: id, position, body }))),
-            (rows) =>
-              sql`INSERT INTO ${messagesTable} ${sql.insert(rows)}
-                ON CONFLICT (conversation_id, position) DO UPDATE SET body = excluded.body`
+              Effect.fromResult(Result.map(Internal.encodeMessage(messages[position]!), (body) => ({ conversation_id: id, position, body })))),
+            ([first, ...rest]) =>
+              first === undefined ? Effect.void : Effect.asVoid(sql`INSERT INTO ${messagesTable} ${sql.insert([first, ...rest])}
+                ON CONFLICT (conversation_id, position) DO UPDATE SET body = excluded.body`)
           ),
         { discard: true }
       )
@@ -277,16 +294,16 @@ export const make = (
           Effect.mapError(storeError("listing pending conversations"))
         )
         const items = yield* Effect.forEach(rows, (row) =>
-          Either.match(Internal.decodePending(row), {
-            onLeft: ({ detail, id }) => Effect.fail(new ChatError.CorruptConversation({ id, detail })),
-            onRight: Effect.succeed
+          Result.match(Internal.decodePending(row), {
+            onFailure: ({ detail, id }) => Effect.fail(new ChatError.CorruptConversation({ id, detail })),
+            onSuccess: Effect.succeed
           }))
         return { items, ...ConversationStore.nextCursor(items, limit) }
       })
 
     const remove: ConversationStore.Service["remove"] = (id) =>
       sql.withTransaction(
-        Effect.zipRight(
+        Effect.andThen(
           sql`DELETE FROM ${messagesTable} WHERE conversation_id = ${id}`,
           sql`DELETE FROM ${table} WHERE id = ${id}`
         )

@@ -5,7 +5,8 @@
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Option, TestClock } from "effect"
+import { type Duration, Effect, Option } from "effect"
+import { TestClock } from "effect/testing"
 import { stores } from "./support/Databases.js"
 
 const paused = (id = "c1"): Messages.Messages => [
@@ -25,7 +26,7 @@ for (const [name, layer] of stores) {
         expect((yield* store.save("conv", paused(), { expectedVersion: 0 })).version).toBe(1)
         const loaded = yield* store.load("conv")
         expect(Option.map(loaded, (s) => [s.messages, s.version])).toEqual(Option.some([paused(), 1]))
-        const approved = yield* Messages.approve(paused(), "c1")
+        const approved = yield* Effect.fromResult(Messages.approve(paused(), "c1"))
         expect((yield* store.save("conv", approved, { expectedVersion: 1 })).version).toBe(2)
         expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(approved))
         expect(yield* store.load("nobody")).toEqual(Option.none())
@@ -58,7 +59,7 @@ for (const [name, layer] of stores) {
         let messages: Messages.Messages = paused()
         let version = (yield* store.save("conv", messages, { expectedVersion: 0 })).version
         const states: Array<Messages.Messages> = []
-        messages = yield* Messages.approve(messages, "c1")
+        messages = yield* Effect.fromResult(Messages.approve(messages, "c1"))
         states.push(messages)
         messages = [...messages, Messages.user("and the temp files, \u00e9t\u00e9 \u{1F600} \"quoted\"")]
         states.push(messages)
@@ -207,7 +208,7 @@ for (const [name, layer] of stores) {
         const store = yield* ConversationStore.ConversationStore
         yield* store.save("a", paused(), { expectedVersion: 0 })
         for (const ttl of [0, -1, Number.NaN, Infinity, "0 millis", "forever", "9999 weeks"] as const) {
-          expect(yield* Effect.flip(store.acquire("a", "w1", ttl as Duration.DurationInput))).toMatchObject({ _tag: "StoreError" })
+          expect(yield* Effect.flip(store.acquire("a", "w1", ttl as Duration.Input))).toMatchObject({ _tag: "StoreError" })
         }
         const lease = yield* store.acquire("a", "w1", "1 second")
         expect(yield* Effect.flip(store.renew(lease, 0))).toMatchObject({ _tag: "StoreError" })

@@ -1,12 +1,13 @@
 import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as SqlClient from "@effect/sql/SqlClient"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, ConfigProvider, Effect, Exit, Layer, Option, Schema, TestClock } from "effect"
+import { PgClient } from "@effect/sql-pg"
+import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Option, Redacted, Schema } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
+import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { SqlConversationStore } from "../src/index.js"
+import { SqliteClient, SqlConversationStore } from "../src/index.js"
 import * as Readme from "./readme-example.js"
 import { freshPostgresDatabase, migratedStore, pgClient, postgresUrl, sqliteClient, tempDatabase, uniqueTable } from "./support/Databases.js"
 
@@ -144,10 +145,44 @@ describe("SqlConversationStore on PostgreSQL with an application role", () => {
         yield* store.release(lease)
         expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(done))
         const denied = yield* Effect.flip(SqlConversationStore.migrate({ table: `${table}_new` }))
-        expect(denied).toMatchObject({ _tag: "SqlError", cause: { code: "42501" } })
+        expect(denied).toMatchObject({ _tag: "SqlError", reason: { _tag: "AuthorizationError", cause: { code: "42501" } } })
       }).pipe(Effect.provide(SqlConversationStore.layer({ table }).pipe(Layer.provideMerge(Layer.orDie(pgClient(url.href))))))
       yield* asApp
     }).pipe(Effect.provide(migratedStore(pgClient(), { table })))
+  })
+})
+
+describe("SqlConversationStore.migrate on PostgreSQL", () => {
+  it.live("waits while another session holds the store's migration lock, and migrates once it is released", () => {
+    const table = uniqueTable()
+    return Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      const lock = `chat-ts/sql:${table}_migrations`
+      // Another process holds the lock (a session lock, on a connection of its own).
+      const other = yield* sql.reserve
+      yield* other.executeValues("SELECT pg_advisory_lock(hashtextextended($1, 0))", [lock])
+      const migrating = yield* Effect.forkChild(SqlConversationStore.migrate({ table }))
+      yield* Effect.sleep("1500 millis")
+      expect(migrating.pollUnsafe()).toBeUndefined()
+      expect(yield* sql`SELECT to_regclass(${table})::text AS found`).toEqual([{ found: null }])
+      yield* other.executeValues("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lock])
+      expect(yield* Fiber.join(migrating)).toEqual([[1, "conversations"]])
+      // The lock is free again: another migration takes it at once and finds nothing to do.
+      expect(yield* SqlConversationStore.migrate({ table })).toEqual([])
+      expect(yield* other.executeValues("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [lock])).toEqual([[true]])
+      // The reserved connection goes back before the client's pool closes (scoped inside the layer).
+    }).pipe(Effect.scoped, Effect.provide(Layer.orDie(pgClient())))
+  }, 30_000)
+
+  it.effect("needs one connection: migrates on a client whose pool has a single one", () => {
+    const table = uniqueTable()
+    return Effect.gen(function*() {
+      expect(yield* SqlConversationStore.migrate({ table })).toEqual([[1, "conversations"]])
+      expect(yield* SqlConversationStore.migrate({ table })).toEqual([])
+      const store = yield* SqlConversationStore.make({ table })
+      yield* store.save("conv", paused, { expectedVersion: 0 })
+      expect(Option.map(yield* store.load("conv"), (s) => s.version)).toEqual(Option.some(1))
+    }).pipe(Effect.provide(Layer.orDie(PgClient.layer({ url: Redacted.make(postgresUrl()), maxConnections: 1 }))))
   })
 })
 
@@ -199,7 +234,7 @@ describe("SqlConversationStore with Chat", () => {
         const [pending] = (yield* store.listPending()).items
         expect(pending).toMatchObject({ id: "conv", pending: ["c1"], version: 1 })
         const stored = Option.getOrThrow(yield* store.load(pending!.id))
-        const approved = yield* Messages.approve(stored.messages, "c1")
+        const approved = yield* Effect.fromResult(Messages.approve(stored.messages, "c1"))
         const chat = yield* chatWith(model2, deleted)
         const result = yield* chat.resume(approved, {
           checkpoint: ConversationStore.checkpoint(store, stored.id, stored.version)
@@ -222,7 +257,7 @@ describe("SqlConversationStore with Chat", () => {
         const store = yield* ConversationStore.ConversationStore
         const chat = yield* chatWith(model, deleted)
         const result = yield* chat.complete(Messages.fromUser("Delete the old logs."))
-        const approved = yield* Messages.approve(result.messages, "c1")
+        const approved = yield* Effect.fromResult(Messages.approve(result.messages, "c1"))
         return yield* store.save("conv", approved, { expectedVersion: 0 })
       }).pipe(Effect.provide(storeOn(database)))
 
@@ -238,7 +273,7 @@ describe("SqlConversationStore with Chat", () => {
       expect(exits.filter(Exit.isSuccess)).toHaveLength(1)
       // The late worker stops with a typed error, before running anything.
       const [refused] = exits.filter(Exit.isFailure)
-      expect(refused && Exit.isFailure(refused) ? Cause.failureOption(refused.cause) : undefined).toMatchObject({
+      expect(refused && Exit.isFailure(refused) ? Cause.findErrorOption(refused.cause) : undefined).toMatchObject({
         _tag: "Some",
         value: { _tag: "ConcurrentModification", id: "conv", expectedVersion: 1 }
       })
@@ -267,12 +302,12 @@ describe("README", () => {
         yield* store.save("free", pausedTurn.messages, { expectedVersion: 0 })
         yield* store.acquire("busy", "another worker", "1 hour")
         const chat = yield* chatWith(MockLanguageModel.make([MockLanguageModel.text("Deleted a.log.")]), deleted)
-        const result = yield* Readme.resumeOldest(chat, (messages) => Messages.approve(messages, "c1"))
+        const result = yield* Readme.resumeOldest(chat, (messages) => Effect.fromResult(Messages.approve(messages, "c1")))
         expect((yield* store.listPending()).items.map((p) => p.id)).toEqual(["busy"])
         return result
       }).pipe(
         Effect.provide(Readme.StoreLive.pipe(Layer.provideMerge(Readme.Migrate), Layer.orDie)),
-        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["DATABASE_URL", url]])))
+        Effect.provide(ConfigProvider.layer(ConfigProvider.fromEnvRecord({ DATABASE_URL: url })))
       )
       expect(result?.outcome._tag).toBe("Complete")
       expect(deleted).toEqual([["a.log"]])

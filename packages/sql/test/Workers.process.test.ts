@@ -2,13 +2,15 @@
  * Many worker processes on one database (PostgreSQL and SQLite): six start
  * together after the migration, race to resume the same pauses, find a
  * conversation busy mid-call, and take over from a worker killed with
- * SIGKILL once its lease expired. Every worker is a real OS process (see
- * `support/worker.ts`); the tools record each run in a file all of them append to.
+ * SIGKILL once its lease expired; six more start at once on an empty
+ * database, each running the migrations itself. Every worker is a real OS
+ * process (see `support/worker.ts`); the tools record each run in a file all
+ * of them append to.
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, ManagedRuntime, Option } from "effect"
+import type * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -156,5 +158,40 @@ for (const [name, database] of databases) {
         }
       }, 60_000)
     }
+  })
+}
+
+for (const [name, database] of databases) {
+  describe(`worker processes migrating at once on an empty ${name} database`, () => {
+    it("six workers that each run the migrations at startup all start; the migration is applied once, and the store works", async () => {
+      const { client, env } = await database()
+      const table = uniqueTable()
+      const runsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-runs-")), "runs.log")
+      const goFile = `${runsFile}.go`
+      const workers = Array.from({ length: 6 }, () =>
+        Workers.start({ ...env, TABLE: table, RUNS_FILE: runsFile, MIGRATE: "1", GO_FILE: goFile }))
+      try {
+        // Every process has its client; then all of them migrate at the same moment.
+        await Promise.all(workers.map((worker) => worker.loaded))
+        fs.writeFileSync(goFile, "")
+        const readiness = await Promise.all(workers.map((worker) => worker.ready))
+        for (const ready of readiness) expect(ready).toMatchObject({ ready: true, applied: expect.any(Number) })
+        // One of them applied the one migration; the others waited for it and found nothing left to do.
+        expect(readiness.map((ready) => ready.applied).sort()).toEqual([0, 0, 0, 0, 0, 1])
+        const runtime = ManagedRuntime.make(SqlConversationStore.layer({ table }).pipe(Layer.provideMerge(client), Layer.orDie))
+        try {
+          expect(await runtime.runPromise(Effect.provide(SqlConversationStore.migrate({ table }), client))).toEqual([])
+          await runtime.runPromise(Effect.flatMap(ConversationStore.ConversationStore, (store) =>
+            store.save("after-migration", paused("after-migration", "pay"), { expectedVersion: 0 })))
+          expect((await workers[3]!.send({ pending: true })).ids).toEqual(["after-migration"])
+          expect(await workers[5]!.send({ resume: "after-migration" })).toMatchObject({ outcome: "Complete" })
+          expect(Workers.runsOf(runsFile, "after-migration").map((run) => run.pid)).toEqual([workers[5]!.pid])
+        } finally {
+          await runtime.dispose()
+        }
+      } finally {
+        await Promise.all(workers.map(Workers.stop))
+      }
+    }, 180_000)
   })
 }

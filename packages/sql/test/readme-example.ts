@@ -3,10 +3,10 @@ import { SqlConversationStore } from "@chat-ts/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer } from "effect"
 
-// PostgreSQL, its URL a secret read from the environment (SQLite: SqliteClient.layer({ filename })).
-export const DatabaseLive = PgClient.layerConfig({ url: Config.redacted("DATABASE_URL") })
+// PostgreSQL, its URL a secret read from the environment (SQLite: SqliteClient.layer({ filename }) from @chat-ts/sql).
+export const DatabaseLive = PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL") })
 
-// Run once per deploy, by a role that may change the schema: creates or updates the tables.
+// Run per deploy, by a role that may change the schema: creates or updates the tables (many at once is safe).
 export const Migrate = SqlConversationStore.layerMigrate().pipe(Layer.provide(DatabaseLive))
 
 // What every worker builds: the client and the store, no DDL.

@@ -1,5 +1,5 @@
 /**
- * Durable turns: a chat turn as an `@effect/workflow` workflow.
+ * Durable turns: a chat turn as an `effect/workflow` workflow.
  *
  * `make` defines the workflow (its tools and settings); `layer` registers it
  * on a `WorkflowEngine` (in memory, or `ClusterWorkflowEngine` on runners
@@ -21,16 +21,16 @@
  * @since 0.1.0
  */
 import { Chat, ChatError, ConversationStore, Messages, type PauseReason, Tool, type Toolkit, Turn } from "@chat-ts/core"
-import * as DurableDeferred from "@effect/workflow/DurableDeferred"
-import * as Workflow from "@effect/workflow/Workflow"
-import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as DurableDeferred from "effect/workflow/DurableDeferred"
+import * as Workflow from "effect/workflow/Workflow"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as Decision from "./Decision.js"
 import * as Shell from "./internal/shell.js"
 import { TurnNotFound } from "./WorkflowError.js"
@@ -164,9 +164,10 @@ const kitsOf = (tools: Toolkit.Any | ReadonlyArray<Toolkit.Any> | undefined): Re
 /** Why edited arguments (a JSON value) do not fit a tool's parameters, if they do not. */
 const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown): string | undefined => {
   if (tool === undefined) return `no tool named '${name}' serves this turn`
-  return Either.getLeft(
-    Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(Tool.fromWire(tool, edited))
-  ).pipe(Option.map((error) => `The arguments do not match the parameters of tool '${name}': ${error.message}`), Option.getOrUndefined)
+  return Result.getFailure(Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, edited))).pipe(
+    Option.map((error) => `The arguments do not match the parameters of tool '${name}': ${error.message}`),
+    Option.getOrUndefined
+  )
 }
 
 /** The messages with a decision applied to call `callId` (or why it does not apply). */
@@ -187,8 +188,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 ): ChatWorkflow<Kits> => {
   const tools = new Map<string, Tool.Any>()
   for (const kit of kitsOf(options.tools)) for (const tool of kit.list) tools.set(tool.name, tool)
-  const workflow = Workflow.make({
-    name: options.name,
+  const workflow = Workflow.make(options.name, {
     payload: Payload,
     success: Completed,
     error: TurnFailure,
@@ -218,7 +218,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   }
   /** Sends a decision again (a retry) and wakes the workflow, in case the first send reached it as it went to sleep. */
   const resend = (executionId: string, callId: string, decision: Decision.Decision) =>
-    Effect.zipRight(send(executionId, callId, decision), workflow.resume(executionId))
+    Effect.andThen(send(executionId, callId, decision), workflow.resume(executionId))
   /** The text of the decision recorded for a call, if one is. */
   const recorded = (executionId: string, callId: string) =>
     Effect.flatMap(ConversationStore.ConversationStore, (store) =>
@@ -233,9 +233,9 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       const store = yield* ConversationStore.ConversationStore
       const id = Shell.decisionRecordId(executionId, callId)
       const text = Shell.decisionText(decision)
-      const saved = yield* Effect.either(store.save(id, Messages.fromUser(text), { expectedVersion: 0 }))
-      if (Either.isRight(saved)) return true
-      if (saved.left._tag !== "ConcurrentModification") return yield* Effect.fail(saved.left)
+      const saved = yield* Effect.result(store.save(id, Messages.fromUser(text), { expectedVersion: 0 }))
+      if (Result.isSuccess(saved)) return true
+      if (saved.failure._tag !== "ConcurrentModification") return yield* Effect.fail(saved.failure)
       if ((yield* recorded(executionId, callId)) === text) return false
       return yield* new ChatError.ToolCallAlreadyResolved({ id: callId, status: "decided" })
     })
@@ -246,9 +246,10 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       for (let attempt = 1; attempt <= 5; attempt++) {
         const stored = yield* load(executionId)
         const applied = applyTo(stored.messages, callId, decision)
-        if (Either.isLeft(applied)) return
-        const saved = yield* Effect.either(store.save(executionId, applied.right, { expectedVersion: stored.version }))
-        if (Either.isRight(saved) || saved.left._tag !== "ConcurrentModification") return yield* saved
+        if (Result.isFailure(applied)) return
+        const saved = yield* Effect.result(store.save(executionId, applied.success, { expectedVersion: stored.version }))
+        if (Result.isSuccess(saved)) return
+        if (saved.failure._tag !== "ConcurrentModification") return yield* Effect.fail(saved.failure)
       }
     })
   const decide = (
@@ -259,15 +260,15 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     Effect.gen(function*() {
       const stored = yield* load(executionId)
       const applied = applyTo(stored.messages, callId, decision)
-      if (Either.isLeft(applied)) {
+      if (Result.isFailure(applied)) {
         const call = Messages.findTool(stored.messages, callId)
         // The same decision again (a retry after a crash between recording and sending): send it again.
-        if (applied.left._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
+        if (applied.failure._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
           const first = yield* recorded(executionId, callId)
-          if (first !== undefined && first !== Shell.decisionText(decision)) return yield* Effect.fail(applied.left)
+          if (first !== undefined && first !== Shell.decisionText(decision)) return yield* Effect.fail(applied.failure)
           return yield* resend(executionId, callId, decision)
         }
-        return yield* Effect.fail(applied.left)
+        return yield* Effect.fail(applied.failure)
       }
       if (decision._tag === "Approve" && decision.edited !== undefined) {
         const call = Messages.findTool(stored.messages, callId)!
@@ -284,11 +285,12 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       return yield* resend(executionId, callId, decision)
     })
   const statusOf = (executionId: string, messages: Messages.Messages) =>
-    Effect.map(workflow.poll(executionId), (result): Status => {
+    Effect.map(workflow.poll(executionId), (polled): Status => {
+      const result = Option.getOrUndefined(polled)
       if (result !== undefined && result._tag === "Complete") {
         const exit = result.exit
         if (Exit.isSuccess(exit)) return { _tag: "Complete", response: exit.value.response }
-        const failure = Option.getOrUndefined(Cause.failureOption(exit.cause))
+        const failure = Option.getOrUndefined(Cause.findErrorOption(exit.cause))
         return { _tag: "Failed", error: failure, detail: failure?.message ?? Cause.pretty(exit.cause) }
       }
       const waiting = Messages.pendingTools(messages).filter(Messages.isAwaitingDecision)
@@ -340,9 +342,9 @@ export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any
   | WorkflowEngine
   | ConversationStore.ConversationStore
   | Chat.StrategiesContext<Kits>
-  | Effect.Effect.Context<ReturnType<typeof Chat.make<Kits>>>
+  | Effect.Services<ReturnType<typeof Chat.make<Kits>>>
 > =>
-  Layer.unwrapEffect(Effect.map(
+  Layer.unwrap(Effect.map(
     Chat.make<Kits>({
       ...(self.options.tools === undefined ? {} : { tools: self.options.tools }),
       ...(self.options.maxSteps === undefined ? {} : { maxSteps: self.options.maxSteps }),
@@ -357,4 +359,4 @@ export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any
           concurrency: self.options.concurrency ?? "unbounded"
         }, payload.messages, executionId)
       )
-  )) as any
+  ))

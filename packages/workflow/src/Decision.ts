@@ -15,7 +15,7 @@ export const Approve = Schema.TaggedStruct("Approve", { edited: Schema.optional(
 export const Reject = Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String) })
 
 /** A decision about one call. */
-export const Decision = Schema.Union(Approve, Reject)
+export const Decision = Schema.Union([Approve, Reject])
 
 /** A decision about one call. */
 export type Decision = typeof Decision.Type

@@ -12,27 +12,36 @@
  * `WorkflowEngine` that `ChatWorkflow.layer` and the client side need. Node
  * only (`@effect/platform-node`).
  *
+ * Both create the cluster's tables when missing (`effect/cluster`'s
+ * migrations). On PostgreSQL they do it under an advisory lock, so any number
+ * of runners and clients may start at once on an empty database: one creates
+ * the tables while the others wait, then find them there.
+ *
  * @since 0.1.0
  */
-import * as ClusterWorkflowEngine from "@effect/cluster/ClusterWorkflowEngine"
-import type { MessageStorage } from "@effect/cluster/MessageStorage"
-import * as RunnerAddress from "@effect/cluster/RunnerAddress"
-import * as RunnerHealth from "@effect/cluster/RunnerHealth"
-import * as Runners from "@effect/cluster/Runners"
-import type { Sharding } from "@effect/cluster/Sharding"
-import * as ShardingConfig from "@effect/cluster/ShardingConfig"
-import * as ClusterSocketRunner from "@effect/cluster/SocketRunner"
-import * as SqlMessageStorage from "@effect/cluster/SqlMessageStorage"
-import * as SqlRunnerStorage from "@effect/cluster/SqlRunnerStorage"
-import * as SocketServer from "@effect/platform/SocketServer"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
+import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
-import * as RpcSerialization from "@effect/rpc/RpcSerialization"
-import type { SqlClient } from "@effect/sql/SqlClient"
-import type { WorkflowEngine } from "@effect/workflow/WorkflowEngine"
+import * as ClusterWorkflowEngine from "effect/cluster/ClusterWorkflowEngine"
+import type { MessageStorage } from "effect/cluster/MessageStorage"
+import * as RunnerAddress from "effect/cluster/RunnerAddress"
+import * as RunnerHealth from "effect/cluster/RunnerHealth"
+import * as Runners from "effect/cluster/Runners"
+import type { Sharding } from "effect/cluster/Sharding"
+import * as ShardingConfig from "effect/cluster/ShardingConfig"
+import * as ClusterSocketRunner from "effect/cluster/SocketRunner"
+import * as SqlMessageStorage from "effect/cluster/SqlMessageStorage"
+import * as SqlRunnerStorage from "effect/cluster/SqlRunnerStorage"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as NetAddress from "effect/net/NetAddress"
 import * as Option from "effect/Option"
+import * as RpcSerialization from "effect/rpc/RpcSerialization"
+import * as SocketServer from "effect/socket/SocketServer"
+import type { SqlClient } from "effect/sql/SqlClient"
+import type { SqlError } from "effect/sql/SqlError"
+import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import { withMigrationLock } from "./internal/migrationLock.js"
 
 /** Settings of a socket runner. */
 export interface Options {
@@ -43,29 +52,47 @@ export interface Options {
   /** The host the other runners connect to (default `host`; required when listening on `0.0.0.0` or `::`). */
   readonly advertiseHost?: string | undefined
   /** The rest of the cluster's settings (shards, lock and poll intervals). */
-  readonly shardingConfig?: Partial<Omit<ShardingConfig.ShardingConfig["Type"], "runnerAddress" | "runnerListenAddress">> | undefined
+  readonly shardingConfig?: Partial<Omit<ShardingConfig.ShardingConfig["Service"], "runnerAddress" | "runnerListenAddress">> | undefined
 }
 
 /** What a runner or a client provides: the engine, and the cluster under it. */
 export type Provides = WorkflowEngine | Sharding | MessageStorage
 
-/** Runners and messages in SQL, connections to runners over TCP, messages in MessagePack. */
+/** The advisory lock the cluster's migrations run under (PostgreSQL). */
+export const migrationLock = "chat-ts/workflow:cluster-migrations"
+
+/**
+ * The cluster's tables (`cluster_runners`, `cluster_locks`, `cluster_messages`, `cluster_replies`…),
+ * created by `effect/cluster`'s own migrations, one process at a time: built once per runner or client.
+ */
+export const layerMigrations: Layer.Layer<never, SqlError, SqlClient> = Layer.effectDiscard(
+  withMigrationLock(
+    migrationLock,
+    // One after the other: under the lock, both run on the lock's transaction and its one connection.
+    Effect.scoped(Layer.build(SqlMessageStorage.layerMigrations({}).pipe(Layer.provide(SqlRunnerStorage.layerMigrations({}))))),
+    // The history tables `effect/cluster` records its migrations in (the default prefix, `cluster`).
+    { historyTables: ["cluster_runner_migrations", "cluster_migrations"] }
+  )
+)
+
+/** Runners and messages in SQL (once the tables exist), connections to runners over TCP, messages as JSON lines. */
 const shared = <A, E, R>(self: Layer.Layer<A, E, R>) =>
   self.pipe(
     Layer.provide(NodeClusterSocket.layerClientProtocol),
-    Layer.provideMerge(Layer.orDie(SqlMessageStorage.layer)),
-    Layer.provide(Layer.orDie(SqlRunnerStorage.layer)),
-    Layer.provide(RpcSerialization.layerMsgPack)
+    Layer.provideMerge(SqlMessageStorage.layerStorage({}).pipe(Layer.provide(NodeCrypto.layerDigest))),
+    Layer.provide(SqlRunnerStorage.layerStorage({})),
+    Layer.provide(Layer.orDie(layerMigrations)),
+    Layer.provide(RpcSerialization.layerNdjson)
   )
 
 /** The cluster's settings, with the address the socket server got as the runner's address. */
 const configFromServer = (options: Options) =>
-  Layer.unwrapEffect(Effect.flatMap(SocketServer.SocketServer, (server) => {
+  Layer.unwrap(Effect.flatMap(SocketServer.SocketServer, (server) => {
     const address = server.address
-    if (address._tag !== "TcpAddress") return Effect.dieMessage("SocketRunner: the runner must listen on a TCP address")
+    if (address._tag === "UnixPathAddress") return Effect.die(new Error("SocketRunner: the runner must listen on a TCP address"))
     return Effect.succeed(ShardingConfig.layer({
       ...options.shardingConfig,
-      runnerAddress: Option.some(RunnerAddress.make(options.advertiseHost ?? address.hostname, address.port)),
+      runnerAddress: Option.some(RunnerAddress.make(options.advertiseHost ?? NetAddress.formatHost(address), address.port)),
       runnerListenAddress: Option.none()
     }))
   }))
@@ -82,7 +109,9 @@ export const layer = (options: Options = {}): Layer.Layer<Provides, SocketServer
   const host = options.host ?? "127.0.0.1"
   // Nobody can connect to "any address": a runner listening on all of them must say where it is.
   if (unspecified.has(host) && options.advertiseHost === undefined) {
-    return Layer.die(new Error(`SocketRunner: listening on ${host}, set advertiseHost to the address other runners reach this one at`))
+    return Layer.effectContext(
+      Effect.die(new Error(`SocketRunner: listening on ${host}, set advertiseHost to the address other runners reach this one at`))
+    )
   }
   const server = NodeSocketServer.layer({ host, port: options.port ?? 0 })
   const health = RunnerHealth.layerPing.pipe(

@@ -1,7 +1,7 @@
 /**
- * chat-ts on Effect's durable execution: a turn as an `@effect/workflow`
+ * chat-ts on Effect's durable execution: a turn as an `effect/workflow`
  * workflow whose model calls and tool calls are recorded once and whose pauses
- * wait for people and times on any runner of an `@effect/cluster`.
+ * wait for people and times on any runner of an `effect/cluster`.
  *
  * @since 0.1.0
  */

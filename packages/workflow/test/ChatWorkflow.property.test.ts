@@ -1,7 +1,8 @@
 import { Chat, Messages, PauseReason } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, FastCheck as fc, Layer } from "effect"
+import { Effect, Layer, Result } from "effect"
+import fc from "fast-check"
 import { Decision } from "../src/index.js"
 import { files, handlers, recorder, testLayer, turns } from "./fixtures.js"
 
@@ -74,14 +75,14 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
     for (let poll = 0; poll < 5_000; poll++) {
       // The in-memory engine misses a decision that comes while the workflow is still on its way to sleep
       // (the cluster engine queues it): give the workflow time to settle between polls, as a person would.
-      yield* Effect.repeatN(Effect.yieldNow(), 20)
-      const found = yield* Effect.either(turns.read(id))
-      if (Either.isLeft(found)) {
-        expect(found.left._tag).toBe("TurnNotFound")
-        yield* Effect.yieldNow()
+      yield* Effect.repeat(Effect.yieldNow, { times: 20 })
+      const found = yield* Effect.result(turns.read(id))
+      if (Result.isFailure(found)) {
+        expect(found.failure._tag).toBe("TurnNotFound")
+        yield* Effect.yieldNow
         continue
       }
-      const view = found.right
+      const view = found.success
       if (view.status._tag === "Complete" || view.status._tag === "Failed") return view.messages
       const waiting = yield* turns.pending(id)
       for (const call of waiting) {
@@ -95,21 +96,21 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
         for (const [call, decision] of decided) yield* Effect.ignore(turns.decide(id, call, decision))
       }
     }
-    return yield* Effect.dieMessage("the turn did not end in 50 rounds")
+    return yield* Effect.die(new Error("the turn did not end in 50 rounds"))
   }).pipe(Effect.provide(testLayer(model, recorder())))
 }
 
 describe("ChatWorkflow and Chat", () => {
-  it.live.prop(
-    "reach the same final messages for the same model script and decisions",
-    [script],
-    ([responses]) =>
-      Effect.gen(function*() {
-        const inProcess = yield* viaChat(responses)
-        const durable = yield* viaWorkflow(responses)
-        expect(durable).toEqual(inProcess)
-        expect(Either.isRight(Messages.encode(durable))).toBe(true)
-      }),
-    { timeout: 60_000, fastCheck: { numRuns: 25 } }
-  )
+  it("reach the same final messages for the same model script and decisions", async () => {
+    await fc.assert(
+      fc.asyncProperty(script, (responses) =>
+        Effect.runPromise(Effect.gen(function*() {
+          const inProcess = yield* viaChat(responses)
+          const durable = yield* viaWorkflow(responses)
+          expect(durable).toEqual(inProcess)
+          expect(Result.isSuccess(Messages.encode(durable))).toBe(true)
+        }))),
+      { numRuns: 25 }
+    )
+  }, 60_000)
 })

@@ -1,7 +1,8 @@
 import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Either, Option, TestClock } from "effect"
+import { Effect, Option, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { ChatWorkflow, Decision } from "../src/index.js"
 import { claimId, decisionRecordId } from "../src/internal/shell.js"
 import { eventually, HOUR, recorder, testLayer, turns } from "./fixtures.js"
@@ -21,6 +22,9 @@ const ended = (executionId: string) =>
   eventually(turns.read(executionId), (view) => view.status._tag === "Complete" || view.status._tag === "Failed")
 
 const statusOf = (messages: Messages.Messages, id: string) => Messages.findTool(messages, id)?.status
+
+/** Yields to the workflow's fibers (once, then 50 more times), so that what they do next has happened. */
+const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
 
 describe("ChatWorkflow on the in-memory engine", () => {
   it.effect("approve: pauses, runs the approved call once, calls the model twice, completes", () => {
@@ -48,7 +52,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(statusOf(done.messages, "c2")?._tag).toBe("Completed")
       // Starting the same turn again is the same execution: nothing runs again.
       expect(yield* turns.start("conv-1", ask)).toBe(id)
-      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      yield* settle
       expect(model.requests).toHaveLength(2)
       expect(rec.calls).toHaveLength(2)
     }).pipe(Effect.provide(testLayer(model, rec)))
@@ -63,7 +67,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       const bad = yield* Effect.flip(turns.decide(id, "c2", Decision.approve({ paths: "a.log" })))
       expect(bad._tag).toBe("InvalidEditedArguments")
       expect(statusOf((yield* turns.read(id)).messages, "c2")).toEqual({ _tag: "AwaitingApproval" })
-      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      yield* settle
       expect(rec.calls).toHaveLength(1)
 
       yield* turns.decide(id, "c2", Decision.approve({ paths: ["a.log"] }))
@@ -149,16 +153,16 @@ describe("ChatWorkflow on the in-memory engine", () => {
       const id = yield* turns.start("conv-13", ask)
       yield* waiting(id)
       // The in-memory engine drops a decision that comes before the workflow has suspended: let it suspend.
-      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      yield* settle
       const [approved, rejected] = yield* Effect.all([
-        Effect.either(turns.decide(id, "c2", Decision.approve())),
-        Effect.either(turns.decide(id, "c2", Decision.reject("no")))
+        Effect.result(turns.decide(id, "c2", Decision.approve())),
+        Effect.result(turns.decide(id, "c2", Decision.reject("no")))
       ], { concurrency: "unbounded" })
-      expect([approved, rejected].filter(Either.isRight)).toHaveLength(1)
-      const loser = [approved, rejected].find(Either.isLeft)!
-      expect(loser.left._tag).toBe("ToolCallAlreadyResolved")
+      expect([approved, rejected].filter(Result.isSuccess)).toHaveLength(1)
+      const loser = [approved, rejected].find(Result.isFailure)!
+      expect(loser.failure._tag).toBe("ToolCallAlreadyResolved")
       const done = yield* ended(id)
-      const won = Either.isRight(approved) ? "Completed" : "Rejected"
+      const won = Result.isSuccess(approved) ? "Completed" : "Rejected"
       expect(statusOf(done.messages, "c2")?._tag).toBe(won)
       expect(rec.calls.filter((c) => c.name === "delete_files")).toHaveLength(won === "Completed" ? 1 : 0)
     }).pipe(Effect.provide(testLayer(model, rec)))
@@ -206,7 +210,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(rec.calls[0]).toMatchObject({ name: "delete_files", at: 0 })
       // The turn still waits for the reminder; the model is not called again yet.
       yield* TestClock.adjust("9 minutes")
-      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      yield* settle
       expect(rec.calls).toHaveLength(1)
       expect(model.requests).toHaveLength(1)
       yield* TestClock.adjust("1 minute")
@@ -244,7 +248,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       const paused = yield* waiting(id)
       expect(statusOf(paused.messages, "t1")).toEqual({ _tag: "AwaitingApproval", expiresAt: HOUR })
       yield* TestClock.adjust("59 minutes")
-      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      yield* settle
       expect(model.requests).toHaveLength(1)
       yield* TestClock.adjust("1 minute")
       const done = yield* ended(id)
@@ -272,7 +276,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(rec.calls).toMatchObject([{ name: "delete_files", at: 30 * 60_000 }])
       // The deadline passing later changes nothing.
       yield* TestClock.adjust("1 hour")
-      yield* Effect.repeatN(Effect.yieldNow(), 50)
+      yield* settle
       expect(rec.calls).toHaveLength(1)
       expect(model.requests).toHaveLength(2)
     }).pipe(Effect.provide(testLayer(model, rec)))
@@ -311,7 +315,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       const done = yield* eventually(limited.read(id), (view) => view.status._tag === "Failed")
       expect(done.status._tag === "Failed" && done.status.error?._tag).toBe("StepLimitReached")
       expect(model.requests).toHaveLength(2)
-      expect(Either.isRight(Messages.encode(done.messages))).toBe(true)
+      expect(Result.isSuccess(Messages.encode(done.messages))).toBe(true)
     }).pipe(Effect.provide(ChatWorkflow.layer(limited)), Effect.provide(testLayer(model, rec)))
   })
 

@@ -1,17 +1,20 @@
 /**
- * End to end on `@effect/cluster` with a real PostgreSQL: durable turns on
- * runner processes that are killed with SIGKILL. The runs of the model and
- * the tools are recorded by the runners in a file (see `support/runner.ts`).
+ * End to end on `effect/cluster` with a real PostgreSQL: durable turns on
+ * runner processes that are killed with SIGKILL, and runners that start at
+ * the same moment on an empty database. The runs of the model and the tools
+ * are recorded by the runners in a file (see `support/runner.ts`).
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
 import { PgClient } from "@effect/sql-pg"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, ManagedRuntime, Option, Redacted } from "effect"
+import { Effect, Layer, ManagedRuntime, Option, Redacted, Schedule } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SqlConversationStore } from "../../sql/src/index.js"
 import { EmbeddedPostgres } from "../../sql/src/testing/index.js"
+import * as SocketRunner from "../src/SocketRunner.js"
 import * as Runners from "./support/Runners.js"
 
 const table = "turns"
@@ -28,6 +31,14 @@ describe("durable turns on runner processes and PostgreSQL", () => {
     runners.push(runner)
     expect(await runner.ready).toEqual({ ready: true })
     return runner
+  }
+
+  /** Starts `count` runners that build their layers (and create missing tables) at the same moment. */
+  const startRunners = async (count: number, with_: Record<string, string> = env) => {
+    const started = await Runners.startTogether(count, with_)
+    runners.push(...started)
+    expect(await Promise.all(started.map((runner) => runner.ready))).toEqual(started.map(() => ({ ready: true })))
+    return started
   }
 
   /** The published state of a turn, read by this test process from the database. */
@@ -85,10 +96,9 @@ describe("durable turns on runner processes and PostgreSQL", () => {
   }
 
   it("two active runners: turns started on either run on both; kill -9 one, decide through the other: it completes there, the tool ran once", async () => {
-    // The first runner alone creates the tables on the empty database: PostgreSQL's `CREATE TABLE IF NOT
-    // EXISTS` run by two processes at once can fail one of them (docs/scale.md says so).
-    const a = await startRunner()
-    const b = await startRunner()
+    // Both runners start at the same moment on the empty database: one creates the cluster's tables, under
+    // an advisory lock, while the other waits for it.
+    const [a, b] = await startRunners(2) as [Runners.RunnerProcess, Runners.RunnerProcess]
     await spread([a, b], "the shards spreading over both runners")
 
     // One turn on each runner's shards, each started through the other runner: the start is sent over
@@ -151,4 +161,85 @@ describe("durable turns on runner processes and PostgreSQL", () => {
     expect([d.pid, e.pid]).toContain(reminders[0]!.pid)
     await Runners.until(async () => Messages.textOf((await view(id))!.messages.at(-1)!) === "done", 30_000, "the turn completing")
   }, 240_000)
+  it("four runners starting at the same moment on an empty database, each creating the tables it needs, all start and share the work", async () => {
+    for (const runner of runners) await Runners.kill(runner)
+    // A database with no table at all: the four runners create the cluster's tables and the turn store's.
+    const fresh = await Effect.runPromise(Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE DATABASE fresh_start`
+      const url = new URL(server.url)
+      url.pathname = "/fresh_start"
+      return url.href
+    }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(server.url) }))))
+    const freshRuns = path.join(path.dirname(runsFile), "fresh.log")
+    const started = await startRunners(4, { ...env, DATABASE_URL: fresh, RUNS_FILE: freshRuns, MIGRATE_STORE: "1" })
+    await spread(started, "the shards spreading over the four runners")
+
+    // The tables are there once, and work: a turn started through one runner is decided through another.
+    const freshView = ManagedRuntime.make(
+      SqlConversationStore.layer({ table }).pipe(Layer.provideMerge(PgClient.layer({ url: Redacted.make(fresh) })), Layer.orDie)
+    )
+    try {
+      const load = (id: string) =>
+        freshView.runPromise(Effect.flatMap(ConversationStore.ConversationStore, (store) => store.load(id))).then(Option.getOrUndefined)
+      const id = (await started[0]!.send({ start: "conv-fresh", text: "delete fresh" })).id!
+      await Runners.until(async () => Messages.findTool((await load(id))?.messages ?? [], "d1")?.status._tag === "AwaitingApproval", 60_000, "the turn pausing")
+      expect(await started[3]!.send({ decide: id, call: "d1", approve: true }, 60_000)).toEqual({ n: expect.any(Number) })
+      await Runners.until(async () => {
+        const last = (await load(id))?.messages.at(-1)
+        return last?.role === "assistant" && Messages.textOf(last) === "done"
+      }, 60_000, "the turn completing")
+      expect(Runners.runsOf(freshRuns).filter((r) => r.tool === "delete_files")).toHaveLength(1)
+      const migrations = await Effect.runPromise(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        return {
+          cluster: yield* sql`SELECT migration_id FROM cluster_migrations ORDER BY migration_id`,
+          store: yield* sql`SELECT migration_id FROM ${sql(`${table}_migrations`)}`
+        }
+      }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(fresh) }))))
+      expect(migrations.store).toEqual([{ migration_id: 1 }])
+      expect(migrations.cluster.length).toBeGreaterThan(0)
+    } finally {
+      await freshView.dispose()
+    }
+  }, 240_000)
+  it("a runner on an empty database waits while another process holds the cluster's migration lock, then creates the tables", async () => {
+    for (const runner of runners) await Runners.kill(runner)
+    const url = new URL(server.url)
+    url.pathname = "/locked_start"
+    await Effect.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) => sql`CREATE DATABASE locked_start`).pipe(
+      Effect.provide(PgClient.layer({ url: Redacted.make(server.url) }))
+    ))
+    const hold = SqlClient.SqlClient.pipe(
+      Effect.flatMap((sql) => sql.reserve),
+      Effect.tap((conn) => conn.executeValues("SELECT pg_advisory_lock(hashtextextended($1, 0))", [SocketRunner.migrationLock]))
+    )
+    const clusterTables = Effect.flatMap(SqlClient.SqlClient, (sql) => sql`SELECT to_regclass('cluster_runners')::text AS found`)
+    const waitingForLock = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+      Effect.map(
+        sql`SELECT count(*)::int AS n FROM pg_stat_activity
+            WHERE datname = 'locked_start' AND pid <> pg_backend_pid() AND query LIKE 'SELECT pg_try_advisory_xact_lock%'`,
+        (rows) => rows[0]?.["n"] === 1
+      ))
+    await Effect.runPromise(Effect.gen(function*() {
+      const conn = yield* hold
+      yield* Effect.promise(() => SqlConversationStore.migrate({ table }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(url.href) })), Effect.runPromise))
+      const runner = Runners.start({ ...env, DATABASE_URL: url.href })
+      runners.push(runner)
+      let ready = false
+      void runner.ready.then(() => (ready = true))
+      // The runner has asked for the lock (its session's last statement), and asks again while it waits.
+      yield* waitingForLock.pipe(
+        Effect.repeat({ until: (waiting) => waiting, schedule: Schedule.spaced("100 millis") }),
+        Effect.timeoutOrElse({ duration: "60 seconds", orElse: () => Effect.die(new Error("the runner never asked for the lock")) })
+      )
+      yield* Effect.sleep("1 second")
+      // Still waiting for the lock: no table yet, not ready.
+      expect(ready).toBe(false)
+      expect(yield* clusterTables).toEqual([{ found: null }])
+      yield* conn.executeValues("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [SocketRunner.migrationLock])
+      expect(yield* Effect.promise(() => runner.ready)).toEqual({ ready: true })
+      expect(yield* clusterTables).toEqual([{ found: "cluster_runners" }])
+    }).pipe(Effect.scoped, Effect.provide(PgClient.layer({ url: Redacted.make(url.href) }))))
+  }, 120_000)
 })

@@ -2,14 +2,14 @@
  * `SocketRunner.layer` in this process, on a SQLite file: the address a
  * runner announces to the others is the one it listens on.
  */
-import * as SqlClient from "@effect/sql/SqlClient"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, Layer, Option, Schedule } from "effect"
+import { Cause, Effect, Exit, Layer, Option, Result, Schedule } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
+import * as SqliteClient from "../../sql/src/SqliteClient.js"
 import * as SocketRunner from "../src/SocketRunner.js"
 
 const database = () =>
@@ -17,7 +17,7 @@ const database = () =>
 
 /** Whether something accepts TCP connections on 127.0.0.1:`port` (bounded). */
 const accepts = (port: number) =>
-  Effect.async<boolean>((resume) => {
+  Effect.callback<boolean>((resume) => {
     const socket = net.connect({ host: "127.0.0.1", port })
     socket.setTimeout(5_000)
     const done = (ok: boolean) => (socket.destroy(), resume(Effect.succeed(ok)))
@@ -48,7 +48,7 @@ describe("SocketRunner", () => {
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Effect.scoped(Layer.build(SocketRunner.layer({ host: "0.0.0.0" }))))
       expect(Exit.isFailure(exit)).toBe(true)
-      const defect = Exit.isFailure(exit) ? Option.getOrUndefined(Cause.dieOption(exit.cause)) : undefined
+      const defect = Exit.isFailure(exit) ? Option.getOrUndefined(Result.getSuccess(Cause.findDefect(exit.cause))) : undefined
       expect(String(defect)).toContain("set advertiseHost")
     }).pipe(Effect.provide(database())), 30_000)
 

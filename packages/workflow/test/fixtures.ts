@@ -3,8 +3,8 @@
  */
 import { Action, ConversationStore, Tool, Toolkit } from "@chat-ts/core"
 import type { MockLanguageModel } from "@chat-ts/core/testing"
-import { WorkflowEngine } from "@effect/workflow"
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Clock, Effect, Layer, Result, Schema } from "effect"
+import { WorkflowEngine } from "effect/workflow"
 import { ChatWorkflow } from "../src/index.js"
 
 export const ListFiles = Tool.make("list_files", {
@@ -93,9 +93,9 @@ export const testLayer = (model: MockLanguageModel.MockLanguageModel, rec: Recor
 export const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean, tries = 2_000) =>
   Effect.gen(function*() {
     for (let i = 0; i < tries; i++) {
-      const a = yield* Effect.either(effect)
-      if (a._tag === "Right" && done(a.right)) return a.right
-      yield* Effect.yieldNow()
+      const a = yield* Effect.result(effect)
+      if (Result.isSuccess(a) && done(a.success)) return a.success
+      yield* Effect.yieldNow
     }
-    return yield* Effect.dieMessage(`not reached after ${tries} tries`)
+    return yield* Effect.die(new Error(`not reached after ${tries} tries`))
   })

@@ -2,7 +2,7 @@
  * Where the demo's input comes from: the person's messages and their decisions
  * on pending calls.
  *
- * - `interactive`: prompts of `@effect/cli` on the terminal (select, text with
+ * - `interactive`: prompts of `effect/cli` on the terminal (select, text with
  *   validation, Ctrl-C to leave).
  * - `lines`: one line at a time from piped stdin (or any list of lines), for
  *   scripts: a message per line; at a pause, `approve`, `edit <json>`,
@@ -11,22 +11,21 @@
  *   override either source.
  */
 import type { Tool } from "@chat-ts/core"
-import * as Prompt from "@effect/cli/Prompt"
-import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as Terminal from "@effect/platform/Terminal"
-import * as Chunk from "effect/Chunk"
+import * as Prompt from "effect/cli/Prompt"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
 import * as Scope from "effect/Scope"
+import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
+import * as Terminal from "effect/Terminal"
 import type { Pending, Style } from "./render.js"
 import { clockTime } from "./render.js"
 
@@ -46,10 +45,10 @@ export type Decision = Data.TaggedEnum<{
 export const Decision = Data.taggedEnum<Decision>()
 
 /** The person left (Ctrl-C at a prompt). */
-export class Quit extends Data.TaggedError("Quit")<{}> {}
+export class Quit extends Schema.TaggedError<Quit>()("Quit", {}) {}
 
 /** Piped input ended while a decision was still needed. */
-export class InputEnded extends Data.TaggedError("InputEnded")<{ readonly id: string; readonly name: string }> {
+export class InputEnded extends Schema.TaggedError<InputEnded>()("InputEnded", { id: Schema.String, name: Schema.String }) {
   override get message() {
     return `The input ended before a decision on ${this.name} (${this.id}) was given.`
   }
@@ -67,34 +66,42 @@ export interface Io {
 // Validation of edited arguments
 // ---------------------------------------------------------------------------
 
+/** One human line per problem ("paths: name at least one file"), not Schema's tree. */
+const formatIssues = SchemaIssue.makeFormatterStandardSchemaV1()
+
+const isObject = (json: unknown): boolean => typeof json === "object" && json !== null && !Array.isArray(json)
+
 /**
  * Checks edited arguments (JSON text) against the tool's parameters (an
- * unknown tool's are checked by the chat on resume). `Right` holds the JSON
- * value to approve with; `Left` says what is wrong.
+ * unknown tool's are checked by the chat on resume). `Success` holds the JSON
+ * value to approve with; `Failure` says what is wrong.
  */
 export const validateArguments = (
   toolName: string,
   text: string,
   tool: Tool.Any | undefined
-): Either.Either<unknown, string> => {
+): Result.Result<unknown, string> => {
   let json: unknown
   try {
     json = JSON.parse(text)
   } catch (error) {
-    return Either.left(`That is not valid JSON (${(error as Error).message}).`)
+    return Result.fail(`That is not valid JSON (${(error as Error).message}).`)
   }
-  if (tool === undefined) return Either.right(json)
-  return Schema.decodeUnknownEither(tool.parameters as Schema.Schema<unknown, unknown>)(json, { onExcessProperty: "error", errors: "all" }).pipe(
-    Either.mapLeft((error) => {
-      // One human line per problem ("paths: Expected an array of at least 1 item(s), actual []"), not Schema's tree.
-      const problems = ParseResult.ArrayFormatter.formatErrorSync(error).map((issue) =>
-        issue.path.length === 0 && issue._tag === "Type"
-          ? "  the arguments: expected a JSON object"
-          : `  ${issue.path.length === 0 ? "the arguments" : issue.path.map(String).join(".")}: ${issue.message}`
-      )
-      return `Those arguments do not match ${toolName}'s parameters:\n${problems.join("\n")}`
-    }),
-    Either.map(() => json)
+  if (tool === undefined) return Result.succeed(json)
+  const mismatch = (problems: ReadonlyArray<string>) =>
+    `Those arguments do not match ${toolName}'s parameters:\n${problems.map((problem) => `  ${problem}`).join("\n")}`
+  if (!isObject(json)) return Result.fail(mismatch(["the arguments: expected a JSON object"]))
+  const decode = Schema.decodeUnknownResult(tool.parameters as Schema.Decoder<unknown>)
+  return decode(json, { onExcessProperty: "error", errors: "all" }).pipe(
+    Result.mapError((error) =>
+      mismatch(formatIssues(error.issue).issues.map((issue) => {
+        const path = issue.path === undefined || issue.path.length === 0
+          ? "the arguments"
+          : issue.path.map((key) => String(typeof key === "object" ? key.key : key)).join(".")
+        return `${path}: ${issue.message}`
+      }))
+    ),
+    Result.map(() => json)
   )
 }
 
@@ -107,11 +114,11 @@ const compact = (text: string): string => {
 }
 
 // ---------------------------------------------------------------------------
-// Interactive: @effect/cli prompts
+// Interactive: effect/cli prompts
 // ---------------------------------------------------------------------------
 
-const quitOnCtrlC = <A>(prompt: Prompt.Prompt<A>): Effect.Effect<A, Quit, Terminal.Terminal> =>
-  Effect.catchTag(prompt, "QuitException", () => Effect.fail(new Quit()))
+const quitOnCtrlC = <A>(prompt: Prompt.Prompt<A>): Effect.Effect<A, Quit, Prompt.Environment> =>
+  Effect.catchTag(prompt, "QuitError", () => Effect.fail(new Quit()))
 
 /** ANSI: erases `rows` lines (the cursor's and those above it) and returns to the first column. */
 export const eraseLines = (rows: number): string =>
@@ -121,25 +128,26 @@ type Choice = "approve" | "edit" | "reject" | "wait"
 
 /** Prompts on the terminal. */
 export const interactive = Effect.gen(function*() {
-  const terminal = yield* Effect.context<Terminal.Terminal>()
+  const terminal = yield* Effect.context<Prompt.Environment>()
   const run = <A>(prompt: Prompt.Prompt<A>) => quitOnCtrlC(prompt).pipe(Effect.provide(terminal))
 
   const editArguments = (pending: Pending) =>
-    run(Prompt.text({
-      message: `New arguments for ${pending.call.name} as JSON (Tab fills in the current ones)`,
+    run(Prompt.String({
+      message: `New arguments for ${pending.call.name} as JSON (edit the current ones; Ctrl-U clears them)`,
       default: compact(pending.call.arguments),
-      validate: (text) => Either.match(validateArguments(pending.call.name, text, pending.tool), {
-        onLeft: (error) => Effect.fail(error),
-        onRight: () => Effect.succeed(text)
-      })
+      validate: (text) =>
+        Result.match(validateArguments(pending.call.name, text, pending.tool), {
+          onFailure: (error) => Effect.fail(error),
+          onSuccess: () => Effect.succeed(text)
+        })
     })).pipe(Effect.map((text) => Decision.Edit({ arguments: JSON.parse(text) })))
 
-  const rejectReason = run(Prompt.text({ message: "Why? (the model sees this; Enter to skip)" })).pipe(
+  const rejectReason = run(Prompt.String({ message: "Why? (the model sees this; Enter to skip)" })).pipe(
     Effect.map((reason) => Decision.Reject({ reason: reason.trim() === "" ? undefined : reason.trim() }))
   )
 
   const io: Io = {
-    nextMessage: run(Prompt.text({
+    nextMessage: run(Prompt.String({
       message: "You",
       validate: (text) =>
         text.trim() === "" ? Effect.fail("Type a request (or exit to leave).") : Effect.succeed(text.trim())
@@ -147,7 +155,7 @@ export const interactive = Effect.gen(function*() {
     decide: (pending) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
-        const choices: ReadonlyArray<Prompt.Prompt.SelectChoice<Choice>> = pending.kind._tag === "Approval"
+        const choices: ReadonlyArray<Prompt.SelectChoice<Choice>> = pending.kind._tag === "Approval"
           ? [
             { title: "Approve", value: "approve", description: "run it with these arguments" },
             { title: "Edit the arguments", value: "edit", description: "change them, then run it" },
@@ -161,7 +169,7 @@ export const interactive = Effect.gen(function*() {
             { title: "Edit the arguments and run now", value: "edit" },
             { title: "Cancel it", value: "reject", description: "do not run it; tell the model why" }
           ]
-        const choice = yield* run(Prompt.select({ message: `${pending.call.name}: your decision`, choices })).pipe(
+        const choice = yield* run(Prompt.Select({ message: `${pending.call.name}: your decision`, choices })).pipe(
           // Ctrl-C at the menu: take it (its message line and choices) off the screen before leaving.
           Effect.tapError(() =>
             Effect.orDie(Effect.flatMap(Terminal.Terminal, (t) => t.display(eraseLines(choices.length + 1)))).pipe(
@@ -189,18 +197,19 @@ export const interactive = Effect.gen(function*() {
 // ---------------------------------------------------------------------------
 
 /** A source of input lines. */
-export class LineInput extends Context.Tag("@chat-ts/examples/demo/LineInput")<
+export class LineInput extends Context.Service<
   LineInput,
   { readonly next: Effect.Effect<Option.Option<string>> }
->() {}
+>()("@chat-ts/examples/demo/LineInput") {}
 
 /** Lines of stdin, read only once asked for (so an interactive session never touches stdin here). */
-export const stdinLines: Layer.Layer<LineInput> = Layer.scoped(
+export const stdinLines: Layer.Layer<LineInput, never, Stdio.Stdio> = Layer.effect(
   LineInput,
   Effect.gen(function*() {
+    const stdio = yield* Stdio.Stdio
     const scope = yield* Effect.scope
     const pull = yield* Effect.cached(
-      NodeStream.stdin.pipe(Stream.decodeText(), Stream.splitLines, Stream.toPull, Scope.extend(scope))
+      stdio.stdin.pipe(Stream.decodeText(), Stream.splitLines, Stream.toPull, Scope.provide(scope))
     )
     const buffer: Array<string> = []
     let done = false
@@ -213,11 +222,11 @@ export const stdinLines: Layer.Layer<LineInput> = Layer.scoped(
           onFailure: () => {
             done = true
           },
-          onSuccess: (chunk) => {
-            buffer.push(...Chunk.toReadonlyArray(chunk))
+          onSuccess: (lines) => {
+            buffer.push(...lines)
           }
         }),
-        Effect.zipRight(next)
+        Effect.andThen(next)
       )
     })
     return { next }
@@ -228,28 +237,28 @@ export const stdinLines: Layer.Layer<LineInput> = Layer.scoped(
 export const fromLines = (lines: ReadonlyArray<string>): Layer.Layer<LineInput> =>
   Layer.sync(LineInput, () => {
     const rest = [...lines]
-    return { next: Effect.sync(() => Option.fromNullable(rest.shift())) }
+    return { next: Effect.sync(() => Option.fromUndefinedOr(rest.shift())) }
   })
 
 const help = "approve | edit <json> | reject [reason]"
 const scheduledHelp = "wait | approve (run now) | edit <json> | reject [reason]"
 
-/** Reads one decision from a line; `Left` says why the line was not understood. */
-export const parseDecision = (pending: Pending, line: string): Either.Either<Decision, string> => {
+/** Reads one decision from a line; `Failure` says why the line was not understood. */
+export const parseDecision = (pending: Pending, line: string): Result.Result<Decision, string> => {
   const text = line.trim()
   const scheduled = pending.kind._tag === "Scheduled"
-  if (/^(a|approve|y|yes|run|now)$/i.test(text)) return Either.right(Decision.Approve())
-  if (scheduled && /^(w|wait)$/i.test(text)) return Either.right(Decision.Wait())
+  if (/^(a|approve|y|yes|run|now)$/i.test(text)) return Result.succeed(Decision.Approve())
+  if (scheduled && /^(w|wait)$/i.test(text)) return Result.succeed(Decision.Wait())
   const reject = /^(r|reject|n|no|cancel)(?:\s+(.*))?$/is.exec(text)
   if (reject !== null) {
     const reason = reject[2]?.trim()
-    return Either.right(Decision.Reject({ reason: reason === undefined || reason === "" ? undefined : reason }))
+    return Result.succeed(Decision.Reject({ reason: reason === undefined || reason === "" ? undefined : reason }))
   }
   const edit = /^(e|edit)\s+(.*)$/is.exec(text)
   if (edit !== null) {
-    return Either.map(validateArguments(pending.call.name, edit[2]!, pending.tool), (json) => Decision.Edit({ arguments: json }))
+    return Result.map(validateArguments(pending.call.name, edit[2]!, pending.tool), (json) => Decision.Edit({ arguments: json }))
   }
-  return Either.left(`Not understood: '${text}'. Answer one of: ${scheduled ? scheduledHelp : help}.`)
+  return Result.fail(`Not understood: '${text}'. Answer one of: ${scheduled ? scheduledHelp : help}.`)
 }
 
 /** Input from lines: messages and decisions in the order they are needed. Lines are echoed. */
@@ -278,8 +287,8 @@ export const lines = (s: Style) =>
             if (line.value.trim() === "") continue
             yield* Console.log(`${s.dim("›")} ${line.value.trim()}`)
             const decision = parseDecision(pending, line.value)
-            if (Either.isRight(decision)) return decision.right
-            yield* Console.log(s.red(decision.left))
+            if (Result.isSuccess(decision)) return decision.success
+            yield* Console.log(s.red(decision.failure))
           }
         })
     }

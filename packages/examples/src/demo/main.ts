@@ -15,21 +15,20 @@
  */
 import { Chat, type Tool } from "@chat-ts/core"
 import { McpChat, McpStrategy, type McpTool } from "@chat-ts/mcp"
-import * as Command from "@effect/cli/Command"
-import * as HelpDoc from "@effect/cli/HelpDoc"
-import * as Options from "@effect/cli/Options"
-import * as ValidationError from "@effect/cli/ValidationError"
-import type * as FileSystem from "@effect/platform/FileSystem"
-import type * as Path from "@effect/platform/Path"
-import type * as Terminal from "@effect/platform/Terminal"
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
+import * as CliError from "effect/cli/CliError"
+import * as Command from "effect/cli/Command"
+import * as Flag from "effect/cli/Flag"
 import * as Console from "effect/Console"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import type * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import type * as Path from "effect/Path"
+import * as Schema from "effect/Schema"
+import type * as Terminal from "effect/Terminal"
 import * as Mcp from "../mcp.js"
 import { fromUserFolder, isMain } from "../shared/main.js"
 import * as Models from "../shared/Models.js"
@@ -52,13 +51,13 @@ export interface Settings {
   readonly interactive: boolean
   readonly color: boolean
   /** The scripted model's pause between streamed text pieces (default 12 millis). */
-  readonly typingDelay?: Duration.DurationInput
+  readonly typingDelay?: Duration.Input
   /** Use the tools of the MCP files server (src/mcp/files-server.ts) instead of the demo's own. */
   readonly mcp?: boolean
 }
 
 /** The session did not end well; the process exits with `code`. */
-export class DemoFailed extends Data.TaggedError("DemoFailed")<{ readonly code: number; readonly reason: string }> {}
+export class DemoFailed extends Schema.TaggedError<DemoFailed>()("DemoFailed", { code: Schema.Number, reason: Schema.String }) {}
 
 const systemPrompt = (root: string) =>
   [
@@ -185,9 +184,9 @@ const run = (settings: Settings) =>
     Effect.scoped,
     Effect.provide(Sandbox.layer(Option.getOrUndefined(settings.sandbox))),
     Effect.catchTag("McpConnectError", (error) => new DemoFailed({ code: 1, reason: `The MCP files server failed: ${error.detail}` })),
+    Effect.catchTag("RefreshToolsDefect", (error) => new DemoFailed({ code: 1, reason: `Reading the MCP server's tools failed: ${error.detail}` })),
     Effect.catchTag("ConfigError", (error) => new DemoFailed({ code: 2, reason: `Bad configuration: ${error.message}` })),
-    Effect.catchTag("SystemError", (error) => new DemoFailed({ code: 1, reason: error.message })),
-    Effect.catchTag("BadArgument", (error) => new DemoFailed({ code: 1, reason: error.message }))
+    Effect.catchTag("PlatformError", (error) => new DemoFailed({ code: 1, reason: error.message }))
   )
 
 /** The default of --cleanup-delay. */
@@ -206,15 +205,12 @@ const flagText = {
     "Use the tools of the MCP files server (list_files, read_file, write_file, delete_files), started over stdio and confined to the sandbox, instead of the demo's own."
 }
 
-const durationOption = Options.text("cleanup-delay").pipe(
-  Options.withDescription(flagText.cleanupDelay),
-  Options.withDefault(defaultCleanupDelay),
-  Options.mapEffect((text): Effect.Effect<Duration.Duration, ValidationError.ValidationError> =>
-    Option.match(Duration.decodeUnknown(text), {
-      onNone: () =>
-        Effect.fail(ValidationError.invalidValue(HelpDoc.p(`'${text}' is not a duration (try "3 seconds" or "1 minute").`))),
-      onSome: (duration) => Effect.succeed(duration)
-    })
+const durationFlag = Flag.String("cleanup-delay").pipe(
+  Flag.withDescription(flagText.cleanupDelay),
+  Flag.withDefault(defaultCleanupDelay),
+  Flag.filterMap(
+    (text) => Duration.fromInput(text as Duration.Input),
+    (text) => `a duration such as "3 seconds" or "1 minute" ('${text}' is not a duration)`
   )
 )
 
@@ -222,28 +218,31 @@ const durationOption = Options.text("cleanup-delay").pipe(
 export const command = Command.make(
   "demo",
   {
-    approveAll: Options.boolean("approve-all").pipe(
-      Options.withDescription(flagText.approveAll)
+    approveAll: Flag.Boolean("approve-all").pipe(
+      Flag.withDescription(flagText.approveAll),
+      Flag.withDefault(false)
     ),
-    rejectAll: Options.text("reject-all").pipe(
-      Options.withDescription(flagText.rejectAll),
-      Options.optional
+    rejectAll: Flag.String("reject-all").pipe(
+      Flag.withDescription(flagText.rejectAll),
+      Flag.optional
     ),
-    messages: Options.text("message").pipe(
-      Options.withAlias("m"),
-      Options.withDescription(flagText.message),
-      Options.repeated
+    messages: Flag.String("message").pipe(
+      Flag.withAlias("m"),
+      Flag.withDescription(flagText.message),
+      Flag.atLeast(0)
     ),
-    sandbox: Options.text("sandbox").pipe(
-      Options.withDescription(flagText.sandbox),
-      Options.optional
+    sandbox: Flag.String("sandbox").pipe(
+      Flag.withDescription(flagText.sandbox),
+      Flag.optional
     ),
-    cleanupDelay: durationOption,
-    offline: Options.boolean("offline").pipe(
-      Options.withDescription(flagText.offline)
+    cleanupDelay: durationFlag,
+    offline: Flag.Boolean("offline").pipe(
+      Flag.withDescription(flagText.offline),
+      Flag.withDefault(false)
     ),
-    mcp: Options.boolean("mcp").pipe(
-      Options.withDescription(flagText.mcp)
+    mcp: Flag.Boolean("mcp").pipe(
+      Flag.withDescription(flagText.mcp),
+      Flag.withDefault(false)
     )
   },
   (flags) => {
@@ -256,7 +255,7 @@ export const command = Command.make(
 )
 
 /**
- * The --help page, written for this demo rather than @effect/cli's generic
+ * The --help page, written for this demo rather than effect/cli's generic
  * one: the command as it is typed (`npm start -- …`), each flag with its
  * value and default, the environment, no escape codes unless `color`, and
  * lines of at most 100 columns.
@@ -310,21 +309,22 @@ export const helpText = (color: boolean): string => {
   ].join("\n")
 }
 
-const cli = Command.run(command, { name: "chat-ts demo", version: "0.1.0" })
+const cli = Command.run(command, { version: "0.1.0" })
 
 if (isMain(import.meta.url) && process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
   process.stdout.write(helpText(wantsColor()))
 } else if (isMain(import.meta.url)) {
-  cli(process.argv).pipe(
+  cli.pipe(
     Effect.catchTag("DemoFailed", (error) =>
-      Console.error(error.reason).pipe(Effect.zipRight(Effect.sync(() => {
+      Console.error(error.reason).pipe(Effect.andThen(Effect.sync(() => {
         process.exitCode = error.code
       })))),
-    Effect.catchIf(ValidationError.isValidationError, () =>
+    // A malformed command line: effect/cli has printed what is wrong.
+    Effect.catchIf(CliError.isCliError, () =>
       Effect.sync(() => {
         process.exitCode = 2
       })),
-    Effect.provide(NodeContext.layer),
+    Effect.provide(NodeServices.layer),
     NodeRuntime.runMain({ disableErrorReporting: false })
   )
 }

@@ -3,17 +3,17 @@
  * work on. The demo makes a fresh temporary folder (removed on exit) unless
  * it is given one with `--sandbox`.
  */
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
-import type { PlatformError } from "@effect/platform/Error"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Layer from "effect/Layer"
+import * as Path from "effect/Path"
+import type { PlatformError } from "effect/PlatformError"
 import type * as Scope from "effect/Scope"
 
 /** The sandbox folder in use. */
-export class Sandbox extends Context.Tag("@chat-ts/examples/demo/Sandbox")<Sandbox, { readonly root: string }>() {}
+export class Sandbox extends Context.Service<Sandbox, { readonly root: string }>()("@chat-ts/examples/demo/Sandbox") {}
 
 const day = 24 * 60 * 60 * 1000
 
@@ -62,7 +62,7 @@ export const seed = (root: string): Effect.Effect<void, PlatformError, FileSyste
 export const layer = (
   dir: string | undefined
 ): Layer.Layer<Sandbox, PlatformError, FileSystem.FileSystem | Path.Path> =>
-  Layer.scoped(
+  Layer.effect(
     Sandbox,
     Effect.gen(function*() {
       const fs = yield* FileSystem.FileSystem

@@ -144,9 +144,9 @@ export const respond = (messages: Messages.Messages): MockLanguageModel.Scripted
 }
 
 /** The scripted demo model as a `LanguageModel` layer; text streams with a small typing delay. */
-export const layer = (options: { readonly typingDelay?: Duration.DurationInput } = {}): Layer.Layer<LanguageModel.LanguageModel> => {
+export const layer = (options: { readonly typingDelay?: Duration.Input } = {}): Layer.Layer<LanguageModel.LanguageModel> => {
   const model = MockLanguageModel.make((request) => respond(request.messages))
-  const delay = Duration.decode(options.typingDelay ?? "12 millis")
+  const delay = Duration.fromInputUnsafe(options.typingDelay ?? "12 millis")
   if (Duration.toMillis(delay) === 0) return model.layer
   return LanguageModel.layer({
     generate: model.generate,

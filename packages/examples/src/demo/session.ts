@@ -5,13 +5,13 @@
  * wait are waited for (`waitForScheduled`) and the turn goes on by itself.
  */
 import { Chat, ChatEvent, Messages, PauseReason } from "@chat-ts/core"
-import * as Terminal from "@effect/platform/Terminal"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
+import * as Terminal from "effect/Terminal"
 import type { Decision, InputEnded, Io, Quit } from "./Io.js"
 import type { Pending, Style } from "./render.js"
 import { brief, clockTime, pendingBox, relative, resultLine } from "./render.js"
@@ -66,7 +66,7 @@ const applyDecision = (messages: Messages.Messages, pending: Pending, decision: 
     case "Reject":
       return Messages.reject(messages, id, decision.reason)
     case "Wait":
-      return Either.right(messages)
+      return Result.succeed(messages)
   }
 }
 
@@ -128,12 +128,12 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
                   const run = tool === undefined ? undefined : catalogue.policy(tool)?.run
                   const note = run === "auto" ? "" : s.dim(run === "later" ? " (runs later)" : " (needs approval)")
                   return closeText.pipe(
-                    Effect.zipRight(Console.log(`  ${s.dim("→")} ${event.call.name} ${brief(Messages.parsedArguments(event.call))}${note}`))
+                    Effect.andThen(Console.log(`  ${s.dim("→")} ${event.call.name} ${brief(Messages.parsedArguments(event.call))}${note}`))
                   )
                 }
                 case "ToolResult":
                   inText = false
-                  return closeText.pipe(Effect.zipRight(Console.log(resultLine(s, event.call))))
+                  return closeText.pipe(Effect.andThen(Console.log(resultLine(s, event.call))))
                 case "Paused":
                 case "Completed":
                   inText = false
@@ -160,7 +160,7 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
           for (const item of pending) {
             yield* Console.log(pendingBox(s, item, yield* Clock.currentTimeMillis))
             const decision = yield* io.decide(item)
-            messages = yield* Effect.orDie(applyDecision(messages, item, decision))
+            messages = yield* Effect.orDie(Effect.fromResult(applyDecision(messages, item, decision)))
             const echo = decisionLine(s, item, decision, yield* Clock.currentTimeMillis)
             if (echo !== undefined) yield* Console.log(echo)
             if (decision._tag === "Wait" && item.kind._tag === "Scheduled") {
@@ -192,9 +192,9 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
       const next = yield* io.nextMessage
       if (Option.isNone(next)) break
       // A turn that failed may leave calls pending: the new message supersedes them.
-      const input = yield* Effect.orDie(
+      const input = yield* Effect.orDie(Effect.fromResult(
         Messages.append(messages, Messages.user(next.value), { supersede: "The person moved on to a new request." })
-      )
+      ))
       const result = yield* turn(input).pipe(
         Effect.map((messages) => ({ ok: true as const, messages })),
         Effect.catchIf(

@@ -4,12 +4,12 @@
  * for a person's approval, or is deferred to a later time.
  */
 import { Action, Tool, Toolkit } from "@chat-ts/core"
-import type { PlatformError } from "@effect/platform/Error"
-import * as FileSystem from "@effect/platform/FileSystem"
-import * as Path from "@effect/platform/Path"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
+import * as FileSystem from "effect/FileSystem"
 import * as Option from "effect/Option"
+import * as Path from "effect/Path"
+import type { PlatformError } from "effect/PlatformError"
 import * as Schema from "effect/Schema"
 import { Sandbox } from "./sandbox.js"
 
@@ -40,7 +40,7 @@ export const ListFiles = Tool.make("list_files", {
 
 export const ReadFile = Tool.make("read_file", {
   description: "Read a text file of the sandbox folder.",
-  parameters: { path: Schema.String.annotations({ description: "The file name, e.g. notes.txt" }) },
+  parameters: { path: Schema.String.annotate({ description: "The file name, e.g. notes.txt" }) },
   success: Schema.String,
   failure: Schema.String,
   metadata: policy("auto", "read-only")
@@ -49,9 +49,9 @@ export const ReadFile = Tool.make("read_file", {
 export const DeleteFiles = Tool.make("delete_files", {
   description: "Delete files of the sandbox folder for good.",
   parameters: {
-    paths: Schema.Array(Schema.String).pipe(
-      Schema.minItems(1, { message: () => "name at least one file", description: "The file names to delete" })
-    )
+    paths: Schema.Array(Schema.String).check(Schema.isMinLength(1, { message: "name at least one file" })).annotate({
+      description: "The file names to delete"
+    })
   },
   success: Schema.Struct({ deleted: Schema.Array(Schema.String), missing: Schema.Array(Schema.String) }),
   failure: Schema.String,
@@ -63,8 +63,8 @@ export const ScheduleCleanup = Tool.make("schedule_cleanup", {
     "Schedule a cleanup of the sandbox folder for later (e.g. tonight or tomorrow): deletes the files matching " +
     "`pattern` that are older than `olderThanDays` days.",
   parameters: {
-    pattern: Schema.String.annotations({ description: "A file name pattern, e.g. *.log" }),
-    olderThanDays: Schema.Number.pipe(Schema.int(), Schema.nonNegative())
+    pattern: Schema.String.annotate({ description: "A file name pattern, e.g. *.log" }),
+    olderThanDays: Schema.Int.check(Schema.isGreaterThanOrEqualTo(0))
   },
   success: Schema.Struct({ deleted: Schema.Array(Schema.String) }),
   failure: Schema.String,
@@ -104,7 +104,7 @@ export const toolkit = (options: { readonly cleanupDelay: Action.Delay }) =>
 
 const day = 24 * 60 * 60 * 1000
 
-const isNotFound = (error: PlatformError): boolean => error._tag === "SystemError" && error.reason === "NotFound"
+const isNotFound = (error: PlatformError): boolean => error.reason._tag === "NotFound"
 
 const globToRegExp = (pattern: string): RegExp =>
   new RegExp(`^${pattern.replace(/[.+^${}()|[\]\\]/g, "\\$&").replace(/\*/g, ".*").replace(/\?/g, ".")}$`)

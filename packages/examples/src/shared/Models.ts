@@ -20,7 +20,6 @@ import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/openai"
 import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -39,14 +38,14 @@ const anthropicBaseURL = "https://api.anthropic.com"
 const geminiBaseURL = "https://generativelanguage.googleapis.com"
 
 /** Gemini when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set. */
-const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
+const chooseGemini: Effect.Effect<Choice, Config.ConfigError> = Effect.gen(function*() {
   const key = yield* Config.option(
-    Config.nonEmptyString("GEMINI_API_KEY").pipe(Config.orElse(() => Config.nonEmptyString("GOOGLE_API_KEY")))
+    Config.NonEmptyString("GEMINI_API_KEY").pipe(Config.orElse(() => Config.NonEmptyString("GOOGLE_API_KEY")))
   )
   if (Option.isNone(key)) return { _tag: "Offline" } as const
-  const model = yield* Config.withDefault(Config.nonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
-  const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
-  const baseURL = yield* Config.withDefault(Config.nonEmptyString("GEMINI_BASE_URL"), geminiBaseURL)
+  const model = yield* Config.withDefault(Config.NonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
+  const embeddingModel = yield* Config.withDefault(Config.NonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
+  const baseURL = yield* Config.withDefault(Config.NonEmptyString("GEMINI_BASE_URL"), geminiBaseURL)
   return { _tag: "Gemini", model, embeddingModel, baseURL } as const
 })
 
@@ -54,20 +53,20 @@ const chooseGemini: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(
 export const choose = (options: { readonly offline?: boolean } = {}): Effect.Effect<Choice> =>
   Effect.gen(function*() {
     if (options.offline === true) return { _tag: "Offline" } as const
-    const key = yield* Config.option(Config.nonEmptyString("OPENAI_API_KEY"))
+    const key = yield* Config.option(Config.NonEmptyString("OPENAI_API_KEY"))
     if (Option.isNone(key)) return yield* chooseAnthropic
-    const model = yield* Config.withDefault(Config.nonEmptyString("OPENAI_MODEL"), "gpt-4.1-mini")
-    const embeddingModel = yield* Config.withDefault(Config.nonEmptyString("OPENAI_EMBEDDING_MODEL"), "text-embedding-3-small")
-    const baseURL = yield* Config.withDefault(Config.nonEmptyString("OPENAI_BASE_URL"), OpenAiClient.defaultBaseURL)
+    const model = yield* Config.withDefault(Config.NonEmptyString("OPENAI_MODEL"), "gpt-4.1-mini")
+    const embeddingModel = yield* Config.withDefault(Config.NonEmptyString("OPENAI_EMBEDDING_MODEL"), "text-embedding-3-small")
+    const baseURL = yield* Config.withDefault(Config.NonEmptyString("OPENAI_BASE_URL"), OpenAiClient.defaultBaseURL)
     return { _tag: "OpenAi", model, embeddingModel, baseURL } as const
   }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
 
 /** Anthropic when `ANTHROPIC_API_KEY` is set, else Gemini or offline. */
-const chooseAnthropic: Effect.Effect<Choice, ConfigError.ConfigError> = Effect.gen(function*() {
-  const key = yield* Config.option(Config.nonEmptyString("ANTHROPIC_API_KEY"))
+const chooseAnthropic: Effect.Effect<Choice, Config.ConfigError> = Effect.gen(function*() {
+  const key = yield* Config.option(Config.NonEmptyString("ANTHROPIC_API_KEY"))
   if (Option.isNone(key)) return yield* chooseGemini
-  const model = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
-  const baseURL = yield* Config.withDefault(Config.nonEmptyString("ANTHROPIC_BASE_URL"), anthropicBaseURL)
+  const model = yield* Config.withDefault(Config.NonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
+  const baseURL = yield* Config.withDefault(Config.NonEmptyString("ANTHROPIC_BASE_URL"), anthropicBaseURL)
   return { _tag: "Anthropic", model, baseURL } as const
 })
 
@@ -85,13 +84,13 @@ export const label = (
     ? `${offlineName} (Anthropic has no embeddings: these are not generated)`
     : `${offlineName} (no OPENAI_API_KEY is set: answers are scripted, not generated)`
 
-const client: Layer.Layer<OpenAiClient.OpenAiClient, ConfigError.ConfigError> = OpenAiClient.layerConfig()
+const client: Layer.Layer<OpenAiClient.OpenAiClient, Config.ConfigError> = OpenAiClient.layerConfig()
 
 /** A Gemini layer on the configured key and base URL; the Google SDK is loaded only now. */
 const gemini = <A>(
   make: (google: typeof import("@chat-ts/google")) => Layer.Layer<A, never, import("@chat-ts/google").GoogleClient.GoogleClient>
-): Layer.Layer<A, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(
+): Layer.Layer<A, Config.ConfigError> =>
+  Layer.unwrap(Effect.map(
     Effect.promise(() => import("@chat-ts/google")),
     (google) => make(google).pipe(Layer.provide(google.GoogleClient.layerConfig()))
   ))
@@ -100,7 +99,7 @@ const gemini = <A>(
 export const languageModel = (
   choice: Choice,
   offline: MockLanguageModel.Script | Layer.Layer<LanguageModel.LanguageModel>
-): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
+): Layer.Layer<LanguageModel.LanguageModel, Config.ConfigError> =>
   choice._tag === "OpenAi"
     ? OpenAiChatCompletions.layer({ model: choice.model }).pipe(Layer.provide(client))
     : choice._tag === "Anthropic"
@@ -112,8 +111,8 @@ export const languageModel = (
     : (offline as Layer.Layer<LanguageModel.LanguageModel>)
 
 /** Claude on the configured key and base URL; the Anthropic SDK is loaded only now. */
-const claude = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(
+const claude = (model: string): Layer.Layer<LanguageModel.LanguageModel, Config.ConfigError> =>
+  Layer.unwrap(Effect.map(
     Effect.promise(() => import("@chat-ts/anthropic")),
     ({ AnthropicClient, AnthropicLanguageModel }) =>
       AnthropicLanguageModel.layer({ model }).pipe(Layer.provide(AnthropicClient.layerConfig()))
@@ -123,7 +122,7 @@ const claude = (model: string): Layer.Layer<LanguageModel.LanguageModel, ConfigE
 export const embeddingModel = (
   choice: Choice,
   offline: EmbeddingModel.Service
-): Layer.Layer<EmbeddingModel.EmbeddingModel, ConfigError.ConfigError> =>
+): Layer.Layer<EmbeddingModel.EmbeddingModel, Config.ConfigError> =>
   choice._tag === "OpenAi"
     ? OpenAiEmbeddings.layer({ model: choice.embeddingModel }).pipe(Layer.provide(client))
     : choice._tag === "Gemini"

@@ -4,8 +4,8 @@
  * running it; `runExample` prints which model is in use and runs the program
  * with Node's services.
  */
-import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as NodeServices from "@effect/platform-node/NodeServices"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import { resolve } from "node:path"
@@ -27,12 +27,12 @@ export const fromUserFolder = (path: string): string => resolve(process.env["INI
 
 /** Runs an example: says which model answers, then runs `program(choice)` with Node's services. */
 export const runExample = <A, E>(
-  program: (choice: Models.Choice) => Effect.Effect<A, E, NodeContext.NodeContext>,
+  program: (choice: Models.Choice) => Effect.Effect<A, E, NodeServices.NodeServices>,
   options: { readonly offlineName?: string; readonly what?: "chat" | "embeddings" } = {}
 ): void =>
   Models.choose().pipe(
     Effect.tap((choice) => Console.log(`[model: ${Models.label(choice, options.offlineName, options.what)}]\n`)),
     Effect.flatMap(program),
-    Effect.provide(NodeContext.layer),
+    Effect.provide(NodeServices.layer),
     NodeRuntime.runMain
   )

@@ -1,7 +1,7 @@
 // Architecture: the pure reducer, driven by hand.
 // #region imports
 import { Messages, Turn } from "@chat-ts/core"
-import { Either } from "effect"
+import { Result } from "effect"
 // #endregion imports
 
 /** Walks one turn through the reducer; returns the outcome of each step. */
@@ -28,7 +28,7 @@ export const walkthrough = (): ReadonlyArray<string> => {
   seen.push(outcome._tag) // "Pause"
 
   // A person approves; resuming starts the call.
-  messages = Either.getOrThrow(Messages.approve(messages, "c1"))
+  messages = Result.getOrThrow(Messages.approve(messages, "c1"))
   ;[messages, outcome] = Turn.step(messages, Turn.Event.Resume({ now: 1_000 }), config)
   seen.push(outcome._tag) // "RunTools"
 

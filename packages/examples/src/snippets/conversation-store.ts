@@ -23,8 +23,8 @@ export const approveAll = (chat: Chat.Service, id: string) =>
   Worker.resume(chat, id, (stored) =>
     Effect.reduce(
       Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision),
-      stored.messages,
-      (messages, call) => Messages.approve(messages, call.id)
+      () => stored.messages,
+      (messages, call) => Effect.fromResult(Messages.approve(messages, call.id))
     ))
 
 /** After a restart: which conversations still wait (oldest first, a page at a time), and on which calls. */

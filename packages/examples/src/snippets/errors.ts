@@ -37,7 +37,7 @@ export const completeWithRetries = (chat: Chat.Service, messages: Messages.Messa
       })
     ),
     Effect.retry({
-      schedule: Schedule.exponential("2 seconds").pipe(Schedule.intersect(Schedule.recurs(3))),
+      schedule: Schedule.max([Schedule.exponential("2 seconds"), Schedule.recurs(3)]),
       while: retryable
     })
   )
@@ -47,5 +47,5 @@ export const completeWithRetries = (chat: Chat.Service, messages: Messages.Messa
 // #region defect
 /** A handler that died: the call is recorded as failed in `error.messages`; go on from there. */
 export const carryOn = (chat: Chat.Service, error: ChatError.ToolHandlerDefect) =>
-  Effect.logError(error.message).pipe(Effect.zipRight(chat.resume(error.messages)))
+  Effect.logError(error.message).pipe(Effect.andThen(chat.resume(error.messages)))
 // #endregion defect

@@ -1,7 +1,7 @@
 // Human in the loop: edits, expiry and moving on while calls are pending.
 // #region imports
 import { Action, type Chat, ChatError, Messages, Toolkit } from "@chat-ts/core"
-import { Clock, Duration, Effect, Either } from "effect"
+import { Clock, Duration, Effect, Result } from "effect"
 // #endregion imports
 import { toolkit } from "../human-in-the-loop.js"
 
@@ -32,7 +32,7 @@ export const expiring = toolkit.pipe(
 // #endregion expiry
 
 /** The person sends a new message instead of deciding. */
-export const moveOn = (paused: Messages.Messages): Either.Either<Messages.Messages, ChatError.PendingToolCalls> =>
+export const moveOn = (paused: Messages.Messages): Result.Result<Messages.Messages, ChatError.PendingToolCalls> =>
   // #region supersede
   // Without `supersede` this fails with PendingToolCalls naming the undecided calls.
   Messages.append(paused, Messages.user("Actually, keep them all."), {
@@ -44,7 +44,7 @@ export const moveOn = (paused: Messages.Messages): Either.Either<Messages.Messag
 export const decideTwice = (messages: Messages.Messages, id: string) =>
   // #region twice
   Messages.approve(messages, id).pipe(
-    Either.flatMap((approved) => Messages.approve(approved, id)),
-    Either.mapLeft((error) => error._tag) // "ToolCallAlreadyResolved"
+    Result.flatMap((approved) => Messages.approve(approved, id)),
+    Result.mapError((error) => error._tag) // "ToolCallAlreadyResolved"
   )
   // #endregion twice

@@ -45,7 +45,7 @@ export const fixedChat = (folder: string) =>
 // #region http
 /** A server over Streamable HTTP, with a token read from the environment (never logged). */
 export const remote = Effect.gen(function*() {
-  const token = yield* Config.redacted("MCP_TOKEN")
+  const token = yield* Config.Redacted("MCP_TOKEN")
   return McpToolkit.layer({
     transport: McpToolkit.http("http://127.0.0.1:3001/mcp", {
       headers: { Authorization: Redacted.make(`Bearer ${Redacted.value(token)}`) }

@@ -10,7 +10,7 @@ import { Config, Console, Effect, Ref, Schema } from "effect"
  * secret (32 bytes or more), for one conversation at one version (the server keeps the latest version).
  */
 export const save = (messages: Messages.Messages, conversationId: string, version: number) =>
-  Effect.flatMap(Config.redacted("STATE_SECRET"), (secret) => SignedState.sign(messages, secret, { conversationId, version }))
+  Effect.flatMap(Config.Redacted("STATE_SECRET"), (secret) => SignedState.sign(messages, secret, { conversationId, version }))
 
 /**
  * Takes it back; a document changed by anyone without the secret, a document of another
@@ -18,7 +18,7 @@ export const save = (messages: Messages.Messages, conversationId: string, versio
  */
 export const load = (stored: string, conversationId: string, latestVersion: number) =>
   Effect.flatMap(
-    Config.redacted("STATE_SECRET"),
+    Config.Redacted("STATE_SECRET"),
     (secret) => SignedState.verify(stored, secret, { conversationId, atLeastVersion: latestVersion })
   )
 // #endregion signed
@@ -27,7 +27,7 @@ export const load = (stored: string, conversationId: string, latestVersion: numb
 /** Runs a turn, keeping its latest state after every step (a call recorded as running is never run twice). */
 export const completeDurably = (chat: Chat.Service, store: Ref.Ref<string>, messages: Messages.Messages) =>
   chat.complete(messages, {
-    checkpoint: (latest) => Effect.flatMap(Messages.toJson(latest), (json) => Ref.set(store, json))
+    checkpoint: (latest) => Effect.flatMap(Effect.fromResult(Messages.toJson(latest)), (json) => Ref.set(store, json))
   })
 // #endregion checkpoint
 

@@ -3,9 +3,9 @@
 // #region readme
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
-import { Prompt } from "@effect/cli"
-import { NodeContext, NodeRuntime } from "@effect/platform-node"
+import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"
+import { Prompt } from "effect/cli"
 
 const DeleteFiles = Tool.make("delete_files", {
   description: "Delete files for good",
@@ -23,8 +23,9 @@ const program = Effect.gen(function*() {
     let messages = result.messages
     for (const id of PauseReason.approvalIds(result.outcome.reason)) {
       const call = Messages.findTool(messages, id)!
-      const ok = yield* Prompt.confirm({ message: `Run ${call.name} ${call.arguments}?` })
-      messages = yield* ok ? Messages.approve(messages, id) : Messages.reject(messages, id, "Not now")
+      const ok = yield* Prompt.Confirm({ message: `Run ${call.name} ${call.arguments}?` })
+      const decided = ok ? Messages.approve(messages, id) : Messages.reject(messages, id, "Not now")
+      messages = yield* Effect.fromResult(decided)
     }
     result = yield* chat.resume(messages) // the same turn, picked back up
   }
@@ -34,5 +35,5 @@ const program = Effect.gen(function*() {
 const model = OpenAiChatCompletions.layer({ model: "gpt-4.1-mini" }).pipe(Layer.provide(OpenAiClient.layerConfig()))
 const handlers = tools.toLayer({ delete_files: ({ paths }) => Console.log(`deleting ${paths.join(", ")}`) })
 
-program.pipe(Effect.provide([model, handlers, NodeContext.layer]), NodeRuntime.runMain)
+program.pipe(Effect.provide([model, handlers, NodeServices.layer]), NodeRuntime.runMain)
 // #endregion readme

@@ -2,16 +2,16 @@
 // #region imports
 import { Chat, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { Context, Data, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 // #endregion imports
 
 // #region services
-class CityNotFound extends Data.TaggedError("CityNotFound")<{ readonly city: string }> {}
+class CityNotFound extends Schema.TaggedError<CityNotFound>()("CityNotFound", { city: Schema.String }) {}
 
 /** A service of your program; the handler gets it from the layer's context. */
-class WeatherApi extends Context.Tag("WeatherApi")<WeatherApi, {
+class WeatherApi extends Context.Service<WeatherApi, {
   readonly current: (city: string) => Effect.Effect<{ readonly temperature: number }, CityNotFound>
-}>() {}
+}>()("WeatherApi") {}
 
 const GetWeather = Tool.make("get_weather", {
   description: "The current temperature in a city, in °C.",

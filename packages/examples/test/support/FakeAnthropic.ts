@@ -60,7 +60,7 @@ const events = (model: string, reply: Answer): string => {
 /** Starts the fake for the scope's lifetime; it answers with `replies` in order, then repeats the last. */
 export const make = (...replies: ReadonlyArray<Reply>): Effect.Effect<FakeAnthropic, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ server: http.Server; fake: FakeAnthropic }>((resume) => {
+    Effect.callback<{ server: http.Server; fake: FakeAnthropic }>((resume) => {
       const requests: Array<Recorded> = []
       const server = http.createServer((req, res) => {
         const chunks: Array<Buffer> = []
@@ -88,7 +88,7 @@ export const make = (...replies: ReadonlyArray<Reply>): Effect.Effect<FakeAnthro
       })
     }),
     ({ server }) =>
-      Effect.async<void>((resume) => {
+      Effect.callback<void>((resume) => {
         server.closeAllConnections()
         server.close(() => resume(Effect.void))
       })

@@ -70,7 +70,7 @@ export const make = (
   answer: string | ((body: { readonly [key: string]: unknown }) => Reply)
 ): Effect.Effect<FakeOpenAi, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.async<{ server: http.Server; fake: FakeOpenAi }>((resume) => {
+    Effect.callback<{ server: http.Server; fake: FakeOpenAi }>((resume) => {
       const requests: Array<Recorded> = []
       const server = http.createServer((req, res) => {
         let raw = ""
@@ -111,5 +111,5 @@ export const make = (
         resume(Effect.succeed({ server, fake: { baseURL: `http://127.0.0.1:${port}/v1`, requests } }))
       })
     }),
-    ({ server }) => Effect.async<void>((resume) => void server.close(() => resume(Effect.void)))
+    ({ server }) => Effect.callback<void>((resume) => void server.close(() => resume(Effect.void)))
   ).pipe(Effect.map(({ fake }) => fake))

@@ -1,14 +1,15 @@
 /**
  * Test support: capture what a program prints (through `Console` and the
- * platform `Terminal`) in one transcript, and drive `@effect/cli` prompts
- * with scripted key presses through a mock `Terminal`.
+ * `Terminal`) in one transcript, and drive `effect/cli` prompts with
+ * scripted key presses through a mock `Terminal`.
  */
-import * as Terminal from "@effect/platform/Terminal"
+import type * as Cause from "effect/Cause"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Mailbox from "effect/Mailbox"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Terminal from "effect/Terminal"
 
 /** Removes ANSI escape sequences (colours, cursor moves, erasing). */
 export const stripAnsi = (text: string): string =>
@@ -73,7 +74,7 @@ const format = (args: ReadonlyArray<unknown>): string =>
 export const consoleOf = (transcript: Transcript): Console.Console => {
   const line = (...args: ReadonlyArray<unknown>) => transcript.write(format(args))
   const noop = () => {}
-  const unsafe: Console.UnsafeConsole = {
+  return {
     assert: noop,
     clear: noop,
     count: noop,
@@ -94,30 +95,11 @@ export const consoleOf = (transcript: Transcript): Console.Console => {
     trace: line,
     warn: line
   }
-  const lift = (f: (...args: ReadonlyArray<any>) => void) => (...args: ReadonlyArray<any>) => Effect.sync(() => f(...args))
-  return {
-    [Console.TypeId]: Console.TypeId,
-    assert: lift(noop),
-    clear: Effect.void,
-    count: lift(noop),
-    countReset: lift(noop),
-    debug: lift(line),
-    dir: lift(line),
-    dirxml: lift(line),
-    error: lift(line),
-    group: lift(noop),
-    groupEnd: Effect.void,
-    info: lift(line),
-    log: lift(line),
-    table: lift(line),
-    time: lift(noop),
-    timeEnd: lift(noop),
-    timeLog: lift(noop),
-    trace: lift(line),
-    warn: lift(line),
-    unsafe
-  }
 }
+
+/** Runs `effect` with its `Console` writing into the transcript. */
+export const withConsole = (transcript: Transcript) => <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.provideService(effect, Console.Console, consoleOf(transcript))
 
 /** A key press for the mock terminal. */
 export interface Key {
@@ -132,6 +114,8 @@ export const typed = (text: string): ReadonlyArray<Key> => [...text].map((char) 
 export const enter: Key = { name: "return" }
 export const down: Key = { name: "down" }
 export const tab: Key = { name: "tab" }
+/** Ctrl-U: clears a text prompt's line. */
+export const clearLine: Key = { name: "u", ctrl: true }
 export const backspace = (times: number): ReadonlyArray<Key> => Array.from({ length: times }, () => ({ name: "backspace" }))
 
 /**
@@ -143,20 +127,21 @@ export const terminalLayer = (transcript: Transcript, keys: ReadonlyArray<Key>):
   Layer.effect(
     Terminal.Terminal,
     Effect.gen(function*() {
-      const input = yield* Mailbox.make<Terminal.UserInput>()
-      yield* input.offerAll(
+      const input = yield* Queue.make<Terminal.UserInput, Cause.Done>()
+      yield* Queue.offerAll(
+        input,
         keys.map((key) => ({
-          input: Option.fromNullable(key.input),
+          input: Option.fromUndefinedOr(key.input),
           key: { name: key.name, ctrl: key.ctrl ?? false, meta: false, shift: false }
         }))
       )
-      yield* input.end
-      return Terminal.Terminal.of({
+      yield* Queue.end(input)
+      return Terminal.make({
         columns: Effect.succeed(120),
         rows: Effect.succeed(40),
-        isTTY: Effect.succeed(true),
+        size: Queue.make<Terminal.Size, Cause.Done>(),
         readInput: Effect.succeed(input),
-        readLine: Effect.fail(new Terminal.QuitException()),
+        readLine: Effect.fail(new Terminal.QuitError({})),
         display: (text) => Effect.sync(() => transcript.write(text))
       })
     })
@@ -164,4 +149,4 @@ export const terminalLayer = (transcript: Transcript, keys: ReadonlyArray<Key>):
 
 /** The transcript's `Console` and a terminal that only displays (no input). */
 export const outputLayer = (transcript: Transcript): Layer.Layer<Terminal.Terminal> =>
-  Layer.merge(terminalLayer(transcript, []), Console.setConsole(consoleOf(transcript)))
+  Layer.merge(terminalLayer(transcript, []), Layer.succeed(Console.Console, consoleOf(transcript)))

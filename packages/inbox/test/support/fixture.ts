@@ -7,21 +7,21 @@
 import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
-import * as HttpLayerRouter from "@effect/platform/HttpLayerRouter"
-import * as HttpServer from "@effect/platform/HttpServer"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Clock, type Duration, Effect, Layer, Schema } from "effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
 import { createServer } from "node:http"
 
 export const SendEmail = Tool.make("send_email", {
   description: "Send an email.",
-  parameters: { to: Schema.String.pipe(Schema.pattern(/^[^@\s]+@[^@\s]+$/)), subject: Schema.String },
+  parameters: { to: Schema.String.check(Schema.isPattern(/^[^@\s]+@[^@\s]+$/)), subject: Schema.String },
   success: Schema.Struct({ sent: Schema.Boolean })
 })
 
 export const Transfer = Tool.make("transfer", {
   description: "Move money between accounts.",
-  parameters: { amount: Schema.Number.pipe(Schema.int(), Schema.positive(), Schema.lessThanOrEqualTo(1000)), to: Schema.String },
+  parameters: { amount: Schema.Number.check(Schema.isInt(), Schema.isGreaterThan(0), Schema.isLessThanOrEqualTo(1000)), to: Schema.String },
   success: Schema.Struct({ moved: Schema.Number })
 })
 
@@ -86,7 +86,7 @@ export interface Env {
 }
 
 /** Builds the inbox and its server for the scope. */
-export const make = (options: { readonly store?: ConversationStore.Service; readonly pollInterval?: Duration.DurationInput } = {}) =>
+export const make = (options: { readonly store?: ConversationStore.Service; readonly pollInterval?: Duration.Input } = {}) =>
   Effect.gen(function*() {
     const runs: Runs = []
     const prompts: Prompts = new Map()
@@ -99,13 +99,13 @@ export const make = (options: { readonly store?: ConversationStore.Service; read
       Layer.succeed(Approver.Approver, approver)
     )
     const inbox = Inbox.layer({ chat, ...(options.pollInterval === undefined ? {} : { pollInterval: options.pollInterval }) }).pipe(Layer.provide(base))
-    const server = HttpLayerRouter.serve(InboxHttp.layer(), { disableLogger: true, disableListenLog: true }).pipe(
+    const server = HttpRouter.serve(InboxHttp.layer(), { disableLogger: true, disableListenLog: true }).pipe(
       Layer.provide(Layer.merge(inbox, base)),
       Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }))
     )
     const context = yield* Layer.build(server)
     const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
-    const url = address._tag === "TcpAddress" ? `http://127.0.0.1:${address.port}` : ""
+    const url = address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${address.port}`
     const seed: Env["seed"] = (id, calls, prompt) =>
       Effect.gen(function*() {
         if (prompt !== undefined) prompts.set(prompt, calls)

@@ -19,7 +19,7 @@ export const httpServer: Effect.Effect<URL, Error, Scope.Scope> = Effect.gen(fun
     Effect.sync(() => spawn(process.execPath, [serverPath, "--http"], { stdio: ["ignore", "pipe", "ignore"] })),
     (child) => Effect.sync(() => void child.kill("SIGKILL"))
   )
-  const port = yield* Effect.async<number, Error>((resume) => {
+  const port = yield* Effect.callback<number, Error>((resume) => {
     let out = ""
     child.stdout!.on("data", (chunk: Buffer) => {
       out += chunk.toString("utf8")
@@ -27,7 +27,7 @@ export const httpServer: Effect.Effect<URL, Error, Scope.Scope> = Effect.gen(fun
       if (match !== null) resume(Effect.succeed(Number(match[1])))
     })
     child.on("exit", (code) => resume(Effect.fail(new Error(`the HTTP server exited (${code})`))))
-  }).pipe(Effect.timeoutFail({ duration: "20 seconds", onTimeout: () => new Error("the HTTP server did not start") }))
+  }).pipe(Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(new Error("the HTTP server did not start")) }))
   return new URL(`http://127.0.0.1:${port}/mcp`)
 })
 
@@ -60,7 +60,7 @@ export const until = (server: McpToolkit.Service, done: (stats: Stats) => boolea
   stats(server).pipe(
     Effect.filterOrFail(done, () => new Error("not yet")),
     Effect.retry(Schedule.spaced(Duration.millis(20))),
-    Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("the server never reached the expected state") })
+    Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.fail(new Error("the server never reached the expected state")) })
   )
 
 /** Waits (at most 15 seconds) until the server said its tool list changed. */
@@ -68,7 +68,7 @@ export const untilStale = (server: McpToolkit.Service): Effect.Effect<void, Erro
   server.stale.pipe(
     Effect.filterOrFail((stale) => stale, () => new Error("not yet")),
     Effect.retry(Schedule.spaced(Duration.millis(10))),
-    Effect.timeoutFail({ duration: "15 seconds", onTimeout: () => new Error("no tools/list_changed arrived") }),
+    Effect.timeoutOrElse({ duration: "15 seconds", orElse: () => Effect.fail(new Error("no tools/list_changed arrived")) }),
     Effect.asVoid
   )
 

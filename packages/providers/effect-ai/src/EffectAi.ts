@@ -1,25 +1,24 @@
 /**
- * Any `@effect/ai` language model as a chat-ts `LanguageModel`.
+ * Any `effect/ai` language model as a chat-ts `LanguageModel`.
  *
- * `layer()` reads the `@effect/ai` `LanguageModel` in context (from
- * `@effect/ai-openai`, `@effect/ai-anthropic`, `@effect/ai-google`,
- * `@effect/ai-amazon-bedrock`…, with their own `HttpClient`, config and
+ * `layer()` reads the `effect/ai` `LanguageModel` in context (any service
+ * made with `LanguageModel.make`, with its own `HttpClient`, config and
  * tracing) and provides chat-ts's `LanguageModel` over it. The conversation
  * goes out as a `Prompt` (tool calls with their effective arguments, results
- * and rejections as tool results); tools go out as `@effect/ai` tools whose
+ * and rejections as tool results); tools go out as `effect/ai` tools whose
  * JSON Schema is exactly the one chat-ts declares; the answer comes back as
  * chat-ts parts (text, reasoning with its provider metadata, tool calls,
  * files), with usage and finish reason, streamed part by part. Tool calls
- * are never run by `@effect/ai`: chat-ts decides and runs them (approval,
+ * are never run by `effect/ai`: chat-ts decides and runs them (approval,
  * edits, schedules). `AiError`s become chat-ts's typed model errors.
  *
  * @since 0.1.0
  */
-import type * as AiError from "@effect/ai/AiError"
-import * as AiLanguageModel from "@effect/ai/LanguageModel"
-import type * as AiResponse from "@effect/ai/Response"
-import type * as Tool from "@effect/ai/Tool"
 import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import type * as AiError from "effect/ai/AiError"
+import * as AiLanguageModel from "effect/ai/LanguageModel"
+import type * as AiResponse from "effect/ai/Response"
+import type * as Tool from "effect/ai/Tool"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -38,36 +37,36 @@ export interface Options {
   /**
    * The provider settings of one request, from chat-ts's options
    * (`temperature`, `maxTokens`, `seed`…): a Context merged into the call,
-   * for example `Context.make(OpenAiLanguageModel.Config, { temperature })`.
-   * `@effect/ai` has no provider-neutral fields for them, so without this
+   * for example `Context.make(MyProvider.Config, { temperature })`.
+   * `effect/ai` has no provider-neutral fields for them, so without this
    * they are not sent (tool choice and response format always are).
    */
-  readonly requestContext?: (options: LanguageModel.Options) => Context.Context<any>
+  readonly requestContext?: (options: LanguageModel.Options) => Context.Context<never>
   /**
    * The longest wait between two parts of a stream (and for the first), past
    * which the stream fails with a retryable `NetworkError` (so a router falls
    * back). Default 5 minutes; `false`: wait forever.
    */
-  readonly idleTimeout?: Duration.DurationInput | false
+  readonly idleTimeout?: Duration.Input | false
 }
 
 /** The default longest wait between two parts of a stream. */
-export const defaultIdleTimeout: Duration.DurationInput = "5 minutes"
+export const defaultIdleTimeout: Duration.Input = "5 minutes"
 
-/** A chat-ts tool declaration as the `@effect/ai` tool the bridge sends (its JSON Schema is the declared one). */
+/** A chat-ts tool declaration as the `effect/ai` tool the bridge sends (its JSON Schema is the declared one). */
 export const toTool: (declaration: LanguageModel.ToolDeclaration) => Tool.Any = Convert.toTool
 
-/** A chat-ts conversation as the `@effect/ai` prompt the bridge sends. */
+/** A chat-ts conversation as the `effect/ai` prompt the bridge sends. */
 export const toPrompt = Convert.toPrompt
 
-/** Maps an `@effect/ai` error to the chat-ts model error (retryable: transport, 429 other than quota, 5xx). */
-export const toModelError = (error: AiError.AiError): Effect.Effect<ChatError.ModelError> =>
+/** Maps an `effect/ai` error to the chat-ts model error (retryable: transport, 429 other than quota, 5xx). */
+export const toModelError = (error: AiError.AiError | AiError.AiErrorReason): Effect.Effect<ChatError.ModelError> =>
   Effect.map(Clock.currentTimeMillis, (now) => Errors.fromAiError(error, now))
 
-type Content = ReadonlyArray<AiResponse.Part<Record<string, Tool.Any>>>
-type StreamContent = AiResponse.StreamPart<Record<string, Tool.Any>>
+type Content = ReadonlyArray<AiResponse.Part<Convert.Tools, "encoded">>
+type StreamContent = AiResponse.StreamPart<Convert.Tools, "encoded">
 
-/** The whole response of `@effect/ai` parts. */
+/** The whole response of `effect/ai` parts. */
 const fromContent = (content: Content): LanguageModel.Response => {
   const parts: Array<Messages.Part> = []
   const metadata = new Convert.MetadataBuilder()
@@ -114,7 +113,7 @@ const fromContent = (content: Content): LanguageModel.Response => {
   }
 }
 
-/** Turns streamed `@effect/ai` parts into chat-ts stream parts (state: one per stream). */
+/** Turns streamed `effect/ai` parts into chat-ts stream parts (state: one per stream). */
 const streamConverter = () => {
   const metadata = new Convert.MetadataBuilder()
   const streamedCalls = new Set<string>()
@@ -190,69 +189,75 @@ const streamConverter = () => {
   }
 }
 
-/** The schema `generateObject` asks for: any JSON object, whose JSON Schema is the requested one. */
-const objectSchema = (format: LanguageModel.ResponseFormat) =>
-  Schema.Record({ key: Schema.String, value: Schema.Unknown }).annotations({
-    jsonSchema: format.schema,
-    ...(format.description === undefined ? {} : { description: format.description })
-  })
+const isObject = (input: unknown): boolean => typeof input === "object" && input !== null && !Array.isArray(input)
 
-/** Builds the bridge over the `@effect/ai` model in context. */
+/**
+ * The schema `generateObject` asks for: any JSON object (chat-ts decodes the
+ * answer with the turn's own Schema), whose JSON Schema is the requested one
+ * (a JSON value has none of its own: the filter's is the whole of it).
+ */
+const objectSchema = (format: LanguageModel.ResponseFormat) => {
+  const jsonSchema = format.description === undefined || "description" in format.schema
+    ? format.schema
+    : { ...format.schema, description: format.description }
+  // The filter lets only JSON objects through, so the Json codec is one of objects.
+  return Schema.Json.check(
+    Schema.makeFilter((input) => isObject(input) ? undefined : "Expected a JSON object", { toJsonSchema: () => jsonSchema })
+  ) as Schema.Codec<{ readonly [key: string]: Schema.Json }>
+}
+
+/** Builds the bridge over the `effect/ai` model in context. */
 export const make = (options: Options = {}): Effect.Effect<LanguageModel.Service, never, AiLanguageModel.LanguageModel> =>
   Effect.map(AiLanguageModel.LanguageModel, (ai) => {
     const contextOf = (request: LanguageModel.Request) =>
       options.requestContext === undefined ? Context.empty() : options.requestContext(request.options)
 
+    // Always a toolkit (an empty one without tools), its calls never resolved by effect/ai: chat-ts runs them.
     const textOptions = (request: LanguageModel.Request) => {
       const toolChoice = request.options.toolChoice
       return {
         prompt: Convert.toPrompt(request.messages),
-        ...(request.tools.length === 0
-          ? {}
-          : { toolkit: Convert.toToolkit(request.tools), disableToolCallResolution: true as const }),
+        toolkit: Convert.toToolkit(request.tools),
+        disableToolCallResolution: true as const,
         ...(toolChoice === undefined ? {} : { toolChoice })
       }
     }
 
     const idle = options.idleTimeout ?? defaultIdleTimeout
-    const stalled = (d: Duration.DurationInput) =>
-      new ChatError.NetworkError({ message: `The model's stream sent nothing for ${Duration.format(d)} (idleTimeout) and was stopped.` })
+    const stalled = (d: Duration.Input) =>
+      new ChatError.NetworkError({
+        message: `The model's stream sent nothing for ${Duration.format(Duration.fromInputUnsafe(d))} (idleTimeout) and was stopped.`
+      })
 
-    const mapError = <A>(effect: Effect.Effect<A, AiError.AiError>) => Effect.catchAll(effect, (error) => Effect.flip(toModelError(error)))
+    const mapError = <A>(effect: Effect.Effect<A, AiError.AiError>) => Effect.catch(effect, (error) => Effect.flip(toModelError(error)))
 
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> => {
       const format = request.options.responseFormat
       const call: Effect.Effect<{ readonly content: Content }, AiError.AiError> = format === undefined
-        ? ai.generateText(textOptions(request) as AiLanguageModel.GenerateTextOptions<{}>)
-        : ai.generateObject({
-          ...textOptions(request),
-          schema: objectSchema(format),
-          objectName: format.name
-        } as AiLanguageModel.GenerateObjectOptions<{}, unknown, Record<string, unknown>, never>)
+        ? ai.generateText(textOptions(request))
+        : ai.generateObject({ ...textOptions(request), schema: objectSchema(format), objectName: format.name })
       const extra = contextOf(request)
       return mapError(call).pipe(
         Effect.map((response) => fromContent(response.content)),
-        Effect.mapInputContext((context: Context.Context<never>) => Context.merge(context, extra))
+        Effect.updateContext((context: Context.Context<never>) => Context.merge(context, extra))
       )
     }
 
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
-      // @effect/ai streams text only: a structured answer is asked for whole, then streamed as its parts.
+      // effect/ai streams text only: a structured answer is asked for whole, then streamed as its parts.
       if (request.options.responseFormat !== undefined) {
         return Stream.flatMap(Stream.fromEffect(generate(request)), LanguageModel.toStreamParts)
       }
       const extra = contextOf(request)
       return Stream.suspend(() => {
         const convert = streamConverter()
-        return (ai.streamText(textOptions(request) as AiLanguageModel.GenerateTextOptions<{}>) as Stream.Stream<
-          StreamContent,
-          AiError.AiError
-        >).pipe(
-          Stream.catchAll((error) => Stream.fromEffect(Effect.flip(toModelError(error)))),
-          (parts) => idle === false ? parts : Stream.timeoutFail(parts, () => stalled(idle), idle),
+        const parts: Stream.Stream<StreamContent, AiError.AiError> = ai.streamText(textOptions(request))
+        return parts.pipe(
+          Stream.catch((error) => Stream.fromEffect(Effect.flip(toModelError(error)))),
+          (typed) => idle === false ? typed : Stream.timeoutOrElse(typed, { duration: idle, orElse: () => Stream.fail(stalled(idle)) }),
           Stream.mapEffect(convert),
-          Stream.flattenIterables,
-          Stream.mapInputContext((context: Context.Context<never>) => Context.merge(context, extra))
+          Stream.flattenIterable,
+          Stream.updateContext((context: Context.Context<never>) => Context.merge(context, extra))
         )
       })
     }
@@ -260,6 +265,6 @@ export const make = (options: Options = {}): Effect.Effect<LanguageModel.Service
     return LanguageModel.make({ generate, stream })
   })
 
-/** A layer providing chat-ts's `LanguageModel` over the `@effect/ai` `LanguageModel` in context. */
+/** A layer providing chat-ts's `LanguageModel` over the `effect/ai` `LanguageModel` in context. */
 export const layer = (options: Options = {}): Layer.Layer<LanguageModel.LanguageModel, never, AiLanguageModel.LanguageModel> =>
   Layer.effect(LanguageModel.LanguageModel, make(options))

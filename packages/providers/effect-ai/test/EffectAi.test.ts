@@ -1,24 +1,26 @@
 /**
- * The bridge over `@effect/ai-openai` (real client, real HTTP) against the
- * loopback replay server with recorded OpenAI Responses traffic: text, a
- * streamed answer, tool declarations, a tool call that pauses for approval
- * through chat-ts's `Chat`, approval with an edit and resume, structured
- * output and the errors.
+ * The bridge over an `effect/ai` model that speaks OpenAI's Responses API
+ * over real HTTP (support/overChatTs.ts, made with `LanguageModel.make`; no
+ * `@effect/ai-openai` loads on Effect 4.1) against the loopback replay server
+ * with recorded OpenAI Responses traffic: text, a streamed answer, tool
+ * declarations, a tool call that pauses for approval through chat-ts's
+ * `Chat`, approval with an edit and resume, structured output and the errors.
  */
 import { Action, Chat, ChatError, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
-import { OpenAiLanguageModel } from "@effect/ai-openai"
-import * as AiLanguageModel from "@effect/ai/LanguageModel"
-import type * as AiResponse from "@effect/ai/Response"
-import * as AiTool from "@effect/ai/Tool"
 import { describe, expect, it } from "@effect/vitest"
-import * as Chunk from "effect/Chunk"
+import * as AiError from "effect/ai/AiError"
+import * as AiLanguageModel from "effect/ai/LanguageModel"
+import type * as AiResponse from "effect/ai/Response"
+import * as AiTool from "effect/ai/Tool"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { EffectAi } from "../src/index.js"
-import { bridged, ownFixture, ReplayServer } from "./support/openai.js"
+import { apiKey, bridged, Config, ownFixture, ReplayServer } from "./support/openai.js"
+import * as Scripted from "./support/scripted.js"
 
 const ask: LanguageModel.Request = {
   messages: Messages.fromUser("What's the weather like in San Francisco?"),
@@ -38,7 +40,7 @@ const sseText = (sse: string) =>
     .filter((event) => event["type"] === "response.output_text.delta").map((event) => event["delta"]).join("")
 
 describe("EffectAi bridge: answers", () => {
-  it.scoped("text: parts, usage, finish reason and the response id (responses/text.json)", () =>
+  it.effect("text: parts, usage, finish reason and the response id (responses/text.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
@@ -51,18 +53,18 @@ describe("EffectAi bridge: answers", () => {
       expect(response.providerMetadata?.[EffectAi.metadataKey]).toMatchObject({ response: { id: recorded.id, modelId: recorded.model } })
       expect(body(server, 0)).toMatchObject({
         model: "gpt-4o",
-        input: [{ role: "user", content: [{ type: "input_text", text: "What's the weather like in San Francisco?" }] }]
+        input: [{ role: "user", content: "What's the weather like in San Francisco?" }]
       })
-      expect(server.requests[0]!.headers["authorization"]).toBe("Bearer sk-replay-test-key")
+      expect(server.requests[0]!.headers["authorization"]).toBe(`Bearer ${apiKey}`)
     }))
 
-  it.scoped("streams text delta by delta, then the finish with usage (responses-stream-text-sequenced.sse)", () =>
+  it.effect("streams text delta by delta, then the finish with usage (responses-stream-text-sequenced.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       const sse = ownFixture("responses-stream-text-sequenced.sse")
       server.enqueue(ReplayServer.sse(sse))
       const model = yield* modelOn(server)
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream(ask)))
+      const parts = yield* Stream.runCollect(model.stream(ask))
       const deltas = parts.filter((part) => part._tag === "TextDelta")
       expect(deltas.length).toBeGreaterThan(3)
       expect(deltas.map((part) => part._tag === "TextDelta" && part.text).join("")).toBe(sseText(sse))
@@ -74,7 +76,7 @@ describe("EffectAi bridge: answers", () => {
       expect(body(server, 0)["stream"]).toBe(true)
     }))
 
-  it.scoped("streams reasoning and a tool call's arguments as fragments (responses/stream-function-call-reasoning.sse)", () =>
+  it.effect("streams reasoning and a tool call's arguments as fragments (responses/stream-function-call-reasoning.sse)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ReplayServer.fixture("responses/stream-function-call-reasoning.sse")))
@@ -85,7 +87,7 @@ describe("EffectAi bridge: answers", () => {
         parameters: { type: "object", properties: {}, additionalProperties: true },
         strict: false
       }]
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream({ ...ask, tools })))
+      const parts = yield* Stream.runCollect(model.stream({ ...ask, tools }))
       expect(parts.filter((part) => part._tag === "ToolCallDelta").length).toBeGreaterThan(1)
       const response = yield* LanguageModel.collect(Stream.fromIterable(parts))
       const call = response.parts.find((part) => part._tag === "ToolCall")
@@ -103,7 +105,7 @@ describe("EffectAi bridge: answers", () => {
       expect(response.finishReason).toBe("tool-calls")
     }))
 
-  it.scoped("structured output goes out as the requested JSON Schema and comes back as the JSON text", () =>
+  it.effect("structured output goes out as the requested JSON Schema and comes back as the JSON text", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ownFixture("responses-structured-echo-schema.json")))
@@ -122,14 +124,14 @@ describe("EffectAi bridge: answers", () => {
       expect(body(server, 0)["text"]).toMatchObject({ format: { type: "json_schema", name: "cities", schema, strict: true } })
     }))
 
-  it.scoped("sends chat-ts's options through `requestContext` (here OpenAI's temperature and token limit)", () =>
+  it.effect("sends chat-ts's options through `requestContext` (here the provider's temperature and token limit)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
       const model = yield* modelOn(server, {
         bridge: {
           requestContext: (options) =>
-            Context.make(OpenAiLanguageModel.Config, {
+            Context.make(Config, {
               ...(options.temperature === undefined ? {} : { temperature: options.temperature }),
               ...(options.maxTokens === undefined ? {} : { max_output_tokens: options.maxTokens })
             })
@@ -156,7 +158,7 @@ const londosId = "call_LWVp74L5HaH2KNvgVz9PJsrj"
 const londonId = "call_YnRAWeTyxI91m5uNa5bxXwVO"
 
 describe("EffectAi bridge: tool calls through Chat", () => {
-  it.scoped("pauses for approval, resumes with the edited call, the rejection and the result (function-calls-parallel.json)", () =>
+  it.effect("pauses for approval, resumes with the edited call, the rejection and the result (function-calls-parallel.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(
@@ -178,24 +180,25 @@ describe("EffectAi bridge: tool calls through Chat", () => {
         parameters: chat.tools[0]!.parameters,
         strict: true
       }])
+      // The stand-in provider (chat-ts's Responses wire) sends a leading system message as `instructions`.
+      expect(body(server, 0)["instructions"]).toBe("Use the tools.")
       expect(body(server, 0)["input"]).toEqual([
-        { role: "system", content: "Use the tools." },
-        { role: "user", content: [{ type: "input_text", text: "What is the location of Londos and London?" }] }
+        { role: "user", content: "What is the location of Londos and London?" }
       ])
 
       // The paused state goes through JSON, as it would between two requests.
-      const stored = yield* Messages.toJson(first.messages)
-      const restored = yield* Messages.fromJson(stored)
+      const stored = yield* Effect.fromResult(Messages.toJson(first.messages))
+      const restored = yield* Effect.fromResult(Messages.fromJson(stored))
       const approved = yield* chat.approve(restored, londosId, { loc_name: "London" })
-      const decided = yield* Messages.reject(approved, londonId, "Only one lookup, please")
+      const decided = yield* Effect.fromResult(Messages.reject(approved, londonId, "Only one lookup, please"))
       const second = yield* chat.resume(decided)
       expect(second.outcome._tag).toBe("Complete")
       expect(ran).toEqual([{ loc_name: "London" }])
 
       const input = body(server, 1)["input"] as ReadonlyArray<Record<string, unknown>>
       expect(input.filter((item) => item["type"] === "function_call")).toEqual([
-        { type: "function_call", id: "fc_67e547c540648191bc7505ac667e023f0ae6111e84dd5c08", call_id: londosId, name: "get_location", arguments: "{\"loc_name\":\"London\"}" },
-        { type: "function_call", id: "fc_67e547c55c3081919da7a3f7fe81a1030ae6111e84dd5c08", call_id: londonId, name: "get_location", arguments: "{\"loc_name\":\"London\"}" }
+        { type: "function_call", call_id: londosId, name: "get_location", arguments: "{\"loc_name\":\"London\"}" },
+        { type: "function_call", call_id: londonId, name: "get_location", arguments: "{\"loc_name\":\"London\"}" }
       ])
       expect(input.filter((item) => item["type"] === "function_call_output")).toEqual([
         { type: "function_call_output", call_id: londosId, output: "{\"lat\":51.5,\"lng\":-0.12}" },
@@ -207,19 +210,19 @@ describe("EffectAi bridge: tool calls through Chat", () => {
       ])
     }))
 
-  it.scoped("streams the same turn through Chat.stream", () =>
+  it.effect("streams the same turn through Chat.stream", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.sse(ownFixture("responses-stream-text-sequenced.sse")))
       const chat = yield* Chat.make({}).pipe(Effect.provide(yield* Layer.build(bridged(server))))
-      const events = Chunk.toReadonlyArray(yield* Stream.runCollect(chat.stream(Messages.fromUser("Hi"))))
+      const events = yield* Stream.runCollect(chat.stream(Messages.fromUser("Hi")))
       expect(events.filter((event) => event._tag === "TextDelta").length).toBeGreaterThan(3)
       expect(events[events.length - 1]?._tag).toBe("Completed")
     }))
 })
 
 describe("EffectAi bridge: what does not map", () => {
-  it.scoped("a call to a tool that was not declared fails the call with MalformedResponse (function-call.json)", () =>
+  it.effect("a call to a tool that was not declared fails the call with MalformedResponse (function-call.json)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/function-call.json")))
@@ -234,18 +237,18 @@ describe("EffectAi bridge: what does not map", () => {
       expect(error._tag).toBe("MalformedResponse")
     }))
 
-  it.scoped("a stream with a response format arrives as one whole piece", () =>
+  it.effect("a stream with a response format arrives as one whole piece", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(ReplayServer.json(ownFixture("responses-structured-echo-schema.json")))
       const model = yield* modelOn(server)
       const schema = { type: "object", properties: { value: { type: "array", items: { type: "string" } } }, required: ["value"], additionalProperties: false }
-      const parts = Chunk.toReadonlyArray(yield* Stream.runCollect(model.stream({
+      const parts = yield* Stream.runCollect(model.stream({
         ...ask,
         options: { responseFormat: { type: "json", name: "cities", schema, strict: true } }
-      })))
+      }))
       expect(parts.map((part) => part._tag)).toEqual(["Part", "Finish"])
-      expect(body(server, 0)["stream"]).toBeUndefined()
+      expect(body(server, 0)["stream"]).toBe(false)
     }))
 })
 
@@ -259,9 +262,10 @@ describe("EffectAi bridge: declarations and prompts", () => {
       $defs: { Node: { type: "object", properties: { next: { anyOf: [{ $ref: "#/$defs/Node" }, { type: "null" }] } } } }
     }
     const tool = EffectAi.toTool({ name: "walk", description: "Walk a list.", parameters, strict: false })
-    expect(AiTool.getJsonSchema(tool as AiTool.Tool<string, any>)).toEqual(parameters)
+    expect(AiTool.getJsonSchema(tool)).toEqual(parameters)
     expect(tool.name).toBe("walk")
-    expect(AiTool.getDescription(tool as AiTool.Tool<string, any>)).toBe("Walk a list.")
+    expect(AiTool.getDescription(tool)).toBe("Walk a list.")
+    expect(AiTool.getStrictMode(tool)).toBe(false)
   })
 
   it("a rejected or failed call goes back as a failed tool result; an unanswered call has no result", () => {
@@ -276,7 +280,7 @@ describe("EffectAi bridge: declarations and prompts", () => {
     const prompt = EffectAi.toPrompt(messages)
     expect(prompt.content.map((message) => message.role)).toEqual(["user", "assistant", "tool"])
     const tool = prompt.content[2]!
-    expect(tool.role === "tool" && tool.content.map((part) => [part.id, part.isFailure, part.result])).toEqual([
+    expect(tool.role === "tool" && tool.content.map((part) => part.type === "tool-result" ? [part.id, part.isFailure, part.result] : part.type)).toEqual([
       ["a", true, { error: "The user rejected this tool call; it did not run. Reason: no" }],
       ["b", true, { error: "boom" }]
     ])
@@ -296,7 +300,7 @@ describe("EffectAi bridge: errors", () => {
       return yield* Effect.flip(mode === "generate" ? model.generate(ask) : LanguageModel.collect(model.stream(ask)))
     })
 
-  it.scoped("a 400 is an InvalidRequest with the provider's message, not retryable (invalid-request-400-responses.json)", () =>
+  it.effect("a 400 is an InvalidRequest with the provider's message, not retryable (invalid-request-400-responses.json)", () =>
     Effect.gen(function*() {
       const error = yield* failWith(ReplayServer.json(ReplayServer.fixture("errors/invalid-request-400-responses.json"), { status: 400 }))
       expect(error).toMatchObject({ _tag: "InvalidRequest", status: 400, code: "decimal_below_min_value" })
@@ -304,7 +308,7 @@ describe("EffectAi bridge: errors", () => {
       expect(ChatError.isRetryable(error)).toBe(false)
     }))
 
-  it.scoped("a 429 with retry-after is a retryable RateLimited; an exhausted quota is not retryable", () =>
+  it.effect("a 429 with retry-after is a retryable RateLimited; an exhausted quota is not retryable", () =>
     Effect.gen(function*() {
       const limited = yield* failWith(ReplayServer.json({
         error: { message: "Rate limit reached. Please try again in 3s.", type: "requests", param: null, code: "rate_limit_exceeded" }
@@ -316,7 +320,7 @@ describe("EffectAi bridge: errors", () => {
       expect(ChatError.isRetryable(quota)).toBe(false)
     }))
 
-  it.scoped("5xx is a retryable ServerError; 401 an AuthenticationError whose message never holds the echoed key", () =>
+  it.effect("5xx is a retryable ServerError; 401 an AuthenticationError whose message never holds the echoed key", () =>
     Effect.gen(function*() {
       const server = yield* failWith(ReplayServer.json({ error: { message: "The server had an error.", type: "server_error", code: null } }, { status: 503 }))
       expect(server).toMatchObject({ _tag: "ServerError", status: 503 })
@@ -330,7 +334,7 @@ describe("EffectAi bridge: errors", () => {
       expect(auth.message).toContain("Incorrect API key provided: [redacted]")
     }))
 
-  it.scoped("context_length_exceeded is ContextLengthExceeded (synthetic body)", () =>
+  it.effect("context_length_exceeded is ContextLengthExceeded (synthetic body)", () =>
     Effect.gen(function*() {
       const error = yield* failWith(ReplayServer.json({
         error: {
@@ -343,9 +347,9 @@ describe("EffectAi bridge: errors", () => {
       expect(error._tag).toBe("ContextLengthExceeded")
     }))
 
-  it.scoped("an in-stream error part is typed by its code", () =>
+  it.effect("an in-stream error part is typed by its code", () =>
     Effect.gen(function*() {
-      // An @effect/ai model whose stream reports the provider's error event, as @effect/ai providers emit it.
+      // An effect/ai model whose stream reports the provider's error event, as effect/ai providers emit it.
       const quotaEvent = {
         type: "error",
         error: { type: "insufficient_quota", code: "insufficient_quota", message: "You exceeded your current quota." }
@@ -363,17 +367,16 @@ describe("EffectAi bridge: errors", () => {
       expect(ChatError.isRetryable(error)).toBe(false)
     }))
 
-  it.scoped("the recorded in-stream quota error is skipped by @effect/ai-openai 0.41: a retryable stream-ended error (stream-error-insufficient-quota.sse)", () =>
+  it.effect("the recorded in-stream quota error is a RateLimited that is not retried (stream-error-insufficient-quota.sse)", () =>
     Effect.gen(function*() {
-      // @effect/ai-openai's event schema wants `message` at the top of the `error` event (the real API nests it
-      // under `error`) and does not know the `insufficient_quota` code of `response.failed`: it drops both
-      // events, so the stream ends without finishing. Documented in docs/routing.md.
+      // With @effect/ai-openai 0.41 (Effect 3) the event was dropped and the stream ended unfinished (a retryable
+      // NetworkError). The provider reports it as an AiError now (QuotaExhaustedError, its HTTP context), typed here.
       const error = yield* failWith(ReplayServer.sse(ReplayServer.fixture("responses/stream-error-insufficient-quota.sse")), "stream")
-      expect(error._tag).toBe("NetworkError")
-      expect(error.message).toContain("ended before the response was complete")
+      expect(error).toMatchObject({ _tag: "RateLimited", code: "insufficient_quota" })
+      expect(ChatError.isRetryable(error)).toBe(false)
     }))
 
-  it.scoped("a stream cut mid-way fails typed and retryable; nothing half-written is returned", () =>
+  it.effect("a stream cut mid-way fails typed and retryable; nothing half-written is returned", () =>
     Effect.gen(function*() {
       const sse = ownFixture("responses-stream-text-sequenced.sse")
       const error = yield* failWith(ReplayServer.cut(ReplayServer.firstEvents(sse, 6)), "stream")
@@ -381,11 +384,132 @@ describe("EffectAi bridge: errors", () => {
       expect(ChatError.isRetryable(error)).toBe(true)
     }))
 
-  it.scoped("a server that cannot be reached is a retryable NetworkError", () =>
+  it.effect("a server that cannot be reached is a retryable NetworkError", () =>
     Effect.gen(function*() {
       const port = yield* Effect.scoped(Effect.map(ReplayServer.make, (server) => server.baseURL))
       const model = yield* modelOn({ baseURL: port } as ReplayServer.ReplayServer)
       const error = yield* Effect.flip(model.generate(ask))
       expect(error._tag).toBe("NetworkError")
+    }))
+})
+
+// ---------------------------------------------------------------------------
+// What the bridge hands an effect/ai model, and reads back (scripted models made with LanguageModel.make)
+// ---------------------------------------------------------------------------
+
+/** chat-ts's model over a scripted effect/ai model, built in the test's scope. */
+const overScripted = (scripted: Scripted.Scripted) =>
+  Effect.map(Layer.build(EffectAi.layer().pipe(Layer.provide(scripted.layer))), Context.get(LanguageModel.LanguageModel))
+
+describe("EffectAi bridge: what a scripted effect/ai model is given and gives back", () => {
+  const declarations: ReadonlyArray<LanguageModel.ToolDeclaration> = [
+    { name: "strict_one", description: "Strict.", parameters: { type: "object", properties: { a: { type: "string" } }, required: ["a"], additionalProperties: false }, strict: true },
+    { name: "loose_one", description: "Loose.", parameters: { type: "object", properties: { b: { type: "number" } } }, strict: false }
+  ]
+
+  it.effect("the tools with their declared JSON Schema and strict flag, the tool choice, the prompt", () =>
+    Effect.gen(function*() {
+      const scripted = Scripted.make(() => [{ type: "text", text: "ok" }, Scripted.finish("stop")])
+      const model = yield* overScripted(scripted)
+      yield* model.generate({ messages: [Messages.system("Be brief."), Messages.user("Hi")], tools: declarations, options: { toolChoice: { tool: "strict_one" } } })
+      const options = scripted.calls[0]!
+      expect(options.tools.map((tool) => [tool.name, AiTool.getDescription(tool), AiTool.getJsonSchema(tool), AiTool.getStrictMode(tool)])).toEqual(
+        declarations.map((d) => [d.name, d.description, d.parameters, d.strict])
+      )
+      expect(options.toolChoice).toEqual({ tool: "strict_one" })
+      expect(options.prompt.content.map((message) => message.role)).toEqual(["system", "user"])
+      expect(options.responseFormat).toEqual({ type: "text" })
+    }))
+
+  it.effect("a structured answer is asked with the requested JSON Schema, and comes back as its JSON text", () =>
+    Effect.gen(function*() {
+      const schema = { type: "object", properties: { value: { type: "array", items: { type: "string" } } }, required: ["value"], additionalProperties: false }
+      const scripted = Scripted.make(() => [{ type: "text", text: "{\"value\":[\"Oslo\"]}" }, Scripted.finish("stop")])
+      const model = yield* overScripted(scripted)
+      const response = yield* model.generate({ ...ask, options: { responseFormat: { type: "json", name: "cities", schema, strict: true } } })
+      expect(response.parts).toEqual([Messages.text("{\"value\":[\"Oslo\"]}")])
+      const format = scripted.calls[0]!.responseFormat
+      expect(format.type === "json" && [format.objectName, AiTool.getJsonSchemaFromSchema(format.schema)]).toEqual(["cities", schema])
+    }))
+
+  it.effect("a tool call's provider metadata is kept and sent back with the call; the response's id too", () =>
+    Effect.gen(function*() {
+      const scripted = Scripted.make((_, index) =>
+        index === 0
+          ? [
+            { type: "response-metadata", id: "resp_1", modelId: "scripted-1", timestamp: "2026-12-01T00:00:00.000Z" },
+            { type: "tool-call", id: "call_1", name: "strict_one", params: { a: "x" }, metadata: { openai: { itemId: "fc_1" } } },
+            Scripted.finish("tool-calls")
+          ]
+          : [{ type: "text", text: "done" }, Scripted.finish("stop")]
+      )
+      const model = yield* overScripted(scripted)
+      const first = yield* model.generate({ ...ask, tools: declarations })
+      expect(first.finishReason).toBe("tool-calls")
+      expect(first.providerMetadata?.[EffectAi.metadataKey]).toEqual({
+        toolCalls: { call_1: { openai: { itemId: "fc_1" } } },
+        response: { id: "resp_1", modelId: "scripted-1", timestamp: "2026-12-01T00:00:00.000Z" }
+      })
+      const call = first.parts.find((part) => part._tag === "ToolCall")!
+      const answered: Messages.Messages = [
+        ...ask.messages,
+        { role: "assistant", parts: [{ ...call, status: { _tag: "Completed", result: { ok: true } } }] as ReadonlyArray<Messages.Part>, providerMetadata: first.providerMetadata! }
+      ]
+      yield* model.generate({ ...ask, messages: answered, tools: declarations })
+      const sent = scripted.calls[1]!.prompt.content
+      const assistant = sent.find((message) => message.role === "assistant")!
+      expect(assistant.role === "assistant" && assistant.content.map((part) => part.type === "tool-call" ? [part.id, part.params, part.options] : part.type)).toEqual([
+        ["call_1", { a: "x" }, { openai: { itemId: "fc_1" } }]
+      ])
+      const tool = sent.find((message) => message.role === "tool")!
+      expect(tool.role === "tool" && tool.content.map((part) => part.type === "tool-result" ? [part.id, part.isFailure, part.result] : part.type)).toEqual([
+        ["call_1", false, { ok: true }]
+      ])
+    }))
+
+  it.effect("AiError reasons without an HTTP response are typed by their kind", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [AiError.AiErrorReason, string, boolean]> = [
+        [new AiError.RateLimitError({ retryAfter: Duration.seconds(2) }), "RateLimited", true],
+        [new AiError.QuotaExhaustedError({}), "RateLimited", false],
+        [new AiError.AuthenticationError({ kind: "InvalidKey" }), "AuthenticationError", false],
+        [new AiError.InvalidRequestError({ description: "bad temperature" }), "InvalidRequest", false],
+        [new AiError.InvalidRequestError({ description: "This model's maximum context length is 8192 tokens" }), "ContextLengthExceeded", false],
+        [new AiError.InternalProviderError({ description: "overloaded" }), "ServerError", true],
+        [new AiError.NetworkError({ reason: "TransportError", method: "POST", url: "https://example.invalid/v1" }), "NetworkError", true],
+        [new AiError.NetworkError({ reason: "InvalidUrlError", method: "POST", url: "::" }), "InvalidRequest", false],
+        [new AiError.InvalidOutputError({ description: "not JSON" }), "MalformedResponse", false],
+        [new AiError.UnknownError({ description: "what" }), "ServerError", true]
+      ]
+      for (const [reason, tag, retryable] of cases) {
+        const scripted = Scripted.make(() => ({ fail: AiError.make({ module: "Scripted", method: "generateText", reason }) }))
+        const model = yield* overScripted(scripted)
+        const error = yield* Effect.flip(model.generate(ask))
+        expect([reason._tag, error._tag, ChatError.isRetryable(error)]).toEqual([reason._tag, tag, retryable])
+      }
+      const limited = yield* Effect.flip(
+        Effect.flatMap(overScripted(Scripted.make(() => ({ fail: AiError.make({ module: "S", method: "m", reason: new AiError.RateLimitError({ retryAfter: Duration.seconds(2) }) }) }))), (model) => model.generate(ask))
+      )
+      expect(limited).toMatchObject({ _tag: "RateLimited", retryAfterMillis: 2000 })
+    }))
+
+  it.effect("the streamed answer of a scripted model: text, reasoning with its metadata, a tool call, the finish", () =>
+    Effect.gen(function*() {
+      const scripted = Scripted.make(() => [
+        { type: "reasoning", text: "thinking", metadata: { anthropic: { signature: "sig" } } },
+        { type: "text", text: "Hello" },
+        { type: "tool-call", id: "c1", name: "strict_one", params: { a: "y" } },
+        Scripted.finish("tool-calls", 7, 3)
+      ])
+      const model = yield* overScripted(scripted)
+      const response = yield* LanguageModel.collect(model.stream({ ...ask, tools: declarations }))
+      expect(scripted.calls[0]!.mode).toBe("stream")
+      expect(response.parts).toEqual([
+        { _tag: "Reasoning", text: "thinking", providerMetadata: { anthropic: { signature: "sig" } } },
+        Messages.text("Hello"),
+        Messages.toolCall({ id: "c1", name: "strict_one", arguments: "{\"a\":\"y\"}" })
+      ])
+      expect(response.usage).toEqual({ inputTokens: 7, outputTokens: 3 })
+      expect(response.finishReason).toBe("tool-calls")
     }))
 })

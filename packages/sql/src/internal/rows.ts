@@ -7,18 +7,27 @@
  * @internal
  */
 import { type ChatError, type ConversationStore, Messages } from "@chat-ts/core"
-import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as ParseResult from "effect/ParseResult"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
 
-/** A whole number from the database (PostgreSQL returns BIGINT columns as strings). */
-const Whole = Schema.Union(Schema.Int, Schema.compose(Schema.NumberFromString, Schema.Int))
+/** A `bigint` (PostgreSQL's BIGINT, SQLite's safe integers) as a number. */
+const BigIntAsNumber = Schema.BigInt.pipe(Schema.decodeTo(
+  Schema.Int,
+  SchemaTransformation.transform({ decode: (n: bigint) => Number(n), encode: (n: number) => BigInt(n) })
+))
 
-const formatError = (error: ParseResult.ParseError): string => ParseResult.TreeFormatter.formatErrorSync(error)
+/** A whole number from the database: a number, a numeric string or a `bigint`, as drivers return BIGINT columns. */
+const Whole = Schema.Union([Schema.Int, Schema.NumberFromString.check(Schema.isInt()), BigIntAsNumber])
+
+const formatIssue = SchemaIssue.makeFormatterDefault()
+
+const formatError = (error: Schema.SchemaError): string => formatIssue(error.issue)
 
 /** Decodes what a save returns: the new version and the conversation's incarnation. */
-export const decodeWritten = Schema.decodeUnknown(Schema.Array(Schema.Struct({ version: Whole, incarnation: Schema.String })))
+export const decodeWritten = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ version: Whole, incarnation: Schema.String })))
 
 /** What a store knows of a conversation it read or wrote. */
 export interface Known {
@@ -28,10 +37,10 @@ export interface Known {
 }
 
 /** Decodes the lease expiries returned by `acquire` / `renew`. */
-export const decodeExpiries = Schema.decodeUnknown(Schema.Array(Schema.Struct({ lease_expires_at: Whole })))
+export const decodeExpiries = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({ lease_expires_at: Whole })))
 
 /** Decodes a conversation's version and lease. */
-export const decodeLeaseRows = Schema.decodeUnknown(Schema.Array(Schema.Struct({
+export const decodeLeaseRows = Schema.decodeUnknownEffect(Schema.Array(Schema.Struct({
   version: Whole,
   lease_owner: Schema.NullOr(Schema.String),
   lease_expires_at: Schema.NullOr(Whole)
@@ -41,20 +50,20 @@ const PendingRow = Schema.Struct({
   id: Schema.String,
   version: Whole,
   updated_at: Whole,
-  pending: Schema.parseJson(Schema.NonEmptyArray(Schema.String))
+  pending: Schema.fromJsonString(Schema.NonEmptyArray(Schema.String))
 })
-const decodePendingRow = Schema.decodeUnknownEither(PendingRow)
+const decodePendingRow = Schema.decodeUnknownResult(PendingRow)
 
 /** Decodes one row of `listPending`; a damaged row names its conversation. */
 export const decodePending = (
   row: unknown
-): Either.Either<ConversationStore.PendingSummary, { readonly id: string; readonly detail: string }> =>
-  Either.mapBoth(decodePendingRow(row), {
-    onLeft: (error) => ({
+): Result.Result<ConversationStore.PendingSummary, { readonly id: string; readonly detail: string }> =>
+  Result.mapBoth(decodePendingRow(row), {
+    onFailure: (error) => ({
       id: typeof row === "object" && row !== null && "id" in row ? String(row.id) : "(unknown)",
       detail: `its pending calls cannot be read: ${formatError(error)}`
     }),
-    onRight: (r) => ({ id: r.id, version: r.version, updatedAt: r.updated_at, pending: r.pending })
+    onSuccess: (r) => ({ id: r.id, version: r.version, updatedAt: r.updated_at, pending: r.pending })
   })
 
 const ConversationHead = Schema.Struct({
@@ -63,47 +72,51 @@ const ConversationHead = Schema.Struct({
   updated_at: Whole,
   message_count: Whole
 })
-const decodeHead = Schema.decodeUnknownEither(ConversationHead)
+const decodeHead = Schema.decodeUnknownResult(ConversationHead)
 
 /** A message row's position and body; checked by hand, as a conversation may have many thousands. */
 const messageRow = (row: unknown): { readonly position: number; readonly body: string } | null | undefined => {
   if (typeof row !== "object" || row === null) return undefined
   const { body, position } = row as { readonly position?: unknown; readonly body?: unknown }
   if (position === null && body === null) return null
-  const at = typeof position === "string" && /^\d+$/.test(position) ? Number(position) : position
+  const at = typeof position === "string" && /^\d+$/.test(position)
+    ? Number(position)
+    : typeof position === "bigint"
+    ? Number(position)
+    : position
   return typeof at === "number" && Number.isSafeInteger(at) && typeof body === "string" ? { position: at, body } : undefined
 }
 
-/** Puts a conversation back together from its row joined with its message rows; `Left` says what is damaged. */
+/** Puts a conversation back together from its row joined with its message rows; a failure says what is damaged. */
 export const decodeConversation = (
   id: string,
   rows: ReadonlyArray<unknown>
-): Either.Either<Option.Option<{ readonly incarnation: string; readonly stored: ConversationStore.Stored }>, string> => {
-  if (rows.length === 0) return Either.right(Option.none())
-  return Either.flatMap(Either.mapLeft(decodeHead(rows[0]), formatError), (head) => {
+): Result.Result<Option.Option<{ readonly incarnation: string; readonly stored: ConversationStore.Stored }>, string> => {
+  if (rows.length === 0) return Result.succeed(Option.none())
+  return Result.flatMap(Result.mapError(decodeHead(rows[0]), formatError), (head) => {
     const bodies: Array<string> = []
     for (const row of rows) {
       const message = messageRow(row)
       if (message === null) continue
-      if (message === undefined) return Either.left(`message row ${bodies.length} is malformed`)
-      if (message.position !== bodies.length) return Either.left(`message ${bodies.length} is missing`)
+      if (message === undefined) return Result.fail(`message row ${bodies.length} is malformed`)
+      if (message.position !== bodies.length) return Result.fail(`message ${bodies.length} is missing`)
       bodies.push(message.body)
     }
     if (bodies.length !== head.message_count) {
-      return Either.left(`it has ${bodies.length} of its ${head.message_count} messages`)
+      return Result.fail(`it has ${bodies.length} of its ${head.message_count} messages`)
     }
     const document = `{"format":"chat-ts/messages","version":${Messages.currentVersion},"messages":[${bodies.join(",")}]}`
-    return Either.mapBoth(Messages.fromJson(document), {
-      onLeft: (error) => error.detail,
-      onRight: (messages) =>
+    return Result.mapBoth(Messages.fromJson(document), {
+      onFailure: (error) => error.detail,
+      onSuccess: (messages) =>
         Option.some({ incarnation: head.incarnation, stored: { id, messages, version: head.version, updatedAt: head.updated_at } })
     })
   })
 }
 
 /** One message as the JSON its row holds (the same as its entry in `Messages.toJson`), or why JSON cannot hold it. */
-export const encodeMessage = (message: Messages.Messages[number]): Either.Either<string, ChatError.StateEncodeError> =>
-  Either.map(Messages.encode([message]), (document) => JSON.stringify(document.messages[0]))
+export const encodeMessage = (message: Messages.Messages[number]): Result.Result<string, ChatError.StateEncodeError> =>
+  Result.map(Messages.encode([message]), (document) => JSON.stringify(document.messages[0]))
 
 /** The positions whose message is not the one stored (messages are immutable: a kept message is the same object). */
 export const changedPositions = (stored: Messages.Messages, next: Messages.Messages): ReadonlyArray<number> => {

@@ -6,15 +6,14 @@
  */
 import { ConversationStore } from "@chat-ts/core"
 import { PgClient } from "@effect/sql-pg"
-import { SqliteClient } from "@effect/sql-sqlite-node"
-import * as SqlClientTag from "@effect/sql/SqlClient"
-import type * as SqlClient from "@effect/sql/SqlClient"
 import { Effect, Layer, Redacted } from "effect"
+import * as SqlClientTag from "effect/sql/SqlClient"
+import type * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { inject } from "vitest"
-import { SqlConversationStore } from "../../src/index.js"
+import { SqliteClient, SqlConversationStore } from "../../src/index.js"
 
 /** A fresh SQLite database file. */
 export const tempDatabase = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-sql-")), "store.db")

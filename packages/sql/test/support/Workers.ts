@@ -15,6 +15,10 @@ const packageDir = fileURLToPath(new URL("../..", import.meta.url))
 export interface Reply {
   readonly n?: number
   readonly ready?: boolean
+  /** Sent before waiting for `GO_FILE`. */
+  readonly loaded?: boolean
+  /** How many migrations the worker applied at startup (with `MIGRATE=1`). */
+  readonly applied?: number
   readonly outcome?: string
   readonly error?: string
   readonly defect?: string
@@ -25,6 +29,8 @@ export interface WorkerProcess {
   readonly pid: number
   /** Resolves when the worker built its store and answered a first query. */
   readonly ready: Promise<Reply>
+  /** Resolves when a worker started with `GO_FILE` waits for it (or is ready, or exited). */
+  readonly loaded: Promise<void>
   readonly send: (command: object, timeoutMillis?: number) => Promise<Reply>
   /** Resolves when the process has exited. */
   readonly exited: Promise<void>
@@ -51,10 +57,14 @@ export const start = (env: Record<string, string>): WorkerProcess => {
   child.stderr.on("data", (chunk) => (stderr += chunk))
   let onReady: (reply: Reply) => void = () => undefined
   const ready = new Promise<Reply>((resolve) => (onReady = resolve))
+  let onLoaded: () => void = () => undefined
+  const loaded = new Promise<void>((resolve) => (onLoaded = resolve))
+  void ready.then(() => onLoaded())
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
   void exited.then(() => onReady({ ready: false, error: `exited before it was ready: ${stderr}` }))
   readline.createInterface({ input: child.stdout }).on("line", (line) => {
     const reply = JSON.parse(line) as Reply
+    if (reply.loaded === true) return onLoaded()
     if (reply.n === undefined) return onReady(reply)
     waiting.get(reply.n)?.(reply)
     waiting.delete(reply.n)
@@ -62,6 +72,7 @@ export const start = (env: Record<string, string>): WorkerProcess => {
   return {
     pid: child.pid!,
     ready: bounded(ready, 60_000, `worker ${child.pid} starting`),
+    loaded: bounded(loaded, 60_000, `worker ${child.pid} loading`),
     send: (command, timeoutMillis = 30_000) => {
       const n = ++sent
       const answer = new Promise<Reply>((resolve) => waiting.set(n, resolve))

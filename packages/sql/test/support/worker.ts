@@ -1,7 +1,9 @@
 /**
  * A worker process for the multi-process tests: it builds the store's layer
- * (no DDL) on PostgreSQL (`DATABASE_URL`) or SQLite (`SQLITE_FILE`), prints
- * `{"ready":true}`, then runs the commands it reads from stdin, one JSON
+ * (no DDL) on PostgreSQL (`DATABASE_URL`) or SQLite (`SQLITE_FILE`); with
+ * `GO_FILE` it prints `{"loaded":true}` and waits for that file; with
+ * `MIGRATE=1` it runs `migrate` first; it prints `{"ready":true}` (with
+ * `"applied": n`, the migrations it applied, when it migrated), then runs the commands it reads from stdin, one JSON
  * object a line, answering each with one JSON line on stdout:
  *
  * - `{ "n", "resume": id, "leaseMillis" }`: `Worker.resume` approving every
@@ -15,11 +17,10 @@
 import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, Worker } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { PgClient } from "@effect/sql-pg"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { Config, Duration, Effect, Layer, ManagedRuntime, Schedule, Schema } from "effect"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
-import { SqlConversationStore } from "../../src/index.js"
+import { SqliteClient, SqlConversationStore } from "../../src/index.js"
 
 const Params = { conversation: Schema.String, slow: Schema.Boolean }
 const Result = Schema.Struct({ by: Schema.Number, attempt: Schema.Number })
@@ -36,7 +37,7 @@ const handle = (params: { readonly conversation: string; readonly slow: boolean 
       const release = `${runsFile}.release-${params.conversation}`
       yield* Effect.sync(() => fs.existsSync(release)).pipe(
         Effect.repeat({ until: (released) => released, schedule: Schedule.spaced("10 millis") }),
-        Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => "never released" }),
+        Effect.timeoutOrElse({ duration: "30 seconds", orElse: () => Effect.fail("never released") }),
         Effect.orDie
       )
     } else {
@@ -49,17 +50,19 @@ const handle = (params: { readonly conversation: string; readonly slow: boolean 
 const handlers = tools.toLayer({ pay: handle, sync: handle })
 
 const client = process.env["DATABASE_URL"] !== undefined
-  ? PgClient.layerConfig({ url: Config.redacted("DATABASE_URL"), maxConnections: Config.succeed(2) })
+  ? PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL"), maxConnections: Config.succeed(2) })
   : SqliteClient.layer({ filename: process.env["SQLITE_FILE"]! })
 
-const store = SqlConversationStore.layer({ table: process.env["TABLE"]! }).pipe(Layer.provide(client))
-const runtime = ManagedRuntime.make(Layer.mergeAll(store, handlers))
+const table = process.env["TABLE"]!
+const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
+const store = SqlConversationStore.layer({ table })
+const runtime = ManagedRuntime.make(Layer.mergeAll(store, handlers).pipe(Layer.provideMerge(client)))
 
 const approveAll = (stored: ConversationStore.Stored) =>
   Effect.reduce(
     Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision),
-    stored.messages,
-    (messages, call) => Messages.approve(messages, call.id)
+    () => stored.messages,
+    (messages, call) => Effect.fromResult(Messages.approve(messages, call.id))
   )
 
 interface Command {
@@ -80,13 +83,28 @@ const run = (command: Command) =>
     )
     const result = yield* Worker.resume(chat, command.resume!, approveAll, { leaseTtl: command.leaseMillis ?? 10_000 })
     return { outcome: result.outcome._tag }
-  }).pipe(Effect.catchAll((error) => Effect.succeed({ error: error._tag })))
+  }).pipe(Effect.catch((error) => Effect.succeed({ error: error._tag })))
 
-const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
+/** With `GO_FILE`, the worker says `{"loaded":true}` and waits (bounded) until that file exists: processes start as one. */
+const go = (file: string | undefined) =>
+  file === undefined ? Effect.void : Effect.sync(() => reply({ loaded: true })).pipe(
+    Effect.andThen(Effect.sync(() => fs.existsSync(file)).pipe(
+      Effect.repeat({ until: (exists) => exists, schedule: Schedule.spaced("5 millis") }),
+      Effect.timeoutOrElse({ duration: "60 seconds", orElse: () => Effect.die(new Error(`${file} never appeared`)) })
+    ))
+  )
 
-runtime.runPromise(Effect.flatMap(ConversationStore.ConversationStore, (s) => s.listPending({ limit: 1 }))).then(
-  () => {
-    reply({ ready: true })
+/** With `MIGRATE=1` the worker first runs the migrations itself (as every process of a deploy might), and says how many it applied. */
+const migrate = process.env["MIGRATE"] === "1"
+  ? Effect.map(SqlConversationStore.migrate({ table }), (applied) => ({ applied: applied.length }))
+  : Effect.succeed({})
+
+const startup = Effect.flatMap(Effect.andThen(go(process.env["GO_FILE"]), migrate), (migrated) =>
+  Effect.as(Effect.flatMap(ConversationStore.ConversationStore, (s) => s.listPending({ limit: 1 })), migrated))
+
+runtime.runPromise(startup).then(
+  (migrated) => {
+    reply({ ready: true, ...migrated })
     readline.createInterface({ input: process.stdin }).on("line", (line) => {
       const command = JSON.parse(line) as Command
       runtime.runPromise(run(command)).then(

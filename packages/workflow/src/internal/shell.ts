@@ -8,15 +8,15 @@
  * @internal
  */
 import { type Chat, ChatError, ConversationStore, Messages, Turn } from "@chat-ts/core"
-import * as Activity from "@effect/workflow/Activity"
-import * as DurableClock from "@effect/workflow/DurableClock"
-import * as DurableDeferred from "@effect/workflow/DurableDeferred"
-import type { WorkflowEngine, WorkflowInstance } from "@effect/workflow/WorkflowEngine"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
+import * as Activity from "effect/workflow/Activity"
+import * as DurableClock from "effect/workflow/DurableClock"
+import * as DurableDeferred from "effect/workflow/DurableDeferred"
+import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import * as Decision from "../Decision.js"
 
 /** The deferred a person's decision about call `id` completes. */
@@ -37,7 +37,7 @@ export const decisionText = (decision: Decision.Decision): string =>
 export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
 
 /** The errors of a model call. */
-const ModelError = Schema.Union(
+const ModelError = Schema.Union([
   ChatError.RateLimited,
   ChatError.ServerError,
   ChatError.NetworkError,
@@ -45,24 +45,24 @@ const ModelError = Schema.Union(
   ChatError.InvalidRequest,
   ChatError.ContextLengthExceeded,
   ChatError.MalformedResponse
-)
+])
 
 /** The errors a durable turn ends with (the same as `Chat`'s). */
-export const TurnFailure = Schema.Union(
+export const TurnFailure = Schema.Union([
   ChatError.StepLimitReached,
   ChatError.ToolHandlerDefect,
   ChatError.InvalidEditedArguments,
   ChatError.PendingToolCalls,
   ModelError
-)
+])
 
-const DecisionSchema = Schema.Union(
+const DecisionSchema = Schema.Union([
   Schema.TaggedStruct("Execute", {}),
   Schema.TaggedStruct("RequireApproval", { expiresAt: Schema.optional(Schema.Number) }),
   Schema.TaggedStruct("Defer", { at: Schema.Number }),
   Schema.TaggedStruct("Reject", { reason: Schema.String }),
   Schema.TaggedStruct("Invalid", { message: Schema.String })
-)
+])
 
 const Decided = Schema.Struct({
   now: Schema.Number,
@@ -70,20 +70,20 @@ const Decided = Schema.Struct({
 })
 
 /** A call's result as recorded: its event, or `Lost` when an earlier run of it started and never recorded one. */
-const ToolResult = Schema.Union(
+const ToolResult = Schema.Union([
   Schema.TaggedStruct("ToolSucceeded", { id: Schema.String, result: Schema.Unknown, defect: Schema.optional(Schema.String) }),
   Schema.TaggedStruct("ToolFailed", { id: Schema.String, error: Schema.Unknown, defect: Schema.optional(Schema.String) }),
   Schema.TaggedStruct("Lost", { id: Schema.String })
-)
+])
 
 /** Why a pause ended: a decision about a call, or the earliest time came. */
-const Wake = Schema.Union(
+const Wake = Schema.Union([
   Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.Decision }),
   Schema.TaggedStruct("Due", {})
-)
+])
 
 /** Store writes from activities are retried a few times: a database hiccup should not end a turn. */
-const storeRetry = Schedule.exponential("100 millis").pipe(Schedule.intersect(Schedule.recurs(5)))
+const storeRetry = Schedule.max([Schedule.exponential("100 millis"), Schedule.recurs(5)])
 
 /** The settings of the shell. */
 export interface Config {
@@ -109,16 +109,16 @@ export const applyDecision = (
     ? Messages.approve(messages, id, decision.edited)
     : Messages.reject(messages, id, decision.reason)
   // A decision for a call that no longer waits (expired, or decided) changes nothing.
-  if (Either.isLeft(applied)) {
-    if (applied.left._tag !== "InvalidEditedArguments") return messages
-    return Either.getOrElse(
-      Messages.reject(messages, id, `The edited arguments were refused: ${applied.left.detail}`),
+  if (Result.isFailure(applied)) {
+    if (applied.failure._tag !== "InvalidEditedArguments") return messages
+    return Result.getOrElse(
+      Messages.reject(messages, id, `The edited arguments were refused: ${applied.failure.detail}`),
       () => messages
     )
   }
-  const problem = steps.checkEdits(applied.right).find((edit) => edit.id === id)
-  if (problem === undefined) return applied.right
-  return Either.getOrElse(Messages.reject(messages, id, `The edited arguments were refused: ${problem.detail}`), () => messages)
+  const problem = steps.checkEdits(applied.success).find((edit) => edit.id === id)
+  if (problem === undefined) return applied.success
+  return Result.getOrElse(Messages.reject(messages, id, `The edited arguments were refused: ${problem.detail}`), () => messages)
 }
 
 /** The earliest time a waiting turn must look again: a scheduled call due, or an approval deadline. */
@@ -151,7 +151,10 @@ export const run = <R>(
     let lastNow = 0
     const now = Effect.suspend(() =>
       Activity.make({ name: `now/${++seq}`, success: Schema.Number, execute: Clock.currentTimeMillis })
-    ).pipe(Effect.tap((t) => void (lastNow = t)))
+    ).pipe(Effect.map((t) => {
+      lastNow = t
+      return t
+    }))
     const publish = (state: Messages.Messages) =>
       Effect.suspend(() =>
         Activity.make({
@@ -164,7 +167,7 @@ export const run = <R>(
     const records = new Set<string>()
     /** Publishes the final messages, then removes the turn's records: no call of an ended turn starts or waits again. */
     const finish = (state: Messages.Messages) =>
-      Effect.zipRight(
+      Effect.andThen(
         publish(state),
         Effect.suspend(() =>
           Activity.make({

@@ -5,6 +5,8 @@
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process"
 import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 
@@ -18,6 +20,8 @@ export const shardsPerGroup = 8
 export interface Reply {
   readonly n?: number
   readonly ready?: boolean
+  /** Sent before waiting for `GO_FILE`. */
+  readonly loaded?: boolean
   readonly id?: string
   readonly error?: string
   readonly defect?: string
@@ -28,6 +32,8 @@ export interface Reply {
 export interface RunnerProcess {
   readonly pid: number
   readonly ready: Promise<Reply>
+  /** Resolves when a runner started with `GO_FILE` waits for it (or is ready, or exited). */
+  readonly loaded: Promise<void>
   readonly send: (command: object, timeoutMillis?: number) => Promise<Reply>
   readonly exited: Promise<void>
   readonly process: ChildProcessWithoutNullStreams
@@ -42,7 +48,7 @@ export const bounded = <A>(promise: Promise<A>, millis: number, what: string): P
 
 let sent = 0
 
-/** Starts a runner with these environment variables (`DATABASE_URL`, `TABLE`, `RUNS_FILE`). */
+/** Starts a runner with these environment variables (`DATABASE_URL`, `TABLE`, `RUNS_FILE`, optionally `GO_FILE`). */
 export const start = (env: Record<string, string>): RunnerProcess => {
   const child = spawn(process.execPath, ["--import", "tsx", script], {
     cwd: packageDir,
@@ -54,11 +60,15 @@ export const start = (env: Record<string, string>): RunnerProcess => {
   child.stderr.on("data", (chunk) => (stderr += chunk))
   let onReady: (reply: Reply) => void = () => undefined
   const ready = new Promise<Reply>((resolve) => (onReady = resolve))
+  let onLoaded: () => void = () => undefined
+  const loaded = new Promise<void>((resolve) => (onLoaded = resolve))
+  void ready.then(() => onLoaded())
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
   void exited.then(() => onReady({ ready: false, error: `exited before it was ready: ${stderr}` }))
   readline.createInterface({ input: child.stdout }).on("line", (line) => {
     if (!line.startsWith("{")) return
     const reply = JSON.parse(line) as Reply
+    if (reply.loaded === true) return onLoaded()
     if (reply.n === undefined) return onReady(reply)
     waiting.get(reply.n)?.(reply)
     waiting.delete(reply.n)
@@ -66,6 +76,7 @@ export const start = (env: Record<string, string>): RunnerProcess => {
   return {
     pid: child.pid!,
     ready: bounded(ready, 120_000, `runner ${child.pid} starting`),
+    loaded: bounded(loaded, 120_000, `runner ${child.pid} loading`),
     send: (command, timeoutMillis = 30_000) => {
       const n = ++sent
       const answer = new Promise<Reply>((resolve) => waiting.set(n, resolve))
@@ -106,4 +117,13 @@ export const until = async (check: () => boolean | Promise<boolean>, millis: num
     if (Date.now() > deadline) throw new Error(`${what}: not reached within ${millis} ms`)
     await new Promise((resolve) => setTimeout(resolve, 100))
   }
+}
+
+/** Starts `count` runners that build their layers at the same moment (each waits for a file until all have loaded). */
+export const startTogether = async (count: number, env: Record<string, string>): Promise<ReadonlyArray<RunnerProcess>> => {
+  const goFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-go-")), "go")
+  const runners = Array.from({ length: count }, () => start({ ...env, GO_FILE: goFile }))
+  await Promise.all(runners.map((runner) => runner.loaded))
+  fs.writeFileSync(goFile, "")
+  return runners
 }

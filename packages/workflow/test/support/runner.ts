@@ -1,8 +1,11 @@
 /**
- * A runner process for the end-to-end test: one `@effect/cluster` socket
+ * A runner process for the end-to-end test: one `effect/cluster` socket
  * runner (`SocketRunner.layer`, 127.0.0.1, a free port) on PostgreSQL
  * (`DATABASE_URL`) hosting the durable turn, with the turn store in
- * table `TABLE`. It prints `{"ready":true}` once its layers are built, then
+ * table `TABLE`. With `GO_FILE` it prints `{"loaded":true}` and waits for that
+ * file first (so that runners start at the same moment). It prints
+ * `{"ready":true}` once its layers are built (creating the cluster's tables
+ * when missing, and with `MIGRATE_STORE=1` the turn store's table), then
  * runs the commands it reads from stdin (one JSON object a line), answering
  * each with one JSON line:
  *
@@ -19,11 +22,11 @@
  * is appended to `RUNS_FILE` too, with the pid of the runner that ran it.
  */
 import { Action, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
-import * as EntityId from "@effect/cluster/EntityId"
-import * as ShardId from "@effect/cluster/ShardId"
-import { Sharding } from "@effect/cluster/Sharding"
 import * as PgClient from "@effect/sql-pg/PgClient"
-import { Duration, Effect, Layer, ManagedRuntime, Redacted, Schema } from "effect"
+import { Duration, Effect, Layer, ManagedRuntime, Redacted, Schedule, Schema } from "effect"
+import * as EntityId from "effect/cluster/EntityId"
+import * as ShardId from "effect/cluster/ShardId"
+import { Sharding } from "effect/cluster/Sharding"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
 import { SqlConversationStore } from "../../../sql/src/index.js"
@@ -64,7 +67,7 @@ const model = LanguageModel.layer({
         ? { parts: [Messages.text("done")], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "stop" as const }
         : { parts: [call], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "tool-calls" as const }
     }),
-  stream: () => Effect.dieMessage("not used") as never
+  stream: () => Effect.die(new Error("not used")) as never
 })
 
 const shardsPerGroup = 8 // as `Runners.shardsPerGroup`
@@ -80,7 +83,11 @@ const cluster = SocketRunner.layer({
     runnerHealthCheckInterval: Duration.seconds(2)
   }
 })
-const store = SqlConversationStore.layer({ table: process.env["TABLE"]! })
+// With MIGRATE_STORE=1 the runner also creates the turn store's table (as each process of a deploy might).
+const storeOptions = { table: process.env["TABLE"]! }
+const store = process.env["MIGRATE_STORE"] === "1"
+  ? SqlConversationStore.layer(storeOptions).pipe(Layer.provide(SqlConversationStore.layerMigrate(storeOptions)))
+  : SqlConversationStore.layer(storeOptions)
 const runtime = ManagedRuntime.make(
   ChatWorkflow.layer(turns).pipe(
     Layer.provideMerge(Layer.mergeAll(cluster, store, model, handlers)),
@@ -116,12 +123,21 @@ const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.Client
     }))
     : turns.decide(command.decide!, command.call!, command.approve === true ? Decision.approve() : Decision.reject("no")).pipe(
       Effect.as({}),
-      Effect.catchAll((error) => Effect.succeed({ error: error._tag }))
+      Effect.catch((error) => Effect.succeed({ error: error._tag }))
     )
 
 const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
 
-runtime.runPromise(Effect.void).then(
+/** With `GO_FILE`: says `{"loaded":true}`, then waits (bounded) for that file before it builds its layers. */
+const go = (file: string | undefined) =>
+  file === undefined ? Promise.resolve() : Effect.runPromise(Effect.sync(() => reply({ loaded: true })).pipe(
+    Effect.andThen(Effect.sync(() => fs.existsSync(file)).pipe(
+      Effect.repeat({ until: (exists) => exists, schedule: Schedule.spaced("5 millis") }),
+      Effect.timeoutOrElse({ duration: "60 seconds", orElse: () => Effect.die(new Error(`${file} never appeared`)) })
+    ))
+  ))
+
+go(process.env["GO_FILE"]).then(() => runtime.runPromise(Effect.void)).then(
   () => {
     reply({ ready: true })
     readline.createInterface({ input: process.stdin }).on("line", (line) => {

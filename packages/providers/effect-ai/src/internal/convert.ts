@@ -1,23 +1,22 @@
 /**
- * Conversions between chat-ts data and `@effect/ai` data: the conversation as
+ * Conversions between chat-ts data and `effect/ai` data: the conversation as
  * a `Prompt`, tool declarations as `Tool`s whose JSON Schema is ours, and
  * response parts back as chat-ts parts.
  *
  * @internal
  */
-import * as Prompt from "@effect/ai/Prompt"
-import type * as AiResponse from "@effect/ai/Response"
-import * as Tool from "@effect/ai/Tool"
-import type * as Toolkit from "@effect/ai/Toolkit"
 import { type LanguageModel, Messages } from "@chat-ts/core"
+import * as Prompt from "effect/ai/Prompt"
+import type * as AiResponse from "effect/ai/Response"
+import * as Tool from "effect/ai/Tool"
+import type * as Toolkit from "effect/ai/Toolkit"
 import * as DateTime from "effect/DateTime"
 import * as Effect from "effect/Effect"
-import * as Encoding from "effect/Encoding"
-import * as Either from "effect/Either"
-import * as Option from "effect/Option"
-import * as Schema from "effect/Schema"
+import * as Base64 from "effect/encoding/Base64"
+import type * as JsonSchema from "effect/JsonSchema"
+import * as Result from "effect/Result"
 
-/** The provider metadata key under which the bridge keeps what `@effect/ai` said about a response. */
+/** The provider metadata key under which the bridge keeps what `effect/ai` said about a response. */
 export const metadataKey = "@chat-ts/effect-ai"
 
 type Metadata = { readonly [key: string]: unknown }
@@ -37,30 +36,33 @@ const isEmpty = (metadata: Metadata | undefined): boolean => metadata === undefi
 // ---------------------------------------------------------------------------
 
 /**
- * The parameters of a declared tool as a Schema: any JSON object (chat-ts
- * checks the arguments against the tool's own Schema when the call runs),
- * whose JSON Schema is exactly the declared one, so every `@effect/ai`
- * provider sends the tool's real parameters.
+ * A chat-ts tool declaration as an `effect/ai` tool: a dynamic tool whose
+ * JSON Schema is exactly the declared one (chat-ts checks the arguments
+ * against the tool's own Schema when the call runs), so every `effect/ai`
+ * provider sends the tool's real parameters, with chat-ts's strict flag.
  */
-export const parametersSchema = (declaration: LanguageModel.ToolDeclaration) =>
-  Schema.Struct({}, Schema.Record({ key: Schema.String, value: Schema.Unknown })).annotations({
-    jsonSchema: declaration.parameters
-  })
-
-/** A chat-ts tool declaration as an `@effect/ai` tool. */
 export const toTool = (declaration: LanguageModel.ToolDeclaration) =>
-  Tool.make(declaration.name, { description: declaration.description }).setParameters(parametersSchema(declaration))
+  Tool.dynamic(declaration.name, {
+    description: declaration.description,
+    parameters: declaration.parameters as JsonSchema.JsonSchema
+  }).annotate(Tool.Strict, declaration.strict)
+
+/** A tool the bridge sends. */
+export type DeclaredTool = ReturnType<typeof toTool>
+
+/** The tools the bridge sends, by name. */
+export type Tools = Record<string, DeclaredTool>
 
 /**
- * The declarations as an `@effect/ai` toolkit. Its handler is never called:
+ * The declarations as an `effect/ai` toolkit. Its handler is never called:
  * the bridge asks with `disableToolCallResolution`, since chat-ts decides and
  * runs tool calls itself (approval, scheduling, edits).
  */
 export const toToolkit = (
   declarations: ReadonlyArray<LanguageModel.ToolDeclaration>
-): Toolkit.WithHandler<Record<string, Tool.Any>> => ({
+): Toolkit.WithHandler<Tools> => ({
   tools: Object.fromEntries(declarations.map((declaration) => [declaration.name, toTool(declaration)])),
-  handle: (name) => Effect.dieMessage(`@chat-ts/effect-ai: tool '${String(name)}' is run by chat-ts, not by @effect/ai.`)
+  handle: (name) => Effect.die(new Error(`@chat-ts/effect-ai: tool '${String(name)}' is run by chat-ts, not by effect/ai.`))
 })
 
 // ---------------------------------------------------------------------------
@@ -72,7 +74,7 @@ const keptOf = (message: Messages.Message): Kept => {
   return typeof kept === "object" && kept !== null ? kept as Kept : {}
 }
 
-/** Provider options as `@effect/ai` reads them: an object of objects (one per provider). */
+/** Provider options as `effect/ai` reads them: JSON values by provider. */
 const options = (metadata: unknown): Prompt.ProviderOptions =>
   typeof metadata === "object" && metadata !== null && !Array.isArray(metadata) ? metadata as Prompt.ProviderOptions : {}
 
@@ -81,7 +83,7 @@ const filePart = (part: Messages.FilePart): Prompt.FilePart =>
     mediaType: part.mediaType,
     data: part.data._tag === "Url"
       ? new URL(part.data.url)
-      : Either.getOrElse(Encoding.decodeBase64(part.data.base64), () => part.data._tag === "Base64" ? part.data.base64 : ""),
+      : Result.getOrElse(Base64.decode(part.data.base64), () => part.data._tag === "Base64" ? part.data.base64 : ""),
     ...(part.filename === undefined ? {} : { fileName: part.filename })
   })
 
@@ -144,7 +146,7 @@ const assistantMessages = (message: Messages.Message): ReadonlyArray<Prompt.Mess
   return results.length === 0 ? [assistant] : [assistant, Prompt.makeMessage("tool", { content: results })]
 }
 
-/** The conversation as an `@effect/ai` prompt. */
+/** The conversation as an `effect/ai` prompt. */
 export const toPrompt = (messages: Messages.Messages): Prompt.Prompt =>
   Prompt.fromMessages(messages.flatMap((message): ReadonlyArray<Prompt.Message> => {
     switch (message.role) {
@@ -166,7 +168,7 @@ export const toPrompt = (messages: Messages.Messages): Prompt.Prompt =>
 // Responses
 // ---------------------------------------------------------------------------
 
-/** `@effect/ai`'s finish reason as chat-ts's. */
+/** `effect/ai`'s finish reason as chat-ts's. */
 export const finishReason = (reason: AiResponse.FinishReason): Messages.FinishReason => {
   switch (reason) {
     case "stop":
@@ -180,17 +182,17 @@ export const finishReason = (reason: AiResponse.FinishReason): Messages.FinishRe
   }
 }
 
-/** `@effect/ai`'s usage as chat-ts's (an unknown count is 0). */
+/** `effect/ai`'s usage as chat-ts's (an unknown count is 0; cached input tokens are the ones read from the cache). */
 export const usage = (value: AiResponse.Usage): LanguageModel.Response["usage"] => ({
-  inputTokens: value.inputTokens ?? 0,
-  outputTokens: value.outputTokens ?? 0,
-  ...(value.reasoningTokens === undefined ? {} : { reasoningTokens: value.reasoningTokens }),
-  ...(value.cachedInputTokens === undefined ? {} : { cachedInputTokens: value.cachedInputTokens })
+  inputTokens: value.inputTokens.total ?? 0,
+  outputTokens: value.outputTokens.total ?? 0,
+  ...(value.outputTokens.reasoning === undefined ? {} : { reasoningTokens: value.outputTokens.reasoning }),
+  ...(value.inputTokens.cacheRead === undefined ? {} : { cachedInputTokens: value.inputTokens.cacheRead })
 })
 
 /** A file part of a response as a chat-ts file part. */
 export const fromFile = (part: AiResponse.FilePart): Messages.FilePart =>
-  Messages.file({ mediaType: part.mediaType, base64: Encoding.encodeBase64(part.data) })
+  Messages.file({ mediaType: part.mediaType, base64: Base64.encode(part.data) })
 
 /** Gathers the provider metadata of a response: the finish part's own, plus what the bridge keeps. */
 export class MetadataBuilder {
@@ -206,9 +208,9 @@ export class MetadataBuilder {
   /** Keeps the response's id, model and time. */
   responseMetadata(part: AiResponse.ResponseMetadataPart): void {
     this.response = {
-      ...Option.match(part.id, { onNone: () => ({}), onSome: (id) => ({ id }) }),
-      ...Option.match(part.modelId, { onNone: () => ({}), onSome: (modelId) => ({ modelId }) }),
-      ...Option.match(part.timestamp, { onNone: () => ({}), onSome: (time) => ({ timestamp: DateTime.formatIso(time) }) })
+      ...(part.id === undefined ? {} : { id: part.id }),
+      ...(part.modelId === undefined ? {} : { modelId: part.modelId }),
+      ...(part.timestamp === undefined ? {} : { timestamp: DateTime.formatIso(part.timestamp) })
     }
   }
 

@@ -1,12 +1,15 @@
 /**
- * `@effect/ai`'s `AiError` as chat-ts's typed model errors: transport
+ * `effect/ai`'s `AiError` as chat-ts's typed model errors: transport
  * failures, 429, 5xx are retryable; 400, 401/403, context length, malformed
- * input and output are not.
+ * input and output are not. An error that carries the provider's HTTP
+ * response is read from its status, headers and body (as chat-ts's own
+ * providers read them); one without is read from its reason.
  *
  * @internal
  */
-import type * as AiError from "@effect/ai/AiError"
 import { ChatError } from "@chat-ts/core"
+import * as AiError from "effect/ai/AiError"
+import * as Duration from "effect/Duration"
 
 /** The `error` object of a provider's JSON error body, when the body is one. */
 const errorBody = (body: string | undefined): { readonly code?: string; readonly message?: string; readonly type?: string } => {
@@ -71,34 +74,71 @@ export const fromStatus = (
   return new ChatError.InvalidRequest({ message, status, ...codeField })
 }
 
-/** Maps an `AiError` to the chat-ts model error. */
-export const fromAiError = (error: AiError.AiError, now: number): ChatError.ModelError => {
-  switch (error._tag) {
-    case "HttpRequestError":
-      return error.reason === "Transport"
-        ? new ChatError.NetworkError({ message: redact(error.message) })
-        : new ChatError.InvalidRequest({ message: redact(error.message) })
-    case "HttpResponseError": {
-      if (error.reason !== "StatusCode") {
-        // An event stream whose body could not be read to its end: the connection broke off.
-        const streaming = (error.response.headers["content-type"] ?? "").includes("text/event-stream")
-        return streaming && error.reason === "Decode"
-          ? new ChatError.NetworkError({ message: `The model's stream broke off: ${redact(error.message)}` })
-          : new ChatError.MalformedResponse({ message: redact(error.message) })
-      }
-      const body = errorBody(error.body)
-      return fromStatus(error.response.status, {
-        code: body.code,
-        message: body.message ?? error.message,
-        retryAfterMillis: retryAfter(error.response.headers, now)
+/** A header of an `effect/ai` error's HTTP context (a `Redacted` one is never read). */
+const plainHeaders = (headers: { readonly [key: string]: unknown } | undefined): Readonly<Record<string, string>> =>
+  Object.fromEntries(Object.entries(headers ?? {}).flatMap(([key, value]) => typeof value === "string" ? [[key.toLowerCase(), value]] : []))
+
+/** The message of a reason, without its provider's suggestions (the first paragraph). */
+const messageOf = (reason: AiError.AiErrorReason): string => redact(reason.message.split("\n\n")[0] ?? reason.message)
+
+/** The error of a reason that came with an HTTP response: read the way the provider's status and body say. */
+const fromHttp = (
+  reason: AiError.AiErrorReason,
+  http: typeof AiError.HttpContext.Type,
+  now: number
+): ChatError.ModelError | undefined => {
+  const response = http.response
+  if (response === undefined) return undefined
+  const headers = plainHeaders(response.headers)
+  const body = errorBody(http.body)
+  const description = "description" in reason && typeof reason.description === "string" ? reason.description : undefined
+  const retryAfterMillis = retryAfter(headers, now) ??
+    (reason._tag === "RateLimitError" && reason.retryAfter !== undefined ? Duration.toMillis(reason.retryAfter) : undefined)
+  const code = body.code ?? (reason._tag === "QuotaExhaustedError" ? "insufficient_quota" : undefined)
+  return fromStatus(response.status, { code, message: body.message ?? description ?? messageOf(reason), retryAfterMillis })
+}
+
+/** Maps an `effect/ai` `AiError` (or its reason) to the chat-ts model error. */
+export const fromAiError = (error: AiError.AiError | AiError.AiErrorReason, now: number): ChatError.ModelError => {
+  const reason = AiError.isAiError(error) ? error.reason : error
+  const http = "http" in reason ? reason.http : undefined
+  const fromResponse = http === undefined ? undefined : fromHttp(reason, http, now)
+  if (fromResponse !== undefined) return fromResponse
+  const message = messageOf(reason)
+  switch (reason._tag) {
+    case "NetworkError":
+      return reason.reason === "TransportError"
+        ? new ChatError.NetworkError({ message })
+        : new ChatError.InvalidRequest({ message })
+    case "RateLimitError":
+      return new ChatError.RateLimited({
+        message,
+        ...(reason.retryAfter === undefined ? {} : { retryAfterMillis: Duration.toMillis(reason.retryAfter) })
       })
-    }
-    case "MalformedInput":
-      return new ChatError.InvalidRequest({ message: redact(error.message) })
-    case "MalformedOutput":
-      return new ChatError.MalformedResponse({ message: redact(error.message) })
+    case "QuotaExhaustedError":
+      return new ChatError.RateLimited({ message, code: "insufficient_quota" })
+    case "AuthenticationError":
+      return new ChatError.AuthenticationError({ message, status: reason.kind === "InsufficientPermissions" ? 403 : 401 })
+    case "InvalidRequestError":
+      return contextLength.test(message) ? new ChatError.ContextLengthExceeded({ message }) : new ChatError.InvalidRequest({ message })
+    case "InternalProviderError":
+      return new ChatError.ServerError({ message })
+    case "InvalidResponseError":
+    case "InvalidOutputError":
+    case "StructuredOutputError":
+    case "ToolNotFoundError":
+    case "ToolParameterValidationError":
+      return new ChatError.MalformedResponse({ message })
+    case "ContentPolicyError":
+    case "UnsupportedSchemaError":
+    case "InvalidUserInputError":
+    case "ToolkitRequiredError":
+    case "ToolConfigurationError":
+    case "InvalidToolResultError":
+    case "ToolResultEncodingError":
+      return new ChatError.InvalidRequest({ message })
     case "UnknownError":
-      return new ChatError.ServerError({ message: redact(error.message) })
+      return new ChatError.ServerError({ message })
   }
 }
 

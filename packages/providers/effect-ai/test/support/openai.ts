@@ -1,33 +1,38 @@
 /**
- * The bridge over `@effect/ai-openai` (its real client on Effect's
- * `HttpClient`, on fetch) pointed at the loopback replay server of
- * `@chat-ts/openai`' tests, whose recorded OpenAI fixtures it replays.
+ * The bridge over an `effect/ai` model that speaks OpenAI's Responses API
+ * (support/overChatTs.ts: `LanguageModel.make` over `@chat-ts/openai`'s
+ * client, real HTTP) pointed at the loopback replay server of
+ * `@chat-ts/openai`' tests, whose recorded OpenAI fixtures it replays. No
+ * `@effect/ai-openai` loads on Effect 4.1.
  */
-import { OpenAiClient, OpenAiLanguageModel } from "@effect/ai-openai"
-import { FetchHttpClient } from "@effect/platform"
 import * as Layer from "effect/Layer"
-import { readFileSync } from "node:fs"
 import * as Redacted from "effect/Redacted"
-import { EffectAi } from "../../src/index.js"
+import { readFileSync } from "node:fs"
+import * as OpenAiClient from "../../../openai/src/OpenAiClient.js"
+import * as OpenAiResponses from "../../../openai/src/OpenAiResponses.js"
 import type * as ReplayServer from "../../../openai/test/support/ReplayServer.js"
+import { EffectAi } from "../../src/index.js"
+import * as OverChatTs from "./overChatTs.js"
 
 export * as ReplayServer from "../../../openai/test/support/ReplayServer.js"
 
-/** The `@effect/ai` OpenAI model on the replay server. */
-export const openAi = (
-  server: ReplayServer.ReplayServer,
-  config: Omit<OpenAiLanguageModel.Config.Service, "model"> = {}
-) =>
-  OpenAiLanguageModel.layer({ model: "gpt-4o", config }).pipe(
-    Layer.provide(OpenAiClient.layer({ apiKey: Redacted.make("sk-replay-test-key"), apiUrl: server.baseURL })),
-    Layer.provide(FetchHttpClient.layer)
+/** The key the model sends. */
+export const apiKey = "sk-replay-test-key"
+
+/** The provider settings of a request (what `EffectAi.Options.requestContext` provides), as the model reads them. */
+export const Config = OverChatTs.Config
+
+/** The `effect/ai` model on the replay server. */
+export const effectAiModel = (server: ReplayServer.ReplayServer) =>
+  OverChatTs.layer(
+    OpenAiResponses.layer({ model: "gpt-4o", retry: false }).pipe(
+      Layer.provide(OpenAiClient.layer({ apiKey: Redacted.make(apiKey), baseURL: server.baseURL }))
+    )
   )
 
 /** chat-ts's `LanguageModel` over it, through the bridge. */
-export const bridged = (
-  server: ReplayServer.ReplayServer,
-  options: { readonly config?: Omit<OpenAiLanguageModel.Config.Service, "model">; readonly bridge?: EffectAi.Options } = {}
-) => EffectAi.layer(options.bridge).pipe(Layer.provide(openAi(server, options.config)))
+export const bridged = (server: ReplayServer.ReplayServer, options: { readonly bridge?: EffectAi.Options } = {}) =>
+  EffectAi.layer(options.bridge).pipe(Layer.provide(effectAiModel(server)))
 
 /** Reads a file of this package's `test/fixtures` (see its README). */
 export const ownFixture = (name: string): string => readFileSync(new URL(`../fixtures/${name}`, import.meta.url), "utf8")
