@@ -401,8 +401,9 @@ const isoOf = (millis: number): string => {
 }
 
 /**
- * The conversation's lease is not this run's: another worker holds it (`expiresAt` says until
- * when), or nobody does (no `expiresAt`: this run's lease was released or expired). From
+ * The conversation's lease is not this run's: another run holds it (another worker, or another
+ * resume with the same owner in this process; `expiresAt` says until when), or none does (no
+ * `expiresAt`: this run's lease was released or expired). From
  * `acquire`, nothing was run or changed; from a save or a renewal under a lease, that save or
  * renewal did not happen, and the turn stops.
  */
@@ -411,8 +412,8 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@cha
   {
     id: Schema.String,
     /**
-     * When the other worker's lease ends unless it renews it (epoch millis, the store's clock);
-     * absent when no worker holds the lease now (it was released or expired).
+     * When the other run's lease ends unless it renews it (epoch millis, the store's clock);
+     * absent when no run holds the lease now (it was released or expired).
      */
     expiresAt: Schema.optional(Schema.Number)
   }
@@ -420,7 +421,7 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@cha
   override get message() {
     return this.expiresAt === undefined
       ? `Conversation '${this.id}' is not leased to this run: its lease was released or has expired, and no worker holds it now.`
-      : `Conversation '${this.id}' is being run by another worker: its lease ends at ${isoOf(this.expiresAt)} unless renewed.`
+      : `Conversation '${this.id}' is held by another run (another worker, or another resume in this process): its lease ends at ${isoOf(this.expiresAt)} unless renewed.`
   }
 }
 

@@ -8,11 +8,14 @@
  * conversation waiting for a decision or a time, so approvals can be
  * rediscovered after a restart.
  *
- * A worker running a turn of a conversation holds its lease (`acquire`,
- * `renew`, `release`): an owner id and an expiry on the store's clock.
- * Another worker that tries to take it gets `ConversationBusy` before it runs
- * or changes anything; a lease whose owner died expires and can be taken.
- * `Worker.resume` does all of this in one call.
+ * A run of a turn of a conversation holds its lease (`acquire`, `renew`,
+ * `release`): a token of its own (a new one at every `acquire`), the owner's
+ * name and an expiry on the store's clock. Any other run that tries to take it
+ * (another worker, or another resume in the same process with the same owner)
+ * gets `ConversationBusy` before it runs or changes anything; renewing,
+ * releasing and saving check the token, so a run never renews, saves under or
+ * removes another run's lease. A lease whose run died expires and can be
+ * taken. `Worker.resume` does all of this in one call.
  *
  * This module holds the contract and an in-memory store; `@chat-ts/sql`
  * stores conversations in SQL databases.
@@ -67,11 +70,13 @@ export const defaultPageSize = 100
 /** The largest page `listPending` gives. */
 export const maxPageSize = 1000
 
-/** A worker's hold on a conversation while it runs a turn of it. */
+/** One run's hold on a conversation while it runs a turn of it. */
 export interface Lease {
   readonly id: string
-  /** Who holds it (any string unique to the worker, e.g. a random id per process). */
+  /** Who took it (a name for people and logs, e.g. one id per process); two runs of one owner are still two leases. */
   readonly owner: string
+  /** This acquisition's own id (unique per `acquire`, even for the same owner): `renew`, `release` and `save` check it, not the owner. */
+  readonly token: string
   /** When it ends unless renewed (epoch millis, on the store's clock). */
   readonly expiresAt: number
 }
@@ -83,7 +88,7 @@ export interface SaveOptions {
    * Without it the save overwrites whatever is stored (last write wins).
    */
   readonly expectedVersion?: number
-  /** Saves only while this lease is held by its owner; otherwise `ConversationBusy`. */
+  /** Saves only while this lease (its `token`) is still the conversation's; otherwise `ConversationBusy`. */
   readonly lease?: Lease
 }
 
@@ -93,7 +98,7 @@ export interface Service {
   readonly load: (id: string) => Effect.Effect<Option.Option<Stored>, ChatError.StoreError | ChatError.CorruptConversation>
   /**
    * Saves the messages; fails with `ConcurrentModification` when `expectedVersion` is not the stored one,
-   * with `ConversationBusy` when `lease` is given and no longer held by its owner, and with
+   * with `ConversationBusy` when `lease` is given and is no longer the conversation's, and with
    * `StateEncodeError` (nothing written) when JSON cannot hold the messages.
    */
   readonly save: (
@@ -108,17 +113,17 @@ export interface Service {
   /** Removes a conversation (nothing happens if it is not stored). */
   readonly remove: (id: string) => Effect.Effect<void, ChatError.StoreError>
   /**
-   * Takes the lease of a stored conversation for `ttl`: free, expired (its owner died) or already `owner`'s.
-   * Held by another owner: `ConversationBusy`, and nothing changes.
+   * Takes the lease of a stored conversation for `ttl` when it is free or expired (its run died), with a new
+   * `token`. Held by any run, even one of the same `owner`: `ConversationBusy`, and nothing changes.
    */
   readonly acquire: (
     id: string,
     owner: string,
     ttl: Duration.Input
   ) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.ConversationNotFound | ChatError.StoreError>
-  /** Extends a lease its owner still holds by `ttl` from now; taken by another: `ConversationBusy`. */
+  /** Extends a lease (its `token`) still held by `ttl` from now; released, or taken by another run: `ConversationBusy`. */
   readonly renew: (lease: Lease, ttl: Duration.Input) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.StoreError>
-  /** Gives a lease up (nothing happens if its owner no longer holds it). */
+  /** Gives a lease up (nothing happens if it is no longer the conversation's: another run's lease is never removed). */
   readonly release: (lease: Lease) => Effect.Effect<void, ChatError.StoreError>
 }
 
@@ -182,14 +187,19 @@ export const leaseMillis = (ttl: Duration.Input): Effect.Effect<number, ChatErro
     : Effect.fail(new ChatError.StoreError({ detail: `a lease lasts from 1 ms to a year, not ${String(ttl)}` }))
 }
 
+/** A new lease token: unique per acquisition, in every process. */
+export const makeToken = (): string => globalThis.crypto.randomUUID()
+
 /** A conversation's lease as a store keeps it. */
 interface Held {
   readonly owner: string
+  readonly token: string
   readonly expiresAt: number
 }
 
-const isHeldBy = (held: Held | undefined, owner: string, now: number): boolean =>
-  held !== undefined && held.owner !== owner && held.expiresAt > now
+const isHeld = (held: Held | undefined, now: number): boolean => held !== undefined && held.expiresAt > now
+
+const isOf = (held: Held | undefined, lease: Lease): boolean => held !== undefined && held.token === lease.token
 
 /** An in-memory store (for tests and single-process programs); stored documents are JSON, as in a database. */
 export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
@@ -198,7 +208,7 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
     { document: string; version: number; updatedAt: number; pending: ReadonlyArray<string>; lease?: Held }
   >()
   const now = Effect.clockWith((clock) => clock.currentTimeMillis)
-  /** Refused: another worker's lease, with its end, while it lasts; else no lease at all (released or expired). */
+  /** Refused: another run's lease, with its end, while it lasts; else no lease at all (released or expired). */
   const busy = (id: string, held: Held | undefined, at: number) =>
     new ChatError.ConversationBusy(held !== undefined && held.expiresAt > at ? { id, expiresAt: held.expiresAt } : { id })
   return {
@@ -218,7 +228,7 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
         const version = yield* checkVersion(id, row?.version, options)
         const updatedAt = yield* now
         const lease = options?.lease
-        if (lease !== undefined && row?.lease?.owner !== lease.owner) {
+        if (lease !== undefined && !isOf(row?.lease, lease)) {
           return yield* busy(id, row?.lease, updatedAt)
         }
         rows.set(id, {
@@ -248,25 +258,25 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
       > => {
         const row = rows.get(id)
         if (row === undefined) return Effect.fail(new ChatError.ConversationNotFound({ id }))
-        if (isHeldBy(row.lease, owner, at)) return Effect.fail(busy(id, row.lease, at))
-        const lease = { id, owner, expiresAt: at + millis }
-        rows.set(id, { ...row, lease: { owner, expiresAt: lease.expiresAt } })
+        if (isHeld(row.lease, at)) return Effect.fail(busy(id, row.lease, at))
+        const lease = { id, owner, token: makeToken(), expiresAt: at + millis }
+        rows.set(id, { ...row, lease: { owner, token: lease.token, expiresAt: lease.expiresAt } })
         return Effect.succeed(lease)
       }),
     renew: (lease, ttl) =>
       Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]) => {
         const row = rows.get(lease.id)
-        if (row === undefined || row.lease?.owner !== lease.owner) {
+        if (row === undefined || !isOf(row.lease, lease)) {
           return Effect.fail(busy(lease.id, row?.lease, at))
         }
         const renewed = { ...lease, expiresAt: at + millis }
-        rows.set(lease.id, { ...row, lease: { owner: lease.owner, expiresAt: renewed.expiresAt } })
+        rows.set(lease.id, { ...row, lease: { owner: lease.owner, token: lease.token, expiresAt: renewed.expiresAt } })
         return Effect.succeed(renewed)
       }),
     release: (lease) =>
       Effect.sync(() => {
         const row = rows.get(lease.id)
-        if (row?.lease?.owner !== lease.owner) return
+        if (row === undefined || !isOf(row.lease, lease)) return
         const { lease: _, ...rest } = row
         rows.set(lease.id, rest)
       })
@@ -281,8 +291,8 @@ export const layerMemory: Layer.Layer<ConversationStore> = Layer.effect(Conversa
  * state of the turn to the store, starting from `version` and checking each
  * save against the previous one. When another writer saved first, the turn
  * stops with `ConcurrentModification` (before anything runs, if it lost the
- * race to resume); with a `lease`, a save after another worker took the lease
- * stops it with `ConversationBusy`.
+ * race to resume); with a `lease`, a save after another run took the lease
+ * (or after it was released) stops it with `ConversationBusy`.
  */
 export const checkpoint = (
   store: Service,

@@ -404,11 +404,35 @@ export interface ProjectedResult {
   readonly value: unknown
   /** The result as text (JSON unless the value is a string). */
   readonly text: string
+  /**
+   * The files (images…) the result shows the model as files, in order (`value` mentions each one);
+   * absent when it has none (most results). A provider that takes no files in tool results sends
+   * `filePlaceholder`s instead (see `resultTextOnly`).
+   */
+  readonly files?: ReadonlyArray<S.FilePart>
 }
 
 const toText = (value: unknown): string => (typeof value === "string" ? value : JSON.stringify(value) ?? "null")
 
-const result = (isError: boolean, value: unknown): ProjectedResult => ({ isError, value, text: toText(value) })
+const result = (isError: boolean, value: unknown, files?: ReadonlyArray<S.FilePart>): ProjectedResult =>
+  files === undefined || files.length === 0 ? { isError, value, text: toText(value) } : { isError, value, text: toText(value), files }
+
+/** The files of a projected result (none for most). */
+export const resultFiles = (projected: ProjectedResult): ReadonlyArray<S.FilePart> => projected.files ?? []
+
+/**
+ * What a model sees in place of file `index` of a tool result where its
+ * provider takes no files in tool results (OpenAI Chat Completions), or not
+ * that kind of file: a short text, never the file's bytes.
+ */
+export const filePlaceholder = (file: S.FilePart, index: number): string =>
+  `[file ${index}: ${file.mediaType}${file.filename === undefined ? "" : ` "${file.filename}"`}, not shown: this model's API takes no such file in a tool result]`
+
+/** A projected result as text alone: its text, then one `filePlaceholder` per file (for APIs that take text only). */
+export const resultTextOnly = (projected: ProjectedResult): string => {
+  const files = resultFiles(projected)
+  return files.length === 0 ? projected.text : [projected.text, ...files.map(filePlaceholder)].join("\n")
+}
 
 /** The message the model sees for a rejected call. */
 export const rejectionText = (status: { readonly reason?: string | undefined; readonly by: "user" | "policy" }): string => {
@@ -419,7 +443,7 @@ export const rejectionText = (status: { readonly reason?: string | undefined; re
 /**
  * The one projection of a tool call to what the model sees, shared by every
  * provider: edited arguments replace the original ones; a completed call
- * shows its result; a failure shows `{ error }`; a rejection shows a failure
+ * shows its result (and its files, if it has any); a failure shows `{ error }`; a rejection shows a failure
  * carrying the reason; an unresolved call has no result.
  */
 export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
@@ -427,7 +451,7 @@ export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
   const base = { id: call.id, name: call.name, arguments: effectiveArguments(call) }
   switch (status._tag) {
     case "Completed":
-      return { ...base, result: result(false, status.result) }
+      return { ...base, result: result(false, status.result, status.files) }
     case "Failed":
       return { ...base, result: result(true, { error: status.error }) }
     case "Rejected":

@@ -14,6 +14,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ChatError from "./ChatError.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
+import type { FilePart } from "./internal/schema.js"
 import * as StrictSchema from "./internal/strictSchema.js"
 import type * as LanguageModel from "./LanguageModel.js"
 
@@ -50,6 +51,20 @@ export interface Tool<
   readonly idempotent: boolean
   /** How many times an idempotent call may be started in all (default 3); never more than once otherwise. */
   readonly maxAttempts: number
+  /** Takes the files (images…) out of an encoded result, for the model to see them as files (see `ResultFiles`). */
+  readonly splitFiles?: ((encoded: unknown) => ResultFiles) | undefined
+}
+
+/**
+ * An encoded result split in two: the JSON the conversation stores and the
+ * model reads as text, where each file is only mentioned (say `{ "type":
+ * "image", "file": 0 }`), and the files themselves, which the providers that
+ * take files in tool results send as files (images as images) and the others
+ * replace by a short placeholder text.
+ */
+export interface ResultFiles {
+  readonly result: unknown
+  readonly files: ReadonlyArray<FilePart>
 }
 
 /** Any tool. */
@@ -177,6 +192,8 @@ export const make = <
     readonly idempotent?: boolean
     /** For an idempotent tool, how many times a call may be started in all (default 3). */
     readonly maxAttempts?: number
+    /** Takes the files (images…) out of each encoded result, for the model to see them as files (see `ResultFiles`). */
+    readonly splitFiles?: (encoded: Success["Encoded"]) => ResultFiles
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -193,6 +210,7 @@ export const make = <
     ...(options.strict === undefined ? {} : { strict: options.strict }),
     idempotent: options.idempotent === true,
     maxAttempts: options.idempotent === true ? Math.max(1, Math.floor(options.maxAttempts ?? 3)) : 1,
+    ...(options.splitFiles === undefined ? {} : { splitFiles: options.splitFiles as (encoded: unknown) => ResultFiles }),
     get declaration() {
       return Result.match(wire(tool), {
         onFailure: (): LanguageModel.ToolDeclaration => ({

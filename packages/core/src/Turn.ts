@@ -89,8 +89,8 @@ export type Event = Data.TaggedEnum<{
   ModelResponded: { readonly message: Message }
   /** The strategies decided the proposed calls at time `now`. */
   Decided: { readonly now: number; readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }> }
-  /** A running call finished with a (JSON) result. */
-  ToolSucceeded: { readonly id: string; readonly result: unknown }
+  /** A running call finished with a (JSON) result, and the files it shows the model as files (images…), if any. */
+  ToolSucceeded: { readonly id: string; readonly result: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
   /** A running call failed with a (JSON) error the model will see. */
   ToolFailed: { readonly id: string; readonly error: unknown }
 }>
@@ -567,7 +567,15 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
       return onToolResult(
         at,
         event.id,
-        (call) => ({ ...call, status: { _tag: "Completed", result: event.result, ...edited(call) } }),
+        (call) => ({
+          ...call,
+          status: {
+            _tag: "Completed",
+            result: event.result,
+            ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
+            ...edited(call)
+          }
+        }),
         config,
         owned
       )

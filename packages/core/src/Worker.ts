@@ -2,8 +2,9 @@
  * Running turns of stored conversations, safely, on any number of workers.
  *
  * `resume(chat, id, decide)` is the one call a worker needs: it takes the
- * conversation's lease (or fails with `ConversationBusy` before running or
- * changing anything), loads it, applies your decisions, resumes the turn
+ * conversation's lease, a new one for this run (or fails with
+ * `ConversationBusy` before running or changing anything, also when another
+ * resume of the same owner in this process holds it), loads it, applies your decisions, resumes the turn
  * saving every state under the lease, renews the lease while the turn runs
  * and gives it back when the turn pauses, completes or fails. A call left
  * `Running` by a worker that died is only seen once its lease expired: it is
@@ -23,7 +24,11 @@ import type * as Messages from "./Messages.js"
 
 /** Settings of `resume`. */
 export interface Options extends Omit<Chat.TurnOptions, "checkpoint"> {
-  /** Who runs the turn (default: a random id per call). */
+  /**
+   * A name for who runs the turn (default: a random id per call), e.g. one id per process. It names the
+   * lease; it does not share it: two resumes of one conversation with the same owner are two runs, and
+   * the second is `ConversationBusy`.
+   */
   readonly owner?: string
   /** How long the lease lasts without renewal (default `defaultLeaseTtl`); it is renewed every third of it. */
   readonly leaseTtl?: Duration.Input
@@ -43,7 +48,7 @@ export type ResumeError =
 /** A fresh owner id. */
 export const makeOwner = (): string => globalThis.crypto.randomUUID()
 
-/** Runs `effect` while renewing `lease`; losing the lease (another worker took it) stops `effect` with that error. */
+/** Runs `effect` while renewing `lease`; losing the lease (another run took it, or it was released) stops `effect` with that error. */
 export const keepingLease = <A, E, R>(
   store: ConversationStore.Service,
   lease: ConversationStore.Lease,
@@ -62,8 +67,9 @@ export const keepingLease = <A, E, R>(
 
 /**
  * Loads conversation `id` under a lease, applies `decide` to it and resumes the turn, saving every
- * state; the lease is renewed while the turn runs and released when it ends. Another worker holding
- * the lease: `ConversationBusy`, with nothing run or changed.
+ * state; the lease is renewed while the turn runs and released when it ends. Another run holding
+ * the lease (another worker, or another resume in this process, whatever its owner):
+ * `ConversationBusy`, with nothing run or changed.
  */
 export const resume = <R, E = never, R2 = never>(
   chat: Chat.Service<R>,
@@ -96,9 +102,9 @@ export const resume = <R, E = never, R2 = never>(
   })
 
 /**
- * Whether an error means "another worker has it, or had it": try again later (after `expiresAt`
+ * Whether an error means "another run has it, or had it": try again later (after `expiresAt`
  * when a `ConversationBusy` gives one; at once, with the conversation loaded again, when it does
- * not: no worker holds the lease now).
+ * not: no run holds the lease now).
  */
 export const isBusy = (error: unknown): error is ChatError.ConversationBusy | ChatError.ConcurrentModification =>
   typeof error === "object" && error !== null && "_tag" in error &&

@@ -74,10 +74,34 @@ describe("ConversationStore.layerMemory", () => {
       expect(short.owner).toBe("w2")
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
+  it.effect("a lease is one run's: the same owner cannot take it twice, and a stale lease renews, saves and releases nothing", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save("a", paused, { expectedVersion: 0 })
+      const first = yield* store.acquire("a", "proc-1", "10 seconds")
+      expect(yield* Effect.flip(store.acquire("a", "proc-1", "10 seconds"))).toMatchObject({
+        _tag: "ConversationBusy",
+        expiresAt: 10_000
+      })
+      yield* store.release(first)
+      const second = yield* store.acquire("a", "proc-1", "20 seconds")
+      expect(second.token).not.toBe(first.token)
+      // The first run's lease, same owner, is stale: it neither releases, renews nor saves under the second's.
+      yield* store.release(first)
+      expect(yield* Effect.flip(store.renew(first, "1 minute"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 20_000 })
+      expect(yield* Effect.flip(store.save("a", paused, { expectedVersion: 1, lease: first }))).toMatchObject({
+        _tag: "ConversationBusy",
+        expiresAt: 20_000
+      })
+      expect(yield* Effect.flip(store.acquire("a", "proc-2", "1 second"))).toMatchObject({ expiresAt: 20_000 })
+      expect((yield* store.save("a", paused, { expectedVersion: 1, lease: second })).version).toBe(2)
+      expect((yield* store.renew(second, "30 seconds")).expiresAt).toBe(30_000)
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
   it("ConversationBusy's text: an epoch-ms end is shown as a date, and its absence as no lease held", () => {
     const held = new ChatError.ConversationBusy({ id: "c", expiresAt: 1_700_000_000_000 })
     expect(held.message).toBe(
-      "Conversation 'c' is being run by another worker: its lease ends at 2023-11-14T22:13:20.000Z unless renewed."
+      "Conversation 'c' is held by another run (another worker, or another resume in this process): its lease ends at 2023-11-14T22:13:20.000Z unless renewed."
     )
     const free = new ChatError.ConversationBusy({ id: "c" })
     expect(free.message).toBe(

@@ -85,6 +85,32 @@ describe("Worker.resume", () => {
       expect((yield* store.acquire("conv", "w2", "1 second")).owner).toBe("w2")
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
+  it.effect("two resumes with the same owner in one process: one runs the call, the other is busy and changes nothing", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save("conv", conversation(call("c1", "pay", { _tag: "AwaitingApproval" })), { expectedVersion: 0 })
+      const runs: Runs = []
+      const hold = yield* Deferred.make<void>()
+      const resume = Effect.flatMap(chatWith(runs, hold), (chat) => Worker.resume(chat, "conv", approveAll, { owner: "proc-1" }))
+      const [a, b] = [yield* Effect.forkChild(resume), yield* Effect.forkChild(resume)]
+      // The refused one ends first, on its own, while the other waits in its call.
+      const first = yield* Effect.raceFirst(Effect.as(Fiber.await(a), a), Effect.as(Fiber.await(b), b))
+      const winner = first === a ? b : a
+      expect(yield* Effect.flip(Fiber.join(first))).toMatchObject({ _tag: "ConversationBusy", id: "conv", expiresAt: 30_000 })
+      yield* Effect.yieldNow.pipe(Effect.repeat({ while: () => runs.length === 0, times: 100 }))
+      expect(runs).toEqual([{ id: "c1", attempt: 1 }])
+      expect(statuses(Option.getOrThrow(yield* store.load("conv")).messages)).toEqual([{ _tag: "Running" }])
+      // The winner still holds its lease and saves under it to the end.
+      yield* TestClock.adjust("100 seconds")
+      yield* Deferred.succeed(hold, undefined)
+      const result = yield* Fiber.join(winner)
+      expect(result.outcome._tag).toBe("Complete")
+      expect(runs).toEqual([{ id: "c1", attempt: 1 }])
+      const final = Option.getOrThrow(yield* store.load("conv"))
+      expect(final.messages).toEqual(result.messages)
+      expect(statuses(final.messages)).toEqual([{ _tag: "Completed", result: { paid: 10 } }])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
   it.effect("a worker that loses its lease mid-call stops the turn with ConversationBusy", () =>
     Effect.gen(function*() {
       const store = yield* ConversationStore.ConversationStore

@@ -7,7 +7,7 @@
  *   ANTHROPIC_API_KEY=… npx tsx src/anthropic.ts
  */
 // #region imports
-import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
+import { AnthropicClient, AnthropicDefaults, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { Action, Chat, ChatOutcome, type LanguageModel, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
 import { Console, Effect, Layer, Schema } from "effect"
 // #endregion imports
@@ -17,7 +17,7 @@ import { isMain } from "./shared/main.js"
 // #region layer
 // Reads ANTHROPIC_API_KEY (required, as a redacted secret) and the optional ANTHROPIC_BASE_URL.
 export const Claude = AnthropicLanguageModel.layer({
-  model: "claude-sonnet-4-5",
+  model: AnthropicDefaults.model,
   maxTokens: 4096,
   thinking: { type: "enabled", budgetTokens: 2048 },
   promptCaching: true

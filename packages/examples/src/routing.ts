@@ -12,10 +12,10 @@
  *   npx tsx src/routing.ts
  */
 // #region imports
-import { AnthropicClient, AnthropicLanguageModel } from "@chat-ts/anthropic"
+import { AnthropicClient, AnthropicDefaults, AnthropicLanguageModel } from "@chat-ts/anthropic"
 import { Chat, ChatError, ChatOutcome, LanguageModel, Messages, Router } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
+import { OpenAiChatCompletions, OpenAiClient, OpenAiDefaults } from "@chat-ts/openai"
 import { Config, Console, Effect, Layer, Option } from "effect"
 // #endregion imports
 import { isMain, runExample } from "./shared/main.js"
@@ -53,16 +53,16 @@ export const routed = <E1, R1, E2, R2>(
  * once instead of waiting out Claude's backoff.
  */
 export const claudeFirst = routed(
-  AnthropicLanguageModel.layer({ model: "claude-sonnet-4-5", retry: false }).pipe(
+  AnthropicLanguageModel.layer({ model: AnthropicDefaults.model, retry: false }).pipe(
     Layer.provide(AnthropicClient.layerConfig())
   ),
-  OpenAiChatCompletions.layer({ model: "gpt-4.1-mini", retry: false }).pipe(Layer.provide(OpenAiClient.layerConfig()))
+  OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel, retry: false }).pipe(Layer.provide(OpenAiClient.layerConfig()))
 )
 
-/** The OpenAI pair: the larger model first, the smaller one as the fallback. */
+/** The OpenAI pair: the default model first, a smaller one as the fallback. */
 export const openAiPair = routed(
-  OpenAiChatCompletions.layer({ model: "gpt-4.1" }),
-  OpenAiChatCompletions.layer({ model: "gpt-4.1-mini" })
+  OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel }),
+  OpenAiChatCompletions.layer({ model: "gpt-5.4-mini" })
 ).pipe(Layer.provide(OpenAiClient.layerConfig()))
 // #endregion router
 

@@ -4,8 +4,9 @@
  * (the snippets of docs/anthropic.md) runs its approve-with-edit flow. Here
  * "Anthropic" is a local fake server, so the wiring is checked without a network.
  */
-import { AnthropicClient } from "@chat-ts/anthropic"
+import { AnthropicClient, AnthropicDefaults } from "@chat-ts/anthropic"
 import { ChatOutcome } from "@chat-ts/core"
+import { OpenAiDefaults } from "@chat-ts/openai"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect, Layer } from "effect"
@@ -48,7 +49,7 @@ describe("with ANTHROPIC_API_KEY set", () => {
   it.effect("without ANTHROPIC_BASE_URL the examples go to Anthropic's API", () =>
     Effect.gen(function*() {
       const choice = yield* Models.choose().pipe(withEnv({ ANTHROPIC_API_KEY: "sk-ant-test" }))
-      expect(choice).toEqual({ _tag: "Anthropic", model: "claude-sonnet-4-5", baseURL: AnthropicClient.defaultBaseURL })
+      expect(choice).toEqual({ _tag: "Anthropic", model: AnthropicDefaults.model, baseURL: AnthropicClient.defaultBaseURL })
     }))
 
   it.live("src/anthropic.ts: the call pauses, is approved with an edit, and Claude sees the edited call and its result", () =>
@@ -66,7 +67,7 @@ describe("with ANTHROPIC_API_KEY set", () => {
       expect(transcript.text()).toBe("Sent.\n")
       expect(fake.requests).toHaveLength(2)
       expect(fake.requests[0]!.body).toMatchObject({
-        model: "claude-sonnet-4-5",
+        model: AnthropicDefaults.model,
         max_tokens: 4096,
         thinking: { type: "enabled", budget_tokens: 2048 },
         system: [{ type: "text", text: "You write short emails.", cache_control: { type: "ephemeral" } }]
@@ -149,6 +150,6 @@ describe("the router, Claude first with OpenAI as the fallback (both keys set)",
       expect(transcript.text()).toContain("OpenAI here.\n(answered by fallback)")
       // No provider retry before the fallback: one request to Claude, one to OpenAI.
       expect([claude.requests.length, openai.requests.length]).toEqual([1, 1])
-      expect(openai.requests[0]!.body["model"]).toBe("gpt-4.1-mini")
+      expect(openai.requests[0]!.body["model"]).toBe(OpenAiDefaults.chatModel)
     }))
 })

@@ -5,6 +5,9 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { AnthropicDefaults } from "@chat-ts/anthropic"
+import { GoogleDefaults } from "@chat-ts/google"
+import { OpenAiDefaults } from "@chat-ts/openai"
 import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
@@ -13,8 +16,21 @@ import * as Io from "../src/demo/Io.js"
 import * as Demo from "../src/demo/main.js"
 import { style } from "../src/demo/render.js"
 import { seedFiles } from "../src/demo/sandbox.js"
+import * as Models from "../src/shared/Models.js"
 import type { Key } from "./support/capture.js"
-import { backspace, clearLine, down, enter, makeTranscript, screenOf, terminalLayer, typed, withConsole } from "./support/capture.js"
+import {
+  backspace,
+  clearLine,
+  ctrl,
+  down,
+  enter,
+  makeTranscript,
+  meta,
+  screenOf,
+  terminalLayer,
+  typed,
+  withConsole
+} from "./support/capture.js"
 
 const settings = (sandbox: string): Demo.Settings => ({
   approveAll: false,
@@ -117,6 +133,59 @@ describe("the interactive demo", () => {
       expect(files).toEqual(allFiles)
     }))
 
+  it.live("line-editing keys edit the text prompts and never put a control character into the input", () =>
+    Effect.gen(function*() {
+      const { summary, text } = yield* session([
+        // Ctrl-U clears what was typed; Ctrl-A and Ctrl-E move to the start and the end.
+        ...typed("rm -rf everything"),
+        ctrl("u"),
+        ...typed("is in notes.txt?"),
+        ctrl("a"),
+        ...typed("what "),
+        ctrl("e"),
+        // Chords a text prompt has no edit for (Ctrl-W, Ctrl-K, Ctrl-B, Alt-B, Alt-Backspace), and
+        // escape-sequence keys (Delete, Up): nothing is inserted.
+        ctrl("w"),
+        ctrl("k"),
+        ctrl("b"),
+        meta("b"),
+        meta("backspace"),
+        { name: "delete" },
+        { name: "up" },
+        enter,
+        // The argument editor takes Ctrl-U too (the same prompt); here: leave with exit.
+        ...typed("exit"),
+        clearLine,
+        ...typed("exit"),
+        enter
+      ])
+      // The request reached the model exactly as it shows: the scripted model answered it.
+      expect(text).toContain("notes.txt says:\n  > Release checklist")
+      expect(summary.completed).toBe(1)
+      // No control character but the terminal's own escape sequences in anything shown.
+      expect(text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
+    }))
+
+  it.live("an edit that gives a key twice is refused, saying where, and asked again; nothing runs with it", () =>
+    Effect.gen(function*() {
+      const { files, text } = yield* session([
+        ...typed("delete the old logs"),
+        enter,
+        down,
+        enter,
+        clearLine,
+        // JSON.parse would keep the second list while a person reads the first.
+        ...typed(`{"paths":["app-2025-03.log"],"paths":["notes.txt"]}`),
+        enter,
+        clearLine,
+        ...typed(`{"paths":["app-2025-03.log"]}`),
+        enter
+      ])
+      expect(text).toContain(`the key "paths" appears twice in $`)
+      expect(text).toContain(`✔ approved with edited arguments {"paths":["app-2025-03.log"]}`)
+      expect(files).toEqual(allFiles.filter((name) => name !== "app-2025-03.log"))
+    }))
+
   it.live("'exit' ends the session", () =>
     Effect.gen(function*() {
       const { summary, text } = yield* session([...typed("what is in notes.txt?"), enter, ...typed("exit"), enter])
@@ -135,7 +204,14 @@ describe("the demo reading lines", () => {
       const summary = yield* Demo.program({ ...settings(sandbox), interactive: false }).pipe(
         Effect.provide(Layer.mergeAll(
           terminalLayer(transcript, []),
-          Io.fromLines(["delete the old logs", "maybe", "reject not yet", "", "list the files"]),
+          Io.fromLines([
+            "delete the old logs",
+            "maybe",
+            `edit {"paths":["app-2025-03.log"],"paths":["notes.txt"]}`,
+            "reject not yet",
+            "",
+            "list the files"
+          ]),
           NodePath.layer
         )),
         withConsole(transcript)
@@ -143,6 +219,7 @@ describe("the demo reading lines", () => {
       const text = transcript.text()
       expect(text).toContain("You › delete the old logs")
       expect(text).toContain("Not understood: 'maybe'. Answer one of: approve | edit <json> | reject [reason].")
+      expect(text).toContain(`That is not JSON these arguments can be (the key "paths" appears twice in $`)
       expect(text).toContain("✗ delete_files rejected by you: not yet")
       expect(text.split("rejected by you: not yet")).toHaveLength(2) // reported once
       expect(text).toContain("The folder holds: app-2025-03.log (95d)")
@@ -189,8 +266,17 @@ describe("Ctrl-C at a menu", () => {
 })
 
 describe("flags", () => {
+  it.effect("--help names each provider's default model, from the provider's own defaults", () =>
+    Effect.gen(function*() {
+      const defaults = yield* Models.defaults
+      expect(defaults).toEqual({ openai: OpenAiDefaults.chatModel, anthropic: AnthropicDefaults.model, gemini: GoogleDefaults.model })
+      const text = Demo.helpText(false, defaults).replace(/\s+/g, " ")
+      for (const id of Object.values(defaults)) expect(text).toContain(`(default ${id})`)
+    }))
+
   it("--help lists every flag with its value and default, as typed with npm start", () => {
-    const text = Demo.helpText(false)
+    const defaults = { openai: "o", anthropic: "a", gemini: "g" }
+    const text = Demo.helpText(false, defaults)
     for (const flag of ["--approve-all", "--reject-all <reason>", "--message <text>", "--sandbox <dir>", "--cleanup-delay <duration>", "--offline"]) {
       expect(text).toContain(flag)
     }
@@ -201,7 +287,7 @@ describe("flags", () => {
     // Plain text without colour, lines that fit a terminal.
     expect(text).not.toContain("\u001b[")
     for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(100)
-    expect(Demo.helpText(true)).toContain("\u001b[")
+    expect(Demo.helpText(true, defaults)).toContain("\u001b[")
   })
 
   it.live("--approve-all and --reject-all together are refused", () =>

@@ -4,6 +4,7 @@
  * "Gemini" is a local server answering generateContent, so the wiring (key,
  * base URL, model name) is checked without a network.
  */
+import { GoogleDefaults } from "@chat-ts/google"
 import { describe, expect, it } from "@effect/vitest"
 import { ConfigProvider, Effect } from "effect"
 import * as http from "node:http"
@@ -52,13 +53,13 @@ describe("with GEMINI_API_KEY set", () => {
       expect(gemini).toEqual({
         _tag: "Gemini",
         model: "gemini-2.5-pro",
-        embeddingModel: "gemini-embedding-001",
+        embeddingModel: GoogleDefaults.embeddingModel,
         baseURL: "https://generativelanguage.googleapis.com"
       })
       expect(Models.label(gemini)).toBe("gemini-2.5-pro via https://generativelanguage.googleapis.com")
       expect(yield* Models.choose().pipe(withEnv({ GOOGLE_API_KEY: "AIza-test" }))).toMatchObject({
         _tag: "Gemini",
-        model: "gemini-2.5-flash"
+        model: GoogleDefaults.model
       })
       expect(yield* Models.choose().pipe(withEnv({ GOOGLE_API_KEY: "AIza-test", OPENAI_API_KEY: "sk-test" }))).toMatchObject({
         _tag: "OpenAi"
@@ -72,11 +73,11 @@ describe("with GEMINI_API_KEY set", () => {
       const transcript = makeTranscript()
       yield* Effect.gen(function*() {
         const choice = yield* Models.choose()
-        expect(Models.label(choice)).toBe(`gemini-2.5-flash via ${fake.baseURL}`)
+        expect(Models.label(choice)).toBe(`${GoogleDefaults.model} via ${fake.baseURL}`)
         yield* FirstCompletion.program.pipe(Effect.provide(Models.languageModel(choice, FirstCompletion.offline)))
       }).pipe(Effect.provide(outputLayer(transcript)), withEnv({ GOOGLE_API_KEY: "AIza-test-key", GEMINI_BASE_URL: fake.baseURL }))
       expect(transcript.text()).toBe("Hello from the fake Gemini.\n(9 tokens in, 6 out)\n")
-      expect(fake.seen).toEqual([{ path: "/v1beta/models/gemini-2.5-flash:generateContent", key: "AIza-test-key" }])
+      expect(fake.seen).toEqual([{ path: `/v1beta/models/${GoogleDefaults.model}:generateContent`, key: "AIza-test-key" }])
     }))
 })
 
@@ -89,6 +90,6 @@ describe("docs/google.md's snippet", () => {
       const run = yield* Effect.promise(() => runTsx(["src/snippets/gemini.ts"], { env }))
       expect(run.code).toBe(0)
       expect(run.stdout).toBe("Hello from the fake Gemini.\n(9 tokens in, 6 out)\n")
-      expect(fake.seen).toEqual([{ path: "/v1beta/models/gemini-2.5-flash:generateContent", key: "AIza-snippet-key" }])
+      expect(fake.seen).toEqual([{ path: `/v1beta/models/${GoogleDefaults.model}:generateContent`, key: "AIza-snippet-key" }])
     }), 60_000)
 })

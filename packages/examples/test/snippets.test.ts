@@ -14,12 +14,21 @@ import * as ConversationStoreSnippet from "../src/snippets/conversation-store.js
 import * as Errors from "../src/snippets/errors.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
 import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
+import * as ToolFiles from "../src/snippets/tool-files.js"
 import * as ToolServices from "../src/snippets/tool-services.js"
 import * as TypedMetadata from "../src/snippets/typed-metadata.js"
 import * as FakeOpenAi from "./support/FakeOpenAi.js"
 import { runTsx } from "./support/run.js"
 
 describe("snippets", () => {
+  it.effect("tools: an image in a result is stored as a file and reaches the model as one, not as base64 text", () =>
+    Effect.gen(function*() {
+      const { status, seen } = yield* ToolFiles.takeScreenshot
+      expect(status).toMatchObject({ _tag: "Completed", result: { title: "Example", png: { file: 0 } } })
+      expect(seen?.text).toBe("{\"title\":\"Example\",\"png\":{\"file\":0}}")
+      expect(seen?.files?.map((file) => file.mediaType)).toEqual(["image/png"])
+    }))
+
   it.effect("tools: a handler's typed failure reaches the model as the call's result", () =>
     Effect.gen(function*() {
       const statuses = yield* ToolServices.askTwoCities

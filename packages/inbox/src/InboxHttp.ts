@@ -10,14 +10,17 @@
  *
  * @since 0.1.0
  */
+import { Messages } from "@chat-ts/core"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import * as HttpApiBuilder from "effect/http-api/HttpApiBuilder"
+import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
 import { randomBytes } from "node:crypto"
@@ -63,6 +66,26 @@ export const layerAuthentication: Layer.Layer<InboxApi.Authentication, never, Ap
       })))
 )
 
+/**
+ * Refuses a decision whose body gives a key twice in one object. The payload
+ * was decoded by `JSON.parse`, which keeps the last value: `{"amount":1,
+ * "amount":1000000}` would run with 1000000 while the person (and the audit)
+ * read 1. So the body as sent is read again with `Messages.parseJson`: a key
+ * twice in the edited arguments is an `InvalidEdit` (422) saying where,
+ * anywhere else a 400 like any malformed body; nothing is stored either way.
+ */
+const refuseDuplicateKeys = (request: HttpServerRequest.HttpServerRequest) =>
+  Effect.gen(function*() {
+    const text = yield* Effect.mapError(request.text, () => new HttpApiError.BadRequest({}))
+    const parsed = Messages.parseJson(text)
+    // Only duplicate keys here: every other problem (a "__proto__" key, nesting) is the payload's and the edit's to report.
+    if (Result.isSuccess(parsed) || !parsed.failure.includes("appears twice")) return
+    if (parsed.failure.includes(" in $.arguments")) {
+      return yield* new InboxError.InvalidEdit({ message: "the edited arguments give a key twice", problems: [parsed.failure] })
+    }
+    return yield* new HttpApiError.BadRequest({})
+  })
+
 /** The handlers of the API endpoints. */
 export const layerHandlers = (options: Options = {}) =>
   HttpApiBuilder.group(InboxApi.Api, "inbox", (handlers) =>
@@ -74,7 +97,7 @@ export const layerHandlers = (options: Options = {}) =>
           Effect.map(InboxApi.CurrentIdentity, (identity) => new InboxApi.Session({ identity, csrfToken: csrf.token(identity.id) })))
         .handle("list", ({ query }) => inbox.list(query))
         .handle("conversation", ({ params }) => inbox.conversation(params.id))
-        .handle("decide", ({ headers, params, payload }) =>
+        .handle("decide", ({ headers, params, payload, request }) =>
           Effect.gen(function*() {
             const identity = yield* InboxApi.CurrentIdentity
             const site = headers["sec-fetch-site"]
@@ -84,6 +107,7 @@ export const layerHandlers = (options: Options = {}) =>
             if (!csrf.check(identity.id, headers["x-csrf-token"])) {
               return yield* new InboxError.Forbidden({ message: "missing or wrong CSRF token (x-csrf-token, from /api/session)" })
             }
+            yield* refuseDuplicateKeys(request)
             const ifMatch = yield* Effect.fromResult(Inbox.parseIfMatch(headers["if-match"]))
             return yield* inbox.decide({ identity, conversationId: params.id, callId: params.callId, decision: payload, ifMatch })
           }))

@@ -89,8 +89,17 @@ describe("the inbox page in Chromium", () => {
       yield* step(() => page.locator(".call.status-Completed .decision", { hasText: "alice" }).waitFor())
       assert.strictEqual((yield* statusOf(env, "order-17", "e1"))._tag, "Completed")
 
-      // Edit: an amount the tool refuses, the server's message inline, then a valid one.
+      // Edit: a key given twice (JSON.parse would keep 500 while the person reads 5) is refused on the page, with
+      // where (the server refuses the same text too: see InboxApi.test.ts); the page sends edits as typed.
       yield* step(() => page.goto(`${env.url}/c/refund-4`))
+      yield* step(() => page.fill("form.edit textarea", `{"amount":5,"to":"acct-9","memo":{"n":[1,{"k":1,"k":2}]},"amount":500}`))
+      yield* step(() => page.click("form.edit button"))
+      yield* step(() => page.locator("form.edit .problems").filter({ hasText: `the key "k" appears twice in $.memo.n[1]` }).waitFor())
+      yield* step(() => page.fill("form.edit textarea", `{"amount":5,"to":"acct-9","amount":500}`))
+      yield* step(() => page.click("form.edit button"))
+      yield* step(() => page.locator("form.edit .problems").filter({ hasText: `the key "amount" appears twice in $` }).waitFor())
+      assert.strictEqual((yield* statusOf(env, "refund-4", "t1"))._tag, "AwaitingApproval")
+      // Edit: an amount the tool refuses, the server's message inline, then a valid one.
       yield* step(() => page.fill("form.edit textarea", JSON.stringify({ amount: 5000, to: "acct-9" })))
       yield* step(() => page.click("form.edit button"))
       const error = page.locator("form.edit .problems")

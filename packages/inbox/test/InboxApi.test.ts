@@ -180,6 +180,35 @@ describe("the inbox API", () => {
       assert.strictEqual(unknownTag.status, 400)
     }))
 
+  it.effect("a decision that gives a key twice is refused as sent (422 in the edit, 400 elsewhere); nothing is stored or run", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [transfer])
+      const version = { ifMatch: String(stored.version) }
+      // JSON.parse keeps the last value: the handler would run with 1000000 while the person read 1.
+      for (
+        const edit of [
+          `{"amount":1,"to":"bob","amount":1000000}`,
+          `{"amount":1,"to":"bob","\\u0061mount":1000000}`,
+          `{"amount":1,"to":"bob","memo":{"a":1,"a":2}}`
+        ]
+      ) {
+        const response = yield* decide(env, "c1", "t1", `{"_tag":"Approve","arguments":${edit}}`, version)
+        assert.strictEqual(response.status, 422, edit)
+        assert.strictEqual(response.json._tag, "InvalidEdit")
+        expect(response.json.problems.join(" ")).toMatch(/appears twice in \$\.arguments/)
+      }
+      const twoTags = yield* decide(env, "c1", "t1", `{"_tag":"Reject","reason":"no","_tag":"Approve"}`, version)
+      assert.strictEqual(twoTags.status, 400)
+      const after = yield* load(env, "c1")
+      assert.strictEqual(after.version, stored.version)
+      assert.strictEqual(statusOf(after, "t1")._tag, "AwaitingApproval")
+      assert.deepStrictEqual(env.runs, [])
+      // The same edit with each key once is accepted.
+      const ok = yield* decide(env, "c1", "t1", `{"_tag":"Approve","arguments":{"amount":1,"to":"bob"}}`, version)
+      assert.strictEqual(ok.status, 200)
+    }))
+
   it.effect("refuses by policy and without a valid CSRF token (403), storing nothing", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()

@@ -29,11 +29,31 @@ export class McpToolError extends Schema.TaggedError<McpToolError>("@chat-ts/mcp
   content: Schema.Array(Schema.Unknown)
 }) {}
 
-/** The call took longer than its timeout: it was cancelled on the server (`notifications/cancelled`). */
+/**
+ * The call took longer than its timeout. We asked the server to stop it (`notifications/cancelled`,
+ * or `tasks/cancel` for a task), but cancelling is a request: the server may have finished the call
+ * anyway, so its outcome is unknown (`outcome: "unknown"`, and `detail` says so to the model).
+ * `outcome` and `detail` are absent in documents written by 0.1.
+ */
 export class McpCallTimeout extends Schema.TaggedError<McpCallTimeout>("@chat-ts/mcp/McpCallTimeout")("McpCallTimeout", {
   tool: Schema.String,
-  timeoutMillis: Schema.Number
-}) {}
+  timeoutMillis: Schema.Number,
+  outcome: Schema.optional(Schema.Literal("unknown")),
+  detail: Schema.optional(Schema.String)
+}) {
+  override get message() {
+    return this.detail ?? timeoutDetail(this.tool, this.timeoutMillis)
+  }
+}
+
+/** What a timed-out call says: no answer in time, cancellation requested, outcome unknown. */
+const timeoutDetail = (tool: string, timeoutMillis: number): string =>
+  `MCP tool '${tool}' did not answer within ${timeoutMillis} ms. Its cancellation was requested, but the server ` +
+  `may have finished the call anyway: its outcome is unknown (check before calling it again).`
+
+/** The error of a call to `tool` that did not answer within `timeoutMillis`: its outcome is unknown. */
+export const timedOut = (tool: string, timeoutMillis: number): McpCallTimeout =>
+  new McpCallTimeout({ tool, timeoutMillis, outcome: "unknown", detail: timeoutDetail(tool, timeoutMillis) })
 
 /** The connection closed (the server crashed or exited) before the call answered: its outcome is unknown. */
 export class McpServerClosed extends Schema.TaggedError<McpServerClosed>("@chat-ts/mcp/McpServerClosed")("McpServerClosed", {
@@ -54,3 +74,22 @@ export const McpCallError = Schema.Union([McpToolError, McpCallTimeout, McpServe
 
 /** How one MCP tool call fails. */
 export type McpCallError = typeof McpCallError.Type
+
+/** An answer to an elicitation request that does not match the server's requested schema (nothing was sent). */
+export class InvalidElicitationAnswer extends Schema.TaggedError<InvalidElicitationAnswer>("@chat-ts/mcp/InvalidElicitationAnswer")(
+  "InvalidElicitationAnswer",
+  { id: Schema.String, detail: Schema.String }
+) {
+  override get message() {
+    return `The answer to elicitation request ${this.id} does not match the server's schema: ${this.detail}`
+  }
+}
+
+/** An elicitation request or sampling approval that is not pending any more (answered, past its deadline, or withdrawn). */
+export class RequestNotPending extends Schema.TaggedError<RequestNotPending>("@chat-ts/mcp/RequestNotPending")("RequestNotPending", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `Request ${this.id} is not pending any more (answered, past its deadline, or withdrawn by the server).`
+  }
+}

@@ -6,7 +6,7 @@
  *
  * @since 0.1.0
  */
-import { Tool } from "@chat-ts/core"
+import { Messages, Tool } from "@chat-ts/core"
 import type { CallToolResult, Tool as ServerTool } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Schema from "effect/Schema"
@@ -106,8 +106,57 @@ export const make = (
     failure: McpError.McpCallError,
     metadata: { server: options.server, mcpName: tool.name, title: tool.title ?? tool.annotations?.title, annotations },
     // The server's schema is sent as it is: strict mode would rewrite it, and servers' schemas rarely fit it.
-    strict: false
+    strict: false,
+    splitFiles: imagesOf
   })
+}
+
+const base64Pattern = /^[A-Za-z0-9+/]*={0,2}$/
+
+/** Whether a content block is an image with base64 data (what MCP's `image` content is). */
+const isImageBlock = (block: unknown): block is { readonly type: "image"; readonly data: string; readonly mimeType: string } => {
+  if (typeof block !== "object" || block === null) return false
+  const { type, data, mimeType } = block as { type?: unknown; data?: unknown; mimeType?: unknown }
+  return type === "image" && typeof mimeType === "string" && mimeType.toLowerCase().startsWith("image/") &&
+    typeof data === "string" && data.length > 0 && data.length % 4 === 0 && base64Pattern.test(data)
+}
+
+/** `value` with every string equal to an image's data replaced by its mention (servers repeat content in `structuredContent`). */
+const withoutData = (value: unknown, mentions: ReadonlyMap<string, string>): unknown => {
+  if (typeof value === "string") return mentions.get(value) ?? value
+  if (Array.isArray(value)) return value.map((item) => withoutData(item, mentions))
+  if (typeof value !== "object" || value === null) return value
+  const out: Record<string, unknown> = {}
+  for (const [key, item] of Object.entries(value)) out[key] = withoutData(item, mentions)
+  return out
+}
+
+/**
+ * A result's images as files the model sees as images: each `image` block
+ * keeps its place in `content` as `{ type: "image", mimeType, file }` (`file`:
+ * its index among the result's files), without its base64 data, and the same
+ * data repeated in `structuredContent` is replaced by a mention too.
+ */
+export const imagesOf = (result: Result): Tool.ResultFiles => {
+  const files: Array<Messages.FilePart> = []
+  const mentions = new Map<string, string>()
+  const content = result.content.map((block) => {
+    if (!isImageBlock(block)) return block
+    const { data, ...rest } = block
+    let index = files.findIndex((file) => file.data._tag === "Base64" && file.data.base64 === data)
+    if (index === -1) {
+      index = files.push(Messages.file({ mediaType: block.mimeType, base64: data })) - 1
+      mentions.set(data, `[image: file ${index} of this result]`)
+    }
+    return { ...rest, file: index }
+  })
+  if (files.length === 0) return { result, files }
+  return {
+    result: result.structuredContent === undefined
+      ? { content }
+      : { content, structuredContent: withoutData(result.structuredContent, mentions) },
+    files
+  }
 }
 
 /** The joined text content of a result. */

@@ -11,29 +11,40 @@
  *
  * @since 0.1.0
  */
-import { Tool, Toolkit } from "@chat-ts/core"
+import { Messages, Tool, Toolkit } from "@chat-ts/core"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import type { Transport as SdkTransport } from "@modelcontextprotocol/sdk/shared/transport.js"
 import {
   type CallToolResult,
+  CallToolResultSchema,
+  type ClientCapabilities,
+  CreateMessageRequestSchema,
+  type CreateMessageResult,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type ElicitResult,
   ErrorCode,
   McpError as SdkError,
   type Tool as ServerTool,
   ToolListChangedNotificationSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
 import * as Semaphore from "effect/Semaphore"
 import type * as Scope from "effect/Scope"
-import { describe } from "./internal/json.js"
+import { describe, toPlain } from "./internal/json.js"
+import * as McpElicitation from "./McpElicitation.js"
 import * as McpError from "./McpError.js"
+import * as McpSampling from "./McpSampling.js"
 import * as McpStrategy from "./McpStrategy.js"
 import * as McpTool from "./McpTool.js"
 
@@ -78,10 +89,22 @@ export interface Options {
   readonly prefix?: string
   /** Decides each call (default `McpStrategy.annotations`: read-only runs, everything else asks a person). */
   readonly strategy?: McpStrategy.Strategy
-  /** The longest one call may take before it is cancelled and fails with `McpCallTimeout` (default 60 seconds). */
+  /** The longest one call may take: then its cancellation is requested and it fails with `McpCallTimeout`, outcome unknown (default 60 seconds). */
   readonly timeout?: Duration.Input
   /** The longest connecting and listing the tools may take (default 30 seconds). */
   readonly connectTimeout?: Duration.Input
+  /**
+   * Answers the server's elicitation requests (form mode), e.g. `McpElicitation.inbox(…).handler`; given,
+   * the client declares the `elicitation` capability. The call that triggered a request waits for it.
+   */
+  readonly elicitation?: McpElicitation.Handler
+  /**
+   * How long an elicitation request waits for its answer before the server is told "cancel" (default: the
+   * call's `timeout`, since the call that triggered it waits too; 10 minutes if that has no end).
+   */
+  readonly elicitationTimeout?: Duration.Input
+  /** Runs the server's sampling requests on a model under a strategy; given, the client declares `sampling`. */
+  readonly sampling?: McpSampling.Options
 }
 
 /** The server's tools at one moment: a toolkit and the handlers of its tools. */
@@ -116,22 +139,62 @@ const maxPages = 100
 /** The largest timeout the SDK's own timers take: ours (on Effect's `Clock`) decides. */
 const sdkTimeout = 2 ** 31 - 1
 
-const makeTransport = (transport: Transport): SdkTransport =>
-  transport._tag === "Stdio"
-    ? new StdioClientTransport({
-      command: transport.command,
-      args: [...(transport.args ?? [])],
-      ...(transport.env === undefined ? {} : { env: { ...transport.env } }),
-      ...(transport.cwd === undefined ? {} : { cwd: transport.cwd }),
-      stderr: transport.stderr ?? "inherit"
-    })
-    : new StreamableHTTPClientTransport(new URL(transport.url), {
+/** The SDK transport of `transport`; `spawned` learns the pid of a stdio child as soon as it is started. */
+const makeTransport = (transport: Transport, spawned: (pid: number) => void): SdkTransport => {
+  if (transport._tag === "Http") {
+    return new StreamableHTTPClientTransport(new URL(transport.url), {
       requestInit: {
         headers: Object.fromEntries(
           Object.entries(transport.headers ?? {}).map(([key, value]) => [key, Redacted.isRedacted(value) ? Redacted.value(value) : value])
         )
       }
     })
+  }
+  const stdio = new StdioClientTransport({
+    command: transport.command,
+    args: [...(transport.args ?? [])],
+    ...(transport.env === undefined ? {} : { env: { ...transport.env } }),
+    ...(transport.cwd === undefined ? {} : { cwd: transport.cwd }),
+    stderr: transport.stderr ?? "inherit"
+  })
+  const start = stdio.start.bind(stdio)
+  stdio.start = async () => {
+    await start()
+    if (stdio.pid !== null) spawned(stdio.pid)
+  }
+  return stdio
+}
+
+/** Whether the process `pid` still exists. */
+const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Kills a child we spawned (SIGKILL) if it still runs, and waits (at most 2 seconds) until it is gone:
+ * a server that never answered, or that outlived the SDK's close, is never left behind.
+ */
+const killSpawned = (pid: number | undefined): Effect.Effect<void> =>
+  pid === undefined ? Effect.void : Effect.sync(() => {
+    if (isAlive(pid)) {
+      try {
+        process.kill(pid, "SIGKILL")
+      } catch {
+        // Gone in between.
+      }
+    }
+  }).pipe(
+    Effect.andThen(Effect.sync(() => isAlive(pid)).pipe(
+      Effect.repeat({ while: (up) => up, schedule: Schedule.spaced(Duration.millis(10)) }),
+      Effect.timeout("2 seconds"),
+      Effect.ignore
+    ))
+  )
 
 /** Where the server is, for errors (never the URL's query or credentials). */
 const whereOf = (transport: Transport): string => {
@@ -150,6 +213,143 @@ const callError = (server: string, tool: string, error: unknown): McpError.McpCa
   return new McpError.McpServerClosed({ server, tool, detail: describe(error) })
 }
 
+/** The shortest and longest wait between two polls of a task (the server's `pollInterval`, clamped). */
+const minPoll = 20
+const maxPoll = 5_000
+
+/**
+ * Calls a tool that can only run as a task (MCP tasks): `tools/call` with `task` creates it, `tasks/get`
+ * is polled (at the server's `pollInterval`, clamped to 20 ms – 5 s; the whole call stays bounded by the
+ * call's timeout), and `tasks/result` gives its result once it is done (or, while it is `input_required`,
+ * delivers the server's requests, e.g. an elicitation, and waits for the end). Interrupted (the turn, or
+ * the timeout) after the task exists, it sends `tasks/cancel` (a request: the outcome stays unknown).
+ */
+const callAsTask = (client: Client, server: string, tool: string, params: McpTool.Params): Effect.Effect<CallToolResult, McpError.McpCallError> => {
+  const attempt = <A>(run: (signal: AbortSignal) => Promise<A>) => Effect.tryPromise({ try: run, catch: (error) => callError(server, tool, error) })
+  const options = (signal: AbortSignal) => ({ signal, timeout: sdkTimeout })
+  const result = (taskId: string) =>
+    attempt((signal) => client.experimental.tasks.getTaskResult(taskId, CallToolResultSchema, options(signal)) as Promise<CallToolResult>)
+  const poll = (taskId: string): Effect.Effect<CallToolResult, McpError.McpCallError> =>
+    Effect.flatMap(attempt((signal) => client.experimental.tasks.getTask(taskId, options(signal))), (task) => {
+      switch (task.status) {
+        case "completed":
+        case "failed":
+        case "input_required":
+          return result(taskId)
+        case "cancelled":
+          return Effect.fail(
+            new McpError.McpRequestError({ tool, code: ErrorCode.InternalError, detail: `The server cancelled task ${taskId}${task.statusMessage === undefined ? "" : `: ${task.statusMessage}`}.` })
+          )
+        default:
+          return Effect.sleep(Duration.millis(Math.min(maxPoll, Math.max(minPoll, task.pollInterval ?? 1_000)))).pipe(
+            Effect.andThen(Effect.suspend(() => poll(taskId)))
+          )
+      }
+    })
+  const cancel = (taskId: string) =>
+    Effect.promise(() => client.experimental.tasks.cancelTask(taskId, { timeout: 2_000 }).catch(() => undefined)).pipe(
+      Effect.timeout("3 seconds"),
+      Effect.ignore
+    )
+  return attempt((signal) =>
+    client.request({ method: "tools/call", params: { name: tool, arguments: params } }, CreateTaskResultSchema, { ...options(signal), task: {} })
+  ).pipe(
+    Effect.flatMap(({ task }) => poll(task.taskId).pipe(Effect.onInterrupt(() => cancel(task.taskId))))
+  )
+}
+
+/** A chat call running on a server: its id and its name in the chat. */
+interface InFlight {
+  readonly id: string
+  readonly name: string
+}
+
+/** The client's capabilities: elicitation (form mode) and sampling, each only when it can be answered. */
+const capabilities = (options: Options): ClientCapabilities => ({
+  ...(options.elicitation === undefined ? {} : { elicitation: { form: {} } }),
+  ...(options.sampling === undefined ? {} : { sampling: {} })
+})
+
+/** The text of a sampling message's content (a block or blocks; what is not text becomes a placeholder). */
+const samplingText = (content: unknown): string =>
+  (Array.isArray(content) ? content : [content]).map((block) => {
+    const { type, text } = (typeof block === "object" && block !== null ? block : {}) as { type?: unknown; text?: unknown }
+    return type === "text" && typeof text === "string" ? text : `[${typeof type === "string" ? type : "content"} not shown]`
+  }).join("\n")
+
+/**
+ * Answers the server's own requests: `elicitation/create` through `options.elicitation` (within its
+ * deadline; content that does not match the requested schema is sent as "cancel"), and
+ * `sampling/createMessage` through `McpSampling.run` (a refusal is an error to the server, code -1).
+ */
+const answerServerRequests = (
+  client: Client,
+  options: Options,
+  services: Context.Context<never>,
+  validator: AjvJsonSchemaValidator,
+  server: () => string,
+  inFlight: () => ReadonlyArray<InFlight>
+): void => {
+  const run = Effect.runPromiseWith(services)
+  const elicitation = options.elicitation
+  if (elicitation !== undefined) {
+    const callTimeout = Duration.fromInputUnsafe(options.timeout ?? Duration.seconds(60))
+    const wait = Duration.fromInputUnsafe(
+      options.elicitationTimeout ?? (Duration.isFinite(callTimeout) ? callTimeout : Duration.minutes(10))
+    )
+    client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
+      const params = request.params
+      if (params.mode === "url") return Promise.reject(new SdkError(ErrorCode.InvalidParams, "URL-mode elicitation is not supported"))
+      const schema = toPlain(params.requestedSchema) as Record<string, unknown>
+      return run(Effect.gen(function*() {
+        const now = yield* Clock.currentTimeMillis
+        const asked: McpElicitation.Request = {
+          id: McpElicitation.nextId(),
+          server: server(),
+          calls: inFlight(),
+          message: params.message,
+          requestedSchema: schema,
+          deadline: now + Duration.toMillis(wait)
+        }
+        const answer = yield* elicitation(asked).pipe(
+          Effect.timeoutOrElse({ duration: wait, orElse: () => Effect.succeed(McpElicitation.cancel) })
+        )
+        if (answer._tag !== "Accept") return { action: answer._tag === "Decline" ? "decline" : "cancel" } satisfies ElicitResult
+        const problem = McpElicitation.check(validator, schema, answer.content)
+        if (problem === undefined) return { action: "accept", content: toPlain(answer.content) } as ElicitResult
+        yield* Effect.logWarning(`MCP server '${asked.server}': an answer to ${asked.id} did not match its schema (${problem}); sent "cancel".`)
+        return { action: "cancel" } satisfies ElicitResult
+      }), { signal: extra.signal })
+    })
+  }
+  const sampling = options.sampling
+  if (sampling !== undefined) {
+    client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+      const params = request.params
+      const asked: McpSampling.Request = {
+        id: McpSampling.nextId(),
+        server: server(),
+        calls: inFlight(),
+        messages: params.messages.map((message) =>
+          message.role === "user" ? Messages.user(samplingText(message.content)) : Messages.assistant(samplingText(message.content))
+        ),
+        systemPrompt: params.systemPrompt,
+        maxTokens: params.maxTokens,
+        temperature: params.temperature
+      }
+      return run(McpSampling.run(sampling, asked), { signal: extra.signal }).then((outcome) => {
+        if (outcome._tag === "Refused") throw new SdkError(-1, `Sampling request refused: ${outcome.reason}`)
+        return {
+          role: "assistant",
+          content: { type: "text", text: outcome.text },
+          model: "chat-ts",
+          stopReason: outcome.stopReason
+        } satisfies CreateMessageResult
+      })
+    })
+  }
+}
+
 /** Connects to a server and lists its tools; the connection is closed when the scope closes. */
 export const make = (options: Options): Effect.Effect<Service, McpError.McpConnectError, Scope.Scope> =>
   Effect.gen(function*() {
@@ -160,12 +360,38 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
     const strategy = options.strategy ?? McpStrategy.annotations
     let changes = 0
 
-    const { client } = yield* Effect.acquireRelease(
+    let pid: number | undefined
+    let closed = false
+    let named = options.name ?? where
+    /** The chat's calls to this server that are running now (what a request of the server may come from). */
+    const running = new Set<InFlight>()
+    const whileRunning = <A, E>(call: { readonly id: string; readonly name: string }, effect: Effect.Effect<A, E>) =>
+      Effect.suspend(() => {
+        const entry: InFlight = { ...call }
+        running.add(entry)
+        return Effect.ensuring(effect, Effect.sync(() => void running.delete(entry)))
+      })
+    const services = yield* Effect.context<never>()
+    /** Ends the connection once: the HTTP session (a bounded DELETE), the client, and the child we spawned. */
+    const shutdown = (client: Client, transport: SdkTransport): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (closed) return Effect.void
+        closed = true
+        return (transport instanceof StreamableHTTPClientTransport
+          ? Effect.promise(() => transport.terminateSession().catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
+          : Effect.void).pipe(
+            Effect.andThen(Effect.promise(() => client.close().catch(() => undefined)).pipe(Effect.timeout("5 seconds"), Effect.ignore)),
+            Effect.andThen(Effect.suspend(() => killSpawned(pid)))
+          )
+      })
+
+    const { client, transport } = yield* Effect.acquireRelease(
       Effect.tryPromise({
         try: async (signal) => {
-          const client = new Client({ name: "chat-ts", version: "0.1.0" })
+          const client = new Client({ name: "chat-ts", version: "0.1.0" }, { capabilities: capabilities(options) })
           client.setNotificationHandler(ToolListChangedNotificationSchema, () => void changes++)
-          const transport = makeTransport(options.transport)
+          answerServerRequests(client, options, services, validator, () => named, () => [...running])
+          const transport = makeTransport(options.transport, (started) => void (pid = started))
           try {
             await client.connect(transport, { signal, timeout: connectTimeout })
           } catch (error) {
@@ -176,17 +402,20 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
         },
         catch: (error) =>
           new McpError.McpConnectError({ server: options.name ?? where, detail: `could not connect to ${where}: ${describe(error)}` })
-      }),
-      ({ client, transport }) =>
-        // An HTTP session is ended on the server too (a bounded DELETE), then the connection is closed.
-        (transport instanceof StreamableHTTPClientTransport
-          ? Effect.promise(() => transport.terminateSession().catch(() => undefined)).pipe(Effect.timeout("2 seconds"), Effect.ignore)
-          : Effect.void).pipe(Effect.andThen(Effect.promise(() => client.close().catch(() => undefined))))
+      }).pipe(
+        // A failed connect kills what it spawned before failing (the SDK's own close waits seconds, and not for us).
+        Effect.onError(() => Effect.suspend(() => killSpawned(pid)))
+      ),
+      ({ client, transport }) => shutdown(client, transport)
     )
     const server = options.name ?? client.getServerVersion()?.name ?? where
+    named = server
+
+    /** The tools the server can only run as tasks (`execution.taskSupport: "required"`), as last listed. */
+    let taskOnly = new Set<string>()
 
     const call = (mcpName: string, params: McpTool.Params): Effect.Effect<McpTool.Result, McpError.McpCallError> => {
-      const request = Effect.tryPromise({
+      const request = taskOnly.has(mcpName) ? callAsTask(client, server, mcpName, params) : Effect.tryPromise({
         // Interrupting the effect aborts the signal: the SDK sends `notifications/cancelled` to the server.
         try: (signal) =>
           client.callTool({ name: mcpName, arguments: params }, undefined, { signal, timeout: sdkTimeout }) as Promise<CallToolResult>,
@@ -195,7 +424,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
       const bounded = Duration.isFinite(timeout)
         ? Effect.timeoutOrElse(request, {
           duration: timeout,
-          orElse: () => Effect.fail(new McpError.McpCallTimeout({ tool: mcpName, timeoutMillis: Duration.toMillis(timeout) }))
+          orElse: () => Effect.fail(McpError.timedOut(mcpName, Duration.toMillis(timeout)))
         })
         : request
       return Effect.flatMap(bounded, (result) => {
@@ -245,11 +474,13 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
         else next.set(definition.name, entry)
       }
       known = next
+      taskOnly = new Set(tools.filter((tool) => tool.execution?.taskSupport === "required").map((tool) => tool.name))
       const list = [...next.values()].map((entry) => entry.tool)
       let handlers = Context.empty() as Context.Context<unknown>
       for (const tool of list) {
         handlers = Context.add(handlers, Tool.handlerTag(tool.name), {
-          handle: (params: unknown) => callIfListed(tool.metadata.mcpName, params as McpTool.Params)
+          handle: (params: unknown, info: Tool.CallInfo) =>
+            whileRunning({ id: info.id, name: info.name }, callIfListed(tool.metadata.mcpName, params as McpTool.Params))
         })
       }
       const snapshot: Snapshot = {
@@ -279,7 +510,8 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
           ))
 
     let listedAt = changes
-    let snapshot = yield* Effect.flatMap(list, (tools) => build(tools, 1))
+    // Listing fails or is interrupted: the connection (and its child) ends now, not when the caller's scope closes.
+    let snapshot = yield* Effect.flatMap(list, (tools) => build(tools, 1)).pipe(Effect.onError(() => shutdown(client, transport)))
     const lock = yield* Semaphore.make(1)
     const current = lock.withPermits(1)(Effect.suspend(() => {
       if (listedAt === changes) return Effect.succeed(snapshot)

@@ -6,7 +6,9 @@
  */
 
 export * as McpChat from "./McpChat.js"
+export * as McpElicitation from "./McpElicitation.js"
 export * as McpError from "./McpError.js"
+export * as McpSampling from "./McpSampling.js"
 export * as McpStrategy from "./McpStrategy.js"
 export * as McpTool from "./McpTool.js"
 export * as McpToolkit from "./McpToolkit.js"

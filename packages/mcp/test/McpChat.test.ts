@@ -119,6 +119,24 @@ for (const [transportName, transport] of transports) {
         expect((yield* stats(server)).started).toEqual({})
       }).pipe(Effect.scoped))
 
+    it.live("a call past its timeout: the model is told its outcome is unknown, not that it was cancelled", () =>
+      Effect.gen(function*() {
+        const server = yield* McpToolkit.make({ transport: yield* transport, timeout: "300 millis" })
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "slow", name: "slow" }]),
+          MockLanguageModel.text("It may or may not have run.")
+        ])
+        const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+        const result = yield* chat.complete(ask)
+        expect(statusOf(result.messages, "slow")).toMatchObject({
+          _tag: "Failed",
+          error: { _tag: "McpCallTimeout", tool: "slow", timeoutMillis: 300, outcome: "unknown" }
+        })
+        const seen = JSON.stringify(seenByModel(model, "slow").result)
+        expect(seen).toContain("outcome is unknown")
+        expect(seen).not.toContain("was cancelled")
+      }).pipe(Effect.scoped))
+
     it.live("results: images and structured content reach the model; isError is a failed call with the server's text", () =>
       Effect.gen(function*() {
         const server = yield* McpToolkit.make({ transport: yield* transport })
@@ -128,15 +146,14 @@ for (const [transportName, transport] of transports) {
         ])
         const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
         yield* chat.complete(ask)
-        expect(seenByModel(model, "chart").result).toMatchObject({
+        // The image reaches the model as an image (a file of the result), not as base64 in its text.
+        const chart = seenByModel(model, "chart").result!
+        expect(chart).toMatchObject({
           isError: false,
-          value: {
-            content: [
-              { type: "text", text: "a chart" },
-              { type: "image", mimeType: "image/png", data: expect.stringMatching(/^iVBOR/) }
-            ]
-          }
+          value: { content: [{ type: "text", text: "a chart" }, { type: "image", mimeType: "image/png", file: 0 }] },
+          files: [{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: expect.stringMatching(/^iVBOR/) } }]
         })
+        expect(chart.text).not.toContain("iVBOR")
         expect(seenByModel(model, "fail").result).toMatchObject({
           isError: true,
           value: { error: { _tag: "McpToolError", tool: "fail", text: "disk on fire" } }

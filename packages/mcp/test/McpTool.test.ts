@@ -64,3 +64,46 @@ describe("McpTool.toResult", () => {
     expect(result).toEqual(new McpError.McpToolError({ tool: "t", text: "a\nb", content: [{ type: "text", text: "a" }, { type: "text", text: "b" }] }))
   })
 })
+
+describe("McpTool images (issue 24, defect 11)", () => {
+  const png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+
+  it("each image block becomes a file the model sees as an image; the result keeps its place without the base64", () => {
+    const made = tool({ type: "object" })
+    expect(made.splitFiles).toBe(McpTool.imagesOf)
+    const split = McpTool.imagesOf({
+      content: [
+        { type: "text", text: "a chart" },
+        { type: "image", data: png, mimeType: "image/png", annotations: { audience: ["user"] } },
+        // The same image again (a server that repeats itself) is one file.
+        { type: "image", data: png, mimeType: "image/png" }
+      ],
+      // The filesystem server repeats its content in structuredContent: the bytes go there too.
+      structuredContent: { content: [{ type: "image", data: png, mimeType: "image/png" }] }
+    })
+    expect(split.files).toEqual([{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: png } }])
+    expect(split.result).toEqual({
+      content: [
+        { type: "text", text: "a chart" },
+        { type: "image", mimeType: "image/png", annotations: { audience: ["user"] }, file: 0 },
+        { type: "image", mimeType: "image/png", file: 0 }
+      ],
+      structuredContent: { content: [{ type: "image", data: "[image: file 0 of this result]", mimeType: "image/png" }] }
+    })
+    expect(JSON.stringify(split.result)).not.toContain(png)
+  })
+
+  it("a result without images, or with blocks that are not base64 images, is left as it is", () => {
+    const plain = { content: [{ type: "text", text: "hi" }], structuredContent: { n: 1 } }
+    expect(McpTool.imagesOf(plain)).toEqual({ result: plain, files: [] })
+    const odd = {
+      content: [
+        { type: "image", data: "not base64!", mimeType: "image/png" },
+        { type: "image", data: "", mimeType: "image/png" },
+        { type: "image", data: png, mimeType: "text/html" },
+        { type: "audio", data: "UklGRg==", mimeType: "audio/wav" }
+      ]
+    }
+    expect(McpTool.imagesOf(odd)).toEqual({ result: odd, files: [] })
+  })
+})

@@ -8,7 +8,22 @@ import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Duration, Effect, Exit, Fiber, Logger, Redacted, Result, Schedule, Scope } from "effect"
 import { McpChat, McpError, McpToolkit } from "../src/index.js"
+import { mkdtempSync, readFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import { alive, httpServer, serverPath, stats, stdio, transports, until, untilStale } from "./support/servers.js"
+
+/** The pids of this process's children (Linux). */
+const childPids = (): ReadonlyArray<number> => {
+  try {
+    return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, "utf8").trim().split(/\s+/).filter((pid) => pid !== "").map(Number)
+  } catch {
+    return []
+  }
+}
+
+const silentPath = fileURLToPath(new URL("./support/silent.mjs", import.meta.url))
 
 const ask = Messages.fromUser("Go.")
 
@@ -33,6 +48,36 @@ describe("McpToolkit", () => {
       const after = yield* Effect.result(server.call("read_file", { path: "notes.txt" }))
       expect(Result.isFailure(after) && after.failure._tag).toBe("McpServerClosed")
     }))
+
+  it.live("a server that never answers initialize: McpConnectError, and the child we spawned is gone (killed at once)", () =>
+    Effect.gen(function*() {
+      const pidFile = join(mkdtempSync(join(tmpdir(), "chat-ts-mcp-")), "pid")
+      const started = yield* Effect.result(McpToolkit.make({
+        transport: McpToolkit.stdio(process.execPath, { args: [silentPath, pidFile], stderr: "ignore" }),
+        connectTimeout: Duration.millis(500)
+      }))
+      expect(Result.isFailure(started) && started.failure._tag).toBe("McpConnectError")
+      const pid = Number(readFileSync(pidFile, "utf8"))
+      expect(pid).toBeGreaterThan(0)
+      // Gone when make has failed (a bounded wait for the OS to reap it), not seconds later or never.
+      yield* Effect.sync(() => alive(pid)).pipe(
+        Effect.filterOrFail((up) => !up, () => new Error("still running")),
+        Effect.retry(Schedule.spaced(Duration.millis(20))),
+        Effect.timeoutOrElse({ duration: "1 second", orElse: () => Effect.fail(new Error(`the child ${pid} outlived the failed connect`)) })
+      )
+    }).pipe(Effect.scoped))
+
+  it.live("a server that never lists its tools: McpConnectError, and its process ends then, not when the scope closes", () =>
+    Effect.gen(function*() {
+      const before = new Set(childPids())
+      const started = yield* Effect.result(McpToolkit.make({
+        transport: McpToolkit.stdio(process.execPath, { args: [serverPath, "--stall-list"], stderr: "ignore" }),
+        connectTimeout: Duration.millis(500)
+      }))
+      expect(Result.isFailure(started) && started.failure.detail).toContain("could not list the tools")
+      // Still inside the caller's scope: nothing we spawned for it is left.
+      yield* eventually(() => childPids().every((pid) => before.has(pid)))
+    }).pipe(Effect.scoped))
 
   it.live("layer: the server as a service, released with the layer", () =>
     Effect.gen(function*() {
@@ -67,11 +112,18 @@ describe("McpToolkit", () => {
     }).pipe(Effect.scoped))
 
   for (const [name, transport] of transports) {
-    it.live(`a call past its timeout fails with McpCallTimeout and is cancelled on the server (${name})`, () =>
+    it.live(`a call past its timeout fails with McpCallTimeout, outcome unknown; its cancellation is requested (${name})`, () =>
       Effect.gen(function*() {
         const server = yield* McpToolkit.make({ transport: yield* transport, timeout: Duration.millis(300) })
         const result = yield* Effect.result(server.call("slow", {}))
-        expect(Result.isFailure(result) && result.failure).toEqual(new McpError.McpCallTimeout({ tool: "slow", timeoutMillis: 300 }))
+        const failure = Result.isFailure(result) ? result.failure : undefined
+        expect(failure).toEqual(McpError.timedOut("slow", 300))
+        expect(failure).toMatchObject({ _tag: "McpCallTimeout", tool: "slow", timeoutMillis: 300, outcome: "unknown" })
+        // The text never claims the server stopped: cancelling is a request.
+        for (const text of [failure!.message, (failure as McpError.McpCallTimeout).detail!]) {
+          expect(text).toContain("outcome is unknown")
+          expect(text).not.toMatch(/was cancelled/)
+        }
         const counted = yield* until(server, (s) => s.cancelled === 1)
         expect(counted.calls.slow).toBeUndefined()
       }).pipe(Effect.scoped))

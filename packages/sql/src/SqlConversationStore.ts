@@ -5,7 +5,7 @@
  *
  * Two tables. The conversations table has one row per conversation: its
  * version, its message count, the ids of its pending calls, when it was saved
- * and its lease (owner, expiry). The messages table has one row per message,
+ * and its lease (owner, token, expiry). The messages table has one row per message,
  * so a save writes only the messages that changed (a call's new status, an
  * appended response) and loading composes the conversation back. Saves with
  * an `expectedVersion` are compare-and-set in one transaction, so two workers
@@ -77,6 +77,13 @@ export const migrations = (
         body TEXT NOT NULL,
         PRIMARY KEY (conversation_id, position)
       )`
+    }),
+    // A lease is one run's, not an owner's: every `acquire` writes a new token, which renew, release and
+    // saves check. A lease row written before this migration has no token: it is held by a run this
+    // version does not know until it expires (nothing renews, releases or saves under it).
+    "2_lease_token": Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`ALTER TABLE ${sql(names.table)} ADD COLUMN lease_token TEXT`
     })
   }
 }
@@ -122,6 +129,9 @@ const storeError = (what: string) => (error: SqlError.SqlError | Schema.SchemaEr
   const code = typeof cause === "object" && cause !== null && "code" in cause ? ` (code ${String(cause.code)})` : ""
   return new ChatError.StoreError({ detail: `${what}: ${driver}${code}`, cause })
 }
+
+/** A lease's token as the queries match it: a lease without one (built by hand) matches no row, never every row. */
+const tokenOf = (lease: ConversationStore.Lease): string => typeof lease.token === "string" ? lease.token : ""
 
 /** Makes a store on the `SqlClient` in context; the tables must exist (see `migrate`). Runs no statement. */
 export const make = (
@@ -210,11 +220,11 @@ export const make = (
         updated_at: updatedAt
       }
       const expected = saveOptions?.expectedVersion
-      const owner = saveOptions?.lease?.owner
-      const leased = owner === undefined ? sql`1 = 1` : sql`${table}.lease_owner = ${owner}`
+      const token = saveOptions?.lease === undefined ? undefined : tokenOf(saveOptions.lease)
+      const leased = token === undefined ? sql`1 = 1` : sql`${table}.lease_token = ${token}`
       const same = incarnation === undefined ? sql`1 = 1` : sql`incarnation = ${incarnation}`
       if (expected === 0) {
-        return owner !== undefined
+        return token !== undefined
           ? Effect.succeed([])
           : sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO NOTHING RETURNING version, incarnation`
       }
@@ -231,14 +241,14 @@ export const make = (
 
     /**
      * A conversation's version and its lease while someone holds it (on the store's clock): an
-     * expired or released lease reads as none, so a refusal never claims another worker runs it.
+     * expired or released lease reads as none, so a refusal never claims another run has it.
      */
     const leaseRow = (id: string) =>
       Effect.flatMap(leaseTime(0), (now) =>
         sql`SELECT version, lease_owner, CASE WHEN lease_owner IS NOT NULL AND lease_expires_at > ${now}
             THEN lease_expires_at ELSE NULL END AS lease_expires_at FROM ${table} WHERE id = ${id}`)
 
-    /** `ConversationBusy` for a lease that is not the caller's: another's, with its end, or none at all. */
+    /** `ConversationBusy` for a lease that is not the caller's: another run's, with its end, or none at all. */
     const busy = (id: string, expiresAt: number | null | undefined) =>
       new ChatError.ConversationBusy(expiresAt === null || expiresAt === undefined ? { id } : { id, expiresAt })
 
@@ -313,9 +323,9 @@ export const make = (
         Effect.mapError(storeError(`removing '${id}'`))
       )
 
-    const leaseOf = (id: string, owner: string) => (rows: ReadonlyArray<unknown>) =>
+    const leaseOf = (id: string, owner: string, token: string) => (rows: ReadonlyArray<unknown>) =>
       Effect.map(Internal.decodeExpiries(rows), (decoded) =>
-        decoded[0] === undefined ? undefined : { id, owner, expiresAt: decoded[0].lease_expires_at })
+        decoded[0] === undefined ? undefined : { id, owner, token, expiresAt: decoded[0].lease_expires_at })
 
     const busyOrMissing = (id: string) =>
       leaseRow(id).pipe(
@@ -332,10 +342,12 @@ export const make = (
       Effect.gen(function*() {
         const now = yield* leaseTime(0)
         const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
-        const lease = yield* sql`UPDATE ${table} SET lease_owner = ${owner}, lease_expires_at = ${until}
-            WHERE id = ${id} AND (lease_owner IS NULL OR lease_owner = ${owner} OR lease_expires_at <= ${now})
+        const token = ConversationStore.makeToken()
+        // Free or expired only: a lease held by any run (whatever its owner, or none known) keeps this one out.
+        const lease = yield* sql`UPDATE ${table} SET lease_owner = ${owner}, lease_token = ${token}, lease_expires_at = ${until}
+            WHERE id = ${id} AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= ${now})
             RETURNING lease_expires_at`.pipe(
-          Effect.flatMap(leaseOf(id, owner)),
+          Effect.flatMap(leaseOf(id, owner, token)),
           Effect.mapError(storeError(`leasing '${id}'`))
         )
         return lease ?? (yield* busyOrMissing(id))
@@ -345,8 +357,8 @@ export const make = (
       Effect.gen(function*() {
         const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
         const renewed = yield* sql`UPDATE ${table} SET lease_expires_at = ${until}
-            WHERE id = ${lease.id} AND lease_owner = ${lease.owner} RETURNING lease_expires_at`.pipe(
-          Effect.flatMap(leaseOf(lease.id, lease.owner)),
+            WHERE id = ${lease.id} AND lease_token = ${tokenOf(lease)} RETURNING lease_expires_at`.pipe(
+          Effect.flatMap(leaseOf(lease.id, lease.owner, lease.token)),
           Effect.mapError(storeError(`renewing the lease of '${lease.id}'`))
         )
         return renewed ?? (yield* busyOrMissing(lease.id).pipe(
@@ -355,8 +367,8 @@ export const make = (
       })
 
     const release: ConversationStore.Service["release"] = (lease) =>
-      sql`UPDATE ${table} SET lease_owner = NULL, lease_expires_at = NULL
-          WHERE id = ${lease.id} AND lease_owner = ${lease.owner}`.pipe(
+      sql`UPDATE ${table} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
+          WHERE id = ${lease.id} AND lease_token = ${tokenOf(lease)}`.pipe(
         Effect.asVoid,
         Effect.mapError(storeError(`releasing the lease of '${lease.id}'`))
       )

@@ -3,9 +3,10 @@
  * SQLite and on PostgreSQL. Leases run on Effect's `Clock` here, so
  * `TestClock` moves them.
  */
-import { ConversationStore, Messages } from "@chat-ts/core"
+import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, Worker } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { type Duration, Effect, Option } from "effect"
+import { Deferred, type Duration, Effect, Fiber, Layer, Option, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { stores } from "./support/Databases.js"
 
@@ -17,6 +18,39 @@ const paused = (id = "c1"): Messages.Messages => [
   }
 ]
 const done: Messages.Messages = [Messages.user("Hi"), Messages.assistant("Hello!")]
+
+const DeleteFiles = Tool.make("delete_files", {
+  description: "Delete files.",
+  parameters: { paths: Schema.Array(Schema.String) },
+  success: Schema.Struct({ deleted: Schema.Number })
+})
+const files = Toolkit.withStrategy(Toolkit.make(DeleteFiles), () => Action.RequireApproval())
+
+/** A chat whose handler records each run (its attempt), says it `started`, and waits for `hold`. */
+const chatWith = (runs: Array<number>, started: Deferred.Deferred<void>, hold: Deferred.Deferred<void>) =>
+  Chat.make({ tools: files }).pipe(
+    Effect.provide(Layer.merge(
+      MockLanguageModel.make([MockLanguageModel.text("Deleted.")]).layer,
+      files.toLayer({
+        delete_files: ({ paths }, call) =>
+          Effect.sync(() => runs.push(call.attempt)).pipe(
+            Effect.andThen(Deferred.succeed(started, undefined)),
+            Effect.andThen(Deferred.await(hold)),
+            Effect.as({ deleted: paths.length })
+          )
+      })
+    ))
+  )
+
+const approveAll = (stored: ConversationStore.Stored) =>
+  Effect.reduce(
+    Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision),
+    () => stored.messages,
+    (messages, call) => Effect.fromResult(Messages.approve(messages, call.id))
+  )
+
+const statuses = (stored: Option.Option<ConversationStore.Stored>) =>
+  Messages.toolCalls(Option.getOrThrow(stored).messages).map((call) => call.status)
 
 for (const [name, layer] of stores) {
   describe(`ConversationStore contract on ${name}`, () => {
@@ -144,19 +178,19 @@ for (const [name, layer] of stores) {
         const store = yield* ConversationStore.ConversationStore
         yield* store.save("a", paused(), { expectedVersion: 0 })
         const lease = yield* store.acquire("a", "worker-1", "10 seconds")
-        expect(lease).toEqual({ id: "a", owner: "worker-1", expiresAt: 10_000 })
+        expect(lease).toEqual({ id: "a", owner: "worker-1", token: expect.any(String), expiresAt: 10_000 })
         const busy = yield* Effect.flip(store.acquire("a", "worker-2", "10 seconds"))
         expect(busy).toMatchObject({ _tag: "ConversationBusy", id: "a", expiresAt: 10_000 })
-        // Its owner renews it; the same owner may take it again.
+        // Its run renews it; another run of the same owner cannot take it.
         yield* TestClock.adjust("5 seconds")
         expect((yield* store.renew(lease, "10 seconds")).expiresAt).toBe(15_000)
-        expect((yield* store.acquire("a", "worker-1", "10 seconds")).expiresAt).toBe(15_000)
+        expect(yield* Effect.flip(store.acquire("a", "worker-1", "10 seconds"))).toMatchObject({ expiresAt: 15_000 })
         yield* TestClock.adjust("9999 millis")
         expect(yield* Effect.flip(store.acquire("a", "worker-2", "1 second"))).toMatchObject({ expiresAt: 15_000 })
         // Expired (its owner died): another worker takes it, and the old owner can neither renew nor save.
         yield* TestClock.adjust("1 millis")
         const taken = yield* store.acquire("a", "worker-2", "10 seconds")
-        expect(taken).toEqual({ id: "a", owner: "worker-2", expiresAt: 25_000 })
+        expect(taken).toEqual({ id: "a", owner: "worker-2", token: expect.any(String), expiresAt: 25_000 })
         expect(yield* Effect.flip(store.renew(lease, "10 seconds"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 25_000 })
         expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease }))).toMatchObject({
           _tag: "ConversationBusy",
@@ -173,6 +207,75 @@ for (const [name, layer] of stores) {
         expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease: taken }))).toMatchObject({
           _tag: "ConcurrentModification"
         })
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("a lease is one run's: the same owner cannot take it twice, and a stale or forged lease renews, saves and releases nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        const first = yield* store.acquire("a", "proc-1", "10 seconds")
+        const twice = yield* Effect.flip(store.acquire("a", "proc-1", "10 seconds"))
+        expect(twice).toMatchObject({ _tag: "ConversationBusy", id: "a", expiresAt: 10_000 })
+        expect(twice.message).toContain("another run")
+        yield* store.release(first)
+        const second = yield* store.acquire("a", "proc-1", "20 seconds")
+        expect(second.token).not.toBe(first.token)
+        // The first run's lease (same owner, same process) is stale: it neither removes, renews nor saves under the second's.
+        yield* store.release(first)
+        yield* store.release({ ...second, token: "a guess" })
+        // A lease built by hand without a token (as from JavaScript) matches nothing, never everything.
+        const tokenless = { id: "a", owner: "proc-1", expiresAt: 20_000 } as Partial<ConversationStore.Lease> as ConversationStore.Lease
+        yield* store.release(tokenless)
+        expect(yield* Effect.flip(store.renew(tokenless, "1 minute"))).toMatchObject({ _tag: "ConversationBusy" })
+        expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease: tokenless }))).toMatchObject({ _tag: "ConversationBusy" })
+        expect(yield* Effect.flip(store.renew(first, "1 minute"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 20_000 })
+        expect(yield* Effect.flip(store.save("a", done, { expectedVersion: 1, lease: first }))).toMatchObject({
+          _tag: "ConversationBusy",
+          expiresAt: 20_000
+        })
+        expect(yield* Effect.flip(store.acquire("a", "proc-2", "1 second"))).toMatchObject({ expiresAt: 20_000 })
+        expect(Option.map(yield* store.load("a"), (s) => [s.messages, s.version])).toEqual(Option.some([paused(), 1]))
+        // The second run's lease is whole: it saves, renews and releases.
+        expect((yield* store.save("a", done, { expectedVersion: 1, lease: second })).version).toBe(2)
+        expect((yield* store.renew(second, "30 seconds")).expiresAt).toBe(30_000)
+        yield* store.release(second)
+        expect((yield* store.acquire("a", "proc-2", "1 second")).owner).toBe("proc-2")
+        // A run that stalled past its expiry, taken over by a run of the same owner: its lease is stale too.
+        yield* store.save("b", paused(), { expectedVersion: 0 })
+        const stalled = yield* store.acquire("b", "proc-1", "1 second")
+        yield* TestClock.adjust("2 seconds")
+        const takeover = yield* store.acquire("b", "proc-1", "10 seconds")
+        const refused = yield* Effect.flip(store.save("b", done, { expectedVersion: 1, lease: stalled }))
+        expect(refused).toMatchObject({ _tag: "ConversationBusy", id: "b", expiresAt: 12_000 })
+        expect(refused.message).toContain("held by another run")
+        expect(yield* Effect.flip(store.renew(stalled, "10 seconds"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 12_000 })
+        yield* store.release(stalled)
+        expect(yield* Effect.flip(store.acquire("b", "proc-2", "1 second"))).toMatchObject({ expiresAt: 12_000 })
+        expect((yield* store.save("b", done, { expectedVersion: 1, lease: takeover })).version).toBe(2)
+      }).pipe(Effect.provide(layer())))
+
+    it.effect("Worker.resume twice at once with one owner: one run runs the call and saves to the end, the other is busy and changes nothing", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        yield* store.save("a", paused(), { expectedVersion: 0 })
+        const runs: Array<number> = []
+        const [started, hold] = [yield* Deferred.make<void>(), yield* Deferred.make<void>()]
+        const resume = Effect.flatMap(chatWith(runs, started, hold), (chat) => Worker.resume(chat, "a", approveAll, { owner: "proc-1" }))
+        const [a, b] = [yield* Effect.forkChild(resume), yield* Effect.forkChild(resume)]
+        // The refused one ends on its own, while the other waits in its call.
+        const first = yield* Effect.raceFirst(Effect.as(Fiber.await(a), a), Effect.as(Fiber.await(b), b))
+        const winner = first === a ? b : a
+        expect(yield* Effect.flip(Fiber.join(first))).toMatchObject({ _tag: "ConversationBusy", id: "a", expiresAt: 30_000 })
+        yield* Deferred.await(started)
+        expect(runs).toEqual([1])
+        expect(statuses(yield* store.load("a"))).toEqual([{ _tag: "Running" }])
+        yield* Deferred.succeed(hold, undefined)
+        const result = yield* Fiber.join(winner)
+        expect(result.outcome._tag).toBe("Complete")
+        expect(runs).toEqual([1])
+        expect(statuses(yield* store.load("a"))).toEqual([{ _tag: "Completed", result: { deleted: 1 } }])
+        // Released at the end: the next run takes it at once.
+        expect((yield* store.acquire("a", "proc-1", "1 second")).owner).toBe("proc-1")
       }).pipe(Effect.provide(layer())))
 
     it.effect("a refusal says what is so: another worker's lease with its end, or, once released or expired, no lease at all", () =>
@@ -222,7 +325,7 @@ for (const [name, layer] of stores) {
           _tag: "ConversationNotFound",
           id: "ghost"
         })
-        expect(yield* Effect.flip(store.renew({ id: "ghost", owner: "w", expiresAt: 0 }, "1 second"))).toMatchObject({
+        expect(yield* Effect.flip(store.renew({ id: "ghost", owner: "w", token: "t", expiresAt: 0 }, "1 second"))).toMatchObject({
           _tag: "ConversationBusy"
         })
       }).pipe(Effect.provide(layer())))

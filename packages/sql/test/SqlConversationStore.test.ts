@@ -3,6 +3,7 @@ import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Cause, ConfigProvider, Effect, Exit, Fiber, Layer, Option, Redacted, Schema } from "effect"
+import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import { TestClock } from "effect/testing"
 import * as fs from "node:fs"
@@ -29,6 +30,9 @@ const paused: Messages.Messages = [
   }
 ]
 const done: Messages.Messages = [Messages.user("Hi"), Messages.assistant("Hello!")]
+
+/** What `migrate` applies to an empty database. */
+const allMigrations = [[1, "conversations"], [2, "lease_token"]]
 
 const databases = [
   ["SQLite", () => sqliteClient()],
@@ -110,6 +114,33 @@ for (const [name, client] of databases) {
         expect(error.detail).toMatch(/does not exist|no such table/)
       }).pipe(Effect.provide(Layer.orDie(client()))))
 
+    it.effect("a lease row written before lease tokens is held by a run it does not know until it expires", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        // The tables as the first migration made them, with a lease taken by the old code (an owner, no token).
+        const first = { "1_conversations": SqlConversationStore.migrations({ table })["1_conversations"]! }
+        yield* Migrator.make({})({ loader: Migrator.fromRecord(first), table: `${table}_migrations` })
+        const old = yield* SqlConversationStore.make({ table, clock: "effect" })
+        yield* old.save("conv", paused, { expectedVersion: 0 })
+        yield* sql`UPDATE ${sql(table)} SET lease_owner = ${"proc-1"}, lease_expires_at = ${10_000} WHERE id = ${"conv"}`
+        expect(yield* SqlConversationStore.migrate({ table })).toEqual([[2, "lease_token"]])
+        const store = yield* SqlConversationStore.make({ table, clock: "effect" })
+        // Not even its owner's name takes it, and no lease but a token the store gave renews, saves under or releases it.
+        expect(yield* Effect.flip(store.acquire("conv", "proc-1", "1 minute"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 10_000 })
+        const forged = { id: "conv", owner: "proc-1", token: "", expiresAt: 10_000 }
+        yield* store.release(forged)
+        expect(yield* Effect.flip(store.renew(forged, "1 minute"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 10_000 })
+        expect(yield* Effect.flip(store.save("conv", done, { expectedVersion: 1, lease: forged }))).toMatchObject({ _tag: "ConversationBusy" })
+        expect(yield* Effect.flip(store.acquire("conv", "proc-2", "1 minute"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 10_000 })
+        // Expired: the next run takes it, with a token of its own, and saves under it.
+        yield* TestClock.adjust("10 seconds")
+        const lease = yield* store.acquire("conv", "proc-2", "1 minute")
+        expect(lease).toEqual({ id: "conv", owner: "proc-2", token: expect.any(String), expiresAt: 70_000 })
+        expect((yield* store.save("conv", done, { expectedVersion: 1, lease })).version).toBe(2)
+      }).pipe(Effect.provide(Layer.orDie(client())))
+    })
+
     it.effect("migrating again changes nothing; stores on other tables are independent", () => {
       const table = uniqueTable()
       return Effect.gen(function*() {
@@ -117,7 +148,7 @@ for (const [name, client] of databases) {
         yield* store.save("conv", paused)
         expect(yield* SqlConversationStore.migrate({ table })).toEqual([])
         const other = yield* SqlConversationStore.make({ table: `${table}_b` })
-        expect(yield* SqlConversationStore.migrate({ table: `${table}_b` })).toEqual([[1, "conversations"]])
+        expect(yield* SqlConversationStore.migrate({ table: `${table}_b` })).toEqual(allMigrations)
         expect(yield* other.load("conv")).toEqual(Option.none())
         expect(Option.map(yield* store.load("conv"), (s) => s.version)).toEqual(Option.some(1))
       }).pipe(Effect.provide(migratedStore(client(), { table })))
@@ -166,7 +197,7 @@ describe("SqlConversationStore.migrate on PostgreSQL", () => {
       expect(migrating.pollUnsafe()).toBeUndefined()
       expect(yield* sql`SELECT to_regclass(${table})::text AS found`).toEqual([{ found: null }])
       yield* other.executeValues("SELECT pg_advisory_unlock(hashtextextended($1, 0))", [lock])
-      expect(yield* Fiber.join(migrating)).toEqual([[1, "conversations"]])
+      expect(yield* Fiber.join(migrating)).toEqual(allMigrations)
       // The lock is free again: another migration takes it at once and finds nothing to do.
       expect(yield* SqlConversationStore.migrate({ table })).toEqual([])
       expect(yield* other.executeValues("SELECT pg_try_advisory_lock(hashtextextended($1, 0))", [lock])).toEqual([[true]])
@@ -177,7 +208,7 @@ describe("SqlConversationStore.migrate on PostgreSQL", () => {
   it.effect("needs one connection: migrates on a client whose pool has a single one", () => {
     const table = uniqueTable()
     return Effect.gen(function*() {
-      expect(yield* SqlConversationStore.migrate({ table })).toEqual([[1, "conversations"]])
+      expect(yield* SqlConversationStore.migrate({ table })).toEqual(allMigrations)
       expect(yield* SqlConversationStore.migrate({ table })).toEqual([])
       const store = yield* SqlConversationStore.make({ table })
       yield* store.save("conv", paused, { expectedVersion: 0 })

@@ -126,6 +126,42 @@ for (const [name, database] of databases) {
       expect((await call(conversation)).status).toEqual({ _tag: "Completed", result: { by: owner.pid, attempt: 1 } })
     }, 60_000)
 
+    for (const place of ["one process", "two processes"] as const) {
+      it(`two resumes with the same owner mid-call, in ${place}: the second is busy and changes nothing, and the first saves to the end`, async () => {
+        const second = place === "one process" ? workers[0]! : workers[1]!
+        const conversation = `same-owner-${place.replace(" ", "-")}`
+        const owner = `shared-owner-${conversation}`
+        await withStore((store) => store.save(conversation, paused(conversation, "pay", true), { expectedVersion: 0 }))
+        const running = workers[0]!.send({ resume: conversation, owner })
+        await Workers.eventually(() => Workers.runsOf(runsFile, conversation).length === 1, "the call starting")
+        expect(await second.send({ resume: conversation, owner })).toMatchObject({ error: "ConversationBusy" })
+        expect((await call(conversation)).status).toEqual({ _tag: "Running" })
+        fs.writeFileSync(`${runsFile}.release-${conversation}`, "")
+        expect(await running).toMatchObject({ outcome: "Complete" })
+        expect(Workers.runsOf(runsFile, conversation).map((run) => run.pid)).toEqual([workers[0]!.pid])
+        expect((await call(conversation)).status).toEqual({ _tag: "Completed", result: { by: workers[0]!.pid, attempt: 1 } })
+      }, 60_000)
+    }
+
+    it(`two resumes at once with the same owner, in one process and in two, ${rounds} rounds: the call runs once, and its result is stored`, async () => {
+      for (let round = 0; round < rounds; round++) {
+        const conversation = `same-owner-race-${round}`
+        const owner = `shared-owner-${round}`
+        await withStore((store) => store.save(conversation, paused(conversation, "pay"), { expectedVersion: 0 }))
+        const senders = [workers[2]!, workers[2]!, workers[3]!]
+        const replies = await Promise.all(senders.map((worker) => worker.send({ resume: conversation, owner })))
+        const runs = Workers.runsOf(runsFile, conversation)
+        expect(runs).toHaveLength(1)
+        for (const reply of replies) {
+          expect(reply.defect).toBeUndefined()
+          // Refused before running anything, or after the turn was over with nothing left to run.
+          if (reply.error !== undefined) expect(["ConversationBusy", "ConcurrentModification"]).toContain(reply.error)
+          else expect(reply.outcome).toBe("Complete")
+        }
+        expect((await call(conversation)).status).toEqual({ _tag: "Completed", result: { by: runs[0]!.pid, attempt: 1 } })
+      }
+    }, 180_000)
+
     for (const tool of ["pay", "sync"] as const) {
       it(`kill -9 of the owner mid-call: after its lease expires another worker finishes the turn (${tool === "pay" ? "interrupted" : "idempotent: run again"})`, async () => {
         const conversation = `killed-${tool}`
@@ -176,8 +212,9 @@ for (const [name, database] of databases) {
         fs.writeFileSync(goFile, "")
         const readiness = await Promise.all(workers.map((worker) => worker.ready))
         for (const ready of readiness) expect(ready).toMatchObject({ ready: true, applied: expect.any(Number) })
-        // One of them applied the one migration; the others waited for it and found nothing left to do.
-        expect(readiness.map((ready) => ready.applied).sort()).toEqual([0, 0, 0, 0, 0, 1])
+        // One of them applied the migrations; the others waited for it and found nothing left to do.
+        const all = Object.keys(SqlConversationStore.migrations()).length
+        expect(readiness.map((ready) => ready.applied).sort()).toEqual([0, 0, 0, 0, 0, all])
         const runtime = ManagedRuntime.make(SqlConversationStore.layer({ table }).pipe(Layer.provideMerge(client), Layer.orDie))
         try {
           expect(await runtime.runPromise(Effect.provide(SqlConversationStore.migrate({ table }), client))).toEqual([])

@@ -77,6 +77,22 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
+  it.effect("a result's files (an image) are recorded by the activity and reach the model as files", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "f1", name: "fetch_page", arguments: { url: "chart.png" } }]),
+      MockLanguageModel.text("A chart.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-files", Messages.fromUser("Fetch the chart."))
+      const done = yield* ended(id)
+      const png = Messages.file({ mediaType: "image/png", base64: "iVBORw0KGgo=" })
+      expect(statusOf(done.messages, "f1")).toEqual({ _tag: "Completed", result: "an image: file 0", files: [png] })
+      const seen = Messages.projectToolCall(Messages.findTool(model.requests[1]!.messages, "f1")!)
+      expect(seen.result).toEqual({ isError: false, value: "an image: file 0", text: "an image: file 0", files: [png] })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
   it.effect("reject with a reason: nothing runs, the model sees the reason", () => {
     const rec = recorder()
     const model = MockLanguageModel.make(seedScript("Not deleted."))

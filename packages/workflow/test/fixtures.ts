@@ -1,7 +1,7 @@
 /**
  * Tools, a turn definition and helpers shared by the workflow tests.
  */
-import { Action, ConversationStore, Tool, Toolkit } from "@chat-ts/core"
+import { Action, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
 import type { MockLanguageModel } from "@chat-ts/core/testing"
 import { Clock, Effect, Layer, Result, Schema } from "effect"
 import { WorkflowEngine } from "effect/workflow"
@@ -25,11 +25,16 @@ export const Remind = Tool.make("remind", {
   success: Schema.String
 })
 
+/** A page that is a PNG comes back as a file the model sees as an image (`splitFiles`). */
 export const Fetch = Tool.make("fetch_page", {
   description: "Fetch a page (safe to repeat).",
   parameters: { url: Schema.String },
   success: Schema.String,
-  idempotent: true
+  idempotent: true,
+  splitFiles: (page) =>
+    page.endsWith(".png")
+      ? { result: "an image: file 0", files: [Messages.file({ mediaType: "image/png", base64: "iVBORw0KGgo=" })] }
+      : { result: page, files: [] }
 })
 
 export const HOUR = 3_600_000

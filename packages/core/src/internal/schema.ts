@@ -86,6 +86,23 @@ export const Json: Schema.Codec<unknown> = Schema.declareConstructor<unknown>()(
 )
 
 // ---------------------------------------------------------------------------
+// Files (message parts, and what a tool result shows the model besides its JSON)
+// ---------------------------------------------------------------------------
+
+export const FileData = Schema.Union([
+  Schema.TaggedStruct("Base64", { base64: Schema.String }),
+  Schema.TaggedStruct("Url", { url: Schema.String })
+])
+export type FileData = typeof FileData.Type
+
+export const FilePart = Schema.TaggedStruct("File", {
+  mediaType: Schema.String,
+  data: FileData,
+  filename: Schema.optional(Schema.String)
+})
+export type FilePart = typeof FilePart.Type
+
+// ---------------------------------------------------------------------------
 // Tool call statuses
 // ---------------------------------------------------------------------------
 
@@ -116,6 +133,11 @@ export const Running = Schema.TaggedStruct("Running", {
 })
 export const Completed = Schema.TaggedStruct("Completed", {
   result: Json,
+  /**
+   * Files (images…) the result shows the model as files, not as text: `result` mentions each
+   * one in its place. Absent in results without files (and in every document written by 0.1).
+   */
+  files: Schema.optional(Schema.Array(FilePart)),
   editedArguments: Schema.optional(Schema.String),
   decision: Schema.optional(Decision)
 })
@@ -158,19 +180,6 @@ export const ReasoningPart = Schema.TaggedStruct("Reasoning", {
   providerMetadata: Schema.optional(ProviderMetadata)
 })
 export type ReasoningPart = typeof ReasoningPart.Type
-
-export const FileData = Schema.Union([
-  Schema.TaggedStruct("Base64", { base64: Schema.String }),
-  Schema.TaggedStruct("Url", { url: Schema.String })
-])
-export type FileData = typeof FileData.Type
-
-export const FilePart = Schema.TaggedStruct("File", {
-  mediaType: Schema.String,
-  data: FileData,
-  filename: Schema.optional(Schema.String)
-})
-export type FilePart = typeof FilePart.Type
 
 export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
   id: Schema.NonEmptyString,

@@ -29,6 +29,19 @@ import * as Turn from "../Turn.js"
 import { decodeArguments, formatParseError, toMessage, toStoredJson } from "./json.js"
 import { StreamedCalls, uniqueId } from "./streamedCalls.js"
 
+const isFiles = Schema.is(Schema.Array(Messages.FilePart))
+
+/** The result and its files, as the tool's `splitFiles` takes them apart (none without one); a split that throws or gives no files is a failure. */
+const splitFiles = (tool: Tool.Any, encoded: unknown): Result.Result<Tool.ResultFiles, string> => {
+  if (tool.splitFiles === undefined) return Result.succeed({ result: encoded, files: [] })
+  try {
+    const split = tool.splitFiles(encoded)
+    return isFiles(split.files) ? Result.succeed(split) : Result.fail("`splitFiles` did not return an array of file parts")
+  } catch (error) {
+    return Result.fail(`\`splitFiles\` threw: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
 /** A tool of the chat: its toolkit and its handler. */
 export interface Entry {
   readonly tool: Tool.Any
@@ -321,12 +334,14 @@ class Run<R, E> {
     if (Exit.isSuccess(exit)) {
       const encoded = Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>)(exit.value)
       if (Result.isFailure(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.failure)}`)
+      const split = splitFiles(tool, encoded.success)
+      if (Result.isFailure(split)) return die(`its files cannot be read from its result: ${split.failure}`)
       // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
-      const stored = toStoredJson(encoded.success)
+      const stored = toStoredJson(split.success.result)
       if (Result.isFailure(stored)) {
         return die(`its result cannot be recorded: ${stored.failure}`, `The tool ran, but its result could not be recorded: ${stored.failure}.`)
       }
-      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.success })
+      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.success, files: split.success.files })
     }
     const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {

@@ -10,7 +10,7 @@
  * - decision flags (`--approve-all`, `--reject-all`) and `--message` flags
  *   override either source.
  */
-import type { Tool } from "@chat-ts/core"
+import { Messages, type Tool } from "@chat-ts/core"
 import * as Prompt from "effect/cli/Prompt"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
@@ -81,12 +81,11 @@ export const validateArguments = (
   text: string,
   tool: Tool.Any | undefined
 ): Result.Result<unknown, string> => {
-  let json: unknown
-  try {
-    json = JSON.parse(text)
-  } catch (error) {
-    return Result.fail(`That is not valid JSON (${(error as Error).message}).`)
-  }
+  // Read as the core reads edits: a key given twice (the handler would get the last value, a person
+  // reading it sees the first), a "__proto__" key or text that is not JSON is refused, with why.
+  const parsed = Messages.parseJson(text)
+  if (Result.isFailure(parsed)) return Result.fail(`That is not JSON these arguments can be (${parsed.failure}).`)
+  const json = parsed.success
   if (tool === undefined) return Result.succeed(json)
   const mismatch = (problems: ReadonlyArray<string>) =>
     `Those arguments do not match ${toolName}'s parameters:\n${problems.map((problem) => `  ${problem}`).join("\n")}`
@@ -140,6 +139,7 @@ export const interactive = Effect.gen(function*() {
           onFailure: (error) => Effect.fail(error),
           onSuccess: () => Effect.succeed(text)
         })
+    // `validate` accepted the text: it has each key once, so JSON.parse reads the value it checked.
     })).pipe(Effect.map((text) => Decision.Edit({ arguments: JSON.parse(text) })))
 
   const rejectReason = run(Prompt.String({ message: "Why? (the model sees this; Enter to skip)" })).pipe(

@@ -260,7 +260,10 @@ export const command = Command.make(
  * value and default, the environment, no escape codes unless `color`, and
  * lines of at most 100 columns.
  */
-export const helpText = (color: boolean): string => {
+export const helpText = (
+  color: boolean,
+  defaults: { readonly openai: string; readonly anthropic: string; readonly gemini: string }
+): string => {
   const s = style(color)
   const flags: ReadonlyArray<readonly [string, string]> = [
     ["--approve-all", flagText.approveAll],
@@ -276,9 +279,11 @@ export const helpText = (color: boolean): string => {
   const environment: ReadonlyArray<readonly [string, string]> = [
     ["OPENAI_API_KEY", "Talk to OpenAI (or a compatible server) instead of the scripted model."],
     ["OPENAI_BASE_URL", "A compatible server, e.g. http://localhost:11434/v1 for Ollama."],
-    ["OPENAI_MODEL", "The model (default gpt-4.1-mini)."],
-    ["GEMINI_API_KEY", "Without OPENAI_API_KEY: talk to Gemini (GOOGLE_API_KEY works too)."],
-    ["GEMINI_MODEL", "The Gemini model (default gemini-2.5-flash)."],
+    ["OPENAI_MODEL", `The model (default ${defaults.openai}).`],
+    ["ANTHROPIC_API_KEY", "Without OPENAI_API_KEY: talk to Claude."],
+    ["ANTHROPIC_MODEL", `The Claude model (default ${defaults.anthropic}).`],
+    ["GEMINI_API_KEY", "Without OPENAI_API_KEY or ANTHROPIC_API_KEY: talk to Gemini (GOOGLE_API_KEY works too)."],
+    ["GEMINI_MODEL", `The Gemini model (default ${defaults.gemini}).`],
     ["NO_COLOR", "No colours."]
   ]
   const wrap = (text: string, indent: number): ReadonlyArray<string> => {
@@ -312,7 +317,8 @@ export const helpText = (color: boolean): string => {
 const cli = Command.run(command, { version: "0.1.0" })
 
 if (isMain(import.meta.url) && process.argv.slice(2).some((arg) => arg === "--help" || arg === "-h")) {
-  process.stdout.write(helpText(wantsColor()))
+  // The providers' default model ids, from their packages (loaded for the help page only).
+  Effect.runPromise(Models.defaults).then((defaults) => process.stdout.write(helpText(wantsColor(), defaults)))
 } else if (isMain(import.meta.url)) {
   cli.pipe(
     Effect.catchTag("DemoFailed", (error) =>

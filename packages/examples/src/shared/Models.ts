@@ -5,20 +5,23 @@
  * otherwise an offline scripted model, clearly labelled as such.
  *
  * Settings (environment): `OPENAI_API_KEY`, and optionally `OPENAI_BASE_URL`
- * (e.g. `http://localhost:11434/v1` for Ollama), `OPENAI_MODEL` (default
- * `gpt-4.1-mini`) and `OPENAI_EMBEDDING_MODEL` (default
- * `text-embedding-3-small`); for Anthropic `ANTHROPIC_API_KEY`, and optionally
- * `ANTHROPIC_BASE_URL` and `ANTHROPIC_MODEL` (default `claude-sonnet-4-5`).
- * Anthropic has no embeddings: the embeddings example stays offline with it.
+ * (e.g. `http://localhost:11434/v1` for Ollama), `OPENAI_MODEL` and
+ * `OPENAI_EMBEDDING_MODEL`; for Anthropic `ANTHROPIC_API_KEY`, and optionally
+ * `ANTHROPIC_BASE_URL` and `ANTHROPIC_MODEL`. Anthropic has no embeddings: the
+ * embeddings example stays offline with it.
  *
  * Without `OPENAI_API_KEY` and `ANTHROPIC_API_KEY`, Gemini through
  * `@chat-ts/google` when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set, with
- * optionally `GEMINI_BASE_URL`, `GEMINI_MODEL` (default `gemini-2.5-flash`) and
- * `GEMINI_EMBEDDING_MODEL` (default `gemini-embedding-001`).
+ * optionally `GEMINI_BASE_URL`, `GEMINI_MODEL` and `GEMINI_EMBEDDING_MODEL`.
+ *
+ * The default model ids are the providers' own, kept in one place each:
+ * `OpenAiDefaults`, `AnthropicDefaults` and `GoogleDefaults` (`defaults`
+ * lists them). The Anthropic and Google packages (and their SDKs) are loaded
+ * only when their key is set.
  */
 import { EmbeddingModel, LanguageModel } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { OpenAiChatCompletions, OpenAiClient, OpenAiEmbeddings } from "@chat-ts/openai"
+import { OpenAiChatCompletions, OpenAiClient, OpenAiDefaults, OpenAiEmbeddings } from "@chat-ts/openai"
 import * as Config from "effect/Config"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -31,11 +34,13 @@ export type Choice =
   | { readonly _tag: "Gemini"; readonly model: string; readonly embeddingModel: string; readonly baseURL: string }
   | { readonly _tag: "Offline" }
 
-/** Anthropic's API (`AnthropicClient.defaultBaseURL`; not imported here: `@chat-ts/anthropic` loads only when chosen). */
-const anthropicBaseURL = "https://api.anthropic.com"
-
-/** Gemini's API (`GoogleClient.defaultBaseURL`; not imported here: `@chat-ts/google` loads only when chosen). */
-const geminiBaseURL = "https://generativelanguage.googleapis.com"
+/** The default model ids of the three providers (the Anthropic and Google packages are loaded for it). */
+export const defaults: Effect.Effect<{ readonly openai: string; readonly anthropic: string; readonly gemini: string }> = Effect.promise(
+  async () => {
+    const [{ AnthropicDefaults }, { GoogleDefaults }] = await Promise.all([import("@chat-ts/anthropic"), import("@chat-ts/google")])
+    return { openai: OpenAiDefaults.chatModel, anthropic: AnthropicDefaults.model, gemini: GoogleDefaults.model }
+  }
+)
 
 /** Gemini when `GEMINI_API_KEY` or `GOOGLE_API_KEY` is set. */
 const chooseGemini: Effect.Effect<Choice, Config.ConfigError> = Effect.gen(function*() {
@@ -43,9 +48,11 @@ const chooseGemini: Effect.Effect<Choice, Config.ConfigError> = Effect.gen(funct
     Config.NonEmptyString("GEMINI_API_KEY").pipe(Config.orElse(() => Config.NonEmptyString("GOOGLE_API_KEY")))
   )
   if (Option.isNone(key)) return { _tag: "Offline" } as const
-  const model = yield* Config.withDefault(Config.NonEmptyString("GEMINI_MODEL"), "gemini-2.5-flash")
-  const embeddingModel = yield* Config.withDefault(Config.NonEmptyString("GEMINI_EMBEDDING_MODEL"), "gemini-embedding-001")
-  const baseURL = yield* Config.withDefault(Config.NonEmptyString("GEMINI_BASE_URL"), geminiBaseURL)
+  // Loaded only now: the key is set.
+  const { GoogleClient, GoogleDefaults } = yield* Effect.promise(() => import("@chat-ts/google"))
+  const model = yield* Config.withDefault(Config.NonEmptyString("GEMINI_MODEL"), GoogleDefaults.model)
+  const embeddingModel = yield* Config.withDefault(Config.NonEmptyString("GEMINI_EMBEDDING_MODEL"), GoogleDefaults.embeddingModel)
+  const baseURL = yield* Config.withDefault(Config.NonEmptyString("GEMINI_BASE_URL"), GoogleClient.defaultBaseURL)
   return { _tag: "Gemini", model, embeddingModel, baseURL } as const
 })
 
@@ -55,8 +62,8 @@ export const choose = (options: { readonly offline?: boolean } = {}): Effect.Eff
     if (options.offline === true) return { _tag: "Offline" } as const
     const key = yield* Config.option(Config.NonEmptyString("OPENAI_API_KEY"))
     if (Option.isNone(key)) return yield* chooseAnthropic
-    const model = yield* Config.withDefault(Config.NonEmptyString("OPENAI_MODEL"), "gpt-4.1-mini")
-    const embeddingModel = yield* Config.withDefault(Config.NonEmptyString("OPENAI_EMBEDDING_MODEL"), "text-embedding-3-small")
+    const model = yield* Config.withDefault(Config.NonEmptyString("OPENAI_MODEL"), OpenAiDefaults.chatModel)
+    const embeddingModel = yield* Config.withDefault(Config.NonEmptyString("OPENAI_EMBEDDING_MODEL"), OpenAiDefaults.embeddingModel)
     const baseURL = yield* Config.withDefault(Config.NonEmptyString("OPENAI_BASE_URL"), OpenAiClient.defaultBaseURL)
     return { _tag: "OpenAi", model, embeddingModel, baseURL } as const
   }).pipe(Effect.orElseSucceed((): Choice => ({ _tag: "Offline" })))
@@ -65,8 +72,10 @@ export const choose = (options: { readonly offline?: boolean } = {}): Effect.Eff
 const chooseAnthropic: Effect.Effect<Choice, Config.ConfigError> = Effect.gen(function*() {
   const key = yield* Config.option(Config.NonEmptyString("ANTHROPIC_API_KEY"))
   if (Option.isNone(key)) return yield* chooseGemini
-  const model = yield* Config.withDefault(Config.NonEmptyString("ANTHROPIC_MODEL"), "claude-sonnet-4-5")
-  const baseURL = yield* Config.withDefault(Config.NonEmptyString("ANTHROPIC_BASE_URL"), anthropicBaseURL)
+  // Loaded only now: the key is set.
+  const { AnthropicClient, AnthropicDefaults } = yield* Effect.promise(() => import("@chat-ts/anthropic"))
+  const model = yield* Config.withDefault(Config.NonEmptyString("ANTHROPIC_MODEL"), AnthropicDefaults.model)
+  const baseURL = yield* Config.withDefault(Config.NonEmptyString("ANTHROPIC_BASE_URL"), AnthropicClient.defaultBaseURL)
   return { _tag: "Anthropic", model, baseURL } as const
 })
 

@@ -1,14 +1,14 @@
 // Gemini: the first completion on Google's Gemini API, through @chat-ts/google.
 // Run it with GEMINI_API_KEY (or GOOGLE_API_KEY) set: npx tsx src/snippets/gemini.ts
 // #region model
-import { GoogleClient, GoogleEmbeddings, GoogleLanguageModel } from "@chat-ts/google"
+import { GoogleClient, GoogleDefaults, GoogleEmbeddings, GoogleLanguageModel } from "@chat-ts/google"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer, Redacted } from "effect"
 import { program } from "../first-completion.js"
 
 // Reads GEMINI_API_KEY (else GOOGLE_API_KEY), and GEMINI_BASE_URL when set.
 const Gemini = GoogleLanguageModel.layer({
-  model: "gemini-2.5-flash",
+  model: GoogleDefaults.model,
   thinking: { budget: 1024, includeThoughts: true },
   functionCalling: { mode: "auto" }
 }).pipe(Layer.provide(GoogleClient.layerConfig()))
@@ -30,7 +30,7 @@ export const client = (key: string) =>
 // #region embeddings
 // Vectors for retrieval, shortened to 768 numbers.
 export const Embeddings = GoogleEmbeddings.layer({
-  model: "gemini-embedding-001",
+  model: GoogleDefaults.embeddingModel,
   taskType: "RETRIEVAL_DOCUMENT",
   dimensions: 768
 }).pipe(Layer.provide(GoogleClient.layerConfig()))

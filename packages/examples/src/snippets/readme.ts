@@ -2,7 +2,7 @@
 // Run it with OPENAI_API_KEY set: npx tsx src/snippets/readme.ts
 // #region readme
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
+import { OpenAiChatCompletions, OpenAiClient, OpenAiDefaults } from "@chat-ts/openai"
 import { NodeRuntime, NodeServices } from "@effect/platform-node"
 import { Console, Effect, Layer, Schema } from "effect"
 import { Prompt } from "effect/cli"
@@ -32,7 +32,7 @@ const program = Effect.gen(function*() {
   yield* Console.log(result.outcome.value)
 })
 
-const model = OpenAiChatCompletions.layer({ model: "gpt-4.1-mini" }).pipe(Layer.provide(OpenAiClient.layerConfig()))
+const model = OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel }).pipe(Layer.provide(OpenAiClient.layerConfig()))
 const handlers = tools.toLayer({ delete_files: ({ paths }) => Console.log(`deleting ${paths.join(", ")}`) })
 
 program.pipe(Effect.provide([model, handlers, NodeServices.layer]), NodeRuntime.runMain)

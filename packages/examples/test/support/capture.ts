@@ -106,6 +106,7 @@ export interface Key {
   readonly name: string
   readonly input?: string
   readonly ctrl?: boolean
+  readonly meta?: boolean
 }
 
 /** Key presses typing `text` (one per character). */
@@ -116,6 +117,15 @@ export const down: Key = { name: "down" }
 export const tab: Key = { name: "tab" }
 /** Ctrl-U: clears a text prompt's line. */
 export const clearLine: Key = { name: "u", ctrl: true }
+
+/**
+ * A Ctrl chord as Node's readline reports it (what `NodeTerminal` passes on): the key's name with
+ * `ctrl`, and its control character as the input (Ctrl-U is "\u0015").
+ */
+export const ctrl = (name: string): Key => ({ name, ctrl: true, input: String.fromCharCode(name.charCodeAt(0) - 96) })
+
+/** An Alt (meta) chord or an escape-sequence key (Delete, arrows) as readline reports it: a name and no input. */
+export const meta = (name: string): Key => ({ name, meta: true })
 export const backspace = (times: number): ReadonlyArray<Key> => Array.from({ length: times }, () => ({ name: "backspace" }))
 
 /**
@@ -132,7 +142,7 @@ export const terminalLayer = (transcript: Transcript, keys: ReadonlyArray<Key>):
         input,
         keys.map((key) => ({
           input: Option.fromUndefinedOr(key.input),
-          key: { name: key.name, ctrl: key.ctrl ?? false, meta: false, shift: false }
+          key: { name: key.name, ctrl: key.ctrl ?? false, meta: key.meta ?? false, shift: false }
         }))
       )
       yield* Queue.end(input)

@@ -46,6 +46,39 @@ export const script = `"use strict";
 
   const problemsOf = (form) => form.querySelector(".problems");
 
+  // A key given twice in one object of JSON text (which JSON.parse accepts, keeping the last value
+  // while a person reads the first), or a "__proto__" key: the reason, as the server gives it, or null.
+  // The text is valid JSON (JSON.parse read it), so strings and structure need no further checks.
+  const keyProblem = (text) => {
+    const stack = [];
+    const path = () => "$" + stack.slice(0, -1).map((frame) => frame.at).join("");
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      const top = stack[stack.length - 1];
+      if (c === '"') {
+        let j = i + 1;
+        while (text[j] !== '"') j += text.charCodeAt(j) === 92 ? 2 : 1;
+        const string = JSON.parse(text.slice(i, j + 1));
+        if (top !== undefined && top.keys !== null && top.expectKey) {
+          if (string === "__proto__") return 'the key "__proto__" is not allowed (in ' + path() + ")";
+          if (top.keys.has(string)) return "the key " + JSON.stringify(string) + " appears twice in " + path() + ": readers of the text would disagree on its value";
+          top.keys.add(string);
+          top.expectKey = false;
+          top.at = "." + string;
+        }
+        i = j;
+      } else if (c === "{" || c === "[") {
+        stack.push({ keys: c === "{" ? new Set() : null, expectKey: c === "{", at: c === "[" ? "[0]" : "", index: 0 });
+      } else if (c === "}" || c === "]") {
+        stack.pop();
+      } else if (c === "," && top !== undefined) {
+        if (top.keys !== null) top.expectKey = true;
+        else top.at = "[" + ++top.index + "]";
+      }
+    }
+    return null;
+  };
+
   const send = async (form) => {
     const kind = form.dataset.kind;
     let body;
@@ -53,14 +86,17 @@ export const script = `"use strict";
       const reason = form.elements.reason.value.trim();
       body = reason === "" ? { _tag: "Reject" } : { _tag: "Reject", reason };
     } else if (kind === "edit") {
-      let value;
+      const text = form.elements.arguments.value;
       try {
-        value = JSON.parse(form.elements.arguments.value);
+        JSON.parse(text);
       } catch (error) {
         show(form, ["Not JSON: " + error.message]);
         return;
       }
-      body = { _tag: "Approve", arguments: value };
+      const problem = keyProblem(text);
+      if (problem !== null) { show(form, ["Not accepted: " + problem + "."]); return; }
+      // Sent as typed (not parsed and written again), so the server reads the very text the person saw.
+      body = '{"_tag":"Approve","arguments":' + text + "}";
     } else {
       body = { _tag: "Approve" };
     }
@@ -71,7 +107,7 @@ export const script = `"use strict";
         method: "POST",
         credentials: "same-origin",
         headers: { "content-type": "application/json", "if-match": form.dataset.version, "x-csrf-token": token },
-        body: JSON.stringify(body)
+        body: typeof body === "string" ? body : JSON.stringify(body)
       });
       const result = await response.json().catch(() => ({}));
       if (response.ok) {

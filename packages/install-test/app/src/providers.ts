@@ -1,5 +1,5 @@
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "@chat-ts/core"
-import { OpenAiChatCompletions, OpenAiClient } from "@chat-ts/openai"
+import { OpenAiChatCompletions, OpenAiClient, OpenAiDefaults } from "@chat-ts/openai"
 import { Console, Effect, Layer, Schema } from "effect"
 
 // A tool, and a strategy that asks a person before any call that needs approval.
@@ -17,7 +17,7 @@ const handlers = tools.toLayer({
 })
 
 // OpenAI's Chat Completions; OPENAI_API_KEY (and OPENAI_BASE_URL for a compatible server) from the environment.
-const model = OpenAiChatCompletions.layer({ model: "gpt-4.1-mini" }).pipe(Layer.provide(OpenAiClient.layerConfig()))
+const model = OpenAiChatCompletions.layer({ model: OpenAiDefaults.chatModel }).pipe(Layer.provide(OpenAiClient.layerConfig()))
 
 const program = Effect.gen(function*() {
   const chat = yield* Chat.make({ tools })

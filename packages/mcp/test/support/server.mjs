@@ -82,7 +82,9 @@ const count = (table, name) => void (table[name] = (table[name] ?? 0) + 1)
 
 const makeServer = () => {
   const server = new Server({ name: "test-files", version: "1.0.0" }, { capabilities: { tools: { listChanged: true } } })
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.filter((tool) => !state.hidden.has(tool.name)) }))
+  // `--stall-list`: answers `initialize` but never `tools/list`.
+  server.setRequestHandler(ListToolsRequestSchema, async () =>
+    process.argv.includes("--stall-list") ? new Promise(() => undefined) : { tools: tools.filter((tool) => !state.hidden.has(tool.name)) })
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params
     const args = request.params.arguments ?? {}

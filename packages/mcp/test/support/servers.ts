@@ -14,9 +14,12 @@ export const serverPath = fileURLToPath(new URL("./server.mjs", import.meta.url)
 export const stdio = McpToolkit.stdio(process.execPath, { args: [serverPath], stderr: "ignore" })
 
 /** Starts the server in HTTP mode; its URL. The process is killed when the scope closes. */
-export const httpServer: Effect.Effect<URL, Error, Scope.Scope> = Effect.gen(function*() {
+export const httpServer: Effect.Effect<URL, Error, Scope.Scope> = Effect.suspend(() => httpServerOf(serverPath))
+
+/** Starts the server script at `script` with `--http`; its URL. The process is killed when the scope closes. */
+export const httpServerOf = (script: string): Effect.Effect<URL, Error, Scope.Scope> => Effect.gen(function*() {
   const child = yield* Effect.acquireRelease(
-    Effect.sync(() => spawn(process.execPath, [serverPath, "--http"], { stdio: ["ignore", "pipe", "ignore"] })),
+    Effect.sync(() => spawn(process.execPath, [script, "--http"], { stdio: ["ignore", "pipe", "ignore"] })),
     (child) => Effect.sync(() => void child.kill("SIGKILL"))
   )
   const port = yield* Effect.callback<number, Error>((resume) => {
@@ -30,6 +33,15 @@ export const httpServer: Effect.Effect<URL, Error, Scope.Scope> = Effect.gen(fun
   }).pipe(Effect.timeoutOrElse({ duration: "20 seconds", orElse: () => Effect.fail(new Error("the HTTP server did not start")) }))
   return new URL(`http://127.0.0.1:${port}/mcp`)
 })
+
+/** The stand-in for the reference "everything" server (support/everything.mjs). */
+export const everythingPath = fileURLToPath(new URL("./everything.mjs", import.meta.url))
+
+/** The "everything" stand-in over both transports, for tests that run on each. */
+export const everythingTransports: ReadonlyArray<readonly [string, Effect.Effect<McpToolkit.Transport, Error, Scope.Scope>]> = [
+  ["stdio", Effect.succeed(McpToolkit.stdio(process.execPath, { args: [everythingPath], stderr: "ignore" }))],
+  ["Streamable HTTP", Effect.map(httpServerOf(everythingPath), (url) => McpToolkit.http(url))]
+]
 
 /** Both transports, for tests that run on each. */
 export const transports: ReadonlyArray<readonly [string, Effect.Effect<McpToolkit.Transport, Error, Scope.Scope>]> = [

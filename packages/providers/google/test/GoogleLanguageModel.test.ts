@@ -26,6 +26,46 @@ type Body = {
 const bodyOf = (server: ReplayServer.ReplayServer, index = 0): Body => server.requests[index]!.body as Body
 
 describe("generate", () => {
+  it.effect("a tool result's files go in its functionResponse as parts (inline bytes or a file URI), never inside the response JSON", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server)
+      const mention = { content: [{ type: "image", file: 0 }, { type: "image", file: 1 }] }
+      const answered: Messages.Messages = [
+        Messages.user("Weather map of Paris?"),
+        {
+          role: "assistant",
+          parts: [{
+            ...Messages.toolCall({ id: "map", name: "get_weather", arguments: "{\"city\":\"Paris\"}" }),
+            status: {
+              _tag: "Completed",
+              result: mention,
+              files: [
+                Messages.file({ mediaType: "image/png", base64: "iVBORw0KGgo=" }),
+                Messages.file({ mediaType: "image/jpeg", url: "gs://bucket/map.jpg" })
+              ]
+            }
+          }]
+        }
+      ]
+      const restored = yield* Effect.fromResult(Messages.fromJson(yield* Effect.fromResult(Messages.toJson(answered))))
+      yield* model.generate(request(restored, [weatherTool]))
+      expect(bodyOf(server).contents[2]).toEqual({
+        role: "user",
+        parts: [{
+          functionResponse: {
+            name: "get_weather",
+            response: { output: mention },
+            parts: [
+              { inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } },
+              { fileData: { mimeType: "image/jpeg", fileUri: "gs://bucket/map.jpg" } }
+            ]
+          }
+        }]
+      })
+    }))
+
   it.effect("sends the conversation to models/{model}:generateContent and reads text, usage with thoughts, metadata", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()

@@ -111,7 +111,7 @@ export const gemini: Preset = {
   baseURL: "https://generativelanguage.googleapis.com/v1beta/openai/",
   apiKeyEnv: "GEMINI_API_KEY",
   endpoints: ["chat-completions", "embeddings"],
-  notes: "Gemini models (e.g. `gemini-2.5-flash`) and embeddings through Google's OpenAI-compatible endpoint; " +
+  notes: "Gemini models (e.g. `gemini-3.8-flash`, `GoogleDefaults.model` of `@chat-ts/google`) and embeddings through Google's OpenAI-compatible endpoint; " +
     "no Responses API. A key from Google AI Studio. Gemini 3's thought signatures (`extra_content` on tool calls) " +
     "are kept on the message and sent back on each call, as the endpoint requires."
 }

@@ -6,8 +6,9 @@
  * `"applied": n`, the migrations it applied, when it migrated), then runs the commands it reads from stdin, one JSON
  * object a line, answering each with one JSON line on stdout:
  *
- * - `{ "n", "resume": id, "leaseMillis" }`: `Worker.resume` approving every
- *   waiting call; answers `{ "n", "outcome" }` or `{ "n", "error": tag }`.
+ * - `{ "n", "resume": id, "leaseMillis", "owner" }`: `Worker.resume` approving every
+ *   waiting call (as `owner` when given); answers `{ "n", "outcome" }` or `{ "n", "error": tag }`.
+ *   Commands run concurrently: two resumes sent at once are two fibers of one process.
  * - `{ "n", "pending": true }`: `listPending`; answers `{ "n", "ids" }`.
  *
  * Tools: `pay` (not idempotent) and `sync` (idempotent). Each run of a
@@ -69,6 +70,7 @@ interface Command {
   readonly n: number
   readonly resume?: string
   readonly leaseMillis?: number
+  readonly owner?: string
   readonly pending?: boolean
 }
 
@@ -81,7 +83,10 @@ const run = (command: Command) =>
     const chat = yield* Chat.make({ tools }).pipe(
       Effect.provide(MockLanguageModel.make([MockLanguageModel.text("Done.")]).layer)
     )
-    const result = yield* Worker.resume(chat, command.resume!, approveAll, { leaseTtl: command.leaseMillis ?? 10_000 })
+    const result = yield* Worker.resume(chat, command.resume!, approveAll, {
+      leaseTtl: command.leaseMillis ?? 10_000,
+      ...(command.owner === undefined ? {} : { owner: command.owner })
+    })
     return { outcome: result.outcome._tag }
   }).pipe(Effect.catch((error) => Effect.succeed({ error: error._tag })))
 

@@ -71,7 +71,13 @@ const Decided = Schema.Struct({
 
 /** A call's result as recorded: its event, or `Lost` when an earlier run of it started and never recorded one. */
 const ToolResult = Schema.Union([
-  Schema.TaggedStruct("ToolSucceeded", { id: Schema.String, result: Schema.Unknown, defect: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ToolSucceeded", {
+    id: Schema.String,
+    result: Schema.Unknown,
+    /** The files the result shows the model as files (images…), when it has any. */
+    files: Schema.optional(Schema.Array(Messages.FilePart)),
+    defect: Schema.optional(Schema.String)
+  }),
   Schema.TaggedStruct("ToolFailed", { id: Schema.String, error: Schema.Unknown, defect: Schema.optional(Schema.String) }),
   Schema.TaggedStruct("Lost", { id: Schema.String })
 ])
@@ -195,7 +201,13 @@ export const run = <R>(
             onSuccess: () =>
               Effect.map(steps.runTool(state, call), ({ defect, event }) =>
                 event._tag === "ToolSucceeded"
-                  ? { _tag: "ToolSucceeded" as const, id: call.id, result: event.result, defect }
+                  ? {
+                    _tag: "ToolSucceeded" as const,
+                    id: call.id,
+                    result: event.result,
+                    ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
+                    defect
+                  }
                   : { _tag: "ToolFailed" as const, id: call.id, error: event._tag === "ToolFailed" ? event.error : null, defect })
           })
         )
@@ -277,7 +289,7 @@ export const run = <R>(
             next = step(
               next,
               r._tag === "ToolSucceeded"
-                ? Turn.Event.ToolSucceeded({ id: r.id, result: r.result })
+                ? Turn.Event.ToolSucceeded({ id: r.id, result: r.result, files: r.files })
                 : Turn.Event.ToolFailed({ id: r.id, error: r.error })
             )[0]
           }

@@ -118,6 +118,22 @@ const thinkingBlock = (part: Messages.ReasoningPart): ContentBlockParam | undefi
   return undefined
 }
 
+/**
+ * A `tool_result`'s content: its text, and when it has files, the text then
+ * each file as an image or document block (one Anthropic does not take, as a
+ * placeholder text).
+ */
+const resultContent = (result: Messages.ProjectedResult): NonNullable<ToolResultBlockParam["content"]> => {
+  const files = Messages.resultFiles(result)
+  if (files.length === 0) return result.text
+  const blocks: Array<TextBlockParam | ImageBlockParam | DocumentBlockParam> = [{ type: "text", text: result.text }]
+  files.forEach((file, index) => {
+    const block = fileBlock(file)
+    blocks.push(Result.isSuccess(block) ? block.success : { type: "text", text: Messages.filePlaceholder(file, index) })
+  })
+  return blocks
+}
+
 /** An assistant message's blocks, and the `tool_result` blocks of its answered calls. */
 const assistantBlocks = (
   message: Messages.Message
@@ -143,7 +159,7 @@ const assistantBlocks = (
           results.push({
             type: "tool_result",
             tool_use_id: call.id,
-            content: call.result.text,
+            content: resultContent(call.result),
             ...(call.result.isError ? { is_error: true } : {})
           })
         }

@@ -130,11 +130,16 @@ const assistantMessages = (message: Messages.Message): ReadonlyArray<Prompt.Mess
           options: options(kept.toolCalls?.[part.id])
         }))
         if (projected.result !== undefined) {
+          const files = Messages.resultFiles(projected.result)
           results.push(Prompt.makePart("tool-result", {
             id: part.id,
             name: part.name,
             isFailure: projected.result.isError,
             result: projected.result.value,
+            // A result's files go as files in `modelOutput` (the provider sends them, or placeholders where it takes text only).
+            ...(files.length === 0
+              ? {}
+              : { modelOutput: [Prompt.makePart("text", { text: projected.result.text }), ...files.map(filePart)] }),
             providerExecuted: false
           }))
         }

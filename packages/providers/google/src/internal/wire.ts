@@ -13,6 +13,7 @@ import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
 import type {
   Content,
   FunctionCallingConfigMode,
+  FunctionResponsePart,
   GenerateContentConfig,
   GenerateContentParameters,
   GenerateContentResponse,
@@ -102,6 +103,12 @@ const responseObject = (result: Messages.ProjectedResult): Record<string, unknow
     ? { error: result.value }
     : { output: result.value }
 
+/** A file of a tool result as a function response part (inline bytes or a file URI). */
+const responsePart = (file: Messages.FilePart): FunctionResponsePart =>
+  file.data._tag === "Base64"
+    ? { inlineData: { mimeType: file.mediaType, data: file.data.base64 } }
+    : { fileData: { mimeType: file.mediaType, fileUri: file.data.url } }
+
 /**
  * The model's content (thoughts, text and calls, with their signatures), then
  * one user content holding a `functionResponse` per answered call.
@@ -145,7 +152,10 @@ const assistantContents = (message: Messages.Message): Result.Result<Array<Conte
           ...(signature === undefined ? {} : { thoughtSignature: signature })
         })
         if (call.result !== undefined) {
-          responses.push({ functionResponse: { ...id, name: call.name, response: responseObject(call.result) } })
+          const files = Messages.resultFiles(call.result).map(responsePart)
+          responses.push({
+            functionResponse: { ...id, name: call.name, response: responseObject(call.result), ...(files.length === 0 ? {} : { parts: files }) }
+          })
         }
         break
       }

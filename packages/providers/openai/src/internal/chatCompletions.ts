@@ -146,7 +146,8 @@ const assistantMessages = (
   }]
   for (const call of projected) {
     if (call.result === undefined) continue
-    out.push({ role: "tool", tool_call_id: call.id, content: call.result.text })
+    // Tool messages take text only: a result's files are named by a placeholder, never sent as base64 text.
+    out.push({ role: "tool", tool_call_id: call.id, content: Messages.resultTextOnly(call.result) })
   }
   return Result.succeed(out)
 }

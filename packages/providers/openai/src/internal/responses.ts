@@ -11,6 +11,8 @@ import type {
   FunctionTool,
   Response,
   ResponseCreateParamsNonStreaming,
+  ResponseFunctionCallOutputItem,
+  ResponseFunctionCallOutputItemList,
   ResponseInputContent,
   ResponseInputItem,
   ResponseOutputItem,
@@ -62,13 +64,27 @@ const userItem = (message: Messages.Message): Result.Result<ResponseInputItem, C
   return Result.map(traverse(message.parts, inputContent), (content) => ({ role: "user", content }))
 }
 
+/** A file of a tool result as output content: an image as `input_image`, another file as `input_file`. */
+const outputFile = (file: Messages.FilePart): ResponseFunctionCallOutputItem => {
+  if (isImage(file)) return { type: "input_image", image_url: fileUrl(file), detail: "auto" }
+  return file.data._tag === "Url"
+    ? { type: "input_file", file_url: file.data.url, ...optional("filename", file.filename) }
+    : { type: "input_file", file_data: fileUrl(file), filename: file.filename ?? "file" }
+}
+
+/** A result's output: its text, and when it has files, the text then each file as content (images as images). */
+const outputOf = (result: Messages.ProjectedResult): string | ResponseFunctionCallOutputItemList => {
+  const files = Messages.resultFiles(result)
+  return files.length === 0 ? result.text : [{ type: "input_text", text: result.text }, ...files.map(outputFile)]
+}
+
 /** The answers to a response's calls: one `function_call_output` per resolved call, through `Messages.projectToolCall`. */
 const outputItems = (message: Messages.Message): Array<ResponseInputItem> => {
   const out: Array<ResponseInputItem> = []
   for (const call of Messages.toolCallsOf(message)) {
     const projected = Messages.projectToolCall(call)
     if (projected.result === undefined) continue
-    out.push({ type: "function_call_output", call_id: projected.id, output: projected.result.text })
+    out.push({ type: "function_call_output", call_id: projected.id, output: outputOf(projected.result) })
   }
   return out
 }
