@@ -30,7 +30,7 @@ import type * as SqlConnection from "effect/sql/SqlConnection"
 import * as SqlError from "effect/sql/SqlError"
 import * as Statement from "effect/sql/Statement"
 import * as Stream from "effect/Stream"
-import { DatabaseSync, type StatementSync } from "node:sqlite"
+import type { DatabaseSync, StatementSync } from "node:sqlite"
 
 /** Settings of a client. */
 export interface Options {
@@ -126,9 +126,15 @@ const preparedCapacity = 200
 /** Opens the database in `scope` and gives its one connection. */
 const connect = (options: Options, scope: Scope.Scope) =>
   Effect.gen(function*() {
+    // Loaded here, not at import: Node 22 prints an ExperimentalWarning when node:sqlite loads,
+    // which users of @chat-ts/sql on PostgreSQL should never see.
+    const sqlite = yield* Effect.tryPromise({
+      try: () => import("node:sqlite"),
+      catch: (cause) => sqlError(cause, "node:sqlite is not available (Node 22.5 or later has it)", "connect")
+    })
     const db = yield* Effect.try({
       try: () =>
-        new DatabaseSync(options.filename, {
+        new sqlite.DatabaseSync(options.filename, {
           readOnly: options.readonly ?? false,
           timeout: Duration.toMillis(Duration.fromInputUnsafe(options.busyTimeout ?? Duration.seconds(5)))
         }),
