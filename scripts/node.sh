@@ -27,8 +27,11 @@ bin="$dir/bin"
 if [ ! -x "$bin/node" ]; then
   mkdir -p "$bin"
   ln -sf "$pkg/bin/node" "$bin/node"
-  # npm and npx from the machine's npm, run by this Node.
-  npmcli="$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js"
+  # npm and npx from the machine's npm, run by this Node (found on PATH without our own .tools
+  # wrappers, which another Node's setup may have put first).
+  machine_path="$(printf '%s' "$PATH" | tr ':' '\n' | grep -v "^$root/.tools/" | paste -sd: -)"
+  npmcli="$(dirname "$(readlink -f "$(PATH="$machine_path" command -v npm)")")/npm-cli.js"
+  [ -f "$npmcli" ] || { echo "scripts/node.sh: no npm-cli.js next to the machine's npm ($npmcli)" >&2; exit 1; }
   npxcli="$(dirname "$npmcli")/npx-cli.js"
   printf '#!/usr/bin/env bash\nexec "%s" "%s" "$@"\n' "$bin/node" "$npmcli" > "$bin/npm"
   printf '#!/usr/bin/env bash\nexec "%s" "%s" "$@"\n' "$bin/node" "$npxcli" > "$bin/npx"
