@@ -465,6 +465,10 @@ export const markdown = (results: Results): string => {
       `${results.carried.scenarios.join(", ")}. Their targets and tables are from those runs.`
     ]),
     "",
+    "## What changed from the Effect 3 run",
+    "",
+    notes.effect4,
+    "",
     "## Targets",
     "",
     targetsTable(results.targets),
