@@ -8,7 +8,7 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { TestClock } from "effect/testing"
+import * as TestClock from "effect/testing/TestClock"
 import { isDeepStrictEqual } from "node:util"
 
 /** Every node of a parsed JSON value (the value itself, then its members, depth first). */
