@@ -443,7 +443,7 @@ export const rejectionText = (status: { readonly reason?: string | undefined; re
 /**
  * The one projection of a tool call to what the model sees, shared by every
  * provider: edited arguments replace the original ones; a completed call
- * shows its result (and its files, if it has any); a failure shows `{ error }`; a rejection shows a failure
+ * shows its result (and its files, if it has any); a failure shows `{ error }` (and its files); a rejection shows a failure
  * carrying the reason; an unresolved call has no result.
  */
 export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
@@ -453,7 +453,7 @@ export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
     case "Completed":
       return { ...base, result: result(false, status.result, status.files) }
     case "Failed":
-      return { ...base, result: result(true, { error: status.error }) }
+      return { ...base, result: result(true, { error: status.error }, status.files) }
     case "Rejected":
       return { ...base, result: result(true, { error: rejectionText(status) }) }
     default:

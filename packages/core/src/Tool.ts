@@ -53,6 +53,8 @@ export interface Tool<
   readonly maxAttempts: number
   /** Takes the files (images…) out of an encoded result, for the model to see them as files (see `ResultFiles`). */
   readonly splitFiles?: ((encoded: unknown) => ResultFiles) | undefined
+  /** Takes the files (images…) out of an encoded typed failure, as `splitFiles` does of a result. */
+  readonly splitFailureFiles?: ((encoded: unknown) => ResultFiles) | undefined
 }
 
 /**
@@ -194,6 +196,8 @@ export const make = <
     readonly maxAttempts?: number
     /** Takes the files (images…) out of each encoded result, for the model to see them as files (see `ResultFiles`). */
     readonly splitFiles?: (encoded: Success["Encoded"]) => ResultFiles
+    /** Takes the files (images…) out of each encoded typed failure, as `splitFiles` does of a result. */
+    readonly splitFailureFiles?: (encoded: Failure["Encoded"]) => ResultFiles
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -211,6 +215,9 @@ export const make = <
     idempotent: options.idempotent === true,
     maxAttempts: options.idempotent === true ? Math.max(1, Math.floor(options.maxAttempts ?? 3)) : 1,
     ...(options.splitFiles === undefined ? {} : { splitFiles: options.splitFiles as (encoded: unknown) => ResultFiles }),
+    ...(options.splitFailureFiles === undefined
+      ? {}
+      : { splitFailureFiles: options.splitFailureFiles as (encoded: unknown) => ResultFiles }),
     get declaration() {
       return Result.match(wire(tool), {
         onFailure: (): LanguageModel.ToolDeclaration => ({

@@ -91,8 +91,8 @@ export type Event = Data.TaggedEnum<{
   Decided: { readonly now: number; readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }> }
   /** A running call finished with a (JSON) result, and the files it shows the model as files (images…), if any. */
   ToolSucceeded: { readonly id: string; readonly result: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
-  /** A running call failed with a (JSON) error the model will see. */
-  ToolFailed: { readonly id: string; readonly error: unknown }
+  /** A running call failed with a (JSON) error the model will see, and the files it shows the model as files (images…), if any. */
+  ToolFailed: { readonly id: string; readonly error: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
 }>
 
 /** Constructors of events. */
@@ -583,7 +583,15 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
       return onToolResult(
         at,
         event.id,
-        (call) => ({ ...call, status: { _tag: "Failed", error: event.error, ...edited(call) } }),
+        (call) => ({
+          ...call,
+          status: {
+            _tag: "Failed",
+            error: event.error,
+            ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
+            ...edited(call)
+          }
+        }),
         config,
         owned
       )

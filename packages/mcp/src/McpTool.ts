@@ -107,7 +107,8 @@ export const make = (
     metadata: { server: options.server, mcpName: tool.name, title: tool.title ?? tool.annotations?.title, annotations },
     // The server's schema is sent as it is: strict mode would rewrite it, and servers' schemas rarely fit it.
     strict: false,
-    splitFiles: imagesOf
+    splitFiles: imagesOf,
+    splitFailureFiles: errorImagesOf
   })
 }
 
@@ -157,6 +158,18 @@ export const imagesOf = (result: Result): Tool.ResultFiles => {
       : { content, structuredContent: withoutData(result.structuredContent, mentions) },
     files
   }
+}
+
+/**
+ * An error result's images as files, the same way as `imagesOf` (an
+ * `McpToolError`'s `content` keeps each image block's place, without its
+ * data); other failures hold no files.
+ */
+export const errorImagesOf = (encoded: typeof McpError.McpCallError.Encoded): Tool.ResultFiles => {
+  if (encoded._tag !== "McpToolError") return { result: encoded, files: [] }
+  const split = imagesOf({ content: encoded.content })
+  if (split.files.length === 0) return { result: encoded, files: [] }
+  return { result: { ...encoded, content: (split.result as Result).content }, files: split.files }
 }
 
 /** The joined text content of a result. */

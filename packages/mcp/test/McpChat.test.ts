@@ -137,7 +137,7 @@ for (const [transportName, transport] of transports) {
         expect(seen).not.toContain("was cancelled")
       }).pipe(Effect.scoped))
 
-    it.live("results: images and structured content reach the model; isError is a failed call with the server's text", () =>
+    it.live("results: images and structured content reach the model; isError is a failed call with the server's text (and its images as files)", () =>
       Effect.gen(function*() {
         const server = yield* McpToolkit.make({ transport: yield* transport })
         const model = MockLanguageModel.make([
@@ -154,10 +154,21 @@ for (const [transportName, transport] of transports) {
           files: [{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: expect.stringMatching(/^iVBOR/) } }]
         })
         expect(chart.text).not.toContain("iVBOR")
-        expect(seenByModel(model, "fail").result).toMatchObject({
+        // So does an error result's image: a file of the failed call, not base64 in its error's text.
+        const fail = seenByModel(model, "fail").result!
+        expect(fail).toMatchObject({
           isError: true,
-          value: { error: { _tag: "McpToolError", tool: "fail", text: "disk on fire" } }
+          value: {
+            error: {
+              _tag: "McpToolError",
+              tool: "fail",
+              text: "disk on fire",
+              content: [{ type: "text", text: "disk on fire" }, { type: "image", mimeType: "image/png", file: 0 }]
+            }
+          },
+          files: [{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: expect.stringMatching(/^iVBOR/) } }]
         })
+        expect(fail.text).not.toContain("iVBOR")
         // The failing tool ran once and was not retried.
         expect((yield* stats(server)).calls).toEqual({ chart: 1, fail: 1 })
       }).pipe(Effect.scoped))

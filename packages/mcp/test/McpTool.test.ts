@@ -106,4 +106,27 @@ describe("McpTool images (issue 24, defect 11)", () => {
     }
     expect(McpTool.imagesOf(odd)).toEqual({ result: odd, files: [] })
   })
+
+  it("an error result's images become files the same way; other failures hold none", () => {
+    const made = tool({ type: "object" })
+    expect(made.splitFailureFiles).toBe(McpTool.errorImagesOf)
+    const failed = McpTool.toResult("t", {
+      content: [{ type: "text", text: "render failed" }, { type: "image", data: png, mimeType: "image/png" }],
+      isError: true
+    })
+    const encoded = Schema.encodeUnknownSync(McpError.McpCallError)(failed)
+    const split = McpTool.errorImagesOf(encoded)
+    expect(split.files).toEqual([{ _tag: "File", mediaType: "image/png", data: { _tag: "Base64", base64: png } }])
+    expect(split.result).toEqual({
+      _tag: "McpToolError",
+      tool: "t",
+      text: "render failed",
+      content: [{ type: "text", text: "render failed" }, { type: "image", mimeType: "image/png", file: 0 }]
+    })
+    expect(JSON.stringify(split.result)).not.toContain(png)
+    const textOnly = Schema.encodeUnknownSync(McpError.McpCallError)(McpTool.toResult("t", { content: [{ type: "text", text: "no" }], isError: true }))
+    expect(McpTool.errorImagesOf(textOnly)).toEqual({ result: textOnly, files: [] })
+    const timeout = { _tag: "McpCallTimeout", tool: "t", timeout: "1 second" } as never
+    expect(McpTool.errorImagesOf(timeout)).toEqual({ result: timeout, files: [] })
+  })
 })

@@ -143,6 +143,11 @@ export const Completed = Schema.TaggedStruct("Completed", {
 })
 export const Failed = Schema.TaggedStruct("Failed", {
   error: Json,
+  /**
+   * Files (images…) the failure shows the model as files, as `Completed`'s do: `error` mentions
+   * each one in its place. Absent in failures without files (and in every document written by 0.1).
+   */
+  files: Schema.optional(Schema.Array(FilePart)),
   editedArguments: Schema.optional(Schema.String),
   decision: Schema.optional(Decision)
 })

@@ -31,14 +31,19 @@ import { StreamedCalls, uniqueId } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
 
-/** The result and its files, as the tool's `splitFiles` takes them apart (none without one); a split that throws or gives no files is a failure. */
-const splitFiles = (tool: Tool.Any, encoded: unknown): Result.Result<Tool.ResultFiles, string> => {
-  if (tool.splitFiles === undefined) return Result.succeed({ result: encoded, files: [] })
+/** The result (or typed failure) and its files, as the tool's `splitFiles` (`splitFailureFiles`) takes them apart (none without one); a split that throws or gives no files is a failure. */
+const splitFiles = (
+  tool: Tool.Any,
+  encoded: unknown,
+  which: "splitFiles" | "splitFailureFiles" = "splitFiles"
+): Result.Result<Tool.ResultFiles, string> => {
+  const split = tool[which]
+  if (split === undefined) return Result.succeed({ result: encoded, files: [] })
   try {
-    const split = tool.splitFiles(encoded)
-    return isFiles(split.files) ? Result.succeed(split) : Result.fail("`splitFiles` did not return an array of file parts")
+    const out = split(encoded)
+    return isFiles(out.files) ? Result.succeed(out) : Result.fail(`\`${which}\` did not return an array of file parts`)
   } catch (error) {
-    return Result.fail(`\`splitFiles\` threw: ${error instanceof Error ? error.message : String(error)}`)
+    return Result.fail(`\`${which}\` threw: ${error instanceof Error ? error.message : String(error)}`)
   }
 }
 
@@ -346,8 +351,12 @@ class Run<R, E> {
     const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {
       const encoded = Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)(failure.value)
-      const stored = Result.isSuccess(encoded) ? toStoredJson(encoded.success) : Result.fail("")
-      return fail(Result.isSuccess(stored) ? stored.success : String(failure.value))
+      if (Result.isFailure(encoded)) return fail(String(failure.value))
+      const split = splitFiles(tool, encoded.success, "splitFailureFiles")
+      if (Result.isFailure(split)) return die(`its files cannot be read from its failure: ${split.failure}`)
+      const stored = toStoredJson(split.success.result)
+      if (Result.isFailure(stored)) return fail(String(failure.value))
+      return Turn.Event.ToolFailed({ id: call.id, error: stored.success, files: split.success.files })
     }
     if (Cause.hasInterruptsOnly(exit.cause)) return fail(interruptedError)
     return die(Cause.pretty(exit.cause))

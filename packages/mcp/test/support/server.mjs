@@ -121,7 +121,8 @@ const makeServer = () => {
       case "chart":
         return { content: [{ type: "text", text: "a chart" }, { type: "image", data: png, mimeType: "image/png" }] }
       case "fail":
-        return { content: [{ type: "text", text: "disk on fire" }], isError: true }
+        // An error result with an image (a screenshot of the failure): it reaches the model as an image too.
+        return { content: [{ type: "text", text: "disk on fire" }, { type: "image", data: png, mimeType: "image/png" }], isError: true }
       case "slow":
         return { content: [{ type: "text", text: "done" }] }
       case "web_search":

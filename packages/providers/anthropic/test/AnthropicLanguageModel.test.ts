@@ -222,6 +222,39 @@ describe("extended thinking", () => {
       }])
     }))
 
+  it.effect("a failed call's files go in its tool_result (is_error) as image blocks the same way, never as base64 text", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(text())
+      const m = yield* model(server)
+      const png = Messages.file({ mediaType: "image/png", base64: "iVBORw0KGgo=" })
+      const tiff = Messages.file({ mediaType: "image/tiff", base64: "SUkqAA==" })
+      const error = { content: [{ type: "text", text: "render failed" }, { type: "image", file: 0 }, { type: "image", file: 1 }] }
+      const answered: Messages.Messages = [
+        Messages.user("Show me the chart"),
+        {
+          role: "assistant",
+          parts: [{
+            ...Messages.toolCall({ id: "toolu_chart", name: "test_tool", arguments: "{}" }),
+            status: { _tag: "Failed", error, files: [png, tiff] }
+          }]
+        }
+      ]
+      const restored = yield* Effect.fromResult(Messages.fromJson(yield* Effect.fromResult(Messages.toJson(answered))))
+      yield* m.generate(request(restored, [testTool]))
+      const messages = bodyOf(server, 0)["messages"] as ReadonlyArray<{ readonly content: ReadonlyArray<unknown> }>
+      expect(messages[2]!.content).toEqual([{
+        type: "tool_result",
+        tool_use_id: "toolu_chart",
+        is_error: true,
+        content: [
+          { type: "text", text: JSON.stringify({ error }) },
+          { type: "image", source: { type: "base64", media_type: "image/png", data: "iVBORw0KGgo=" } },
+          { type: "text", text: Messages.filePlaceholder(tiff, 1) }
+        ]
+      }])
+    }))
+
   it.effect("drops reasoning that is not Anthropic's (another provider's, or without a signature)", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make

@@ -286,6 +286,25 @@ describe("EffectAi bridge: declarations and prompts", () => {
     ])
   })
 
+  it("a failed call's files go in its failed tool result's modelOutput the same way, not inside its value", () => {
+    const messages: Messages.Messages = [
+      Messages.user("go"),
+      Messages.assistant([{
+        ...Messages.toolCall({ id: "a", name: "t", arguments: "{}" }),
+        status: { _tag: "Failed", error: { image: { file: 0 } }, files: [Messages.file({ mediaType: "image/png", base64: "iVBORw0KGgo=" })] }
+      }])
+    ]
+    const tool = EffectAi.toPrompt(messages).content[2]!
+    const part = tool.role === "tool" ? tool.content[0] : undefined
+    expect(part?.type === "tool-result" && part.isFailure).toBe(true)
+    expect(part?.type === "tool-result" && part.result).toEqual({ error: { image: { file: 0 } } })
+    const output = part?.type === "tool-result" ? part.modelOutput ?? [] : []
+    expect(output.map((item) => item.type === "text" ? item.text : [item.mediaType, item.data instanceof Uint8Array])).toEqual([
+      "{\"error\":{\"image\":{\"file\":0}}}",
+      ["image/png", true]
+    ])
+  })
+
   it("a rejected or failed call goes back as a failed tool result; an unanswered call has no result", () => {
     const messages: Messages.Messages = [
       Messages.user("go"),

@@ -66,6 +66,36 @@ describe("generate", () => {
       })
     }))
 
+  it.effect("a failed call's files go in its functionResponse as parts the same way, never inside the error JSON", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server)
+      const error = { content: [{ type: "text", text: "render failed" }, { type: "image", file: 0 }] }
+      const answered: Messages.Messages = [
+        Messages.user("Weather map of Paris?"),
+        {
+          role: "assistant",
+          parts: [{
+            ...Messages.toolCall({ id: "map", name: "get_weather", arguments: "{\"city\":\"Paris\"}" }),
+            status: { _tag: "Failed", error, files: [Messages.file({ mediaType: "image/png", base64: "iVBORw0KGgo=" })] }
+          }]
+        }
+      ]
+      const restored = yield* Effect.fromResult(Messages.fromJson(yield* Effect.fromResult(Messages.toJson(answered))))
+      yield* model.generate(request(restored, [weatherTool]))
+      expect(bodyOf(server).contents[2]).toEqual({
+        role: "user",
+        parts: [{
+          functionResponse: {
+            name: "get_weather",
+            response: { error },
+            parts: [{ inlineData: { mimeType: "image/png", data: "iVBORw0KGgo=" } }]
+          }
+        }]
+      })
+    }))
+
   it.effect("sends the conversation to models/{model}:generateContent and reads text, usage with thoughts, metadata", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make()

@@ -78,7 +78,13 @@ const ToolResult = Schema.Union([
     files: Schema.optional(Schema.Array(Messages.FilePart)),
     defect: Schema.optional(Schema.String)
   }),
-  Schema.TaggedStruct("ToolFailed", { id: Schema.String, error: Schema.Unknown, defect: Schema.optional(Schema.String) }),
+  Schema.TaggedStruct("ToolFailed", {
+    id: Schema.String,
+    error: Schema.Unknown,
+    /** The files the failure shows the model as files (images…), when it has any. */
+    files: Schema.optional(Schema.Array(Messages.FilePart)),
+    defect: Schema.optional(Schema.String)
+  }),
   Schema.TaggedStruct("Lost", { id: Schema.String })
 ])
 
@@ -208,7 +214,15 @@ export const run = <R>(
                     ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
                     defect
                   }
-                  : { _tag: "ToolFailed" as const, id: call.id, error: event._tag === "ToolFailed" ? event.error : null, defect })
+                  : event._tag === "ToolFailed"
+                  ? {
+                    _tag: "ToolFailed" as const,
+                    id: call.id,
+                    error: event.error,
+                    ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
+                    defect
+                  }
+                  : { _tag: "ToolFailed" as const, id: call.id, error: null, defect })
           })
         )
       })
@@ -290,7 +304,7 @@ export const run = <R>(
               next,
               r._tag === "ToolSucceeded"
                 ? Turn.Event.ToolSucceeded({ id: r.id, result: r.result, files: r.files })
-                : Turn.Event.ToolFailed({ id: r.id, error: r.error })
+                : Turn.Event.ToolFailed({ id: r.id, error: r.error, files: r.files })
             )[0]
           }
           if (defect !== undefined) {
