@@ -7,6 +7,7 @@
 import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
+import type { Review } from "./internal/schema.js"
 
 /** A point in time: an Effect `DateTime` or epoch milliseconds (a finite number). */
 export type Instant = DateTime.DateTime | number
@@ -32,8 +33,11 @@ export type Delay =
 export type Action = Data.TaggedEnum<{
   /** Run the call now. */
   Execute: {}
-  /** Do not run the call until a person approves it; optionally reject it by policy after `expiresAt`. */
-  RequireApproval: { readonly expiresAt?: Instant | undefined }
+  /**
+   * Do not run the call until a person approves it; optionally reject it by policy after `expiresAt`.
+   * `review`: a reviewer model's verdict, kept on the pending call for the person (see `Reviewer`).
+   */
+  RequireApproval: { readonly expiresAt?: Instant | undefined; readonly review?: Review | undefined }
   /** Run the call at a later time: `at` an instant, or `after` a duration from the decision. */
   Defer: { readonly at: Instant; readonly after?: undefined } | { readonly after: Delay; readonly at?: undefined }
   /** Refuse the call; the model sees `reason`. */
@@ -46,8 +50,10 @@ const constructors = Data.taggedEnum<Action>()
 export const Execute: () => Action = () => constructors.Execute()
 
 /** Ask a person first; optionally reject by policy when `expiresAt` passes without a decision. */
-export const RequireApproval = (options?: { readonly expiresAt?: Instant }): Action =>
-  constructors.RequireApproval({ expiresAt: options?.expiresAt })
+export const RequireApproval = (options?: { readonly expiresAt?: Instant; readonly review?: Review }): Action =>
+  constructors.RequireApproval(
+    options?.review === undefined ? { expiresAt: options?.expiresAt } : { expiresAt: options.expiresAt, review: options.review }
+  )
 
 /**
  * Run the call at `at`, or `after` a delay (counted from when the strategy

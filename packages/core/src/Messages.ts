@@ -36,6 +36,8 @@ export {
   Part,
   /** Reasoning text, with the provider's signature when it gives one. */
   ReasoningPart,
+  /** A reviewer model's verdict on a call waiting for a person: shown to the approver, never to the model. */
+  Review,
   /** The role of a message. */
   Role,
   /** Plain text. */

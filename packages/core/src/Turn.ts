@@ -36,8 +36,9 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import * as Schema from "effect/Schema"
 import { canonicalCall } from "./internal/jsonText.js"
-import { isMillis } from "./internal/schema.js"
+import { isMillis, Review } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "./PauseReason.js"
@@ -58,7 +59,7 @@ export const defaultConfig: Config = { maxSteps: 10, waitForScheduled: false }
 /** A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid. */
 export type Decision = Data.TaggedEnum<{
   Execute: {}
-  RequireApproval: { readonly expiresAt?: number | undefined }
+  RequireApproval: { readonly expiresAt?: number | undefined; readonly review?: Messages.Review | undefined }
   Defer: { readonly at: number }
   Reject: { readonly reason: string }
   /** The call cannot run (unknown tool, invalid arguments): it fails with `message` for the model. */
@@ -351,6 +352,9 @@ export const pauseReason = (
   return { _tag: "Mixed", approvals, scheduled }
 }
 
+/** Whether a value is a reviewer's verdict the state may hold. */
+const isReview = Schema.is(Review)
+
 /** Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed). */
 export const isValidDecision = (decision: unknown): decision is Decision => {
   if (typeof decision !== "object" || decision === null) return false
@@ -359,7 +363,7 @@ export const isValidDecision = (decision: unknown): decision is Decision => {
     case "Execute":
       return true
     case "RequireApproval":
-      return d.expiresAt === undefined || isMillis(d.expiresAt)
+      return (d.expiresAt === undefined || isMillis(d.expiresAt)) && (d.review === undefined || isReview(d.review))
     case "Defer":
       return isMillis(d.at)
     case "Reject":
@@ -380,9 +384,11 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
     case "RequireApproval":
       return {
         ...call,
-        status: decision.expiresAt === undefined
-          ? { _tag: "AwaitingApproval" }
-          : { _tag: "AwaitingApproval", expiresAt: decision.expiresAt }
+        status: {
+          _tag: "AwaitingApproval",
+          ...(decision.expiresAt === undefined ? {} : { expiresAt: decision.expiresAt }),
+          ...(decision.review === undefined ? {} : { review: decision.review })
+        }
       }
     case "Defer":
       return { ...call, status: isMillis(now) && decision.at <= now ? { _tag: "Approved" } : { _tag: "Scheduled", at: decision.at } }

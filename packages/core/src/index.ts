@@ -44,6 +44,12 @@ export * as Tool from "./Tool.js"
 /** Toolkits: tools, handlers and strategies. */
 export * as Toolkit from "./Toolkit.js"
 
+/** A reviewer model over a toolkit's strategy: a second model classifies each call, failing closed to a person. */
+export * as Reviewer from "./Reviewer.js"
+
+/** Shadow mode: a candidate strategy decides beside the enforced one, and disagreements are logged and counted. */
+export * as Shadow from "./Shadow.js"
+
 /** Tamper-evident (HMAC-signed) storage of conversations. */
 export * as SignedState from "./SignedState.js"
 

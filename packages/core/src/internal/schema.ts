@@ -110,9 +110,23 @@ export type FilePart = typeof FilePart.Type
 export const Decision = Schema.Struct({ by: Schema.String, at: Millis })
 export type Decision = typeof Decision.Type
 
+/**
+ * A reviewer model's verdict on a call waiting for a person (see `Reviewer`), shown to the approver,
+ * never sent to the model: `unavailable` when the reviewer failed, timed out or answered nothing usable.
+ */
+export const Review = Schema.Struct({
+  verdict: Schema.Literals(["safe", "needs-person", "refuse", "unavailable"]),
+  reason: Schema.String,
+  /** How sure the reviewer said it was, from 0 to 1 (absent when it gave no verdict). */
+  confidence: Schema.optional(Schema.Finite.check(Schema.isBetween({ minimum: 0, maximum: 1 })))
+})
+export type Review = typeof Review.Type
+
 export const Proposed = Schema.TaggedStruct("Proposed", {})
 export const AwaitingApproval = Schema.TaggedStruct("AwaitingApproval", {
-  expiresAt: Schema.optional(Millis)
+  expiresAt: Schema.optional(Millis),
+  /** What a reviewer model said of the call, for the person deciding (absent without a reviewer, and in 0.1 documents). */
+  review: Schema.optional(Review)
 })
 export const Scheduled = Schema.TaggedStruct("Scheduled", { at: Millis })
 export const Approved = Schema.TaggedStruct("Approved", {

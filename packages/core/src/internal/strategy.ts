@@ -83,7 +83,10 @@ const fromAction = (action: Action.Action, now: number): Turn.Decision | string 
       return Turn.Decision.Execute()
     case "RequireApproval":
       // A deadline given is a deadline: one that reads as no time (a forged DateTime) is refused, never "none".
-      return Turn.Decision.RequireApproval({ expiresAt: action.expiresAt === undefined ? undefined : instantMillis(action.expiresAt) })
+      return Turn.Decision.RequireApproval({
+        expiresAt: action.expiresAt === undefined ? undefined : instantMillis(action.expiresAt),
+        ...(action.review === undefined ? {} : { review: action.review })
+      })
     case "Defer":
       // Exactly one of `at` and `after`: a Defer that names no time has no time to run at.
       if ((action.at === undefined) === (action.after === undefined)) return undefined

@@ -58,7 +58,7 @@ export const TurnFailure = Schema.Union([
 
 const DecisionSchema = Schema.Union([
   Schema.TaggedStruct("Execute", {}),
-  Schema.TaggedStruct("RequireApproval", { expiresAt: Schema.optional(Schema.Number) }),
+  Schema.TaggedStruct("RequireApproval", { expiresAt: Schema.optional(Schema.Number), review: Schema.optional(Messages.Review) }),
   Schema.TaggedStruct("Defer", { at: Schema.Number }),
   Schema.TaggedStruct("Reject", { reason: Schema.String }),
   Schema.TaggedStruct("Invalid", { message: Schema.String })
