@@ -33,6 +33,7 @@ import * as JsonText from "./internal/jsonText.js"
 import * as Structured from "./internal/responseFormat.js"
 import type { Review } from "./internal/schema.js"
 import type * as LanguageModel from "./LanguageModel.js"
+import * as Messages from "./Messages.js"
 import type * as Tool from "./Tool.js"
 import * as Toolkit from "./Toolkit.js"
 
@@ -207,3 +208,9 @@ export const review: {
     return Toolkit.withStrategy(self, strategy)
   }
 )
+
+/** The reviewer's verdict on the call `id` of the messages, while it waits for a person (for the approver's screen). */
+export const reviewOf = (messages: Messages.Messages, id: string): Review | undefined => {
+  const status = Messages.findTool(messages, id)?.status
+  return status?._tag === "AwaitingApproval" ? status.review : undefined
+}

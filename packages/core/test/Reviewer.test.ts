@@ -5,7 +5,7 @@
  * fails, answers something else or is too slow sends the call to a person.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Layer, Stream } from "effect"
+import { Effect, Fiber, Layer, Logger, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, type LanguageModel, Messages, Reviewer, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
@@ -64,6 +64,8 @@ describe("Reviewer", () => {
         _tag: "AwaitingApproval",
         review: { verdict: "needs-person", reason: "Deletes files.", confidence: 0.9 }
       })
+      expect(Reviewer.reviewOf(result.messages, "c1")).toEqual({ verdict: "needs-person", reason: "Deletes files.", confidence: 0.9 })
+      expect(Reviewer.reviewOf(result.messages, "nope")).toBeUndefined()
       const stored = yield* Effect.fromResult(Messages.toJson(result.messages))
       const loaded = yield* Effect.fromResult(Messages.fromJson(stored))
       expect(Messages.findTool(loaded, "c1")?.status).toEqual(call.status)
@@ -72,6 +74,7 @@ describe("Reviewer", () => {
       const done = yield* chat.resume(approved)
       expect(done.outcome._tag).toBe("Complete")
       expect(ran(rec)).toEqual(["delete_files"])
+      expect(Reviewer.reviewOf(done.messages, "c1")).toBeUndefined()
       expect(JSON.stringify(model.requests)).not.toContain("Deletes files.")
     }))
 
@@ -149,8 +152,13 @@ describe("Reviewer", () => {
 
   it.effect("a reviewer that fails, or whose model throws, sends the call to a person", () =>
     Effect.gen(function*() {
+      const logs: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${String(message)}`))
       const failing = MockLanguageModel.make([MockLanguageModel.fail(new ChatError.ServerError({ message: "boom", status: 500 }))])
-      const failed = yield* run(failing)
+      const failed = yield* run(failing).pipe(Effect.provide(Logger.layer([logger])))
+      expect(logs.filter((log) => log.startsWith("Warn"))).toEqual([
+        expect.stringMatching(/^Warn The reviewer of tool 'delete_files' \(call c1\) gave no verdict: it failed .*; a person decides\.$/)
+      ])
       expect(ran(failed.rec)).toEqual([])
       expect(failed.call.status).toMatchObject({ _tag: "AwaitingApproval", review: { verdict: "unavailable" } })
       expect(failed.call.status._tag === "AwaitingApproval" && failed.call.status.review?.reason).toMatch(/it failed/)
@@ -212,6 +220,26 @@ describe("Reviewer", () => {
       const later = kit.pipe(Toolkit.withStrategy(() => Action.Defer({ after: "1 hour" })))
       const { call } = yield* run(reviewer, {}, later)
       expect(call.status).toMatchObject({ _tag: "AwaitingApproval", review: { verdict: "needs-person" } })
+    }))
+
+  it.effect("a deferred call the reviewer finds safe keeps its time", () =>
+    Effect.gen(function*() {
+      const reviewer = MockLanguageModel.make([verdict({ verdict: "safe", reason: "Fine.", confidence: 0.9 })])
+      const later = kit.pipe(Toolkit.withStrategy(() => Action.Defer({ after: "1 hour" })))
+      const { call } = yield* run(reviewer, {}, later)
+      expect(call.status).toEqual({ _tag: "Scheduled", at: 3_600_000 })
+    }))
+
+  it.effect("an approved edit refused at resume puts the call back without the verdict (it judged the old arguments)", () =>
+    Effect.gen(function*() {
+      const reviewer = MockLanguageModel.make([verdict({ verdict: "needs-person", reason: "Deletes files.", confidence: 0.9 })])
+      const { chat, rec, result } = yield* run(reviewer)
+      const edited = yield* Effect.fromResult(Messages.approve(result.messages, "c1", { paths: "not an array" }))
+      const refused = yield* Effect.flip(chat.resume(edited))
+      expect(refused._tag).toBe("InvalidEditedArguments")
+      if (refused._tag !== "InvalidEditedArguments") return
+      expect(Messages.findTool(refused.messages, "c1")?.status).toEqual({ _tag: "AwaitingApproval" })
+      expect(ran(rec)).toEqual([])
     }))
 
   it.effect("arguments written to break out of the prompt stay data in a JSON document; too long ones are not reviewed", () =>

@@ -65,7 +65,8 @@ describe("Shadow", () => {
       )
       // The candidate would ask a person for everything.
       const { comparisons, rec, result } = yield* runShadowed(() => Action.RequireApproval(), { name: "ask-all" }).pipe(
-        Effect.provide(Logger.layer([logger]))
+        Effect.provide(Logger.layer([logger])),
+        Effect.provideService(References.MinimumLogLevel, "Debug")
       )
       const [listed, deleted] = yield* take(comparisons, 2)
       expect(listed).toEqual({
@@ -86,6 +87,7 @@ describe("Shadow", () => {
       const disagreement = logs.find((log) => log.message.includes("disagrees"))
       expect(disagreement?.level).toBe("Info")
       expect(disagreement?.annotations).toMatchObject({ tool: "list_files", callId: "c1", enforced: "Execute", outcome: "disagree" })
+      expect(logs.find((log) => log.message.startsWith("The shadow strategy agrees"))).toMatchObject({ level: "Debug", annotations: { callId: "c2" } })
     })))
 
   it.effect("a candidate that fails, throws or returns no action is reported and ignored", () =>
@@ -97,8 +99,12 @@ describe("Shadow", () => {
         }, "Failed"],
         [() => ({ _tag: "Maybe" }) as unknown as Action.Action, "Invalid"]
       ]
+      const levels: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => {
+        if (String(Array.isArray(message) ? message[0] : message).includes("no decision")) levels.push(logLevel)
+      })
       for (const [candidate, tag] of broken) {
-        const { comparisons, rec, result } = yield* runShadowed(candidate)
+        const { comparisons, rec, result } = yield* runShadowed(candidate).pipe(Effect.provide(Logger.layer([logger])))
         const [listed, deleted] = yield* take(comparisons, 2)
         expect([listed!.candidate, deleted!.candidate]).toEqual([tag, tag])
         expect(listed!.outcome).toBe(tag === "Failed" ? "failed" : "disagree")
@@ -107,6 +113,8 @@ describe("Shadow", () => {
       }
       expect(yield* count({ shadow: "candidate", tool: "list_files", enforced: "Execute", candidate: "Failed", outcome: "failed" }))
         .toBe(2)
+      // The two failing candidates, two calls each, logged at Warning; the invalid one is a disagreement (Info).
+      expect(levels).toEqual(["Warn", "Warn", "Warn", "Warn"])
     })))
 
   it.effect("a slow candidate never delays the turn; past its timeout (5 seconds by default) it is counted as timed out", () =>

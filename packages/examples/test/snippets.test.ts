@@ -5,7 +5,7 @@
 import { Chat, ChatError, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { ConfigProvider, Effect, Fiber, Layer, Ref, Result } from "effect"
+import { ConfigProvider, Effect, Fiber, Layer, Metric, Ref, Result } from "effect"
 import { TestClock } from "effect/testing"
 import * as HumanInTheLoop from "../src/human-in-the-loop.js"
 import * as Architecture from "../src/snippets/architecture.js"
@@ -14,6 +14,7 @@ import * as ConversationStoreSnippet from "../src/snippets/conversation-store.js
 import * as Errors from "../src/snippets/errors.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
 import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
+import * as ReviewerSnippet from "../src/snippets/reviewer.js"
 import * as ToolFiles from "../src/snippets/tool-files.js"
 import * as ToolServices from "../src/snippets/tool-services.js"
 import * as TypedMetadata from "../src/snippets/typed-metadata.js"
@@ -118,6 +119,60 @@ describe("snippets", () => {
         expect(Messages.toolCalls(later.messages)[0]!.status).toMatchObject({ _tag: "Rejected", by: "policy" })
         expect(later.outcome._tag).toBe("Complete")
       }))
+  })
+
+  describe("a reviewer model and shadow mode", () => {
+    const ask = Messages.fromUser("Delete the old logs.")
+    const verdict = (value: object) => MockLanguageModel.text(JSON.stringify(value))
+
+    it.effect("a doubtful reviewer sends the deletion to a person, who sees its verdict; a confident 'safe' lets it run", () =>
+      Effect.gen(function*() {
+        const doubtful = MockLanguageModel.make([verdict({ verdict: "needs-person", reason: "Deletes for good.", confidence: 0.9 })])
+        const model = MockLanguageModel.make(HumanInTheLoop.offline)
+        const chat = yield* Chat.make({ tools: ReviewerSnippet.reviewed(doubtful) }).pipe(
+          Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+        )
+        const shown = yield* ReviewerSnippet.forTheApprover(chat, ask)
+        expect(shown.map((item) => [item.call.name, item.review])).toEqual([
+          ["delete_files", { verdict: "needs-person", reason: "Deletes for good.", confidence: 0.9 }]
+        ])
+        expect(doubtful.requests[0]!.options.responseFormat?.name).toBe("ToolCallReview")
+
+        const confident = MockLanguageModel.make([verdict({ verdict: "safe", reason: "Old logs.", confidence: 0.95 })])
+        const model2 = MockLanguageModel.make(HumanInTheLoop.offline)
+        const chat2 = yield* Chat.make({ tools: ReviewerSnippet.reviewed(confident) }).pipe(
+          Effect.provide(Layer.merge(model2.layer, HumanInTheLoop.handlers))
+        )
+        expect(yield* ReviewerSnippet.forTheApprover(chat2, ask)).toEqual([])
+      }))
+
+    it.effect("a reviewer slower than 5 seconds sends the deletion to a person", () =>
+      Effect.gen(function*() {
+        const slow = MockLanguageModel.make(() =>
+          Effect.as(Effect.sleep("6 seconds"), verdict({ verdict: "safe", reason: "fine", confidence: 1 }))
+        )
+        const model = MockLanguageModel.make(HumanInTheLoop.offline)
+        const chat = yield* Chat.make({ tools: ReviewerSnippet.reviewed(slow) }).pipe(
+          Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+        )
+        const fiber = yield* Effect.forkChild(ReviewerSnippet.forTheApprover(chat, ask))
+        yield* TestClock.adjust("5 seconds")
+        const shown = yield* Fiber.join(fiber)
+        expect(shown.map((item) => item.review?.verdict)).toEqual(["unavailable"])
+      }))
+
+    it.effect("shadow mode: the deletion still waits for a person, and the candidate's disagreement is counted", () =>
+      Effect.gen(function*() {
+        const model = MockLanguageModel.make(HumanInTheLoop.offline)
+        const chat = yield* Chat.make({ tools: ReviewerSnippet.trial }).pipe(
+          Effect.provide(Layer.merge(model.layer, HumanInTheLoop.handlers))
+        )
+        const result = yield* chat.complete(ask)
+        expect(result.outcome._tag).toBe("Paused")
+        // The candidate runs in the background: let it (a bounded wait).
+        for (let i = 0; i < 1_000 && (yield* ReviewerSnippet.wouldHaveRun).count === 0; i++) yield* Effect.yieldNow
+        expect((yield* ReviewerSnippet.wouldHaveRun).count).toBe(1)
+      }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
   })
 
   describe("errors", () => {

@@ -120,7 +120,8 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             arguments: call.arguments,
             reason,
             ...(tool === undefined ? {} : { description: tool.description, parameters: tool.parameters }),
-            ...(deadline === undefined ? {} : { deadline })
+            ...(deadline === undefined ? {} : { deadline }),
+            ...(call.status._tag === "AwaitingApproval" && call.status.review !== undefined ? { review: call.status.review } : {})
           })
         ]
       })

@@ -10,6 +10,7 @@
  *
  * @since 0.1.0
  */
+import { Messages } from "@chat-ts/core"
 import * as Context from "effect/Context"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"
@@ -44,7 +45,9 @@ export class PendingCall extends Schema.Class<PendingCall>("@chat-ts/inbox/Pendi
   parameters: Schema.optional(Schema.Unknown),
   reason: WaitReason,
   /** For `approval`: when the request expires; for `scheduled`: when the call is due (epoch millis). */
-  deadline: Schema.optional(Schema.Number)
+  deadline: Schema.optional(Schema.Number),
+  /** A reviewer model's verdict on the call (`safe`, `needs-person`, `refuse`, `unavailable`) and its reason: advice, not a decision. */
+  review: Schema.optional(Messages.Review)
 }) {}
 
 /** One page of pending calls. */

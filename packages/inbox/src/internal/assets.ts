@@ -168,6 +168,9 @@ h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; }
 .args, pre { white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, monospace; font-size: .9rem; }
 .meta, .deadline, .version { font-size: .85rem; opacity: .8; }
 .late { color: var(--danger); font-weight: 600; }
+.review { justify-self: start; font-size: .9rem; padding: .3rem .5rem; border-left: 4px solid #8888; }
+.review-safe { border-color: #3a9d5d; } .review-refuse, .review-unavailable { border-color: var(--danger); }
+.review-note { font-size: .8rem; opacity: .8; }
 .pending { border: 2px solid #f5d76e; border-radius: .5rem; padding: .75rem; margin: 1rem 0; }
 form.decide { margin: .75rem 0; display: grid; gap: .35rem; }
 textarea, input { font: inherit; font-family: ui-monospace, monospace; width: 100%; box-sizing: border-box; padding: .4rem; }

@@ -21,6 +21,16 @@ const deadline = (call: InboxApi.PendingCall): string =>
     ? ""
     : `<span class="deadline">${call.reason === "approval" ? "expires" : "due"} <time datetime="${escape(time(call.deadline))}" data-deadline="${call.deadline}">${escape(time(call.deadline))}</time></span>`
 
+const verdictText = { "safe": "safe", "needs-person": "needs a person", "refuse": "refuse", "unavailable": "no verdict" } as const
+
+/** A reviewer model's verdict, when the call has one: advice written by a model that read the arguments, not a decision. */
+const review = (call: InboxApi.PendingCall): string =>
+  call.review === undefined
+    ? ""
+    : `<aside class="review review-${escape(call.review.verdict)}" aria-label="Reviewer's verdict">Reviewer: <strong>${escape(verdictText[call.review.verdict])}</strong>${
+      call.review.confidence === undefined ? "" : ` <span class="confidence">(confidence ${Math.round(call.review.confidence * 100)}%)</span>`
+    } — <span class="review-reason">${escape(call.review.reason)}</span> <span class="review-note">(a model's advice: read the arguments)</span></aside>`
+
 /** The frame of every page. */
 export const layout = (options: {
   readonly title: string
@@ -58,6 +68,7 @@ export const list = (items: ReadonlyArray<InboxApi.PendingCall>): string => {
 <span class="tool">${escape(call.tool)}</span>
 <span class="reason reason-${call.reason}">${call.reason === "approval" ? "needs approval" : "scheduled"}</span>
 <code class="args">${escape(call.arguments.slice(0, 160))}</code>
+${call.review === undefined ? "" : `<span class="review review-${escape(call.review.verdict)}">reviewer: ${escape(verdictText[call.review.verdict])}</span>`}
 <span class="meta">conversation ${escape(call.conversationId)} · paused <time datetime="${escape(time(call.updatedAt))}">${escape(time(call.updatedAt))}</time></span>
 ${deadline(call)}
 </a>
@@ -111,6 +122,7 @@ const decisionForms = (view: InboxApi.ConversationView, call: InboxApi.PendingCa
 <h2 id="title-${id}"><span class="tool">${escape(call.tool)}</span> <span class="reason reason-${call.reason}">${call.reason === "approval" ? "needs approval" : "scheduled"}</span></h2>
 ${call.description === undefined ? "" : `<p class="description">${escape(call.description)}</p>`}
 ${deadline(call)}
+${review(call)}
 <pre class="args" aria-label="Arguments">${escape(pretty)}</pre>
 <form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>
 <form class="decide edit" ${base} data-kind="edit">

@@ -86,12 +86,19 @@ export interface Env {
 }
 
 /** Builds the inbox and its server for the scope. */
-export const make = (options: { readonly store?: ConversationStore.Service; readonly pollInterval?: Duration.Input } = {}) =>
+export const make = (
+  options: {
+    readonly store?: ConversationStore.Service
+    readonly pollInterval?: Duration.Input
+    /** The chat's toolkit instead of `toolkit` (the same tools, another strategy). */
+    readonly tools?: Toolkit.Toolkit<typeof toolkit.tools>
+  } = {}
+) =>
   Effect.gen(function*() {
     const runs: Runs = []
     const prompts: Prompts = new Map()
     const store = options.store ?? (yield* ConversationStore.makeMemory)
-    const chat = yield* Chat.make({ tools: toolkit }).pipe(
+    const chat = yield* Chat.make({ tools: options.tools ?? toolkit }).pipe(
       Effect.provide(Layer.merge(model(prompts).layer, handlers(runs)))
     )
     const base = Layer.mergeAll(
