@@ -355,6 +355,13 @@ export const pauseReason = (
 /** Whether a value is a reviewer's verdict the state may hold. */
 const isReview = Schema.is(Review)
 
+/** A review's own fields only (a strategy may hand over an object holding more). */
+const ownReview = (review: Messages.Review): Messages.Review => ({
+  verdict: review.verdict,
+  reason: review.reason,
+  ...(review.confidence === undefined ? {} : { confidence: review.confidence })
+})
+
 /** Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed). */
 export const isValidDecision = (decision: unknown): decision is Decision => {
   if (typeof decision !== "object" || decision === null) return false
@@ -387,7 +394,7 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
         status: {
           _tag: "AwaitingApproval",
           ...(decision.expiresAt === undefined ? {} : { expiresAt: decision.expiresAt }),
-          ...(decision.review === undefined ? {} : { review: decision.review })
+          ...(decision.review === undefined ? {} : { review: ownReview(decision.review) })
         }
       }
     case "Defer":
