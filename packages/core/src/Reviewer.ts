@@ -202,7 +202,12 @@ export const review: {
         return Effect.isEffect(decided) ? decided : Effect.succeed(decided)
       }).pipe(
         Effect.flatMap((action) =>
-          reviewCall(Object.hasOwn(tools, call.name) ? tools[call.name as string] : undefined, call as never, action, options)
+          reviewCall(
+            Object.hasOwn(tools, call.name) ? tools[call.name as string] : undefined,
+            { id: call.id, name: String(call.name), arguments: call.arguments },
+            action,
+            options
+          )
         )
       )
     return Toolkit.withStrategy(self, strategy)

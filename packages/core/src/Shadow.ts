@@ -48,7 +48,7 @@ export interface Comparison {
 export interface Options<R = never> {
   /** The candidate's name in logs and in the counter's `shadow` attribute (default `"candidate"`). */
   readonly name?: string
-  /** How long the candidate may take, on the Effect clock (default `defaultTimeout`, 5 seconds). */
+  /** How long the candidate may take, on the Effect clock (default `defaultTimeout`, 5 seconds; one that is no duration counts as zero). */
   readonly timeout?: Duration.Input
   /** Called with each comparison after it is logged and counted (its failures are logged and ignored). */
   readonly onComparison?: (comparison: Comparison) => Effect.Effect<void, unknown, R>
