@@ -6,8 +6,8 @@
  * Only a confident `safe` lets the call go on as the strategy decided.
  * Anything else goes to a person (`RequireApproval`), with the verdict kept on
  * the pending call (`AwaitingApproval.review`) for the approver to read and
- * never sent to the model; `refuse` rejects the call (or, with `onRefuse:
- * "ask"`, goes to a person too). A reviewer that fails, answers something that
+ * never sent to the model; `refuse` goes to a person too (or, with
+ * `onRefuse: "reject"`, rejects the call). A reviewer that fails, answers something that
  * is not a verdict, or is slower than its timeout sends the call to a person:
  * it fails closed. Calls the strategy already sends to a person or refuses are
  * not reviewed: a reviewer only ever tightens a strategy, never loosens it.
@@ -56,8 +56,8 @@ export interface Options {
   /** How sure a `safe` must be to let a call run without a person (default `defaultMinConfidence`, 0.8). */
   readonly minConfidence?: number
   /**
-   * What a `refuse` does: `"reject"` (default) refuses the call, the model sees the reviewer's reason;
-   * `"ask"` sends it to a person like `needs-person`.
+   * What a `refuse` does: `"ask"` (default) sends it to a person like `needs-person`, with the verdict;
+   * `"reject"` refuses the call without a person, the model sees the reviewer's reason.
    */
   readonly onRefuse?: "reject" | "ask"
   /** The application's own policy, added to the reviewer's instructions (what is safe here, what is not). */
@@ -148,9 +148,9 @@ const judge = (verdict: Verdict, options: Options): Action.Action | undefined =>
     case "needs-person":
       return Action.RequireApproval({ review })
     case "refuse":
-      return options.onRefuse === "ask"
-        ? Action.RequireApproval({ review })
-        : Action.Reject({ reason: `A reviewer refused this call: ${review.reason}` })
+      return options.onRefuse === "reject"
+        ? Action.Reject({ reason: `A reviewer refused this call: ${review.reason}` })
+        : Action.RequireApproval({ review })
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The reviewer model: a confident "safe" lets the strategy's decision stand,
  * anything else goes to a person with the verdict on the pending call, a
- * refusal rejects (or asks, with `onRefuse: "ask"`), and a reviewer that
+ * refusal asks a person (or rejects, with `onRefuse: "reject"`), and a reviewer that
  * fails, answers something else or is too slow sends the call to a person.
  */
 import { describe, expect, it } from "@effect/vitest"
@@ -109,20 +109,20 @@ describe("Reviewer", () => {
       expect(lenient.call.status._tag).toBe("Completed")
     }))
 
-  it.effect("'refuse' rejects the call by policy: the model sees the reviewer's reason, nothing runs", () =>
+  it.effect("with onRefuse: 'reject', 'refuse' rejects the call by policy: the model sees the reviewer's reason, nothing runs", () =>
     Effect.gen(function*() {
       const reviewer = MockLanguageModel.make([verdict({ verdict: "refuse", reason: "Deleting logs is forbidden.", confidence: 1 })])
-      const { call, model, rec, result } = yield* run(reviewer)
+      const { call, model, rec, result } = yield* run(reviewer, { onRefuse: "reject" })
       expect(result.outcome._tag).toBe("Complete")
       expect(ran(rec)).toEqual([])
       expect(call.status).toEqual({ _tag: "Rejected", by: "policy", reason: "A reviewer refused this call: Deleting logs is forbidden." })
       expect(JSON.stringify(model.requests[1]!.messages)).toContain("Deleting logs is forbidden.")
     }))
 
-  it.effect("with onRefuse: 'ask', a refusal goes to a person with the verdict instead", () =>
+  it.effect("by default (onRefuse: 'ask'), a refusal goes to a person with the verdict: only a confident 'safe' goes on", () =>
     Effect.gen(function*() {
       const reviewer = MockLanguageModel.make([verdict({ verdict: "refuse", reason: "Looks destructive.", confidence: 0.6 })])
-      const { call, rec } = yield* run(reviewer, { onRefuse: "ask" })
+      const { call, rec } = yield* run(reviewer)
       expect(ran(rec)).toEqual([])
       expect(call.status).toEqual({
         _tag: "AwaitingApproval",
