@@ -6,9 +6,13 @@
  */
 import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
-import { AgUi } from "@chat-ts/ag-ui"
+import { AgUi, AgUiHttp } from "@chat-ts/ag-ui"
 import { Approver } from "@chat-ts/inbox"
-import { Clock, Effect, Layer, Schema, Stream } from "effect"
+import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
+import { ByteSize, Clock, Effect, Layer, Schema, Stream } from "effect"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServer from "effect/http/HttpServer"
+import { createServer } from "node:http"
 
 export const SendEmail = Tool.make("send_email", {
   description: "Send an email.",
@@ -121,3 +125,40 @@ export const resume = (
 /** Runs `input` and collects its events. */
 export const events = (env: Env, input: Parameters<AgUi.Service["run"]>[0], identity = alice) =>
   Effect.flatMap(env.agent.run(input, identity), (stream) => Effect.map(Stream.runCollect(stream), (chunk) => Array.from(chunk)))
+
+/** The agent behind the HTTP endpoint on 127.0.0.1 (a free port), for the scope; `x-test-user` names the person. */
+export const serve = Effect.gen(function*() {
+  const runs: Runs = []
+  const mock = model()
+  const store = yield* ConversationStore.makeMemory
+  const chat = yield* Chat.make({ tools: toolkit }).pipe(Effect.provide(Layer.merge(mock.layer, handlers(runs))))
+  const base = Layer.mergeAll(
+    Layer.succeed(ConversationStore.ConversationStore, store),
+    Layer.succeed(Approver.Approver, { ...approver, identify: Approver.fromTrustedHeader("x-test-user").identify })
+  )
+  const services = Layer.merge(AgUi.layer({ chat }).pipe(Layer.provide(base)), base)
+  const server = HttpRouter.serve(AgUiHttp.layer({ path: "/agent", maxBodySize: ByteSize.kilobytes(64) }), {
+    disableLogger: true,
+    disableListenLog: true
+  }).pipe(
+    Layer.provide(services),
+    Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }))
+  )
+  const context = yield* Layer.build(server)
+  const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+  const url = address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${address.port}/agent`
+  const web = AgUiHttp.toWebHandler(yield* Layer.build(services))
+  return { url, store, runs, mock, web }
+})
+
+/** A POST to the endpoint (bounded: it answers within 10 seconds or the test fails). */
+export const post = (url: string, body: string, headers: Record<string, string> = {}) =>
+  Effect.promise(async () => {
+    const response = await fetch(url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-test-user": "alice", ...headers },
+      body,
+      signal: AbortSignal.timeout(10_000)
+    })
+    return { status: response.status, type: response.headers.get("content-type") ?? "", text: await response.text() }
+  })
