@@ -2,7 +2,7 @@
  * A fresh app on `effect@latest` as the registry serves it today. Core and the
  * providers ask for `effect ^4.1.0`, so they must install, compile and run on
  * any 4.x; the packages on modules Effect marks unstable (sql, inbox, workflow,
- * effect-ai) pin `>=4.1.0 <4.2.0`, so npm must accept them on 4.1.x and refuse
+ * effect-ai, ag-ui) pin `>=4.1.0 <4.2.0`, so npm must accept them on 4.1.x and refuse
  * them (ERESOLVE) on a newer minor, and the test says which it found.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
@@ -43,7 +43,7 @@ describe("a fresh app on effect@latest", () => {
 
   it("the unstable-module packages install on it exactly when it is within their pin", async () => {
     const pinned = inject("packed").filter((p) => p.peerDependencies["effect"]?.startsWith(">="))
-    expect(pinned.map((p) => p.name).sort()).toEqual(["@chat-ts/effect-ai", "@chat-ts/inbox", "@chat-ts/sql", "@chat-ts/workflow"])
+    expect(pinned.map((p) => p.name).sort()).toEqual(["@chat-ts/ag-ui", "@chat-ts/effect-ai", "@chat-ts/inbox", "@chat-ts/sql", "@chat-ts/workflow"])
     for (const library of pinned) {
       const range = library.peerDependencies["effect"]!
       const expected = withinPin(latest, range)

@@ -105,16 +105,7 @@ describe("AG-UI events of a turn", () => {
       yield* paused(env, "c1", [email, transfer])
       yield* TestClock.adjust("1 minute")
       const events = conform(yield* Support.events(env, Support.resume("c1", [approve("e1"), approve("t1", { amount: 20, to: "acct-9" })])))
-      assert.deepStrictEqual(types(events).filter((t, i, all) => t !== all[i - 1]), [
-        "RUN_STARTED",
-        "TOOL_CALL_RESULT",
-        "STEP_STARTED",
-        "TEXT_MESSAGE_START",
-        "TEXT_MESSAGE_CONTENT",
-        "TEXT_MESSAGE_END",
-        "STEP_FINISHED",
-        "RUN_FINISHED"
-      ])
+      assert.deepStrictEqual(types(events).filter((t, i, all) => t !== all[i - 1]), Support.resumedRun)
       const results = events.filter((e) => e.type === "TOOL_CALL_RESULT") as Array<any>
       assert.deepStrictEqual(results.map((r) => r.toolCallId).sort(), ["e1", "t1"])
       const moved = results.find((r) => r.toolCallId === "t1")
@@ -278,6 +269,8 @@ describe("refused inputs change nothing and run nothing", () => {
       const malformed = Support.resume("c1", [{ interruptId: "t1", status: "resolved", payload: { approved: "yes" } }])
       assert.strictEqual((yield* refused(env, malformed)).code, "bad_request")
       assert.strictEqual((yield* refused(env, Support.resume("c1", [approve("t1"), decline("t1")]))).code, "bad_request")
+      // Neither a user message nor a resume: nothing to run.
+      assert.strictEqual((yield* refused(env, { threadId: "c1", runId: "r", messages: [{ id: "a", role: "assistant", content: "hi" }] })).code, "bad_request")
       const mallory = new Approver.Identity({ id: "mallory" })
       assert.strictEqual((yield* refused(env, Support.say("c2", "hi"), mallory)).code, "forbidden")
       assert.strictEqual((yield* stored(env, "c1")).version, before.version)

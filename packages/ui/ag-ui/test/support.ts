@@ -162,3 +162,34 @@ export const post = (url: string, body: string, headers: Record<string, string> 
     })
     return { status: response.status, type: response.headers.get("content-type") ?? "", text: await response.text() }
   })
+
+/** The AG-UI event types (repeats folded) of a run that pauses on one call after reasoning and text. */
+export const pausingRun = [
+  "RUN_STARTED",
+  "STEP_STARTED",
+  "REASONING_START",
+  "REASONING_MESSAGE_START",
+  "REASONING_MESSAGE_CONTENT",
+  "REASONING_MESSAGE_END",
+  "REASONING_END",
+  "TEXT_MESSAGE_START",
+  "TEXT_MESSAGE_CONTENT",
+  "TEXT_MESSAGE_END",
+  "TOOL_CALL_START",
+  "TOOL_CALL_ARGS",
+  "TOOL_CALL_END",
+  "STEP_FINISHED",
+  "RUN_FINISHED"
+]
+
+/** The AG-UI event types (repeats folded) of a resumed run: the results, then the model's answer. */
+export const resumedRun = [
+  "RUN_STARTED",
+  "TOOL_CALL_RESULT",
+  "STEP_STARTED",
+  "TEXT_MESSAGE_START",
+  "TEXT_MESSAGE_CONTENT",
+  "TEXT_MESSAGE_END",
+  "STEP_FINISHED",
+  "RUN_FINISHED"
+]

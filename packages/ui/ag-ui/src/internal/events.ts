@@ -176,35 +176,28 @@ export class RunEvents {
     return out
   }
 
-  /** Ends the run paused: `RUN_FINISHED` with an interrupt outcome (and the usage of this run's model calls, if it made any). */
-  paused(interrupts: ReadonlyArray<unknown>): ReadonlyArray<Event> {
+  /** `RUN_FINISHED` with `fields` (its outcome), after closing what is open, with the usage of this run's own model calls. */
+  private finish(fields: Record<string, unknown>): ReadonlyArray<Event> {
     const out: Array<Event> = []
-    const usage = this.usage
     this.closeAll(out)
     out.push({
       type: "RUN_FINISHED",
       threadId: this.threadId,
       runId: this.runId,
-      outcome: { type: "interrupt", interrupts },
-      ...(usage === undefined ? {} : { usage: usageOf(usage) })
+      ...fields,
+      ...(this.usage === undefined ? {} : { usage: usageOf(this.usage) })
     })
     return out
   }
 
-  /** Ends the run complete: `RUN_FINISHED` with a success outcome, the answer's text as `result` (and this run's usage). */
+  /** Ends the run paused: `RUN_FINISHED` with an interrupt outcome. */
+  paused(interrupts: ReadonlyArray<unknown>): ReadonlyArray<Event> {
+    return this.finish({ outcome: { type: "interrupt", interrupts } })
+  }
+
+  /** Ends the run complete: `RUN_FINISHED` with a success outcome and the answer's text as `result`. */
   completed(text: string): ReadonlyArray<Event> {
-    const out: Array<Event> = []
-    const usage = this.usage
-    this.closeAll(out)
-    out.push({
-      type: "RUN_FINISHED",
-      threadId: this.threadId,
-      runId: this.runId,
-      result: text,
-      outcome: { type: "success" },
-      ...(usage === undefined ? {} : { usage: usageOf(usage) })
-    })
-    return out
+    return this.finish({ result: text, outcome: { type: "success" } })
   }
 
   /** Ends the run failed: `RUN_ERROR` with the refusal's code. */
