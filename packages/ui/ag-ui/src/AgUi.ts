@@ -97,29 +97,37 @@ export const make = <R>(
     const chat = options.chat
     const mayRun = options.mayRun ?? (() => Effect.succeed(true))
 
-    /** The conversation, created empty when the thread is new. */
-    const loadOrCreate = (id: string): Effect.Effect<ConversationStore.Stored, AgUiError.Refused> =>
+    /** The stored conversation, or an empty one not stored yet when the thread is new. */
+    const load = (id: string): Effect.Effect<ConversationStore.Stored, AgUiError.Refused> =>
       store.load(id).pipe(
-        Effect.flatMap(Option.match({
-          onSome: Effect.succeed,
-          onNone: () =>
-            store.save(id, Messages.empty, { expectedVersion: 0 }).pipe(
-              // Another request created it first: it exists now.
-              Effect.catchTag("ConcurrentModification", () => Effect.flatMap(store.load(id), (loaded) => Effect.fromOption(loaded)))
-            )
-        })),
+        Effect.map(Option.getOrElse((): ConversationStore.Stored => ({ id, messages: Messages.empty, version: 0, updatedAt: 0 }))),
         Effect.mapError(refusalOf)
       )
 
-    /** The events of a run that changes nothing: the conversation as the store holds it. */
+    /** Stores a new thread's empty conversation (for `Worker.resume` to take its lease); one stored meanwhile is kept. */
+    const create = (id: string): Effect.Effect<void, AgUiError.Refused> =>
+      store.save(id, Messages.empty, { expectedVersion: 0 }).pipe(
+        Effect.asVoid,
+        Effect.catchTag("ConcurrentModification", () => Effect.void),
+        Effect.mapError(refusalOf)
+      )
+
+    /**
+     * The events of a run that changes nothing: the conversation as the store holds it, paused or
+     * complete. One whose turn is under way (another run holds it) is `conversation_busy`.
+     */
     const replay = (events: RunEvents, id: string) =>
-      Effect.map(loadOrCreate(id), (stored) => {
+      Effect.flatMap(load(id), (stored) => {
         const interrupts = interruptsOf(stored.messages, chat.tools)
-        const response = Messages.lastResponse(stored.messages)
-        return Stream.fromIterable([
+        const last = stored.messages[stored.messages.length - 1]
+        const complete = last !== undefined && last.role === "assistant" && Messages.toolCallsOf(last).length === 0
+        if (interrupts.length === 0 && !complete) {
+          return Effect.fail(AgUiError.refuse("conversation_busy", "a run of this conversation is under way: try again when it ended"))
+        }
+        return Effect.succeed(Stream.fromIterable([
           events.started(),
-          ...(interrupts.length > 0 ? events.paused(interrupts) : events.completed(response === undefined ? "" : Messages.textOf(response)))
-        ])
+          ...(interrupts.length > 0 ? events.paused(interrupts) : events.completed(Messages.textOf(last!)))
+        ]))
       })
 
     const run: Service["run"] = (input, identity) =>
@@ -128,8 +136,10 @@ export const make = <R>(
         const events = new RunEvents(id, input.runId)
         const planContext: Decisions.Context = { chat, approver, identity, mayRun }
         // A first look without the lease: refusals and repeats answer at once, with a status.
-        const first = yield* Effect.flatMap(loadOrCreate(id), (stored) => Decisions.plan(planContext, stored, input))
+        const stored = yield* load(id)
+        const first = yield* Decisions.plan(planContext, stored, input)
         if (first._tag === "Replay") return yield* replay(events, id)
+        if (stored.version === 0) yield* create(id)
 
         const queue = yield* Queue.unbounded<ReadonlyArray<AgUiProtocol.Event>, Cause.Done>()
         const offer = (out: ReadonlyArray<AgUiProtocol.Event>) => out.length === 0 ? Effect.void : Effect.asVoid(Queue.offer(queue, out))

@@ -8,7 +8,7 @@ import { AgUiError, AgUiProtocol } from "@chat-ts/ag-ui"
 import { EventSchema } from "@ag-ui/core/schemas"
 import { Approver } from "@chat-ts/inbox"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { Effect, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import * as Support from "./support.js"
 
@@ -179,6 +179,9 @@ describe("refused inputs change nothing and run nothing", () => {
   it.effect("a resume of a conversation that waits for nothing: not_paused (409)", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
+      // A thread never seen: nothing is created.
+      assert.strictEqual((yield* refused(env, Support.resume("new", [approve("e1")]))).code, "unknown_interrupt")
+      assert.isTrue(Option.isNone(yield* env.store.load("new")))
       yield* Support.events(env, Support.say("c1", "hello"))
       const error = yield* refused(env, Support.resume("c1", [approve("e1")]))
       assert.strictEqual(error.code, "unknown_interrupt")
@@ -238,6 +241,24 @@ describe("refused inputs change nothing and run nothing", () => {
       assert.strictEqual(env.runs.length, 1)
     }))
 
+  it.effect("a repeated answer while its run is under way (the call approved, not yet run): conversation_busy, nothing runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email])
+      // The state another run saved as it started: e1 approved by alice, the turn not over.
+      const before = yield* stored(env, "c1")
+      const approved = Messages.updateTool(
+        Result.getOrThrow(Messages.approve(before.messages, "e1")),
+        "e1",
+        (call) => ({ ...call, status: { ...call.status, decision: { by: "alice", at: 0 } } as Messages.ToolCallStatus })
+      )
+      yield* env.store.save("c1", approved, { expectedVersion: before.version })
+      const error = yield* refused(env, Support.resume("c1", [approve("e1")]))
+      assert.strictEqual(error.code, "conversation_busy")
+      assert.strictEqual(env.runs.length, 0)
+      assert.strictEqual((yield* statusOf(env, "c1", "e1"))._tag, "Approved")
+    }))
+
   it.effect("a new message sent twice (same message id): the second calls no model", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
@@ -273,6 +294,7 @@ describe("refused inputs change nothing and run nothing", () => {
       assert.strictEqual((yield* refused(env, { threadId: "c1", runId: "r", messages: [{ id: "a", role: "assistant", content: "hi" }] })).code, "bad_request")
       const mallory = new Approver.Identity({ id: "mallory" })
       assert.strictEqual((yield* refused(env, Support.say("c2", "hi"), mallory)).code, "forbidden")
+      assert.isTrue(Option.isNone(yield* env.store.load("c2")))
       assert.strictEqual((yield* stored(env, "c1")).version, before.version)
       assert.strictEqual(env.runs.length, 0)
     }))

@@ -26,7 +26,7 @@ export const cancelReason = "The user cancelled the approval request."
 
 /** What planning needs besides the stored conversation and the request. */
 export interface Context {
-  readonly chat: Chat.Service<any, any>
+  readonly chat: Pick<Chat.Service, "approve" | "reject">
   readonly approver: Approver.Service
   readonly identity: Approver.Identity
   /** Whether `identity` may run turns of this conversation. */
