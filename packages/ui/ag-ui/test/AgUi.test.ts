@@ -156,6 +156,30 @@ describe("AG-UI events of a turn", () => {
       assert.deepStrictEqual((last(ran) as any).outcome, { type: "success" })
       assert.deepStrictEqual(env.runs, [{ tool: "remind", params: remind.arguments }])
     }))
+
+  it.effect("an approval given after the deadline: the call is rejected by policy and never runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [transfer])
+      yield* TestClock.adjust("2 hours")
+      const events = conform(yield* Support.events(env, Support.resume("c1", [approve("t1")])))
+      const result = events.find((e) => e.type === "TOOL_CALL_RESULT") as any
+      assert.strictEqual(result.metadata["chat-ts"].status, "Rejected")
+      assert.strictEqual(result.metadata["chat-ts"].rejectedBy, "policy")
+      assert.deepStrictEqual(result.metadata["chat-ts"].decision, { by: "alice", at: 7_200_000 })
+      assert.deepStrictEqual((last(events) as any).outcome, { type: "success" })
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("a turn that fails once started ends with RUN_ERROR turn_failed", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      const events = conform(yield* Support.events(env, Support.say("c1", "fail")))
+      assert.strictEqual(events[0]!.type, "RUN_STARTED")
+      const error = last(events) as any
+      assert.deepStrictEqual([error.type, error.code], ["RUN_ERROR", "turn_failed"])
+      assert.include(error.message, "InvalidRequest")
+    }))
 })
 
 describe("refused inputs change nothing and run nothing", () => {

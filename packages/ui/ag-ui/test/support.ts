@@ -4,7 +4,7 @@
  * in the user message, the memory store, and an approver (bob may not decide
  * `transfer`).
  */
-import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, ChatError, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { AgUi, AgUiHttp } from "@chat-ts/ag-ui"
 import { Approver } from "@chat-ts/inbox"
@@ -70,6 +70,7 @@ export const model = () =>
   MockLanguageModel.make((request) => {
     const last = request.messages[request.messages.length - 1]!
     const text = Messages.textOf(last)
+    if (last.role === "user" && text === "fail") return Effect.fail(new ChatError.InvalidRequest({ message: "the model refused the request" }))
     if (last.role === "user" && text.startsWith("please do: ")) {
       return { text: "On it.", reasoning: "Calls needed.", toolCalls: JSON.parse(text.slice("please do: ".length)) }
     }
