@@ -85,12 +85,17 @@ export class RunEvents {
     out.push({ type: "TOOL_CALL_START", toolCallId: id, toolCallName: name })
   }
 
-  /** Closes whatever is open (messages, tool calls, the step). */
-  private closeAll(out: Array<Event>): void {
+  /** Closes the open text and reasoning messages and tool calls. */
+  private closeContent(out: Array<Event>): void {
     this.closeText(out)
     this.closeReasoning(out)
     for (const id of this.open) out.push({ type: "TOOL_CALL_END", toolCallId: id })
     this.open.clear()
+  }
+
+  /** Closes whatever is open (messages, tool calls, the step). */
+  private closeAll(out: Array<Event>): void {
+    this.closeContent(out)
     if (this.step !== undefined) out.push({ type: "STEP_FINISHED", stepName: this.step })
     this.step = undefined
   }
@@ -144,10 +149,7 @@ export class RunEvents {
       }
       case "StepFinished": {
         this.inStep(out)
-        this.closeText(out)
-        this.closeReasoning(out)
-        for (const id of this.open) out.push({ type: "TOOL_CALL_END", toolCallId: id })
-        this.open.clear()
+        this.closeContent(out)
         this.usage = Usage.add(this.usage ?? Usage.empty, event.usage)
         out.push({
           type: "STEP_FINISHED",
