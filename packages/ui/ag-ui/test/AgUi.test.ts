@@ -72,6 +72,8 @@ describe("AG-UI events of a turn", () => {
         "STEP_FINISHED",
         "RUN_FINISHED"
       ])
+      const step = events.find((e) => e.type === "STEP_FINISHED") as any
+      assert.deepStrictEqual([step.stepName, step.metadata["chat-ts"].finishReason], ["model-call-1", "tool-calls"])
       const started = events[0]!
       assert.strictEqual(started.threadId, "c1")
       assert.strictEqual(started.protocolVersion, "1.0")
