@@ -1,6 +1,6 @@
 /**
  * The published workspace packages (every packages/<folder>/package.json and
- * packages/providers/<folder>/package.json
+ * packages/providers/<folder>/package.json and packages/ui/<folder>/package.json
  * without `"private": true`) for the root scripts, so a new package needs no
  * edit there:
  *
@@ -15,8 +15,8 @@ import { fileURLToPath } from "node:url"
 
 const root = fileURLToPath(new URL("../", import.meta.url))
 
-/** The folders that hold packages: every folder of packages/ and of packages/providers/. */
-const folders = ["", "providers/"].flatMap((prefix) =>
+/** The folders that hold packages: every folder of packages/, packages/providers/ and packages/ui/. */
+const folders = ["", "providers/", "ui/"].flatMap((prefix) =>
   readdirSync(join(root, "packages", prefix), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => `${prefix}${entry.name}`)

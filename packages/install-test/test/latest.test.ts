@@ -2,12 +2,22 @@
  * A fresh app on `effect@latest` as the registry serves it today. Core and the
  * providers ask for `effect ^4.1.0`, so they must install, compile and run on
  * any 4.x; the packages on modules Effect marks unstable (sql, inbox, workflow,
- * effect-ai) pin `>=4.1.0 <4.2.0`, so npm must accept them on 4.1.x and refuse
+ * effect-ai, ag-ui) pin `>=4.1.0 <4.2.0`, so npm must accept them on 4.1.x and refuse
  * them (ERESOLVE) on a newer minor, and the test says which it found.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest"
 import { type App, compile, copiesOf, expectedLines, makeApp, runProgram, workspaceVersion } from "./app.js"
-import { cleanEnv, runOk } from "./support.js"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { cleanEnv, folderOf, root, runOk } from "./support.js"
+
+/** The `@chat-ts/*` packages a published package depends on. */
+const workspaceDependencies = (name: string): ReadonlyArray<string> => {
+  const manifest = JSON.parse(readFileSync(join(root, "packages", folderOf(name), "package.json"), "utf8")) as {
+    readonly dependencies?: Readonly<Record<string, string>>
+  }
+  return Object.keys(manifest.dependencies ?? {}).filter((dependency) => dependency.startsWith("@chat-ts/"))
+}
 
 /** Whether `version` is within a `>=A.B.C <A.D.0` range (the form of the unstable pins). */
 const withinPin = (version: string, range: string): boolean => {
@@ -43,12 +53,14 @@ describe("a fresh app on effect@latest", () => {
 
   it("the unstable-module packages install on it exactly when it is within their pin", async () => {
     const pinned = inject("packed").filter((p) => p.peerDependencies["effect"]?.startsWith(">="))
-    expect(pinned.map((p) => p.name).sort()).toEqual(["@chat-ts/effect-ai", "@chat-ts/inbox", "@chat-ts/sql", "@chat-ts/workflow"])
+    expect(pinned.map((p) => p.name).sort()).toEqual(["@chat-ts/ag-ui", "@chat-ts/effect-ai", "@chat-ts/inbox", "@chat-ts/sql", "@chat-ts/workflow"])
     for (const library of pinned) {
       const range = library.peerDependencies["effect"]!
       const expected = withinPin(latest, range)
+      // With the workspace packages it depends on (core; the inbox for ag-ui), which the registry may not have yet.
+      const needed = ["@chat-ts/core", library.name, ...workspaceDependencies(library.name)]
       const tried = await makeApp({
-        tarballs: [inject("packed").find((p) => p.name === "@chat-ts/core")!, library],
+        tarballs: inject("packed").filter((p) => needed.includes(p.name)),
         dependencies: { effect: latest },
         leaveOut: ["src"]
       }).then((made) => made.remove().then(() => "installed"), (error: Error) => String(error.message))

@@ -17,9 +17,9 @@ export interface Library {
   readonly folder: string
 }
 
-/** The folders (under packages/) that hold packages: every folder of packages/, and of packages/providers/. */
+/** The folders (under packages/) that hold packages: every folder of packages/, of packages/providers/ and of packages/ui/. */
 const packageFolders = (): ReadonlyArray<string> =>
-  ["", "providers/"].flatMap((prefix) =>
+  ["", "providers/", "ui/"].flatMap((prefix) =>
     readdirSync(join(root, "packages", prefix), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => `${prefix}${entry.name}`)
@@ -27,7 +27,7 @@ const packageFolders = (): ReadonlyArray<string> =>
 
 /**
  * Every workspace package that is published (packages/<folder>/package.json or
- * packages/providers/<folder>/package.json without `"private": true`), sorted by
+ * packages/providers/<folder>/package.json or packages/ui/<folder>/package.json without `"private": true`), sorted by
  * folder, so a package added later is checked without an edit here.
  */
 export const publishable: ReadonlyArray<Library> = packageFolders()

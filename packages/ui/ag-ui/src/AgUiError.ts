@@ -1,0 +1,62 @@
+/**
+ * The one error of the AG-UI endpoint: a request it refuses, with a
+ * machine-readable `code` (sent as the `code` of a `RUN_ERROR`) and the HTTP
+ * status it answers with when the refusal comes before the stream starts.
+ * Nothing was stored and nothing ran when a request is refused.
+ *
+ * @since 0.2.0
+ */
+import * as Schema from "effect/Schema"
+
+/** The codes of refused requests and failed runs, with their HTTP status. */
+export const statuses = {
+  /** The body is not a `RunAgentInput` (not JSON, a key twice, a field of the wrong type, too large). */
+  bad_request: 400,
+  /** No identity behind the request (the `Approver` found nobody). */
+  unauthorized: 401,
+  /** The `Approver` (or the cross-site check) refuses this person this decision or conversation. */
+  forbidden: 403,
+  /** A resume names an interrupt that is no call of this conversation. */
+  unknown_interrupt: 404,
+  /** A resume for a conversation that waits for nothing. */
+  not_paused: 409,
+  /** A resume decides, differently, a call that was already decided (by another tab, say). */
+  already_decided: 409,
+  /** New input while calls wait: the run must carry a `resume` answering every interrupt. */
+  interrupts_pending: 409,
+  /** A resume that leaves some of the open interrupts unanswered. */
+  interrupts_not_addressed: 409,
+  /** Another run holds the conversation's lease right now: try again when it ended. */
+  conversation_busy: 409,
+  /** The edited arguments do not fit the tool's parameters. */
+  invalid_edit: 422,
+  /** The request is not JSON (`content-type`). */
+  unsupported_media_type: 415,
+  /** The store failed or holds a damaged conversation. */
+  store_failure: 500,
+  /** The turn failed after it started (only ever a `RUN_ERROR`, never a status). */
+  turn_failed: 500
+} as const
+
+/** A code of `statuses`. */
+export type Code = keyof typeof statuses
+
+/** The `Code` literals, as a Schema. */
+export const Code = Schema.Literals(Object.keys(statuses) as [Code, ...Array<Code>])
+
+/** A refused request (or, `turn_failed`, a run that failed): nothing was stored or run by it. */
+export class Refused extends Schema.TaggedError<Refused>("@chat-ts/ag-ui/Refused")("Refused", {
+  code: Code,
+  message: Schema.String,
+  /** What is wrong, one problem per entry (an invalid edit's Schema issues). */
+  problems: Schema.optional(Schema.Array(Schema.String))
+}) {
+  /** The HTTP status of this refusal. */
+  get status(): number {
+    return statuses[this.code]
+  }
+}
+
+/** Makes a refusal. */
+export const refuse = (code: Code, message: string, problems?: ReadonlyArray<string>): Refused =>
+  new Refused({ code, message, ...(problems === undefined ? {} : { problems }) })

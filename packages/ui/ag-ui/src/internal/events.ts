@@ -1,0 +1,217 @@
+/**
+ * The mapping of a streamed turn (`ChatEvent`s) to AG-UI events, for one
+ * run: it opens and closes text messages, reasoning messages, tool calls and
+ * steps so that the stream obeys AG-UI's ordering rules (what `@ag-ui/client`
+ * verifies), and ends the run with its outcome.
+ *
+ * @internal
+ */
+import { type ChatEvent, Messages, Usage } from "@chat-ts/core"
+import type * as AgUiError from "../AgUiError.js"
+import * as AgUiProtocol from "../AgUiProtocol.js"
+
+type Event = AgUiProtocol.Event
+
+/** AG-UI's `TokenUsage` entries of a turn's usage. */
+export const usageOf = (usage: Usage.Usage): ReadonlyArray<Record<string, number>> => [{
+  inputTokens: usage.inputTokens,
+  outputTokens: usage.outputTokens,
+  totalTokens: usage.inputTokens + usage.outputTokens,
+  ...(usage.reasoningTokens === undefined ? {} : { reasoningTokens: usage.reasoningTokens }),
+  ...(usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: usage.cachedInputTokens })
+}]
+
+/** The `metadata` of a resolved call's `TOOL_CALL_RESULT`: how it ended and who decided. */
+export const resultMetadata = (call: Messages.ToolCallPart): AgUiProtocol.ResultMetadata => {
+  const status = call.status
+  const decision = Messages.decisionOf(call).decision
+  const edited = "editedArguments" in status ? status.editedArguments : undefined
+  return {
+    [AgUiProtocol.metadataKey]: {
+      status: status._tag === "Completed" || status._tag === "Rejected" ? status._tag : "Failed",
+      ...(status._tag === "Rejected" ? { rejectedBy: status.by } : {}),
+      ...(decision === undefined ? {} : { decision: { by: decision.by, at: decision.at } }),
+      ...(edited === undefined ? {} : { editedArguments: edited })
+    }
+  }
+}
+
+/** The AG-UI events of one run, made one chat event at a time. */
+export class RunEvents {
+  private text: string | undefined
+  private reasoning: string | undefined
+  private step: string | undefined
+  private steps = 0
+  private messages = 0
+  /** The usage of this run's own model calls (a resumed run does not count the calls before its pause). */
+  private usage: Usage.Usage | undefined
+  private readonly open = new Set<string>()
+
+  constructor(readonly threadId: string, readonly runId: string) {}
+
+  /** `RUN_STARTED`. */
+  started(): Event {
+    return { type: "RUN_STARTED", threadId: this.threadId, runId: this.runId, protocolVersion: AgUiProtocol.protocolVersion }
+  }
+
+  private nextId(kind: string): string {
+    this.messages += 1
+    return `${this.runId}:${kind}:${this.messages}`
+  }
+
+  private inStep(out: Array<Event>): void {
+    if (this.step !== undefined) return
+    this.steps += 1
+    this.step = `model-call-${this.steps}`
+    out.push({ type: "STEP_STARTED", stepName: this.step })
+  }
+
+  private closeText(out: Array<Event>): void {
+    if (this.text !== undefined) out.push({ type: "TEXT_MESSAGE_END", messageId: this.text })
+    this.text = undefined
+  }
+
+  private closeReasoning(out: Array<Event>): void {
+    if (this.reasoning === undefined) return
+    out.push({ type: "REASONING_MESSAGE_END", messageId: this.reasoning }, { type: "REASONING_END", messageId: this.reasoning })
+    this.reasoning = undefined
+  }
+
+  private startCall(out: Array<Event>, id: string, name: string): void {
+    if (this.open.has(id)) return
+    this.closeText(out)
+    this.closeReasoning(out)
+    this.open.add(id)
+    out.push({ type: "TOOL_CALL_START", toolCallId: id, toolCallName: name })
+  }
+
+  /** Closes the open text and reasoning messages and tool calls. */
+  private closeContent(out: Array<Event>): void {
+    this.closeText(out)
+    this.closeReasoning(out)
+    for (const id of this.open) out.push({ type: "TOOL_CALL_END", toolCallId: id })
+    this.open.clear()
+  }
+
+  /** Closes whatever is open (messages, tool calls, the step). */
+  private closeAll(out: Array<Event>): void {
+    this.closeContent(out)
+    if (this.step !== undefined) out.push({ type: "STEP_FINISHED", stepName: this.step })
+    this.step = undefined
+  }
+
+  /** The AG-UI events of one chat event (none for the final ones: see `paused`, `completed`). */
+  of(event: ChatEvent.ChatEvent): ReadonlyArray<Event> {
+    const out: Array<Event> = []
+    switch (event._tag) {
+      case "TextDelta": {
+        if (event.text === "") break
+        this.inStep(out)
+        this.closeReasoning(out)
+        if (this.text === undefined) {
+          this.text = this.nextId("text")
+          out.push({ type: "TEXT_MESSAGE_START", messageId: this.text, role: "assistant" })
+        }
+        out.push({ type: "TEXT_MESSAGE_CONTENT", messageId: this.text, delta: event.text })
+        break
+      }
+      case "ReasoningDelta": {
+        if (event.text === "") break
+        this.inStep(out)
+        this.closeText(out)
+        if (this.reasoning === undefined) {
+          this.reasoning = this.nextId("reasoning")
+          out.push(
+            { type: "REASONING_START", messageId: this.reasoning },
+            { type: "REASONING_MESSAGE_START", messageId: this.reasoning, role: "reasoning" }
+          )
+        }
+        out.push({ type: "REASONING_MESSAGE_CONTENT", messageId: this.reasoning, delta: event.text })
+        break
+      }
+      case "ToolCallDelta": {
+        this.inStep(out)
+        this.startCall(out, event.id, event.name)
+        if (event.argumentsDelta !== "") out.push({ type: "TOOL_CALL_ARGS", toolCallId: event.id, delta: event.argumentsDelta })
+        break
+      }
+      case "ToolCall": {
+        // A call whose arguments did not stream (a provider that sends them whole) gets them here.
+        const call = event.call
+        if (!this.open.has(call.id)) {
+          this.inStep(out)
+          this.startCall(out, call.id, call.name)
+          if (call.arguments !== "") out.push({ type: "TOOL_CALL_ARGS", toolCallId: call.id, delta: call.arguments })
+        }
+        out.push({ type: "TOOL_CALL_END", toolCallId: call.id })
+        this.open.delete(call.id)
+        break
+      }
+      case "StepFinished": {
+        this.inStep(out)
+        this.closeContent(out)
+        this.usage = Usage.add(this.usage ?? Usage.empty, event.usage)
+        out.push({
+          type: "STEP_FINISHED",
+          stepName: this.step!,
+          metadata: { [AgUiProtocol.metadataKey]: { finishReason: event.finishReason, usage: usageOf(event.usage)[0] } }
+        })
+        this.step = undefined
+        break
+      }
+      case "ToolResult": {
+        const call = event.call
+        this.closeAll(out)
+        out.push({
+          type: "TOOL_CALL_RESULT",
+          messageId: this.nextId("result"),
+          toolCallId: call.id,
+          role: "tool",
+          content: Messages.projectToolCall(call).result?.text ?? "",
+          metadata: resultMetadata(call)
+        })
+        break
+      }
+      default:
+        break
+    }
+    return out
+  }
+
+  /** `RUN_FINISHED` with `fields` (its outcome), after closing what is open, with the usage of this run's own model calls. */
+  private finish(fields: Record<string, unknown>): ReadonlyArray<Event> {
+    const out: Array<Event> = []
+    this.closeAll(out)
+    out.push({
+      type: "RUN_FINISHED",
+      threadId: this.threadId,
+      runId: this.runId,
+      ...fields,
+      ...(this.usage === undefined ? {} : { usage: usageOf(this.usage) })
+    })
+    return out
+  }
+
+  /** Ends the run paused: `RUN_FINISHED` with an interrupt outcome. */
+  paused(interrupts: ReadonlyArray<unknown>): ReadonlyArray<Event> {
+    return this.finish({ outcome: { type: "interrupt", interrupts } })
+  }
+
+  /** Ends the run complete: `RUN_FINISHED` with a success outcome and the answer's text as `result`. */
+  completed(text: string): ReadonlyArray<Event> {
+    return this.finish({ result: text, outcome: { type: "success" } })
+  }
+
+  /** Ends the run failed: `RUN_ERROR` with the refusal's code. */
+  failed(error: AgUiError.Refused): ReadonlyArray<Event> {
+    return [runError(error)]
+  }
+}
+
+/** A `RUN_ERROR` event for a refusal (also the JSON body of a refusal answered with a status). */
+export const runError = (error: AgUiError.Refused): Event => ({
+  type: "RUN_ERROR",
+  message: error.message,
+  code: error.code,
+  ...(error.problems === undefined ? {} : { metadata: { [AgUiProtocol.metadataKey]: { problems: error.problems } } })
+})

@@ -1,0 +1,345 @@
+/**
+ * The protocol: each chat event's AG-UI events (checked against
+ * `@ag-ui/core`'s own Schemas), the interrupts of a pause, resumes, and
+ * every refused input: nothing stored, nothing run.
+ */
+import { Messages } from "@chat-ts/core"
+import { AgUiError, AgUiProtocol } from "@chat-ts/ag-ui"
+import { EventSchema } from "@ag-ui/core/schemas"
+import { Approver } from "@chat-ts/inbox"
+import { assert, describe, it } from "@effect/vitest"
+import { Effect, Option, Result } from "effect"
+import { TestClock } from "effect/testing"
+import * as Support from "./support.js"
+
+const email = { id: "e1", name: "send_email", arguments: { to: "ann@example.com", subject: "hi" } }
+const transfer = { id: "t1", name: "transfer", arguments: { amount: 50, to: "acct-9" } }
+const remind = { id: "r1", name: "remind", arguments: { text: "stretch" } }
+
+const approve = (id: string, editedArgs?: unknown) => ({
+  interruptId: id,
+  status: "resolved" as const,
+  payload: editedArgs === undefined ? { approved: true } : { approved: true, editedArgs }
+})
+const decline = (id: string, reason?: string) => ({
+  interruptId: id,
+  status: "resolved" as const,
+  payload: reason === undefined ? { approved: false } : { approved: false, reason }
+})
+
+const types = (events: ReadonlyArray<AgUiProtocol.Event>) => events.map((event) => event.type)
+const last = (events: ReadonlyArray<AgUiProtocol.Event>) => events[events.length - 1]!
+
+/** Every event must be one `@ag-ui/core` accepts. */
+const conform = (events: ReadonlyArray<AgUiProtocol.Event>) => {
+  for (const event of events) EventSchema.parse(event)
+  return events
+}
+
+const stored = (env: Support.Env, id: string) => Effect.map(env.store.load(id), Option.getOrThrow)
+const statusOf = (env: Support.Env, thread: string, call: string) =>
+  Effect.map(stored(env, thread), (s) => Messages.findTool(s.messages, call)!.status)
+
+/** Runs `input` expecting a refusal; returns it. */
+const refused = (env: Support.Env, input: Parameters<typeof Support.events>[1], identity = Support.alice) =>
+  Effect.flip(Support.events(env, input, identity))
+
+/** A thread paused on `calls`. */
+const paused = (env: Support.Env, thread: string, calls: ReadonlyArray<Support.Asked>) =>
+  Support.events(env, Support.say(thread, Support.asking(calls)))
+
+describe("AG-UI events of a turn", () => {
+  it.effect("a new message: reasoning, text, streamed tool call arguments, a step, then a pause as interrupts", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      const events = conform(yield* paused(env, "c1", [email, transfer]))
+      assert.deepStrictEqual(types(events).filter((t, i, all) => t !== all[i - 1]), [
+        "RUN_STARTED",
+        "STEP_STARTED",
+        "REASONING_START",
+        "REASONING_MESSAGE_START",
+        "REASONING_MESSAGE_CONTENT",
+        "REASONING_MESSAGE_END",
+        "REASONING_END",
+        "TEXT_MESSAGE_START",
+        "TEXT_MESSAGE_CONTENT",
+        "TEXT_MESSAGE_END",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_START",
+        "TOOL_CALL_ARGS",
+        "TOOL_CALL_END",
+        "STEP_FINISHED",
+        "RUN_FINISHED"
+      ])
+      const step = events.find((e) => e.type === "STEP_FINISHED") as any
+      assert.deepStrictEqual([step.stepName, step.metadata["chat-ts"].finishReason], ["model-call-1", "tool-calls"])
+      const started = events[0]!
+      assert.strictEqual(started.threadId, "c1")
+      assert.strictEqual(started.protocolVersion, "1.0")
+      const text = events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join("")
+      assert.strictEqual(text, "On it.")
+      for (const call of [email, transfer]) {
+        const args = events.filter((e) => e.type === "TOOL_CALL_ARGS" && e.toolCallId === call.id).map((e) => e.delta).join("")
+        assert.deepStrictEqual(JSON.parse(args), call.arguments)
+        assert.strictEqual(events.filter((e) => e.type === "TOOL_CALL_END" && e.toolCallId === call.id).length, 1)
+      }
+      const finished = last(events) as any
+      assert.strictEqual(finished.outcome.type, "interrupt")
+      const [first, second] = finished.outcome.interrupts
+      assert.deepStrictEqual([first.id, first.toolCallId, first.reason], ["e1", "e1", "tool_call"])
+      assert.deepStrictEqual(first.metadata["chat-ts"].arguments, email.arguments)
+      assert.strictEqual(first.metadata["chat-ts"].waitsFor, "approval")
+      assert.strictEqual(first.metadata["chat-ts"].description, "Send an email.")
+      assert.deepStrictEqual(first.responseSchema.required, ["approved"])
+      assert.deepStrictEqual(first.responseSchema.properties.editedArgs.required, ["to", "subject"])
+      assert.strictEqual(first.expiresAt, undefined)
+      // The transfer's deadline, an hour after the strategy decided (test clock at 0).
+      assert.strictEqual(second.expiresAt, new Date(Support.transferDeadline).toISOString())
+      assert.strictEqual(second.metadata["chat-ts"].expiresAt, Support.transferDeadline)
+      assert.deepStrictEqual(finished.usage.length, 1)
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("a resume approving one call and editing another runs each once, reports each result, and completes", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, transfer])
+      yield* TestClock.adjust("1 minute")
+      const events = conform(yield* Support.events(env, Support.resume("c1", [approve("e1"), approve("t1", { amount: 20, to: "acct-9" })])))
+      assert.deepStrictEqual(types(events).filter((t, i, all) => t !== all[i - 1]), Support.resumedRun)
+      const results = events.filter((e) => e.type === "TOOL_CALL_RESULT") as Array<any>
+      assert.deepStrictEqual(results.map((r) => r.toolCallId).sort(), ["e1", "t1"])
+      const moved = results.find((r) => r.toolCallId === "t1")
+      assert.deepStrictEqual(JSON.parse(moved.content), { moved: 20 })
+      assert.deepStrictEqual(moved.metadata["chat-ts"], {
+        status: "Completed",
+        decision: { by: "alice", at: 60_000 },
+        editedArguments: JSON.stringify({ amount: 20, to: "acct-9" })
+      })
+      const finished = last(events) as any
+      assert.deepStrictEqual(finished.outcome, { type: "success" })
+      assert.strictEqual(finished.result, "All done.")
+      assert.deepStrictEqual(finished.usage, [{ inputTokens: 7, outputTokens: 3, totalTokens: 10 }])
+      assert.deepStrictEqual([...env.runs].sort((a, b) => a.tool.localeCompare(b.tool)), [
+        { tool: "send_email", params: email.arguments },
+        { tool: "transfer", params: { amount: 20, to: "acct-9" } }
+      ])
+    }))
+
+  it.effect("a decline carries its reason to the model; a cancelled interrupt is rejected, and neither runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, transfer])
+      const events = conform(yield* Support.events(env, Support.resume("c1", [decline("e1", "not today"), { interruptId: "t1", status: "cancelled" }])))
+      const results = events.filter((e) => e.type === "TOOL_CALL_RESULT") as Array<any>
+      const e1 = results.find((r) => r.toolCallId === "e1")
+      assert.strictEqual(e1.content, JSON.stringify({ error: "The user rejected this tool call; it did not run. Reason: not today" }))
+      assert.deepStrictEqual(e1.metadata["chat-ts"], { status: "Rejected", rejectedBy: "user", decision: { by: "alice", at: 0 } })
+      assert.match(results.find((r) => r.toolCallId === "t1").content, /cancelled the approval request/)
+      assert.strictEqual(env.runs.length, 0)
+      // What the model is sent for e1 on its next call.
+      const sent = Messages.toolCalls(env.mock.requests[env.mock.requests.length - 1]!.messages).find((call) => call.id === "e1")!
+      assert.include(Messages.projectToolCall(sent).result!.text, "Reason: not today")
+    }))
+
+  it.effect("a scheduled call is an interrupt with its time: cancelled, it keeps waiting; approved, it runs now", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      const first = conform(yield* paused(env, "c1", [remind]))
+      const interrupt = (last(first) as any).outcome.interrupts[0]
+      assert.strictEqual(interrupt.reason, "chat-ts:scheduled")
+      assert.strictEqual(interrupt.metadata["chat-ts"].scheduledAt, 60_000)
+      assert.strictEqual(interrupt.metadata["chat-ts"].waitsFor, "time")
+      const waited = conform(yield* Support.events(env, Support.resume("c1", [{ interruptId: "r1", status: "cancelled" }])))
+      assert.strictEqual((last(waited) as any).outcome.interrupts[0].id, "r1")
+      assert.strictEqual((yield* statusOf(env, "c1", "r1"))._tag, "Scheduled")
+      const ran = conform(yield* Support.events(env, Support.resume("c1", [approve("r1")])))
+      assert.deepStrictEqual((last(ran) as any).outcome, { type: "success" })
+      assert.deepStrictEqual(env.runs, [{ tool: "remind", params: remind.arguments }])
+    }))
+
+  it.effect("an approval given after the deadline: the call is rejected by policy and never runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [transfer])
+      yield* TestClock.adjust("2 hours")
+      const events = conform(yield* Support.events(env, Support.resume("c1", [approve("t1")])))
+      const result = events.find((e) => e.type === "TOOL_CALL_RESULT") as any
+      assert.strictEqual(result.metadata["chat-ts"].status, "Rejected")
+      assert.strictEqual(result.metadata["chat-ts"].rejectedBy, "policy")
+      assert.deepStrictEqual(result.metadata["chat-ts"].decision, { by: "alice", at: 7_200_000 })
+      assert.deepStrictEqual((last(events) as any).outcome, { type: "success" })
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("a turn that fails once started ends with RUN_ERROR turn_failed", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      const events = conform(yield* Support.events(env, Support.say("c1", "fail")))
+      assert.strictEqual(events[0]!.type, "RUN_STARTED")
+      const error = last(events) as any
+      assert.deepStrictEqual([error.type, error.code], ["RUN_ERROR", "turn_failed"])
+      assert.include(error.message, "InvalidRequest")
+    }))
+})
+
+describe("refused inputs change nothing and run nothing", () => {
+  it.effect("a forged interrupt id, and a call of another conversation: unknown_interrupt (404)", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email])
+      yield* paused(env, "c2", [{ ...transfer, id: "other" }])
+      const before = yield* stored(env, "c1")
+      for (const id of ["forged", "other"]) {
+        const error = yield* refused(env, Support.resume("c1", [approve(id)]))
+        assert.instanceOf(error, AgUiError.Refused)
+        assert.strictEqual(error.code, "unknown_interrupt")
+        assert.strictEqual(error.status, 404)
+      }
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      assert.strictEqual((yield* statusOf(env, "c2", "other"))._tag, "AwaitingApproval")
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("a resume of a conversation that waits for nothing: not_paused (409)", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      // A thread never seen: nothing is created.
+      assert.strictEqual((yield* refused(env, Support.resume("new", [approve("e1")]))).code, "unknown_interrupt")
+      assert.isTrue(Option.isNone(yield* env.store.load("new")))
+      yield* Support.events(env, Support.say("c1", "hello"))
+      const error = yield* refused(env, Support.resume("c1", [approve("e1")]))
+      assert.strictEqual(error.code, "unknown_interrupt")
+      yield* paused(env, "c2", [email])
+      yield* Support.events(env, Support.resume("c2", [approve("e1")]))
+      const again = yield* refused(env, Support.resume("c2", [decline("e1")]))
+      assert.strictEqual(again.code, "not_paused")
+      assert.strictEqual(again.status, 409)
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
+  it.effect("a different decision on a call already decided: already_decided (409); the call ran once", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, { ...email, id: "e2" }])
+      // Tab A decides both; the turn asks for a new call (the model proposes e3).
+      yield* Support.events(env, Support.resume("c1", [approve("e1"), approve("e2")]))
+      yield* Support.events(env, Support.say("c1", Support.asking([{ ...email, id: "e3" }])))
+      const before = yield* stored(env, "c1")
+      // Tab B, late, rejects e1 while answering e3.
+      const error = yield* refused(env, Support.resume("c1", [decline("e1"), approve("e3")]))
+      assert.strictEqual(error.code, "already_decided")
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      assert.strictEqual((yield* statusOf(env, "c1", "e3"))._tag, "AwaitingApproval")
+      assert.strictEqual(env.runs.length, 2)
+    }))
+
+  it.effect("an edit that fails the tool's Schema: invalid_edit (422) with the problems; then a valid one runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email])
+      const before = yield* stored(env, "c1")
+      const error = yield* refused(env, Support.resume("c1", [approve("e1", { to: "not an address", subject: "hi" })]))
+      assert.strictEqual(error.code, "invalid_edit")
+      assert.strictEqual(error.status, 422)
+      assert.isAbove(error.problems!.length, 0)
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      assert.deepStrictEqual((yield* statusOf(env, "c1", "e1"))._tag, "AwaitingApproval")
+      yield* Support.events(env, Support.resume("c1", [approve("e1", { to: "bo@example.com", subject: "hi" })]))
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: { to: "bo@example.com", subject: "hi" } }])
+    }))
+
+  it.effect("a resume sent twice (a retrying client): the second runs nothing and reports the same end", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email])
+      const input = Support.resume("c1", [approve("e1")])
+      const first = yield* Support.events(env, input)
+      const calls = env.mock.requests.length
+      const version = (yield* stored(env, "c1")).version
+      const second = conform(yield* Support.events(env, input))
+      assert.deepStrictEqual(types(second), ["RUN_STARTED", "RUN_FINISHED"])
+      assert.deepStrictEqual((last(second) as any).outcome, (last(first) as any).outcome)
+      assert.strictEqual((last(second) as any).result, "All done.")
+      assert.strictEqual(env.mock.requests.length, calls)
+      assert.strictEqual((yield* stored(env, "c1")).version, version)
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
+  it.effect("a repeated answer while its run is under way (the call approved, not yet run): conversation_busy, nothing runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email])
+      // The state another run saved as it started: e1 approved by alice, the turn not over.
+      const before = yield* stored(env, "c1")
+      const approved = Messages.updateTool(
+        Result.getOrThrow(Messages.approve(before.messages, "e1")),
+        "e1",
+        (call) => ({ ...call, status: { ...call.status, decision: { by: "alice", at: 0 } } as Messages.ToolCallStatus })
+      )
+      yield* env.store.save("c1", approved, { expectedVersion: before.version })
+      const error = yield* refused(env, Support.resume("c1", [approve("e1")]))
+      assert.strictEqual(error.code, "conversation_busy")
+      assert.strictEqual(env.runs.length, 0)
+      assert.strictEqual((yield* statusOf(env, "c1", "e1"))._tag, "Approved")
+    }))
+
+  it.effect("a new message sent twice (same message id): the second calls no model", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      const input = Support.say("c1", "hello", "m-1")
+      yield* Support.events(env, input)
+      const again = yield* Support.events(env, { ...input, runId: "retry" })
+      assert.deepStrictEqual(types(again), ["RUN_STARTED", "RUN_FINISHED"])
+      assert.strictEqual(env.mock.requests.length, 1)
+      assert.strictEqual((yield* stored(env, "c1")).messages.filter((m) => m.role === "user").length, 1)
+    }))
+
+  it.effect("new input while calls wait, and a resume leaving an interrupt unanswered: refused (409)", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, transfer])
+      const before = yield* stored(env, "c1")
+      assert.strictEqual((yield* refused(env, Support.say("c1", "never mind"))).code, "interrupts_pending")
+      assert.strictEqual((yield* refused(env, Support.resume("c1", [approve("e1")]))).code, "interrupts_not_addressed")
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("a decision the Approver refuses, a malformed answer, an interrupt answered twice: refused", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make({ mayRun: (identity) => Effect.succeed(identity.id !== "mallory") })
+      yield* paused(env, "c1", [transfer])
+      const before = yield* stored(env, "c1")
+      assert.strictEqual((yield* refused(env, Support.resume("c1", [approve("t1")]), Support.bob)).code, "forbidden")
+      const malformed = Support.resume("c1", [{ interruptId: "t1", status: "resolved", payload: { approved: "yes" } }])
+      assert.strictEqual((yield* refused(env, malformed)).code, "bad_request")
+      assert.strictEqual((yield* refused(env, Support.resume("c1", [approve("t1"), decline("t1")]))).code, "bad_request")
+      // Neither a user message nor a resume: nothing to run.
+      assert.strictEqual((yield* refused(env, { threadId: "c1", runId: "r", messages: [{ id: "a", role: "assistant", content: "hi" }] })).code, "bad_request")
+      const mallory = new Approver.Identity({ id: "mallory" })
+      assert.strictEqual((yield* refused(env, Support.say("c2", "hi"), mallory)).code, "forbidden")
+      assert.isTrue(Option.isNone(yield* env.store.load("c2")))
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("two tabs deciding the same call at once: one wins, the call runs once", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email])
+      const outcomes = yield* Effect.all([
+        Effect.result(Support.events(env, Support.resume("c1", [approve("e1")]))),
+        Effect.result(Support.events(env, Support.resume("c1", [decline("e1", "no")])))
+      ], { concurrency: "unbounded" })
+      const won = outcomes.filter((o) => o._tag === "Success")
+      assert.isAtLeast(won.length, 1)
+      for (const o of outcomes) {
+        if (o._tag === "Failure") assert.include(["conversation_busy", "already_decided", "not_paused"], o.failure.code)
+      }
+      const status = (yield* statusOf(env, "c1", "e1"))._tag
+      assert.strictEqual(env.runs.length, status === "Completed" ? 1 : 0)
+      assert.include(["Completed", "Rejected"], status)
+    }))
+})
