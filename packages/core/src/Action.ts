@@ -7,6 +7,7 @@
 import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
+import type { Policy as DecisionPolicy } from "./internal/schema.js"
 
 /** A point in time: an Effect `DateTime` or epoch milliseconds (a finite number). */
 export type Instant = DateTime.DateTime | number
@@ -33,9 +34,11 @@ export type Action = Data.TaggedEnum<{
   /** Run the call now. */
   Execute: {}
   /** Do not run the call until a person approves it; optionally reject it by policy after `expiresAt`. */
-  RequireApproval: { readonly expiresAt?: Instant | undefined }
+  RequireApproval: { readonly expiresAt?: Instant | undefined; readonly policy?: DecisionPolicy | undefined }
   /** Run the call at a later time: `at` an instant, or `after` a duration from the decision. */
-  Defer: { readonly at: Instant; readonly after?: undefined } | { readonly after: Delay; readonly at?: undefined }
+  Defer:
+    & ({ readonly at: Instant; readonly after?: undefined } | { readonly after: Delay; readonly at?: undefined })
+    & { readonly policy?: DecisionPolicy | undefined }
   /** Refuse the call; the model sees `reason`. */
   Reject: { readonly reason: string }
 }>
@@ -46,15 +49,15 @@ const constructors = Data.taggedEnum<Action>()
 export const Execute: () => Action = () => constructors.Execute()
 
 /** Ask a person first; optionally reject by policy when `expiresAt` passes without a decision. */
-export const RequireApproval = (options?: { readonly expiresAt?: Instant }): Action =>
-  constructors.RequireApproval({ expiresAt: options?.expiresAt })
+export const RequireApproval = (options?: { readonly expiresAt?: Instant; readonly policy?: DecisionPolicy }): Action =>
+  constructors.RequireApproval({ expiresAt: options?.expiresAt, policy: options?.policy })
 
 /**
  * Run the call at `at`, or `after` a delay (counted from when the strategy
  * decided). A time or delay that is not valid makes the call wait for a person.
  */
 export const Defer = (
-  options: { readonly at: Instant } | { readonly after: Delay }
+  options: ({ readonly at: Instant } | { readonly after: Delay }) & { readonly policy?: DecisionPolicy }
 ): Action => constructors.Defer(options as { readonly at: Instant })
 
 /** Refuse the call; the model sees `reason`. */

@@ -17,6 +17,7 @@ import * as HttpApiError from "effect/http-api/HttpApiError"
 import * as HttpApiGroup from "effect/http-api/HttpApiGroup"
 import * as HttpApiMiddleware from "effect/http-api/HttpApiMiddleware"
 import * as OpenApi from "effect/http-api/OpenApi"
+import { Messages } from "@chat-ts/core"
 import * as Schema from "effect/Schema"
 import { Identity } from "./Approver.js"
 import * as InboxError from "./InboxError.js"
@@ -44,7 +45,15 @@ export class PendingCall extends Schema.Class<PendingCall>("@chat-ts/inbox/Pendi
   parameters: Schema.optional(Schema.Unknown),
   reason: WaitReason,
   /** For `approval`: when the request expires; for `scheduled`: when the call is due (epoch millis). */
-  deadline: Schema.optional(Schema.Number)
+  deadline: Schema.optional(Schema.Number),
+  /** Who may decide it: the decision policy recorded on the call (absent: anyone the `Approver` allows). */
+  policy: Schema.optional(Messages.DecisionPolicy),
+  /** Who asked for it (the sender of the turn's user message), when known. */
+  requester: Schema.optional(Schema.String),
+  /** How many distinct approvals it needs (1 without a quorum). */
+  quorum: Schema.optional(Schema.Number),
+  /** The approvals given so far towards the quorum: who and when. */
+  votes: Schema.optional(Schema.Array(Schema.Struct({ by: Schema.String, at: Schema.Number })))
 }) {}
 
 /** One page of pending calls. */

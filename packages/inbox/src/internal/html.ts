@@ -21,6 +21,34 @@ const deadline = (call: InboxApi.PendingCall): string =>
     ? ""
     : `<span class="deadline">${call.reason === "approval" ? "expires" : "due"} <time datetime="${escape(time(call.deadline))}" data-deadline="${call.deadline}">${escape(time(call.deadline))}</time></span>`
 
+/** Who a policy names for one kind of decision, as words. */
+const namedText = (deciders: { readonly ids?: ReadonlyArray<string> | undefined; readonly roles?: ReadonlyArray<string> | undefined } | undefined): string => {
+  if (deciders === undefined) return "anyone signed in"
+  const names = [...(deciders.roles ?? []).map((role) => `role ${role}`), ...(deciders.ids ?? [])]
+  return names.length === 0 ? "nobody" : names.join(", ")
+}
+
+/** Who may decide a call and how far its quorum is, or nothing for a call without a policy. */
+const whoMayDecide = (call: InboxApi.PendingCall): string => {
+  const policy = call.policy
+  if (policy === undefined) return ""
+  const quorum = call.quorum ?? 1
+  const votes = call.votes ?? []
+  const rules = [
+    `approve: ${namedText(policy.approve)}`,
+    ...(policy.edit === undefined ? [] : [`edit: ${namedText(policy.edit)}`]),
+    ...(policy.reject === undefined ? [] : [`reject: ${namedText(policy.reject)}`]),
+    ...(policy.notRequester === true ? [`not the requester${call.requester === undefined ? " (unknown: nobody may approve)" : ` (${call.requester})`}`] : [])
+  ]
+  return `<p class="who-may">Who may decide: ${escape(rules.join(" · "))}</p>${
+    quorum <= 1
+      ? ""
+      : `<p class="quorum" data-votes="${votes.length}" data-quorum="${quorum}">Approvals: ${votes.length} of ${quorum}${
+        votes.length === 0 ? "" : ` (${escape(votes.map((vote) => vote.by).join(", "))})`
+      }</p>`
+  }`
+}
+
 /** The frame of every page. */
 export const layout = (options: {
   readonly title: string
@@ -60,6 +88,7 @@ export const list = (items: ReadonlyArray<InboxApi.PendingCall>): string => {
 <code class="args">${escape(call.arguments.slice(0, 160))}</code>
 <span class="meta">conversation ${escape(call.conversationId)} · paused <time datetime="${escape(time(call.updatedAt))}">${escape(time(call.updatedAt))}</time></span>
 ${deadline(call)}
+${whoMayDecide(call)}
 </a>
 </li>`
   ).join("\n")
@@ -111,6 +140,7 @@ const decisionForms = (view: InboxApi.ConversationView, call: InboxApi.PendingCa
 <h2 id="title-${id}"><span class="tool">${escape(call.tool)}</span> <span class="reason reason-${call.reason}">${call.reason === "approval" ? "needs approval" : "scheduled"}</span></h2>
 ${call.description === undefined ? "" : `<p class="description">${escape(call.description)}</p>`}
 ${deadline(call)}
+${whoMayDecide(call)}
 <pre class="args" aria-label="Arguments">${escape(pretty)}</pre>
 <form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>
 <form class="decide edit" ${base} data-kind="edit">
