@@ -143,13 +143,13 @@ ${deadline(call)}
 ${whoMayDecide(call)}
 <pre class="args" aria-label="Arguments">${escape(pretty)}</pre>
 <form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>
-<form class="decide edit" ${base} data-kind="edit">
+${(call.quorum ?? 1) > 1 ? "" : `<form class="decide edit" ${base} data-kind="edit">
 <label for="edit-${id}">Edit the arguments (JSON)</label>
 <textarea id="edit-${id}" name="arguments" rows="${Math.min(12, pretty.split("\n").length + 1)}" spellcheck="false" aria-describedby="problems-edit-${id}">${escape(pretty)}</textarea>
 ${call.parameters === undefined ? "" : `<details><summary>Parameters (JSON Schema)</summary><pre>${escape(JSON.stringify(call.parameters, null, 2))}</pre></details>`}
 <div class="problems" id="problems-edit-${id}" role="alert"></div>
 <button type="submit">Approve with these arguments</button>
-</form>
+</form>`}
 <form class="decide reject" ${base} data-kind="reject">
 <label for="reason-${id}">Reason (the model sees it)</label>
 <input id="reason-${id}" name="reason" maxlength="4000" autocomplete="off">
