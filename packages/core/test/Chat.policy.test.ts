@@ -93,6 +93,21 @@ describe("Chat: decision policies", () => {
       expect(runs.sort()).toEqual(["big", "small"])
     }))
 
+  it.effect("a policy governs calls that wait for a person: a strategy's Execute runs the call", () =>
+    Effect.gen(function*() {
+      const runs: Array<string> = []
+      const kit = Toolkit.withStrategy(Toolkit.make(Pay), () => Action.Execute())
+      const chat = yield* Chat.make({ tools: kit }).pipe(
+        Effect.provide(Layer.merge(
+          MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "p1", name: "pay", arguments: { amount: 1 } }]), MockLanguageModel.text("Done.")]).layer,
+          kit.toLayer({ pay: ({ amount }, call) => Effect.sync(() => (runs.push(call.id), { paid: amount })) })
+        ))
+      )
+      const done = yield* chat.complete(Messages.fromUser("Pay it."))
+      expect(done.outcome._tag).toBe("Complete")
+      expect(runs).toEqual(["p1"])
+    }))
+
   it.effect("Worker.resume: a refused decider fails the resume with nothing saved or run; an allowed one runs the call", () =>
     Effect.gen(function*() {
       const store = yield* ConversationStore.ConversationStore

@@ -101,6 +101,27 @@ describe("DecisionPolicy: who may decide", () => {
     const anonymous = paused({ notRequester: true }, null)
     expect(DecisionPolicy.requesterOf(anonymous, "c1")).toBeUndefined()
     expect(failureTag(Messages.approve(anonymous, "c1", undefined, as(bob)))).toBe("DecisionNotAllowed")
+    expect(failureTag(Messages.reject(anonymous, "c1", "no", as(bob)))).toBe("Success")
+  })
+
+  it("a kind left out is open to anyone identified; one named with no ids and no roles, to nobody", () => {
+    const open = paused({})
+    expect(failureTag(Messages.approve(open, "c1", undefined, as({ id: "zed" })))).toBe("Success")
+    expect(failureTag(Messages.approve(open, "c1"))).toBe("DecisionNotAllowed")
+    const closed = paused({ approve: {} })
+    for (const person of [alice, bob, carol]) {
+      expect(failureTag(Messages.approve(closed, "c1", undefined, as(person)))).toBe("DecisionNotAllowed")
+      expect(failureTag(Messages.reject(closed, "c1", undefined, as(person)))).toBe("DecisionNotAllowed")
+    }
+  })
+
+  it("a scheduled call's policy governs running it early and cancelling it", () => {
+    const scheduled = pausedWith(Turn.Decision.Defer({ at: NOW + 60_000, policy: { approve: { ids: ["carol"] } } }))
+    expect(failureTag(Messages.approve(scheduled, "c1", undefined, as(bob)))).toBe("DecisionNotAllowed")
+    expect(failureTag(Messages.reject(scheduled, "c1", undefined, as(bob)))).toBe("DecisionNotAllowed")
+    const early = Result.getOrThrow(Messages.approve(scheduled, "c1", undefined, as(carol)))
+    expect(statusOf(early)).toMatchObject({ _tag: "Approved", scheduledAt: NOW + 60_000, decision: { by: "carol" } })
+    expect(started(early)).toStrictEqual(["c1"])
   })
 
   it("a quorum of two: the call waits until two distinct people said yes; a second yes by one person is refused", () => {
