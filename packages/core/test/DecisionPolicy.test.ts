@@ -167,6 +167,21 @@ describe("DecisionPolicy: who may decide", () => {
     expect(statusOf(next)).toStrictEqual({ _tag: "AwaitingApproval", policy })
   })
 
+  it("hostile deciders: an id of 201 characters, 101 roles, roles that are not strings are refused; a \"__proto__\" id is just an id", () => {
+    const messages = paused({ approve: { roles: ["finance"] } })
+    const invalid = [
+      { id: "x".repeat(201), roles: ["finance"] },
+      { id: "bob", roles: Array.from({ length: 101 }, () => "finance") },
+      { id: "bob", roles: [1] as unknown as ReadonlyArray<string> },
+      { id: 7 } as unknown as Messages.Identity
+    ]
+    for (const decider of invalid) expect(failureTag(Messages.approve(messages, "c1", undefined, as(decider)))).toBe("DecisionNotAllowed")
+    expect(failureTag(Messages.approve(messages, "c1", undefined, as({ id: "__proto__", roles: ["__proto__"] })))).toBe("DecisionNotAllowed")
+    const proto = Result.getOrThrow(Messages.approve(messages, "c1", undefined, as({ id: "__proto__", roles: ["finance"] })))
+    expect(statusOf(proto)).toMatchObject({ _tag: "Approved", decision: { by: "__proto__" } })
+    expect(Result.getOrThrow(Messages.fromJson(Result.getOrThrow(Messages.toJson(proto))))).toStrictEqual(proto)
+  })
+
   it("a policy, votes and a sender survive the stored format", () => {
     const once = Result.getOrThrow(Messages.approve(paused({ quorum: 2, notRequester: true }), "c1", undefined, as(bob)))
     expect(Result.getOrThrow(Messages.fromJson(Result.getOrThrow(Messages.toJson(once))))).toStrictEqual(once)
