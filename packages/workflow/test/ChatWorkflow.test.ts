@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { ChatWorkflow, Decision } from "../src/index.js"
-import { claimId, decisionRecordId } from "../src/internal/shell.js"
+import { claimId, decisionRecordId, decisionText } from "../src/internal/shell.js"
 import { eventually, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
@@ -279,6 +279,42 @@ describe("ChatWorkflow on the in-memory engine", () => {
         reason: "keep them",
         decision: { by: "cid", kind: "reject", votes: [{ by: "ben" }] }
       })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("who may decide: a round's vote already recorded (its client died before sending it): another vote is told to read again; the first, sent again, counts", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Deleted.")
+    ])
+    const ben = { id: "ben", roles: ["ops"] }
+    const cid = { id: "cid", roles: ["ops"] }
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-vault-3", Messages.fromUser("Delete the vault keys.", { sender: { id: "ann" } }))
+      yield* waiting(id)
+      yield* settle
+      // Ben's client recorded round 0 and died before showing or sending it.
+      const benVote = Decision.approve(undefined, { decider: ben })
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save(decisionRecordId(id, "v1"), Messages.fromUser(decisionText(benVote)), { expectedVersion: 0 })
+      const lost = yield* Effect.flip(turns.decide(id, "v1", Decision.approve(undefined, { decider: cid })))
+      expect(lost._tag).toBe("ConcurrentModification")
+      expect(statusOf((yield* turns.read(id)).messages, "v1")).toEqual({ _tag: "AwaitingApproval", policy: vaultPolicy })
+      // Ben sends it again: a retry of the recorded vote, which the workflow applies.
+      yield* turns.decide(id, "v1", benVote)
+      yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return status?._tag === "AwaitingApproval" && (status.votes?.length ?? 0) === 1
+      })
+      expect(rec.calls).toEqual([])
+      // Cid, reading again, votes in round 1: the quorum is met, the call runs once.
+      yield* settle
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: cid }))
+      const done = yield* ended(id)
+      expect(rec.calls.map((c) => c.name)).toEqual(["delete_files"])
+      const status = statusOf(done.messages, "v1")
+      expect(status?._tag === "Completed" && status.decision?.votes?.map((vote) => vote.by)).toEqual(["ben", "cid"])
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
