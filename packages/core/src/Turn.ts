@@ -428,6 +428,8 @@ const invalidPolicy = (call: ToolCallPart): ToolCallPart => ({
 /** The status an approved call had before the person approved it (the approval undone: no decision record). */
 const unapproved = (status: ToolCallPart["status"]): ToolCallPart["status"] => {
   if (status._tag !== "Approved") return status
+  // Its decision policy stays: the new decision is judged by the same rule.
+  if (status.policy !== undefined) return Policy.unmet(status)
   if (status.scheduledAt !== undefined) return { _tag: "Scheduled", at: status.scheduledAt }
   return status.expiresAt === undefined ? { _tag: "AwaitingApproval" } : { _tag: "AwaitingApproval", expiresAt: status.expiresAt }
 }

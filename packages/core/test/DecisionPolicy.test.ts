@@ -182,6 +182,15 @@ describe("DecisionPolicy: who may decide", () => {
     expect(Result.getOrThrow(Messages.fromJson(Result.getOrThrow(Messages.toJson(proto))))).toStrictEqual(proto)
   })
 
+  it("an edit refused at resume puts the call back under its policy: the next decision is judged by the same rule", () => {
+    const policy = { approve: { roles: ["finance"] } }
+    const edited = Result.getOrThrow(Messages.approve(paused(policy), "c1", { amount: "a lot" }, as(bob)))
+    const [back, outcome] = Turn.step(edited, Turn.Event.Resume({ now: NOW + 10, invalidEdits: [{ id: "c1", detail: "amount: expected a number" }] }), config)
+    expect(outcome._tag).toBe("InvalidEdits")
+    expect(statusOf(back)).toStrictEqual({ _tag: "AwaitingApproval", policy })
+    expect(failureTag(Messages.approve(back, "c1", undefined, as(alice)))).toBe("DecisionNotAllowed")
+  })
+
   it("a policy, votes and a sender survive the stored format", () => {
     const once = Result.getOrThrow(Messages.approve(paused({ quorum: 2, notRequester: true }), "c1", undefined, as(bob)))
     expect(Result.getOrThrow(Messages.fromJson(Result.getOrThrow(Messages.toJson(once))))).toStrictEqual(once)
