@@ -108,6 +108,26 @@ describe("Chat: decision policies", () => {
       expect(runs).toEqual(["p1"])
     }))
 
+  it.effect("a strategy's action that is not valid keeps the policy it named (and the tool's otherwise): never a call anyone may decide", () =>
+    Effect.gen(function*() {
+      const kit = Toolkit.withStrategy(Toolkit.make(Pay, Refund), (call) =>
+        call.name === "refund"
+          ? Action.RequireApproval({ expiresAt: Number.NaN, policy: { approve: { ids: ["carol"] } } })
+          : Action.Defer({ after: -1 }))
+      const chat = yield* Chat.make({ tools: kit }).pipe(
+        Effect.provide(Layer.merge(
+          MockLanguageModel.make([MockLanguageModel.toolCalls([
+            { id: "r1", name: "refund", arguments: { amount: 1 } },
+            { id: "p1", name: "pay", arguments: { amount: 1 } }
+          ])]).layer,
+          kit.toLayer({ pay: ({ amount }) => Effect.succeed({ paid: amount }), refund: ({ amount }) => Effect.succeed({ refunded: amount }) })
+        ))
+      )
+      const paused = yield* chat.complete(Messages.fromUser("Go."))
+      expect(statusOf(paused.messages, "r1")).toStrictEqual({ _tag: "AwaitingApproval", policy: { approve: { ids: ["carol"] } } })
+      expect(statusOf(paused.messages, "p1")).toMatchObject({ _tag: "AwaitingApproval", policy: { quorum: 2 } })
+    }))
+
   it.effect("Worker.resume: a refused decider fails the resume with nothing saved or run; an allowed one runs the call", () =>
     Effect.gen(function*() {
       const store = yield* ConversationStore.ConversationStore

@@ -45,8 +45,10 @@ export const decide = <R>(
   }).pipe(
     Effect.exit,
     Effect.flatMap((exit) => {
-      const policy = entry.tool.decisionPolicy
-      const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now, policy) : Result.fail("it failed")
+      const toolPolicy = entry.tool.decisionPolicy
+      const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now, toolPolicy) : Result.fail("it failed")
+      // The call waits for a person under the policy the strategy named (even with a bad time), else the tool's.
+      const policy = (Exit.isSuccess(exit) ? namedPolicy(exit.value) : undefined) ?? toolPolicy
       if (Result.isSuccess(decision)) return Effect.succeed(decision.success)
       return Effect.logWarning(
         `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.failure}; the call now requires approval.`,
@@ -55,6 +57,12 @@ export const decide = <R>(
     })
   )
 }
+
+/** The policy an action names, if it names one (valid or not: the reducer rejects a call whose policy is not valid). */
+const namedPolicy = (action: unknown): DecisionPolicy | undefined =>
+  typeof action === "object" && action !== null && "policy" in action && action.policy !== undefined
+    ? action.policy as DecisionPolicy
+    : undefined
 
 /**
  * The reducer's decision for a strategy's action, or why the action is not one
