@@ -7,7 +7,7 @@
 import * as Data from "effect/Data"
 import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
-import type { Review } from "./internal/schema.js"
+import type { Policy as DecisionPolicy, Review } from "./internal/schema.js"
 
 /** A point in time: an Effect `DateTime` or epoch milliseconds (a finite number). */
 export type Instant = DateTime.DateTime | number
@@ -36,10 +36,17 @@ export type Action = Data.TaggedEnum<{
   /**
    * Do not run the call until a person approves it; optionally reject it by policy after `expiresAt`.
    * `review`: a reviewer model's verdict, kept on the pending call for the person (see `Reviewer`).
+   * `policy`: who may decide it (see `DecisionPolicy`).
    */
-  RequireApproval: { readonly expiresAt?: Instant | undefined; readonly review?: Review | undefined }
+  RequireApproval: {
+    readonly expiresAt?: Instant | undefined
+    readonly review?: Review | undefined
+    readonly policy?: DecisionPolicy | undefined
+  }
   /** Run the call at a later time: `at` an instant, or `after` a duration from the decision. */
-  Defer: { readonly at: Instant; readonly after?: undefined } | { readonly after: Delay; readonly at?: undefined }
+  Defer:
+    & ({ readonly at: Instant; readonly after?: undefined } | { readonly after: Delay; readonly at?: undefined })
+    & { readonly policy?: DecisionPolicy | undefined }
   /** Refuse the call; the model sees `reason`. */
   Reject: { readonly reason: string }
 }>
@@ -50,17 +57,21 @@ const constructors = Data.taggedEnum<Action>()
 export const Execute: () => Action = () => constructors.Execute()
 
 /** Ask a person first; optionally reject by policy when `expiresAt` passes without a decision. */
-export const RequireApproval = (options?: { readonly expiresAt?: Instant; readonly review?: Review }): Action =>
-  constructors.RequireApproval(
-    options?.review === undefined ? { expiresAt: options?.expiresAt } : { expiresAt: options.expiresAt, review: options.review }
-  )
+export const RequireApproval = (
+  options?: { readonly expiresAt?: Instant; readonly review?: Review; readonly policy?: DecisionPolicy }
+): Action =>
+  constructors.RequireApproval({
+    expiresAt: options?.expiresAt,
+    policy: options?.policy,
+    ...(options?.review === undefined ? {} : { review: options.review })
+  })
 
 /**
  * Run the call at `at`, or `after` a delay (counted from when the strategy
  * decided). A time or delay that is not valid makes the call wait for a person.
  */
 export const Defer = (
-  options: { readonly at: Instant } | { readonly after: Delay }
+  options: ({ readonly at: Instant } | { readonly after: Delay }) & { readonly policy?: DecisionPolicy }
 ): Action => constructors.Defer(options as { readonly at: Instant })
 
 /** Refuse the call; the model sees `reason`. */

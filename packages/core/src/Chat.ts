@@ -10,6 +10,7 @@
  * @since 0.1.0
  */
 import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -78,6 +79,17 @@ export interface ToolSet {
 }
 
 /** Settings of one call of `complete`, `resume`, `stream`, `completeStructured` or `streamStructured`. */
+/** Who decides (`chat.approve`, `approveJson`, `reject`): checked against the call's decision policy and recorded with the clock's time. */
+export interface DecideOptions {
+  readonly decider?: Messages.Identity | undefined
+}
+
+/** The decider and the clock's time, as `Messages` takes them (nothing without a decider). */
+const decidedAt = (options: DecideOptions | undefined): Effect.Effect<Messages.DecideOptions | undefined> =>
+  options?.decider === undefined
+    ? Effect.succeed(undefined)
+    : Effect.map(Clock.currentTimeMillis, (at) => ({ decider: options.decider!, at }))
+
 export interface TurnOptions {
   /** Sleep (on Effect's `Clock`) until scheduled calls are due instead of pausing on them. */
   readonly waitForScheduled?: boolean
@@ -139,7 +151,8 @@ export interface Service<R = never, E = never> {
   readonly approve: (
     messages: Messages.Messages,
     id: string,
-    edited?: unknown
+    edited?: unknown,
+    options?: DecideOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /**
    * Approves a pending call with edited arguments given as JSON text (typed by a
@@ -150,13 +163,15 @@ export interface Service<R = never, E = never> {
   readonly approveJson: (
     messages: Messages.Messages,
     id: string,
-    json: string
+    json: string,
+    options?: DecideOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** Rejects a pending call (same as `Messages.reject`); the model sees `reason`. */
   readonly reject: (
     messages: Messages.Messages,
     id: string,
-    reason?: string
+    reason?: string,
+    options?: DecideOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** The turn as a stream of events; a pause ends the stream with a `Paused` event. */
   readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError | E, R>
@@ -533,10 +548,12 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           ? Effect.succeed(next)
           : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
-    const approve = (messages: Messages.Messages, id: string, edited?: unknown) =>
-      checked(messages, id, Messages.approve(messages, id, edited))
-    const approveJson = (messages: Messages.Messages, id: string, json: string) =>
-      checked(messages, id, Messages.approveJson(messages, id, json))
+    const approve = (messages: Messages.Messages, id: string, edited?: unknown, options?: DecideOptions) =>
+      Effect.flatMap(decidedAt(options), (at) => checked(messages, id, Messages.approve(messages, id, edited, at)))
+    const approveJson = (messages: Messages.Messages, id: string, json: string, options?: DecideOptions) =>
+      Effect.flatMap(decidedAt(options), (at) => checked(messages, id, Messages.approveJson(messages, id, json, at)))
+    const reject = (messages: Messages.Messages, id: string, reason?: string, options?: DecideOptions) =>
+      Effect.flatMap(decidedAt(options), (at) => Effect.fromResult(Messages.reject(messages, id, reason, at)))
 
     /**
      * The turn as a stream of events. The turn runs in a fiber of its own and
@@ -607,7 +624,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       resume: complete,
       approve,
       approveJson,
-      reject: (messages, id, reason) => Effect.fromResult(Messages.reject(messages, id, reason)),
+      reject,
       stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Codec<A, I>, turnOptions: TurnOptions = {}) => {
         const made = structuredOf(schema, messages)

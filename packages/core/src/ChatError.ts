@@ -187,6 +187,36 @@ export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArgu
   }
 }
 
+/**
+ * The call's decision policy does not let this decider take this decision (not one of the people
+ * or roles it names, the person who asked, no identity given, an edit where a quorum is needed…).
+ * Nothing changed: the call waits as it did.
+ */
+export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("@chat-ts/DecisionNotAllowed")(
+  "DecisionNotAllowed",
+  {
+    id: Schema.String,
+    /** The decider's id, when one was given. */
+    by: Schema.optional(Schema.String),
+    kind: Schema.Literals(["approve", "edit", "reject"]),
+    detail: Schema.String
+  }
+) {
+  override get message() {
+    return `${this.by === undefined ? "A decider without an identity" : `'${this.by}'`} may not ${this.kind} tool call '${this.id}': ${this.detail}`
+  }
+}
+
+/** This person already approved the call towards its quorum: a second yes by the same person does not count. Nothing changed. */
+export class DuplicateVote extends Schema.TaggedError<DuplicateVote>("@chat-ts/DuplicateVote")(
+  "DuplicateVote",
+  { id: Schema.String, by: Schema.String }
+) {
+  override get message() {
+    return `'${this.by}' already approved tool call '${this.id}'; its quorum needs approvals from other people.`
+  }
+}
+
 /** New input was added while tool calls still wait for a decision or a time. */
 export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@chat-ts/PendingToolCalls")(
   "PendingToolCalls",
@@ -282,7 +312,13 @@ export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("
 }
 
 /** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
-export type ResolveError = UnknownToolCall | ToolCallAlreadyResolved | ToolCallNotAwaitingDecision | InvalidEditedArguments
+export type ResolveError =
+  | UnknownToolCall
+  | ToolCallAlreadyResolved
+  | ToolCallNotAwaitingDecision
+  | InvalidEditedArguments
+  | DecisionNotAllowed
+  | DuplicateVote
 
 /** Any error a turn (`complete`, `resume`, `stream`) may fail with. */
 export type TurnError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments

@@ -18,12 +18,19 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "./ChatError.js"
 import * as JsonText from "./internal/jsonText.js"
 import * as PlainCheck from "./internal/plainCheck.js"
+import * as Policy from "./internal/policy.js"
 import * as S from "./internal/schema.js"
 import * as Usage from "./Usage.js"
 
 export {
   /** Who decided a call and when: an audit record the model never sees. */
   Decision,
+  /** A person who asks or decides: an id and roles. */
+  Identity,
+  /** Who may decide a call waiting for a person (see `DecisionPolicy`). */
+  Policy as DecisionPolicy,
+  /** One person's yes towards a quorum. */
+  Vote,
   /** A file part's bytes: base64 or a URL. */
   FileData,
   /** A file (image, PDF, audio…) with its media type. */
@@ -66,8 +73,9 @@ const toParts = (content: Content): ReadonlyArray<S.Part> =>
 /** An empty conversation. */
 export const empty: Messages = []
 
-/** A user message. */
-export const user = (content: Content): S.Message => ({ role: "user", parts: toParts(content) })
+/** A user message; `sender` is who sent it (the requester of the calls its turn proposes, for four-eyes policies). */
+export const user = (content: Content, options?: { readonly sender?: S.Identity }): S.Message =>
+  options?.sender === undefined ? { role: "user", parts: toParts(content) } : { role: "user", parts: toParts(content), sender: options.sender }
 
 /** A system message. */
 export const system = (content: Content): S.Message => ({ role: "system", parts: toParts(content) })
@@ -75,8 +83,8 @@ export const system = (content: Content): S.Message => ({ role: "system", parts:
 /** An assistant message (for example to seed a conversation's history). */
 export const assistant = (content: Content): S.Message => ({ role: "assistant", parts: toParts(content) })
 
-/** A conversation holding one user message. */
-export const fromUser = (content: Content): Messages => [user(content)]
+/** A conversation holding one user message (sent by `sender`, when given). */
+export const fromUser = (content: Content, options?: { readonly sender?: S.Identity }): Messages => [user(content, options)]
 
 /** A conversation holding one system message. */
 export const fromSystem = (content: Content): Messages => [system(content)]
@@ -258,13 +266,25 @@ const checkDecidable = (messages: Messages, id: string): Result.Result<S.ToolCal
  * sees the edited arguments.
  */
 export const approve: {
-  (id: string, edited?: unknown): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
-  (messages: Messages, id: string, edited?: unknown): Result.Result<Messages, ChatError.ResolveError>
+  (id: string, edited?: unknown, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, edited?: unknown, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError>
 } = dual(
   (args) => Array.isArray(args[0]),
-  (messages: Messages, id: string, edited?: unknown): Result.Result<Messages, ChatError.ResolveError> =>
-    approveWith(messages, id, edited === undefined ? undefined : { value: edited })
+  (messages: Messages, id: string, edited?: unknown, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError> =>
+    approveWith(messages, id, edited === undefined ? undefined : { value: edited }, options)
 )
+
+/**
+ * Who decides and when (epoch millis), for calls under a decision policy (see
+ * `DecisionPolicy`): the decision is checked against the policy recorded on the
+ * call (`DecisionNotAllowed`, `DuplicateVote`: nothing changes) and recorded on
+ * it with the hash of the arguments the decider saw. Without a policy it is
+ * only recorded.
+ */
+export interface DecideOptions {
+  readonly decider: S.Identity
+  readonly at: number
+}
 
 /**
  * Approves a call with edited arguments given as JSON text (for example typed
@@ -274,15 +294,15 @@ export const approve: {
  * with the messages unchanged.
  */
 export const approveJson: {
-  (id: string, json: string): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
-  (messages: Messages, id: string, json: string): Result.Result<Messages, ChatError.ResolveError>
-} = dual(3, (messages: Messages, id: string, json: string): Result.Result<Messages, ChatError.ResolveError> => {
+  (id: string, json: string, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, json: string, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError>
+} = dual((args) => Array.isArray(args[0]), (messages: Messages, id: string, json: string, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError> => {
   const parsed = typeof json === "string" ? JsonText.parse(json) : Result.fail(`not JSON text but ${typeof json}`)
   if (Result.isFailure(parsed)) {
     return Result.flatMap(checkDecidable(messages, id), (call) =>
       Result.fail(invalidEdit(messages, call, parsed.failure.startsWith("not JSON") ? parsed.failure : `the edit is not accepted: ${parsed.failure}`)))
   }
-  return approveWith(messages, id, { value: parsed.success, text: json })
+  return approveWith(messages, id, { value: parsed.success, text: json }, options)
 })
 
 const invalidEdit = (messages: Messages, call: S.ToolCallPart, detail: string): ChatError.InvalidEditedArguments =>
@@ -291,38 +311,71 @@ const invalidEdit = (messages: Messages, call: S.ToolCallPart, detail: string): 
 const approveWith = (
   messages: Messages,
   id: string,
-  edit: { readonly value: unknown; readonly text?: string } | undefined
+  edit: { readonly value: unknown; readonly text?: string } | undefined,
+  options: DecideOptions | undefined
 ): Result.Result<Messages, ChatError.ResolveError> =>
-  Result.flatMap(checkDecidable(messages, id), (call) => {
+  Result.flatMap(checkDecidable(messages, id), (call): Result.Result<Messages, ChatError.ResolveError> => {
     const problem = edit === undefined ? undefined : S.jsonProblem(edit.value)
     if (problem !== undefined) return Result.fail(invalidEdit(messages, call, `the edit is not JSON data: ${problem}`))
-    const status = call.status
-    return Result.succeed(updateTool(messages, id, () => ({
-      ...call,
-      status: {
-        _tag: "Approved",
-        ...(edit === undefined ? {} : { editedArguments: edit.text ?? JSON.stringify(edit.value) }),
-        ...(status._tag === "AwaitingApproval" && status.expiresAt !== undefined ? { expiresAt: status.expiresAt } : {}),
-        ...(status._tag === "Scheduled" ? { scheduledAt: status.at } : {})
+    const kind = edit === undefined ? "approve" : "edit"
+    return Result.map(checkDecider(messages, call, kind, options), () => {
+      const status = call.status
+      const policy = Policy.policyOf(call)
+      const vote = options === undefined ? [] : [Policy.voteOf(options.decider, options.at, call)]
+      const votes = policy === undefined || Policy.quorumOf(policy) === 1 ? [] : [...Policy.votesOf(call), ...vote]
+      // A quorum not reached yet: the call keeps waiting, with one more vote.
+      if (policy !== undefined && Policy.quorumOf(policy) > 1 && votes.length < Policy.quorumOf(policy)) {
+        return updateTool(messages, id, () => ({ ...call, status: { ...call.status, votes } as S.ToolCallStatus }))
       }
-    })))
+      return updateTool(messages, id, () => ({
+        ...call,
+        status: {
+          _tag: "Approved",
+          ...(edit === undefined ? {} : { editedArguments: edit.text ?? JSON.stringify(edit.value) }),
+          ...(status._tag === "AwaitingApproval" && status.expiresAt !== undefined ? { expiresAt: status.expiresAt } : {}),
+          ...(status._tag === "Scheduled" ? { scheduledAt: status.at } : {}),
+          ...(options === undefined ? {} : { decision: Policy.recordOf(options.decider, options.at, kind, call, votes) }),
+          ...(policy === undefined ? {} : { policy })
+        }
+      }))
+    })
   })
+
+/** The policy's verdict on a decider (and a valid time when one decides). */
+const checkDecider = (
+  messages: Messages,
+  call: S.ToolCallPart,
+  kind: Policy.Kind,
+  options: DecideOptions | undefined
+): Result.Result<void, ChatError.DecisionNotAllowed | ChatError.DuplicateVote> => {
+  if (options !== undefined && !S.isMillis(options.at)) {
+    return Result.fail(new ChatError.DecisionNotAllowed({ id: call.id, kind, detail: "the decision's time is not a valid time (epoch millis)" }))
+  }
+  return Policy.check(messages, call, kind, options?.decider)
+}
 
 /**
  * Rejects a call that awaits approval or is scheduled. The model sees the
  * rejection, with `reason` when given, as the call's (failed) result.
  */
 export const reject: {
-  (id: string, reason?: string): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
-  (messages: Messages, id: string, reason?: string): Result.Result<Messages, ChatError.ResolveError>
+  (id: string, reason?: string, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, reason?: string, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError>
 } = dual(
   (args) => Array.isArray(args[0]),
-  (messages: Messages, id: string, reason?: string): Result.Result<Messages, ChatError.ResolveError> =>
-    Result.map(checkDecidable(messages, id), () =>
-      updateTool(messages, id, (call) => ({
-        ...call,
-        status: reason === undefined ? { _tag: "Rejected", by: "user" } : { _tag: "Rejected", by: "user", reason }
-      })))
+  (messages: Messages, id: string, reason?: string, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError> =>
+    Result.flatMap(checkDecidable(messages, id), (found) =>
+      Result.map(checkDecider(messages, found, "reject", options), () =>
+        updateTool(messages, id, (call) => ({
+          ...call,
+          status: {
+            _tag: "Rejected",
+            by: "user",
+            ...(reason === undefined ? {} : { reason }),
+            // One no rejects, whatever yeses a quorum had: they stay on the record.
+            ...(options === undefined ? {} : { decision: Policy.recordOf(options.decider, options.at, "reject", call, Policy.votesOf(call)) })
+          }
+        }))))
 )
 
 /** Options of `append`. */

@@ -14,7 +14,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ChatError from "./ChatError.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
-import type { FilePart } from "./internal/schema.js"
+import type { FilePart, Policy as DecisionPolicy } from "./internal/schema.js"
 import * as StrictSchema from "./internal/strictSchema.js"
 import type * as LanguageModel from "./LanguageModel.js"
 
@@ -55,6 +55,8 @@ export interface Tool<
   readonly splitFiles?: ((encoded: unknown) => ResultFiles) | undefined
   /** Takes the files (images…) out of an encoded typed failure, as `splitFiles` does of a result. */
   readonly splitFailureFiles?: ((encoded: unknown) => ResultFiles) | undefined
+  /** Who may decide its calls that wait for a person, unless the strategy gives a policy (see `DecisionPolicy`). */
+  readonly decisionPolicy?: DecisionPolicy | undefined
 }
 
 /**
@@ -198,6 +200,8 @@ export const make = <
     readonly splitFiles?: (encoded: Success["Encoded"]) => ResultFiles
     /** Takes the files (images…) out of each encoded typed failure, as `splitFiles` does of a result. */
     readonly splitFailureFiles?: (encoded: Failure["Encoded"]) => ResultFiles
+    /** Who may decide its calls that wait for a person (see `DecisionPolicy`); a strategy's own policy wins. */
+    readonly decisionPolicy?: DecisionPolicy
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -218,6 +222,7 @@ export const make = <
     ...(options.splitFailureFiles === undefined
       ? {}
       : { splitFailureFiles: options.splitFailureFiles as (encoded: unknown) => ResultFiles }),
+    ...(options.decisionPolicy === undefined ? {} : { decisionPolicy: options.decisionPolicy }),
     get declaration() {
       return Result.match(wire(tool), {
         onFailure: (): LanguageModel.ToolDeclaration => ({

@@ -32,12 +32,17 @@
  *   the value the handler gets.
  * - A call's decision record (`decision { by, at }`) stays on it through every
  *   change of status, unless its approval is undone (a refused edit).
+ * - A call that waits under a decision policy keeps it; an approval recorded
+ *   under one runs only if its approvals meet it (enough distinct approvers,
+ *   each allowed, none the requester under four-eyes, of the arguments the call
+ *   holds), else the call waits again (see `DecisionPolicy`).
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
 import { canonicalCall } from "./internal/jsonText.js"
+import * as Policy from "./internal/policy.js"
 import { isMillis, Review } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
@@ -59,8 +64,14 @@ export const defaultConfig: Config = { maxSteps: 10, waitForScheduled: false }
 /** A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid. */
 export type Decision = Data.TaggedEnum<{
   Execute: {}
-  RequireApproval: { readonly expiresAt?: number | undefined; readonly review?: Messages.Review | undefined }
-  Defer: { readonly at: number }
+  /** `policy`: who may decide it (see `DecisionPolicy`); `review`: a reviewer model's verdict. */
+  RequireApproval: {
+    readonly expiresAt?: number | undefined
+    readonly review?: Messages.Review | undefined
+    readonly policy?: Messages.DecisionPolicy | undefined
+  }
+  /** `policy`: who may run it early or cancel it. */
+  Defer: { readonly at: number; readonly policy?: Messages.DecisionPolicy | undefined }
   Reject: { readonly reason: string }
   /** The call cannot run (unknown tool, invalid arguments): it fails with `message` for the model. */
   Invalid: { readonly message: string }
@@ -293,7 +304,9 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   response = mapCalls(response, (call) => {
     const status = call.status
     // A time that is not a valid instant (state built by hand) never counts as "not yet": fail closed.
-    if (status._tag === "Scheduled" && !isMillis(status.at)) return { ...call, status: { _tag: "AwaitingApproval" } }
+    if (status._tag === "Scheduled" && !isMillis(status.at)) {
+      return { ...call, status: { _tag: "AwaitingApproval", ...(status.policy === undefined ? {} : { policy: status.policy }) } }
+    }
     if (status._tag === "AwaitingApproval" && status.expiresAt !== undefined && !isMillis(status.expiresAt)) {
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
     }
@@ -311,6 +324,8 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       // Who approved (too late) stays on the record.
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt), ...decided(call) } }
     }
+    // An approval recorded under a decision policy that does not meet it does not count: the call waits again.
+    if (status._tag === "Approved" && !Policy.satisfied(messages, call)) return { ...call, status: Policy.unmet(status) }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
       started.push(next)
@@ -370,9 +385,10 @@ export const isValidDecision = (decision: unknown): decision is Decision => {
     case "Execute":
       return true
     case "RequireApproval":
-      return (d.expiresAt === undefined || isMillis(d.expiresAt)) && (d.review === undefined || isReview(d.review))
+      return (d.expiresAt === undefined || isMillis(d.expiresAt)) && (d.review === undefined || isReview(d.review)) &&
+        (d.policy === undefined || Policy.isValid(d.policy))
     case "Defer":
-      return isMillis(d.at)
+      return isMillis(d.at) && (d.policy === undefined || Policy.isValid(d.policy))
     case "Reject":
       return typeof d.reason === "string"
     case "Invalid":
@@ -383,8 +399,9 @@ export const isValidDecision = (decision: unknown): decision is Decision => {
 }
 
 const applyDecision = (call: ToolCallPart, decision: Decision, now: number): ToolCallPart => {
-  // Fail closed: whatever the reducer cannot read makes the call wait for a person.
-  if (!isValidDecision(decision)) return { ...call, status: { _tag: "AwaitingApproval" } }
+  // Fail closed: whatever the reducer cannot read makes the call wait for a person; a policy it
+  // cannot read would leave nobody, or anybody, to decide: the call is rejected by policy.
+  if (!isValidDecision(decision)) return hasPolicy(decision) ? invalidPolicy(call) : { ...call, status: { _tag: "AwaitingApproval" } }
   switch (decision._tag) {
     case "Execute":
       return { ...call, status: { _tag: "Approved" } }
@@ -394,17 +411,32 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
         status: {
           _tag: "AwaitingApproval",
           ...(decision.expiresAt === undefined ? {} : { expiresAt: decision.expiresAt }),
-          ...(decision.review === undefined ? {} : { review: ownReview(decision.review) })
+          ...(decision.review === undefined ? {} : { review: ownReview(decision.review) }),
+          ...(decision.policy === undefined ? {} : { policy: decision.policy })
         }
       }
     case "Defer":
-      return { ...call, status: isMillis(now) && decision.at <= now ? { _tag: "Approved" } : { _tag: "Scheduled", at: decision.at } }
+      return {
+        ...call,
+        status: isMillis(now) && decision.at <= now
+          ? { _tag: "Approved" }
+          : { _tag: "Scheduled", at: decision.at, ...(decision.policy === undefined ? {} : { policy: decision.policy }) }
+      }
     case "Reject":
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: decision.reason } }
     case "Invalid":
       return { ...call, status: { _tag: "Failed", error: decision.message } }
   }
 }
+
+/** Whether a decision (not a valid one) names a policy. */
+const hasPolicy = (decision: unknown): boolean =>
+  typeof decision === "object" && decision !== null && "policy" in decision && decision.policy !== undefined
+
+const invalidPolicy = (call: ToolCallPart): ToolCallPart => ({
+  ...call,
+  status: { _tag: "Rejected", by: "policy", reason: "Its decision policy is not valid, so nobody could approve it." }
+})
 
 // ---------------------------------------------------------------------------
 // The reducer
@@ -413,6 +445,8 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
 /** The status an approved call had before the person approved it (the approval undone: no decision record). */
 const unapproved = (status: ToolCallPart["status"]): ToolCallPart["status"] => {
   if (status._tag !== "Approved") return status
+  // Its decision policy stays: the new decision is judged by the same rule.
+  if (status.policy !== undefined) return Policy.unmet(status)
   if (status.scheduledAt !== undefined) return { _tag: "Scheduled", at: status.scheduledAt }
   return status.expiresAt === undefined ? { _tag: "AwaitingApproval" } : { _tag: "AwaitingApproval", expiresAt: status.expiresAt }
 }

@@ -11,6 +11,9 @@ export * as Action from "./Action.js"
 /** Every typed error of chat-ts. */
 export * as ChatError from "./ChatError.js"
 
+/** Who may decide a call waiting for a person: roles, four-eyes, quorums. */
+export * as DecisionPolicy from "./DecisionPolicy.js"
+
 /** Conversations as plain, JSON-serialisable data. */
 export * as Messages from "./Messages.js"
 

@@ -18,6 +18,7 @@ import * as ReviewerSnippet from "../src/snippets/reviewer.js"
 import * as ToolFiles from "../src/snippets/tool-files.js"
 import * as ToolServices from "../src/snippets/tool-services.js"
 import * as TypedMetadata from "../src/snippets/typed-metadata.js"
+import * as WhoMayDecide from "../src/snippets/who-may-decide.js"
 import * as FakeOpenAi from "./support/FakeOpenAi.js"
 import { runTsx } from "./support/run.js"
 
@@ -173,6 +174,49 @@ describe("snippets", () => {
         for (let i = 0; i < 1_000 && (yield* ReviewerSnippet.wouldHaveRun).count === 0; i++) yield* Effect.yieldNow
         expect((yield* ReviewerSnippet.wouldHaveRun).count).toBe(1)
       }).pipe(Effect.provideService(Metric.MetricRegistry, new Map())))
+  })
+
+  describe("who may decide", () => {
+    const start = (amount: number) =>
+      Effect.gen(function*() {
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "p1", name: "pay", arguments: { invoice: "42", amount } }]),
+          MockLanguageModel.text("Paid.")
+        ])
+        const chat = yield* Chat.make({ tools: WhoMayDecide.toolkit }).pipe(Effect.provide(Layer.merge(model.layer, WhoMayDecide.handlers)))
+        return { chat, paused: yield* chat.complete(WhoMayDecide.request) }
+      })
+    const alice = { id: "alice", roles: ["sales"] }
+    const bob = { id: "bob", roles: ["finance"] }
+    const carol = { id: "carol", roles: ["finance"] }
+
+    it.effect("above the limit: the requester and sales are refused, one yes waits, the same yes again is refused, two run it", () =>
+      Effect.gen(function*() {
+        const { chat, paused } = yield* start(2_500)
+        const refused = yield* WhoMayDecide.approveAs(chat, paused.messages, "p1", alice)
+        expect(refused).toBe(paused.messages)
+        expect(WhoMayDecide.describeCall(paused.messages, "p1", alice)).toMatchObject({
+          policy: { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 },
+          quorum: 2,
+          votes: [],
+          canApprove: { allowed: false }
+        })
+        const one = yield* WhoMayDecide.approveAs(chat, paused.messages, "p1", bob)
+        expect(WhoMayDecide.describeCall(one, "p1", carol)).toMatchObject({ votes: [{ by: "bob" }], canApprove: { allowed: true } })
+        expect(yield* WhoMayDecide.approveAs(chat, one, "p1", bob)).toBe(one)
+        expect((yield* chat.resume(one)).outcome._tag).toBe("Paused")
+        const two = yield* WhoMayDecide.approveAs(chat, one, "p1", carol)
+        const done = yield* chat.resume(two)
+        expect(done.outcome._tag).toBe("Complete")
+        expect(Messages.findTool(done.messages, "p1")!.status).toMatchObject({ _tag: "Completed", decision: { by: "carol", votes: [{ by: "bob" }, { by: "carol" }] } })
+      }))
+
+    it.effect("below the limit: the strategy's policy, one person of finance", () =>
+      Effect.gen(function*() {
+        const { chat, paused } = yield* start(200)
+        const done = yield* chat.resume(yield* WhoMayDecide.approveAs(chat, paused.messages, "p1", bob))
+        expect(done.outcome._tag).toBe("Complete")
+      }))
   })
 
   describe("errors", () => {

@@ -3,9 +3,12 @@
  *
  * `identify` finds the person behind a request (from a bearer token, a
  * session cookie, a header set by a trusted gateway…); no identity is a 401.
- * `authorize` is the policy: whether that person may take this decision on
+ * `authorize` is the application's own rule: whether that person may take this decision on
  * this call (per tool, per conversation, per argument…); `false` is a 403.
- * The identity's `id` is recorded on the call's status with the time.
+ * The call's own decision policy (who may approve, four-eyes, a quorum) is
+ * checked as well, by @chat-ts/core, with the identity's `id` and `roles`; the
+ * decision is recorded on the call's status with who, when and the hash of
+ * the arguments.
  *
  * @since 0.1.0
  */
@@ -16,11 +19,19 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
-/** A person who may decide. `id` is recorded in the audit trail; `name` is shown in the page. */
+/**
+ * A person who may decide. `id` is recorded in the audit trail; `name` is shown in the page; `roles` are
+ * what the calls' decision policies name (see `DecisionPolicy` in @chat-ts/core), recorded with each decision.
+ */
 export class Identity extends Schema.Class<Identity>("@chat-ts/inbox/Identity")({
   id: Schema.NonEmptyString,
-  name: Schema.optional(Schema.String)
+  name: Schema.optional(Schema.String),
+  roles: Schema.optional(Schema.Array(Schema.String))
 }) {}
+
+/** The identity as a decider of @chat-ts/core: its id and roles. */
+export const deciderOf = (identity: Identity): { readonly id: string; readonly roles?: ReadonlyArray<string> } =>
+  identity.roles === undefined ? { id: identity.id } : { id: identity.id, roles: identity.roles }
 
 /** The decision being authorized. */
 export interface Request {

@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { type Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { type Chat, ConversationStore, DecisionPolicy, Messages, Worker } from "@chat-ts/core"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -110,6 +110,9 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
         if (reason === undefined) return []
         const tool = tools.get(call.name)
         const deadline = deadlineOf(call)
+        const policy = DecisionPolicy.of(call)
+        const requester = DecisionPolicy.requesterOf(stored.messages, call.id)
+        const progress = DecisionPolicy.progress(call)
         return [
           new InboxApi.PendingCall({
             conversationId: stored.id,
@@ -121,7 +124,9 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             reason,
             ...(tool === undefined ? {} : { description: tool.description, parameters: tool.parameters }),
             ...(deadline === undefined ? {} : { deadline }),
-            ...(call.status._tag === "AwaitingApproval" && call.status.review !== undefined ? { review: call.status.review } : {})
+            ...(call.status._tag === "AwaitingApproval" && call.status.review !== undefined ? { review: call.status.review } : {}),
+            ...(policy === undefined ? {} : { policy, quorum: progress.quorum, votes: progress.votes.map(({ at, by }) => ({ at, by })) }),
+            ...(requester === undefined ? {} : { requester: requester.id })
           })
         ]
       })
@@ -182,19 +187,25 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
           pending: pendingOf(stored)
         }))
 
-    /** The decided messages (nothing stored yet): refusals are typed, an invalid edit is a 422. */
+    /**
+     * The decided messages (nothing stored yet), the decision checked against the call's policy and
+     * recorded (who, when, the arguments' hash) by core: refusals are typed, an invalid edit is a 422.
+     */
     const apply = (
       messages: Messages.Messages,
       callId: string,
       decision: InboxApi.DecisionPayload,
-      record: Messages.Decision
-    ): Effect.Effect<Messages.Messages, InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound> => {
+      identity: Approver.Identity
+    ): Effect.Effect<Messages.Messages, InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound | InboxError.Forbidden> => {
+      const decider = Approver.deciderOf(identity)
       const decided = decision._tag === "Reject"
-        ? Effect.fromResult(Messages.reject(messages, callId, decision.reason))
-        : chat.approve(messages, callId, decision.arguments)
-      return Effect.map(
-        Effect.mapError(decided, (error) => {
+        ? chat.reject(messages, callId, decision.reason, { decider })
+        : chat.approve(messages, callId, decision.arguments, { decider })
+      return Effect.mapError(decided, (error) => {
           switch (error._tag) {
+            case "DecisionNotAllowed":
+            case "DuplicateVote":
+              return new InboxError.Forbidden({ message: error.message })
             case "InvalidEditedArguments":
               return new InboxError.InvalidEdit({
                 message: `the edited arguments do not fit the parameters of '${error.name}'`,
@@ -205,10 +216,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             default:
               return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
           }
-        }),
-        (next) =>
-          Messages.updateTool(next, callId, (call) => ({ ...call, status: { ...call.status, decision: record } as Messages.ToolCallStatus }))
-      )
+        })
     }
 
     const resumeTurn = (id: string): Effect.Effect<InboxApi.Decided["turn"] | { readonly failed: string }> =>
@@ -247,8 +255,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
           decision: kind
         })
         if (!allowed) return yield* new InboxError.Forbidden({ message: `${identity.id} may not ${kind} a call of '${call.name}'` })
-        const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
-        const next = yield* apply(stored.messages, callId, decision, { by: identity.id, at })
+        const next = yield* apply(stored.messages, callId, decision, identity)
         const saved = yield* store.save(conversationId, next, { expectedVersion: stored.version }).pipe(
           Effect.catchTags({
             ConcurrentModification: (error) =>

@@ -47,7 +47,15 @@ export class PendingCall extends Schema.Class<PendingCall>("@chat-ts/inbox/Pendi
   /** For `approval`: when the request expires; for `scheduled`: when the call is due (epoch millis). */
   deadline: Schema.optional(Schema.Number),
   /** A reviewer model's verdict on the call (`safe`, `needs-person`, `refuse`, `unavailable`) and its reason: advice, not a decision. */
-  review: Schema.optional(Messages.Review)
+  review: Schema.optional(Messages.Review),
+  /** Who may decide it: the decision policy recorded on the call (absent: anyone the `Approver` allows). */
+  policy: Schema.optional(Messages.DecisionPolicy),
+  /** Who asked for it (the sender of the turn's user message), when known. */
+  requester: Schema.optional(Schema.String),
+  /** How many distinct approvals it needs (1 without a quorum). */
+  quorum: Schema.optional(Schema.Number),
+  /** The approvals given so far towards the quorum: who and when. */
+  votes: Schema.optional(Schema.Array(Schema.Struct({ by: Schema.String, at: Schema.Number })))
 }) {}
 
 /** One page of pending calls. */

@@ -3,7 +3,10 @@
  * that the `@sparticuz/chromium` npm package ships (unpacked at run time,
  * nothing downloaded). A person approves one call (with the keyboard), edits
  * another with an invalid then a valid value, rejects a third with a reason,
- * and sees a new pause and someone else's decision arrive live.
+ * and sees a new pause and someone else's decision arrive live. Under a
+ * decision policy, the page shows who may decide and the quorum's progress,
+ * refuses the requester's own approval (four-eyes) and a second yes by one
+ * person, and runs the call once two people of finance approved it.
  */
 import { Messages } from "@chat-ts/core"
 import sparticuz from "@sparticuz/chromium"
@@ -149,6 +152,73 @@ describe("the inbox page in Chromium", () => {
       // Back to the list: nothing waits any more.
       yield* step(() => page.goto(`${env.url}/`))
       yield* step(() => page.locator(".empty").waitFor())
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped), { timeout: 90_000 })
+
+  it.live("who may decide: a four-eyes refusal and a quorum of two, person by person in the page", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make({ pollInterval: "200 millis" })
+      yield* env.seed("wire-1", [{ id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }], "Wire 900 to account 3.", "alice")
+      const { context } = yield* launch("alice")
+      const problems: Array<string> = []
+      /** A page signed in as `user` (the header set per page, over the context's). */
+      const pageAs = (user: string) =>
+        Effect.gen(function*() {
+          const page = yield* step(() => context.newPage())
+          yield* step(() => page.setExtraHTTPHeaders({ "x-test-user": user }))
+          page.on("pageerror", (error) => problems.push(error.message))
+          // The browser logs each refused decision's 403 itself; anything else logged as an error is a problem.
+          page.on("console", (message) => message.type() === "error" && !message.text().includes("status of 403") && problems.push(message.text()))
+          yield* step(() => page.goto(`${env.url}/c/wire-1`))
+          assert.include(yield* step(() => page.locator("header").innerText()), user)
+          return page
+        })
+
+      /** Presses Approve and returns the server's answer (the live region may be overwritten by a refresh since). */
+      const approveIn = (page: Awaited<ReturnType<BrowserContext["newPage"]>>) =>
+        step(async () => {
+          const [response] = await Promise.all([
+            page.waitForResponse((r) => r.url().endsWith("/calls/w1/decision")),
+            page.click("form.approve button")
+          ])
+          return { status: response.status(), body: await response.json() as { _tag?: string; message?: string } }
+        })
+
+      // The requester sees who may decide, and her own approval is refused: four-eyes.
+      const alice = yield* pageAs("alice")
+      const who = yield* step(() => alice.locator(".pending .who-may").innerText())
+      assert.include(who, "role finance")
+      assert.include(who, "not the requester (alice)")
+      assert.strictEqual(yield* step(() => alice.locator(".pending .quorum").innerText()), "Approvals: 0 of 2")
+      // A quorum approves the arguments as proposed: the page offers no edit.
+      assert.strictEqual(yield* step(() => alice.locator("form.edit").count()), 0)
+      yield* step(() => alice.screenshot({ path: join(output, "inbox-policy.png"), fullPage: true }))
+      const own = yield* approveIn(alice)
+      assert.strictEqual(own.status, 403)
+      assert.include(own.body.message, "four-eyes")
+      const untouched = yield* statusOf(env, "wire-1", "w1")
+      assert.deepStrictEqual(untouched, { _tag: "AwaitingApproval", policy: { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 } })
+
+      // Bob's yes is the first of two: the call waits, the page counts it; his second yes is refused.
+      const bob = yield* pageAs("bob")
+      assert.strictEqual((yield* approveIn(bob)).status, 200)
+      yield* step(() => bob.locator(".pending .quorum", { hasText: "Approvals: 1 of 2 (bob)" }).waitFor())
+      const twice = yield* approveIn(bob)
+      assert.strictEqual(twice.status, 403)
+      assert.include(twice.body.message, "already approved")
+      const once = yield* statusOf(env, "wire-1", "w1")
+      assert.strictEqual(once._tag, "AwaitingApproval")
+      assert.deepStrictEqual((once as { votes?: ReadonlyArray<Messages.Vote> }).votes?.map((vote) => vote.by), ["bob"])
+      assert.deepStrictEqual(env.runs, [])
+
+      // Carol's yes completes the quorum: the call runs once, both votes on its record.
+      const carol = yield* pageAs("carol")
+      yield* step(() => carol.locator(".pending .quorum", { hasText: "1 of 2" }).waitFor())
+      yield* step(() => carol.click("form.approve button"))
+      yield* step(() => carol.locator(".call.status-Completed .decision", { hasText: "carol" }).waitFor())
+      assert.deepStrictEqual(env.runs, [{ tool: "wire_funds", params: { amount: 900, to: "acct-3" } }])
+      const done = yield* statusOf(env, "wire-1", "w1")
+      assert.deepStrictEqual((done as { decision?: Messages.Decision }).decision?.votes?.map((vote) => vote.by), ["bob", "carol"])
       assert.deepStrictEqual(problems, [])
     }).pipe(Effect.scoped), { timeout: 90_000 })
 })

@@ -1,4 +1,4 @@
-import { ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { ConversationStore, DecisionPolicy, Messages, Worker } from "@chat-ts/core"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as HttpServer from "effect/http/HttpServer"
@@ -138,14 +138,25 @@ describe("the inbox API", () => {
       ])
       const after = yield* load(env, "c1")
       assert.strictEqual(after.version, reject.json.version)
-      assert.deepStrictEqual(statusOf(after, "e1"), { _tag: "Completed", result: { sent: true }, decision: { by: "alice", at: 1_000_000 } })
+      // Who, their roles, when, what, and the hash of the arguments they saw (the model's, for the edit too).
+      const hashOf = (id: string) => DecisionPolicy.argumentsHash(Messages.findTool(after.messages, id)!.arguments)
+      assert.deepStrictEqual(statusOf(after, "e1"), {
+        _tag: "Completed",
+        result: { sent: true },
+        decision: { by: "alice", at: 1_000_000, roles: ["finance"], kind: "approve", argumentsHash: hashOf("e1") }
+      })
       assert.deepStrictEqual(statusOf(after, "t1"), {
         _tag: "Completed",
         result: { moved: 20 },
         editedArguments: JSON.stringify({ amount: 20, to: "acct-1" }),
-        decision: { by: "carol", at: 1_000_000 }
+        decision: { by: "carol", at: 1_000_000, roles: ["finance"], kind: "edit", argumentsHash: hashOf("t1") }
       })
-      assert.deepStrictEqual(statusOf(after, "d1"), { _tag: "Rejected", by: "user", reason: "keep the logs", decision: { by: "dave", at: 1_000_000 } })
+      assert.deepStrictEqual(statusOf(after, "d1"), {
+        _tag: "Rejected",
+        by: "user",
+        reason: "keep the logs",
+        decision: { by: "dave", at: 1_000_000, kind: "reject", argumentsHash: hashOf("d1") }
+      })
       assert.strictEqual(Messages.textOf(Messages.lastResponse(after.messages)!), "done")
       // The audit trail is not what the model sees.
       assert.notInclude(JSON.stringify(Messages.toolCalls(after.messages).map(Messages.projectToolCall)), "carol")
@@ -230,6 +241,50 @@ describe("the inbox API", () => {
       const after = yield* load(env, "c1")
       assert.strictEqual(after.version, stored.version)
       assert.deepStrictEqual(env.runs, [])
+    }))
+
+  it.effect("a call's decision policy: who may decide and the quorum are shown; four-eyes, roles and a second vote are 403; two yeses run it", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const wire = { id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }
+      yield* env.seed("wire", [wire], undefined, "alice")
+      const pending = (yield* Fixture.request(`${env.url}/api/pending`, { user: "bob" })).json.items[0]
+      expect(pending).toMatchObject({
+        id: "w1",
+        policy: { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 },
+        requester: "alice",
+        quorum: 2,
+        votes: []
+      })
+      const before = yield* load(env, "wire")
+      // The requester (four-eyes), someone outside finance, a reject by someone outside finance: 403, nothing stored.
+      for (const [user, body] of [["alice", { _tag: "Approve" }], ["dave", { _tag: "Approve" }], ["dave", { _tag: "Reject" }]] as const) {
+        const refused = yield* decide(env, "wire", "w1", body, { user })
+        assert.strictEqual(refused.status, 403, user)
+        assert.strictEqual(refused.json._tag, "Forbidden")
+      }
+      assert.include((yield* decide(env, "wire", "w1", { _tag: "Approve" })).json.message, "four-eyes")
+      assert.strictEqual((yield* load(env, "wire")).version, before.version)
+      // One yes: the call waits, the vote shown; the same person again is refused.
+      const first = yield* decide(env, "wire", "w1", { _tag: "Approve" }, { user: "bob" })
+      assert.strictEqual(first.status, 200)
+      assert.strictEqual(first.json.turn, "waiting")
+      const view = (yield* Fixture.request(`${env.url}/api/conversations/wire`, { user: "carol" })).json
+      expect(view.pending[0].votes).toMatchObject([{ by: "bob" }])
+      const again = yield* decide(env, "wire", "w1", { _tag: "Approve" }, { user: "bob" })
+      assert.strictEqual(again.status, 403)
+      assert.include(again.json.message, "already approved")
+      // An edit cannot be a quorum's vote.
+      assert.strictEqual((yield* decide(env, "wire", "w1", { _tag: "Approve", arguments: { amount: 1, to: "x" } }, { user: "carol" })).status, 403)
+      assert.deepStrictEqual(env.runs, [])
+      const second = yield* decide(env, "wire", "w1", { _tag: "Approve" }, { user: "carol" })
+      assert.strictEqual(second.json.turn, "complete")
+      assert.deepStrictEqual(env.runs, [{ tool: "wire_funds", params: { amount: 900, to: "acct-3" } }])
+      const status = statusOf(yield* load(env, "wire"), "w1")
+      expect(status).toMatchObject({
+        _tag: "Completed",
+        decision: { by: "carol", roles: ["finance"], kind: "approve", votes: [{ by: "bob", roles: ["finance"] }, { by: "carol" }] }
+      })
     }))
 
   it.effect("a stale If-Match or a call no longer pending is a 409, never a second run", () =>

@@ -11,7 +11,7 @@ import * as Fixture from "./support/fixture.js"
 const review = { verdict: "needs-person", reason: "Mail to an outside <b>address</b>.", confidence: 0.75 } as const
 
 /** Every call would run, but the reviewer asks a person for each. */
-const reviewed = Toolkit.make(Fixture.SendEmail, Fixture.Transfer, Fixture.DeleteFiles).pipe(
+const reviewed = Toolkit.make(Fixture.SendEmail, Fixture.Transfer, Fixture.DeleteFiles, Fixture.WireFunds).pipe(
   Reviewer.review({ model: MockLanguageModel.make(() => MockLanguageModel.text(JSON.stringify(review))) })
 )
 

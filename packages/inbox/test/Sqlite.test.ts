@@ -1,7 +1,8 @@
 /**
  * The inbox over a real SQLite database (the `@chat-ts/sql` store on its
  * `node:sqlite` client, same contract as PostgreSQL's): decisions, a refused
- * edit storing nothing, and two deciders racing on one call.
+ * edit storing nothing, and two deciders racing on one call; a quorum of two
+ * whose votes race, and a four-eyes refusal storing nothing.
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
 import { SqlConversationStore, SqliteClient } from "@chat-ts/sql"
@@ -63,5 +64,37 @@ describe("the inbox over SQLite", () => {
       assert.deepStrictEqual(env.runs.map((run) => run.tool), ["transfer", "send_email"])
       const pending = yield* Fixture.request(`${env.url}/api/pending`, { user: "alice" })
       assert.deepStrictEqual(pending.json.items, [])
+    }))
+
+  it.effect("a quorum of two over SQLite: the requester is refused; two yeses at once, however they interleave, run the call once with both votes (a lost race is a 409, decided again)", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make({ store: yield* sqliteStore })
+      yield* env.seed("w", [{ id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }], undefined, "alice")
+      const version = (yield* env.store.load("w")).pipe(Option.getOrThrow).version
+      assert.strictEqual((yield* decide(env, "w", "w1", { _tag: "Approve" }, "alice")).status, 403)
+      assert.strictEqual((yield* env.store.load("w")).pipe(Option.getOrThrow).version, version)
+      // Bob and carol at once: optimistic saves let one vote in; the other is a 409 (decide again).
+      const [a, b] = yield* Effect.all([
+        decide(env, "w", "w1", { _tag: "Approve" }, "bob"),
+        decide(env, "w", "w1", { _tag: "Approve" }, "carol")
+      ], { concurrency: 2 })
+      const statuses = [a.status, b.status]
+      const status = yield* statusOf(env, "w", "w1")
+      if (statuses.includes(409)) {
+        assert.deepStrictEqual(env.runs, [])
+        assert.deepStrictEqual(statuses.sort(), [200, 409])
+        assert.strictEqual(status._tag, "AwaitingApproval")
+        const voted = (status as { votes?: ReadonlyArray<Messages.Vote> }).votes?.map((vote) => vote.by) ?? []
+        assert.strictEqual(voted.length, 1)
+        const again = yield* decide(env, "w", "w1", { _tag: "Approve" }, voted[0] === "bob" ? "carol" : "bob")
+        assert.strictEqual(again.json.turn, "complete")
+      } else {
+        // The two requests did not overlap: the second one completed the quorum.
+        assert.deepStrictEqual(statuses, [200, 200])
+      }
+      assert.deepStrictEqual(env.runs, [{ tool: "wire_funds", params: { amount: 900, to: "acct-3" } }])
+      const done = yield* statusOf(env, "w", "w1")
+      assert.strictEqual(done._tag, "Completed")
+      assert.deepStrictEqual((done as { decision?: Messages.Decision }).decision?.votes?.map((vote) => vote.by).sort(), ["bob", "carol"])
     }))
 })

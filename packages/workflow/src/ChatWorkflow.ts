@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Chat, ChatError, ConversationStore, Messages, type PauseReason, Tool, type Toolkit, Turn } from "@chat-ts/core"
+import { Chat, ChatError, ConversationStore, DecisionPolicy, Messages, type PauseReason, Tool, type Toolkit, Turn } from "@chat-ts/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -170,16 +170,29 @@ const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown):
   )
 }
 
-/** The messages with a decision applied to call `callId` (or why it does not apply). */
-const applyTo = (messages: Messages.Messages, callId: string, decision: Decision.Decision) =>
-  decision._tag === "Approve" ? Messages.approve(messages, callId, decision.edited) : Messages.reject(messages, callId, decision.reason)
+/** The messages with a decision applied to call `callId` (or why it does not apply), checked against its policy. */
+const applyTo = (messages: Messages.Messages, callId: string, decision: Decision.Decision) => {
+  const by = Decision.decideOptions(decision)
+  return decision._tag === "Approve"
+    ? Messages.approve(messages, callId, decision.edited, by)
+    : Messages.reject(messages, callId, decision.reason, by)
+}
 
 /** The status a decision leaves a call in, to tell a repeated decision from a different one. */
 const sameDecision = (call: Messages.ToolCallPart, decision: Decision.Decision): boolean => {
   const status = call.status
+  const decidedBy = "decision" in status ? status.decision?.by : undefined
+  if (decidedBy !== decision.decider?.id) return false
   if (decision._tag === "Reject") return status._tag === "Rejected" && status.by === "user" && status.reason === decision.reason
   if (status._tag !== "Approved") return false
   return status.editedArguments === (decision.edited === undefined ? undefined : JSON.stringify(decision.edited))
+}
+
+/** The round of a decision already applied: the quorum's vote count before it (0 without a quorum). */
+const appliedRound = (call: Messages.ToolCallPart): number => {
+  const status = call.status
+  const votes = "decision" in status ? status.decision?.votes : undefined
+  return votes === undefined ? 0 : votes.length - 1
 }
 
 /** Defines a durable turn workflow. Register it with `layer`; use its client side from any process. */
@@ -209,34 +222,39 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             onSome: Effect.succeed
           }))
     )
-  const send = (executionId: string, callId: string, decision: Decision.Decision) => {
-    const deferred = Shell.decisionDeferred(callId)
+  const send = (executionId: string, callId: string, decision: Decision.Decision, round: number) => {
+    const deferred = Shell.decisionDeferred(callId, round)
     return DurableDeferred.done(deferred, {
       token: DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId }),
       exit: Exit.succeed(decision)
     })
   }
   /** Sends a decision again (a retry) and wakes the workflow, in case the first send reached it as it went to sleep. */
-  const resend = (executionId: string, callId: string, decision: Decision.Decision) =>
-    Effect.andThen(send(executionId, callId, decision), workflow.resume(executionId))
-  /** The text of the decision recorded for a call, if one is. */
-  const recorded = (executionId: string, callId: string) =>
+  const resend = (executionId: string, callId: string, decision: Decision.Decision, round: number) =>
+    Effect.andThen(send(executionId, callId, decision, round), workflow.resume(executionId))
+  /** The text of the decision recorded for a call (in a quorum's round), if one is. */
+  const recorded = (executionId: string, callId: string, round: number) =>
     Effect.flatMap(ConversationStore.ConversationStore, (store) =>
-      Effect.map(store.load(Shell.decisionRecordId(executionId, callId)), (first) =>
+      Effect.map(store.load(Shell.decisionRecordId(executionId, callId, round)), (first) =>
         Option.match(first, {
           onNone: () => undefined,
           onSome: (stored) => stored.messages.length === 1 ? Messages.textOf(stored.messages[0]!) : ""
         })))
-  /** Records the decision about a call, once: the first decision wins; the same one again (a retry) is accepted. */
-  const record = (executionId: string, callId: string, decision: Decision.Decision) =>
+  /**
+   * Records the decision about a call (in its quorum's round), once: the first decision wins; the same one
+   * again (a retry) is accepted. Another person's vote that took this round first: `ConcurrentModification`
+   * (read the turn again and vote in the next round).
+   */
+  const record = (executionId: string, callId: string, decision: Decision.Decision, round: number, quorum: boolean) =>
     Effect.gen(function*() {
       const store = yield* ConversationStore.ConversationStore
-      const id = Shell.decisionRecordId(executionId, callId)
+      const id = Shell.decisionRecordId(executionId, callId, round)
       const text = Shell.decisionText(decision)
       const saved = yield* Effect.result(store.save(id, Messages.fromUser(text), { expectedVersion: 0 }))
       if (Result.isSuccess(saved)) return true
       if (saved.failure._tag !== "ConcurrentModification") return yield* Effect.fail(saved.failure)
-      if ((yield* recorded(executionId, callId)) === text) return false
+      if ((yield* recorded(executionId, callId, round)) === text) return false
+      if (quorum && decision._tag === "Approve") return yield* new ChatError.ConcurrentModification({ id, expectedVersion: 0 })
       return yield* new ChatError.ToolCallAlreadyResolved({ id: callId, status: "decided" })
     })
   /** Shows the decision in the published messages (for a UI), unless the workflow published it, or a later state, first. */
@@ -255,18 +273,31 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   const decide = (
     executionId: string,
     callId: string,
-    decision: Decision.Decision
+    given: Decision.Decision
   ): Effect.Effect<void, DecideError, ClientContext> =>
     Effect.gen(function*() {
       const stored = yield* load(executionId)
+      // A decider's decision carries its time, so that the workflow records the very same one.
+      const decision = given.decider === undefined || given.at !== undefined
+        ? given
+        : { ...given, at: yield* Effect.clockWith((clock) => clock.currentTimeMillis) }
       const applied = applyTo(stored.messages, callId, decision)
+      const found = Messages.findTool(stored.messages, callId)
       if (Result.isFailure(applied)) {
-        const call = Messages.findTool(stored.messages, callId)
+        const call = found
         // The same decision again (a retry after a crash between recording and sending): send it again.
         if (applied.failure._tag === "ToolCallAlreadyResolved" && call !== undefined && sameDecision(call, decision)) {
-          const first = yield* recorded(executionId, callId)
+          const round = appliedRound(call)
+          const first = yield* recorded(executionId, callId, round)
           if (first !== undefined && first !== Shell.decisionText(decision)) return yield* Effect.fail(applied.failure)
-          return yield* resend(executionId, callId, decision)
+          return yield* resend(executionId, callId, decision, round)
+        }
+        // A quorum's vote again (a retry): send it again in the round it was recorded in.
+        if (applied.failure._tag === "DuplicateVote" && call !== undefined) {
+          const round = DecisionPolicy.progress(call).votes.findIndex((vote) => vote.by === decision.decider?.id)
+          if (round >= 0 && (yield* recorded(executionId, callId, round)) === Shell.decisionText(decision)) {
+            return yield* resend(executionId, callId, decision, round)
+          }
         }
         return yield* Effect.fail(applied.failure)
       }
@@ -278,11 +309,13 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         }
       }
       // The write-once record decides between two decisions, whatever the published messages say meanwhile.
-      if (yield* record(executionId, callId, decision)) {
+      const round = Shell.roundOf(found!)
+      const quorum = (DecisionPolicy.of(found!)?.quorum ?? 1) > 1
+      if (yield* record(executionId, callId, decision, round, quorum)) {
         yield* show(executionId, callId, decision)
-        return yield* send(executionId, callId, decision)
+        return yield* send(executionId, callId, decision, round)
       }
-      return yield* resend(executionId, callId, decision)
+      return yield* resend(executionId, callId, decision, round)
     })
   const statusOf = (executionId: string, messages: Messages.Messages) =>
     Effect.map(workflow.poll(executionId), (polled): Status => {

@@ -1,18 +1,29 @@
 /**
  * A person's decision about one call of a durable turn: approve it (maybe with
- * edited arguments) or reject it (maybe with a reason). It travels from any
- * process to the workflow through a `DurableDeferred`, so it is plain Schema
- * data.
+ * edited arguments) or reject it (maybe with a reason), taken by a `decider`
+ * when the call has a decision policy (see `DecisionPolicy` in @chat-ts/core).
+ * It travels from any process to the workflow through a `DurableDeferred`, so
+ * it is plain Schema data; `at` (when it was taken) is set by the client's
+ * clock when a decider is given, so the workflow records the same time.
  *
  * @since 0.1.0
  */
+import { Messages } from "@chat-ts/core"
 import * as Schema from "effect/Schema"
 
+/** Who decides and when, for calls under a decision policy. */
+const by = {
+  /** Who decides: checked against the call's decision policy, recorded with the decision. */
+  decider: Schema.optional(Messages.Identity),
+  /** When (epoch millis); set by `decide` from the clock when a decider is given and this is not. */
+  at: Schema.optional(Schema.Finite)
+}
+
 /** Run the call; `edited` (a JSON value) replaces its arguments, checked against the tool's parameters. */
-export const Approve = Schema.TaggedStruct("Approve", { edited: Schema.optional(Schema.Unknown) })
+export const Approve = Schema.TaggedStruct("Approve", { edited: Schema.optional(Schema.Unknown), ...by })
 
 /** Do not run the call; the model sees `reason` when given. */
-export const Reject = Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String) })
+export const Reject = Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String), ...by })
 
 /** A decision about one call. */
 export const Decision = Schema.Union([Approve, Reject])
@@ -20,9 +31,21 @@ export const Decision = Schema.Union([Approve, Reject])
 /** A decision about one call. */
 export type Decision = typeof Decision.Type
 
-/** Approves a call, with edited arguments when given. */
-export const approve = (edited?: unknown): Decision =>
-  edited === undefined ? Approve.make({}) : Approve.make({ edited })
+/** Who takes a decision (for calls under a decision policy). */
+export interface DecideAs {
+  readonly decider?: Messages.Identity
+}
 
-/** Rejects a call, with a reason for the model when given. */
-export const reject = (reason?: string): Decision => reason === undefined ? Reject.make({}) : Reject.make({ reason })
+const asOf = (options: DecideAs | undefined) => options?.decider === undefined ? {} : { decider: options.decider }
+
+/** Approves a call, with edited arguments when given, as `decider` when given. */
+export const approve = (edited?: unknown, options?: DecideAs): Decision =>
+  Approve.make({ ...(edited === undefined ? {} : { edited }), ...asOf(options) })
+
+/** Rejects a call, with a reason for the model when given, as `decider` when given. */
+export const reject = (reason?: string, options?: DecideAs): Decision =>
+  Reject.make({ ...(reason === undefined ? {} : { reason }), ...asOf(options) })
+
+/** The decider and time of a decision, as `Messages.approve` / `reject` take them (nothing without a decider or time). */
+export const decideOptions = (decision: Decision): Messages.DecideOptions | undefined =>
+  decision.decider === undefined || decision.at === undefined ? undefined : { decider: decision.decider, at: decision.at }

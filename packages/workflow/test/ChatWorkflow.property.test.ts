@@ -1,4 +1,4 @@
-import { Chat, Messages, PauseReason } from "@chat-ts/core"
+import { Chat, DecisionPolicy, Messages, PauseReason } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
@@ -16,11 +16,14 @@ interface Call {
 
 /** Calls that run, wait for a person, are scheduled, name no tool, or carry bad arguments; each with a person's choice. */
 const call: fc.Arbitrary<Call> = fc.record({
-  name: fc.constantFrom("list_files", "delete_files", "delete_files", "remind", "no_such_tool", "bad_args"),
+  name: fc.constantFrom("list_files", "delete_files", "delete_files", "remind", "no_such_tool", "bad_args", "vault"),
   choice: fc.constantFrom<Choice>("approve", "reject", "edit")
 }).map(({ choice, name }) =>
   name === "bad_args"
     ? { name: "delete_files", arguments: { paths: 3 }, choice }
+    : name === "vault"
+    // Under the vault's policy (two people of ops, not the requester): an edit is no quorum's vote, so it approves.
+    ? { name: "delete_files", arguments: { paths: ["vault/p"] }, choice: choice === "edit" ? "approve" : choice }
     : { name, arguments: name === "remind" ? { text: "t" } : name === "list_files" ? { folder: "f" } : { paths: ["p"] }, choice }
 )
 
@@ -39,7 +42,17 @@ const choiceOf = (responses: ReadonlyArray<ReadonlyArray<Call>>, id: string): Ch
   return responses[Number(i)]![Number(j)]!.choice
 }
 
+/** Who decides a call under the vault's policy: ben's yes first, then cid's; cid rejects. At a fixed time, so both shells record the same. */
+const ben = { id: "ben", roles: ["ops"] }
+const cid = { id: "cid", roles: ["ops"] }
+const underPolicy = (call: Messages.ToolCallPart) => DecisionPolicy.of(call) !== undefined
+
 const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): Decision.Decision => {
+  const call = Messages.findTool(messages, id)
+  if (call !== undefined && underPolicy(call)) {
+    if (choice === "reject") return Decision.Reject.make({ reason: `no ${id}`, decider: cid, at: 1 })
+    return Decision.Approve.make({ decider: DecisionPolicy.progress(call).votes.length === 0 ? ben : cid, at: 1 })
+  }
   if (choice === "reject") return Decision.reject(`no ${id}`)
   if (choice === "approve") return Decision.approve()
   return Decision.approve(Messages.findTool(messages, id)?.name === "remind" ? { text: "edited" } : { paths: ["edited"] })
@@ -50,14 +63,16 @@ const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
   const model = MockLanguageModel.make(toScript(responses))
   return Effect.gen(function*() {
     const chat = yield* Chat.make({ tools: files })
-    let result = yield* chat.complete(Messages.fromUser("go"))
+    let result = yield* chat.complete(Messages.fromUser("go", { sender: { id: "ann" } }))
     while (result.outcome._tag === "Paused") {
       let messages = result.messages
       for (const id of PauseReason.toolIds(result.outcome.reason)) {
+        // A quorum's call takes one vote per pause: the turn pauses again on it until the second.
         const decision = decisionFor(messages, id, choiceOf(responses, id))
+        const by = Decision.decideOptions(decision)
         messages = yield* (decision._tag === "Approve"
-          ? chat.approve(messages, id, decision.edited)
-          : chat.reject(messages, id, decision.reason))
+          ? by === undefined ? chat.approve(messages, id, decision.edited) : Effect.fromResult(Messages.approve(messages, id, decision.edited, by))
+          : by === undefined ? chat.reject(messages, id, decision.reason) : Effect.fromResult(Messages.reject(messages, id, decision.reason, by)))
       }
       result = yield* chat.resume(messages)
     }
@@ -69,7 +84,7 @@ const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
 const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
   const model = MockLanguageModel.make(toScript(responses))
   return Effect.gen(function*() {
-    const id = yield* turns.start("property", Messages.fromUser("go"))
+    const id = yield* turns.start("property", Messages.fromUser("go", { sender: { id: "ann" } }))
     const decided = new Map<string, Decision.Decision>()
     // Poll like a UI would: decide whatever waits, until the turn ends (bounded).
     for (let poll = 0; poll < 5_000; poll++) {
@@ -101,7 +116,7 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
 }
 
 describe("ChatWorkflow and Chat", () => {
-  it("reach the same final messages for the same model script and decisions", async () => {
+  it("reach the same final messages for the same model script and decisions (a quorum's votes included)", async () => {
     await fc.assert(
       fc.asyncProperty(script, (responses) =>
         Effect.runPromise(Effect.gen(function*() {

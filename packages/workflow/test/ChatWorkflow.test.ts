@@ -4,8 +4,8 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { ChatWorkflow, Decision } from "../src/index.js"
-import { claimId, decisionRecordId } from "../src/internal/shell.js"
-import { eventually, HOUR, recorder, testLayer, turns } from "./fixtures.js"
+import { claimId, decisionRecordId, decisionText } from "../src/internal/shell.js"
+import { eventually, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 
@@ -202,6 +202,119 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect((yield* Effect.flip(turns.decide(id, "c2", Decision.reject("late"))))._tag).toBe("ToolCallAlreadyResolved")
       expect(yield* store.load(decisionRecordId(id, "c2"))).toEqual(Option.none())
       expect(rec.calls).toHaveLength(2)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("who may decide: the policy is enforced by the client (four-eyes, roles), a quorum of two votes in rounds, and the call runs once", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Deleted.")
+    ])
+    const ann = { id: "ann", roles: ["ops"] }
+    const ben = { id: "ben", roles: ["ops"] }
+    const cid = { id: "cid", roles: ["ops"] }
+    return Effect.gen(function*() {
+      yield* TestClock.setTime(5_000)
+      const id = yield* turns.start("conv-vault", Messages.fromUser("Delete the vault keys.", { sender: ann }))
+      yield* waiting(id)
+      expect(statusOf((yield* turns.read(id)).messages, "v1")).toEqual({ _tag: "AwaitingApproval", policy: vaultPolicy })
+      // Refused before anything is recorded or sent: the requester, someone outside ops, no identity.
+      for (const decision of [Decision.approve(undefined, { decider: ann }), Decision.approve(undefined, { decider: { id: "eve" } }), Decision.approve()]) {
+        const refused = yield* Effect.flip(turns.decide(id, "v1", decision))
+        expect(refused._tag).toBe("DecisionNotAllowed")
+      }
+      expect(Option.isNone(yield* Effect.flatMap(ConversationStore.ConversationStore, (store) => store.load(decisionRecordId(id, "v1"))))).toBe(true)
+
+      // Ben's yes is round 0: the turn records it and waits for a second person.
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: ben }))
+      const once = yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return view.status._tag === "Waiting" && status?._tag === "AwaitingApproval" && (status.votes?.length ?? 0) === 1
+      })
+      expect(statusOf(once.messages, "v1")).toMatchObject({ votes: [{ by: "ben", at: 5_000, roles: ["ops"] }] })
+      expect(rec.calls).toEqual([])
+      // Ben's yes sent again is a retry (sent again in its round), never a second vote; an edit is no quorum's vote.
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: ben }))
+      yield* settle
+      const retried = statusOf((yield* turns.read(id)).messages, "v1")
+      expect(retried?._tag === "AwaitingApproval" && retried.votes?.map((vote) => vote.by)).toEqual(["ben"])
+      expect((yield* Effect.flip(turns.decide(id, "v1", Decision.approve({ paths: ["vault/x"] }, { decider: cid }))))._tag)
+        .toBe("DecisionNotAllowed")
+
+      // Cid's yes is round 1: the quorum is met, the call runs once.
+      yield* TestClock.setTime(6_000)
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: cid }))
+      const done = yield* ended(id)
+      expect(done.status._tag).toBe("Complete")
+      expect(rec.calls.map((c) => c.name)).toEqual(["delete_files"])
+      expect(statusOf(done.messages, "v1")).toMatchObject({
+        _tag: "Completed",
+        decision: { by: "cid", at: 6_000, kind: "approve", votes: [{ by: "ben", at: 5_000 }, { by: "cid", at: 6_000 }] }
+      })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("who may decide: one rejection by someone the policy names rejects a quorum's call; nothing runs", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Kept.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-vault-2", Messages.fromUser("Delete the vault keys.", { sender: { id: "ann" } }))
+      yield* waiting(id)
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: { id: "ben", roles: ["ops"] } }))
+      yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return status?._tag === "AwaitingApproval" && (status.votes?.length ?? 0) === 1
+      })
+      expect((yield* Effect.flip(turns.decide(id, "v1", Decision.reject("no", { decider: { id: "eve" } }))))._tag).toBe("DecisionNotAllowed")
+      yield* turns.decide(id, "v1", Decision.reject("keep them", { decider: { id: "cid", roles: ["ops"] } }))
+      const done = yield* ended(id)
+      expect(done.status._tag).toBe("Complete")
+      expect(rec.calls).toEqual([])
+      expect(statusOf(done.messages, "v1")).toMatchObject({
+        _tag: "Rejected",
+        reason: "keep them",
+        decision: { by: "cid", kind: "reject", votes: [{ by: "ben" }] }
+      })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("who may decide: a round's vote already recorded (its client died before sending it): another vote is told to read again; the first, sent again, counts", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Deleted.")
+    ])
+    const ben = { id: "ben", roles: ["ops"] }
+    const cid = { id: "cid", roles: ["ops"] }
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-vault-3", Messages.fromUser("Delete the vault keys.", { sender: { id: "ann" } }))
+      yield* waiting(id)
+      yield* settle
+      // Ben's client recorded round 0 and died before showing or sending it.
+      const benVote = Decision.approve(undefined, { decider: ben })
+      const store = yield* ConversationStore.ConversationStore
+      yield* store.save(decisionRecordId(id, "v1"), Messages.fromUser(decisionText(benVote)), { expectedVersion: 0 })
+      const lost = yield* Effect.flip(turns.decide(id, "v1", Decision.approve(undefined, { decider: cid })))
+      expect(lost._tag).toBe("ConcurrentModification")
+      expect(statusOf((yield* turns.read(id)).messages, "v1")).toEqual({ _tag: "AwaitingApproval", policy: vaultPolicy })
+      // Ben sends it again: a retry of the recorded vote, which the workflow applies.
+      yield* turns.decide(id, "v1", benVote)
+      yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return status?._tag === "AwaitingApproval" && (status.votes?.length ?? 0) === 1
+      })
+      expect(rec.calls).toEqual([])
+      // Cid, reading again, votes in round 1: the quorum is met, the call runs once.
+      yield* settle
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: cid }))
+      const done = yield* ended(id)
+      expect(rec.calls.map((c) => c.name)).toEqual(["delete_files"])
+      const status = statusOf(done.messages, "v1")
+      expect(status?._tag === "Completed" && status.decision?.votes?.map((vote) => vote.by)).toEqual(["ben", "cid"])
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 

@@ -39,15 +39,20 @@ export const Fetch = Tool.make("fetch_page", {
 
 export const HOUR = 3_600_000
 
+/** Deleting from "vault/": two people of ops, not the one who asked. */
+export const vaultPolicy = { approve: { roles: ["ops"] }, notRequester: true, quorum: 2 }
+
 /**
  * Lists and fetches run; deletes wait for a person (deleting from "tmp/" only
- * for one hour); reminders run in 10 minutes.
+ * for one hour, from "vault/" under `vaultPolicy`); reminders run in 10 minutes.
  */
 export const files = Toolkit.withStrategy(
   Toolkit.make(ListFiles, DeleteFiles, Remind, Fetch),
   (call) =>
     call.name === "delete_files"
-      ? call.params.paths.some((path) => path.startsWith("tmp/"))
+      ? call.params.paths.some((path) => path.startsWith("vault/"))
+        ? Action.RequireApproval({ policy: vaultPolicy })
+        : call.params.paths.some((path) => path.startsWith("tmp/"))
         ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ expiresAt: now + HOUR }))
         : Action.RequireApproval()
       : call.name === "remind"

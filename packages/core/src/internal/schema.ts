@@ -106,8 +106,58 @@ export type FilePart = typeof FilePart.Type
 // Tool call statuses
 // ---------------------------------------------------------------------------
 
-/** Who decided a call and when (epoch millis): an audit record kept in the state, never shown to the model. */
-export const Decision = Schema.Struct({ by: Schema.String, at: Millis })
+/** A person who asks or decides: an id (recorded in the audit) and the roles a decision policy may name. */
+export const Identity = Schema.Struct({
+  id: Schema.NonEmptyString.check(Schema.isMaxLength(200)),
+  roles: Schema.optional(Schema.Array(Schema.String.check(Schema.isMaxLength(200))).check(Schema.isMaxLength(100)))
+})
+export type Identity = typeof Identity.Type
+
+/** Who may take one kind of decision: these ids, or anyone holding one of these roles (absent: anyone identified). */
+export const Deciders = Schema.Struct({
+  ids: Schema.optional(Schema.Array(Schema.String)),
+  roles: Schema.optional(Schema.Array(Schema.String))
+})
+export type Deciders = typeof Deciders.Type
+
+/**
+ * Who may decide a call waiting for a person (see `DecisionPolicy`): who may approve, edit and
+ * reject, whether the person who asked may approve (`notRequester`: four-eyes), and how many
+ * distinct people must approve (`quorum`, default 1). Plain data, kept on the call's status.
+ */
+export const Policy = Schema.Struct({
+  approve: Schema.optional(Deciders),
+  /** Who may approve with edited arguments (default: who may approve). */
+  edit: Schema.optional(Deciders),
+  /** Who may reject (default: who may approve). */
+  reject: Schema.optional(Deciders),
+  notRequester: Schema.optional(Schema.Boolean),
+  quorum: Schema.optional(Schema.Int.check(Schema.isBetween({ minimum: 1, maximum: 100 })))
+})
+export type Policy = typeof Policy.Type
+
+/** One person's yes towards a quorum: who (with the roles they held), when, and the hash of the arguments they saw. */
+export const Vote = Schema.Struct({
+  by: Schema.String,
+  roles: Schema.optional(Schema.Array(Schema.String)),
+  at: Millis,
+  argumentsHash: Schema.String
+})
+export type Vote = typeof Vote.Type
+
+/**
+ * Who decided a call and when (epoch millis): an audit record kept in the state, never shown to the model.
+ * Decisions taken with an identity also record its roles, what was decided, the hash of the arguments
+ * the decider saw, and for a quorum every vote (the last one is the decision itself).
+ */
+export const Decision = Schema.Struct({
+  by: Schema.String,
+  at: Millis,
+  roles: Schema.optional(Schema.Array(Schema.String)),
+  kind: Schema.optional(Schema.Literals(["approve", "edit", "reject"])),
+  argumentsHash: Schema.optional(Schema.String),
+  votes: Schema.optional(Schema.Array(Vote))
+})
 export type Decision = typeof Decision.Type
 
 /**
@@ -126,9 +176,19 @@ export const Proposed = Schema.TaggedStruct("Proposed", {})
 export const AwaitingApproval = Schema.TaggedStruct("AwaitingApproval", {
   expiresAt: Schema.optional(Millis),
   /** What a reviewer model said of the call, for the person deciding (absent without a reviewer, and in 0.1 documents). */
-  review: Schema.optional(Review)
+  review: Schema.optional(Review),
+  /** Who may decide it (absent: whoever calls `approve` / `reject`). */
+  policy: Schema.optional(Policy),
+  /** The yeses given so far towards the policy's quorum. */
+  votes: Schema.optional(Schema.Array(Vote))
 })
-export const Scheduled = Schema.TaggedStruct("Scheduled", { at: Millis })
+export const Scheduled = Schema.TaggedStruct("Scheduled", {
+  at: Millis,
+  /** Who may run it early or cancel it (absent: whoever calls `approve` / `reject`). */
+  policy: Schema.optional(Policy),
+  /** The yeses given so far towards running it early under a quorum. */
+  votes: Schema.optional(Schema.Array(Vote))
+})
 export const Approved = Schema.TaggedStruct("Approved", {
   /** Replacement arguments (JSON text) chosen by the person who approved. */
   editedArguments: Schema.optional(Schema.String),
@@ -137,7 +197,9 @@ export const Approved = Schema.TaggedStruct("Approved", {
   /** When the call was scheduled for, if a person approved it early: a refused edit puts it back. */
   scheduledAt: Schema.optional(Millis),
   /** Who approved it and when, if recorded (kept through Running, Completed, Failed). */
-  decision: Schema.optional(Decision)
+  decision: Schema.optional(Decision),
+  /** The policy it was approved under: the reducer runs it only if `decision` satisfies it. */
+  policy: Schema.optional(Policy)
 })
 export const Running = Schema.TaggedStruct("Running", {
   editedArguments: Schema.optional(Schema.String),
@@ -234,6 +296,8 @@ export const Message = Schema.Struct({
   /** Usage of the model response this assistant message holds. */
   usage: Schema.optional(Usage),
   finishReason: Schema.optional(FinishReason),
-  providerMetadata: Schema.optional(ProviderMetadata)
+  providerMetadata: Schema.optional(ProviderMetadata),
+  /** Who sent this user message: the requester of the calls its turn proposes (four-eyes). Never sent to the model. */
+  sender: Schema.optional(Identity)
 })
 export type Message = typeof Message.Type

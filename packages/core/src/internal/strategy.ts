@@ -15,6 +15,7 @@ import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as Turn from "../Turn.js"
 import { decodeArguments } from "./json.js"
+import type { Policy as DecisionPolicy } from "./schema.js"
 
 /** A strategy as the shell calls it. */
 type AnyStrategy<R> = (call: Toolkit.Call<Record<string, Tool.Any>>, metadata: unknown) => Action.Action | Effect.Effect<Action.Action, never, R>
@@ -44,25 +45,34 @@ export const decide = <R>(
   }).pipe(
     Effect.exit,
     Effect.flatMap((exit) => {
-      const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now) : Result.fail("it failed")
+      const toolPolicy = entry.tool.decisionPolicy
+      const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now, toolPolicy) : Result.fail("it failed")
+      // The call waits for a person under the policy the strategy named (even with a bad time), else the tool's.
+      const policy = (Exit.isSuccess(exit) ? namedPolicy(exit.value) : undefined) ?? toolPolicy
       if (Result.isSuccess(decision)) return Effect.succeed(decision.success)
       return Effect.logWarning(
         `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.failure}; the call now requires approval.`,
         ...(Exit.isFailure(exit) ? [exit.cause] : [])
-      ).pipe(Effect.as(Turn.Decision.RequireApproval({})))
+      ).pipe(Effect.as(Turn.Decision.RequireApproval(policy === undefined ? {} : { policy })))
     })
   )
 }
+
+/** The policy an action names, if it names one (valid or not: the reducer rejects a call whose policy is not valid). */
+const namedPolicy = (action: unknown): DecisionPolicy | undefined =>
+  typeof action === "object" && action !== null && "policy" in action && action.policy !== undefined
+    ? action.policy as DecisionPolicy
+    : undefined
 
 /**
  * The reducer's decision for a strategy's action, or why the action is not one
  * (a strategy written in JavaScript, or cast, may return anything).
  */
-const toDecision = (action: unknown, now: number): Result.Result<Turn.Decision, string> => {
+const toDecision = (action: unknown, now: number, policy: DecisionPolicy | undefined): Result.Result<Turn.Decision, string> => {
   if (typeof action !== "object" || action === null || !("_tag" in action)) {
     return Result.fail(`it returned ${describe(action)}, not an Action`)
   }
-  const decision = Result.try(() => fromAction(action as Action.Action, now))
+  const decision = Result.try(() => fromAction(action as Action.Action, now, policy))
   if (Result.isSuccess(decision) && typeof decision.success === "string") return Result.fail(decision.success)
   if (Result.isFailure(decision) || decision.success === undefined || !Turn.isValidDecision(decision.success)) {
     return Result.fail(`it returned ${describe(action)}, which is not a valid Action (unknown tag, or a time or reason that is not valid)`)
@@ -77,7 +87,9 @@ const instantMillis = (instant: Action.Instant): number => {
 }
 
 /** The decision for an action, `undefined` when it is not one, or why not when there is more to say. */
-const fromAction = (action: Action.Action, now: number): Turn.Decision | string | undefined => {
+const fromAction = (action: Action.Action, now: number, toolPolicy: DecisionPolicy | undefined): Turn.Decision | string | undefined => {
+  // The strategy's policy for this call, else the tool's: who may decide it.
+  const policy = "policy" in action && action.policy !== undefined ? { policy: action.policy } : toolPolicy === undefined ? {} : { policy: toolPolicy }
   switch (action._tag) {
     case "Execute":
       return Turn.Decision.Execute()
@@ -85,7 +97,8 @@ const fromAction = (action: Action.Action, now: number): Turn.Decision | string 
       // A deadline given is a deadline: one that reads as no time (a forged DateTime) is refused, never "none".
       return Turn.Decision.RequireApproval({
         expiresAt: action.expiresAt === undefined ? undefined : instantMillis(action.expiresAt),
-        ...(action.review === undefined ? {} : { review: action.review })
+        ...(action.review === undefined ? {} : { review: action.review }),
+        ...policy
       })
     case "Defer":
       // Exactly one of `at` and `after`: a Defer that names no time has no time to run at.
@@ -95,7 +108,7 @@ const fromAction = (action: Action.Action, now: number): Turn.Decision | string 
           "give the delay as milliseconds, a duration string (\"10 minutes\") or object ({ minutes: 10 })"
       }
       // `deferredUntil` is NaN for a delay that is not valid (negative, infinite, NaN, unreadable): refused below.
-      return Turn.Decision.Defer({ at: Action.deferredUntil(action, now) })
+      return Turn.Decision.Defer({ at: Action.deferredUntil(action, now), ...policy })
     case "Reject":
       return Turn.Decision.Reject({ reason: action.reason })
     default:

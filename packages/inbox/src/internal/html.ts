@@ -31,6 +31,34 @@ const review = (call: InboxApi.PendingCall): string =>
       call.review.confidence === undefined ? "" : ` <span class="confidence">(confidence ${Math.round(call.review.confidence * 100)}%)</span>`
     } — <span class="review-reason">${escape(call.review.reason)}</span> <span class="review-note">(a model's advice: read the arguments)</span></aside>`
 
+/** Who a policy names for one kind of decision, as words. */
+const namedText = (deciders: { readonly ids?: ReadonlyArray<string> | undefined; readonly roles?: ReadonlyArray<string> | undefined } | undefined): string => {
+  if (deciders === undefined) return "anyone signed in"
+  const names = [...(deciders.roles ?? []).map((role) => `role ${role}`), ...(deciders.ids ?? [])]
+  return names.length === 0 ? "nobody" : names.join(", ")
+}
+
+/** Who may decide a call and how far its quorum is, or nothing for a call without a policy. */
+const whoMayDecide = (call: InboxApi.PendingCall): string => {
+  const policy = call.policy
+  if (policy === undefined) return ""
+  const quorum = call.quorum ?? 1
+  const votes = call.votes ?? []
+  const rules = [
+    `approve: ${namedText(policy.approve)}`,
+    ...(policy.edit === undefined ? [] : [`edit: ${namedText(policy.edit)}`]),
+    ...(policy.reject === undefined ? [] : [`reject: ${namedText(policy.reject)}`]),
+    ...(policy.notRequester === true ? [`not the requester${call.requester === undefined ? " (unknown: nobody may approve)" : ` (${call.requester})`}`] : [])
+  ]
+  return `<p class="who-may">Who may decide: ${escape(rules.join(" · "))}</p>${
+    quorum <= 1
+      ? ""
+      : `<p class="quorum" data-votes="${votes.length}" data-quorum="${quorum}">Approvals: ${votes.length} of ${quorum}${
+        votes.length === 0 ? "" : ` (${escape(votes.map((vote) => vote.by).join(", "))})`
+      }</p>`
+  }`
+}
+
 /** The frame of every page. */
 export const layout = (options: {
   readonly title: string
@@ -71,6 +99,7 @@ export const list = (items: ReadonlyArray<InboxApi.PendingCall>): string => {
 ${call.review === undefined ? "" : `<span class="review review-${escape(call.review.verdict)}">reviewer: ${escape(verdictText[call.review.verdict])}</span>`}
 <span class="meta">conversation ${escape(call.conversationId)} · paused <time datetime="${escape(time(call.updatedAt))}">${escape(time(call.updatedAt))}</time></span>
 ${deadline(call)}
+${whoMayDecide(call)}
 </a>
 </li>`
   ).join("\n")
@@ -123,15 +152,16 @@ const decisionForms = (view: InboxApi.ConversationView, call: InboxApi.PendingCa
 ${call.description === undefined ? "" : `<p class="description">${escape(call.description)}</p>`}
 ${deadline(call)}
 ${review(call)}
+${whoMayDecide(call)}
 <pre class="args" aria-label="Arguments">${escape(pretty)}</pre>
 <form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>
-<form class="decide edit" ${base} data-kind="edit">
+${(call.quorum ?? 1) > 1 ? "" : `<form class="decide edit" ${base} data-kind="edit">
 <label for="edit-${id}">Edit the arguments (JSON)</label>
 <textarea id="edit-${id}" name="arguments" rows="${Math.min(12, pretty.split("\n").length + 1)}" spellcheck="false" aria-describedby="problems-edit-${id}">${escape(pretty)}</textarea>
 ${call.parameters === undefined ? "" : `<details><summary>Parameters (JSON Schema)</summary><pre>${escape(JSON.stringify(call.parameters, null, 2))}</pre></details>`}
 <div class="problems" id="problems-edit-${id}" role="alert"></div>
 <button type="submit">Approve with these arguments</button>
-</form>
+</form>`}
 <form class="decide reject" ${base} data-kind="reject">
 <label for="reason-${id}">Reason (the model sees it)</label>
 <input id="reason-${id}" name="reason" maxlength="4000" autocomplete="off">

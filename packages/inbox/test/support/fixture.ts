@@ -8,7 +8,7 @@ import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { Clock, type Duration, Effect, Layer, Schema } from "effect"
+import { Clock, type Duration, Effect, Layer, Option, Schema } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { createServer } from "node:http"
@@ -31,7 +31,15 @@ export const DeleteFiles = Tool.make("delete_files", {
   success: Schema.Struct({ deleted: Schema.Number })
 })
 
-export const toolkit = Toolkit.make(SendEmail, Transfer, DeleteFiles).pipe(
+/** Two people of finance must approve a wire, and not the person who asked for it. */
+export const WireFunds = Tool.make("wire_funds", {
+  description: "Wire money abroad.",
+  parameters: { amount: Schema.Number, to: Schema.String },
+  success: Schema.Struct({ wired: Schema.Number }),
+  decisionPolicy: { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 }
+})
+
+export const toolkit = Toolkit.make(SendEmail, Transfer, DeleteFiles, WireFunds).pipe(
   Toolkit.withStrategy((call) =>
     call.name === "transfer"
       ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ expiresAt: now + 3_600_000 }))
@@ -47,7 +55,8 @@ export const handlers = (runs: Runs) =>
   toolkit.toLayer({
     send_email: (params) => Effect.sync(() => (runs.push({ tool: "send_email", params }), { sent: true })),
     transfer: (params) => Effect.sync(() => (runs.push({ tool: "transfer", params }), { moved: params.amount })),
-    delete_files: (params) => Effect.sync(() => (runs.push({ tool: "delete_files", params }), { deleted: params.paths.length }))
+    delete_files: (params) => Effect.sync(() => (runs.push({ tool: "delete_files", params }), { deleted: params.paths.length })),
+    wire_funds: (params) => Effect.sync(() => (runs.push({ tool: "wire_funds", params }), { wired: params.amount }))
   })
 
 /** The user message that makes the model ask for these calls. */
@@ -67,9 +76,18 @@ export const model = (prompts: Prompts) =>
     return calls === undefined ? MockLanguageModel.text("done") : MockLanguageModel.toolCalls(calls)
   })
 
-/** The approver of the tests: `x-test-user` names the person; bob may not decide `transfer`. */
-export const approver = Approver.fromTrustedHeader("x-test-user", (identity, request) =>
-  Effect.succeed(!(identity.id === "bob" && request.tool === "transfer")))
+/** The roles of the test users: everyone but dave works in finance. */
+const rolesOf: Record<string, ReadonlyArray<string>> = { alice: ["finance"], bob: ["finance"], carol: ["finance"] }
+
+/** The approver of the tests: `x-test-user` names the person (with their roles); bob may not decide `transfer`. */
+export const approver = Approver.make({
+  identify: (request) => {
+    const base = Approver.fromTrustedHeader("x-test-user")
+    return Effect.map(base.identify(request), Option.map((identity) =>
+      Object.hasOwn(rolesOf, identity.id) ? new Approver.Identity({ id: identity.id, roles: rolesOf[identity.id]! }) : identity))
+  },
+  authorize: (identity, request) => Effect.succeed(!(identity.id === "bob" && request.tool === "transfer"))
+})
 
 /** What a test gets. */
 export interface Env {
@@ -81,7 +99,8 @@ export interface Env {
   readonly seed: (
     id: string,
     calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: unknown }>,
-    prompt?: string
+    prompt?: string,
+    sender?: string
   ) => Effect.Effect<ConversationStore.Stored, unknown>
 }
 
@@ -113,10 +132,11 @@ export const make = (
     const context = yield* Layer.build(server)
     const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
     const url = address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${address.port}`
-    const seed: Env["seed"] = (id, calls, prompt) =>
+    const seed: Env["seed"] = (id, calls, prompt, sender) =>
       Effect.gen(function*() {
         if (prompt !== undefined) prompts.set(prompt, calls)
-        const first = yield* store.save(id, Messages.fromUser(prompt ?? asking(calls)), { expectedVersion: 0 })
+        const user = Messages.fromUser(prompt ?? asking(calls), sender === undefined ? {} : { sender: { id: sender } })
+        const first = yield* store.save(id, user, { expectedVersion: 0 })
         yield* chat.complete(first.messages, { checkpoint: ConversationStore.checkpoint(store, id, first.version) })
         const stored = yield* store.load(id)
         return stored._tag === "Some" ? stored.value : yield* Effect.die(new Error(`${id} was not stored`))

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { type Chat, ChatError, ConversationStore, Messages, Turn } from "@chat-ts/core"
+import { type Chat, ChatError, ConversationStore, DecisionPolicy, Messages, Turn } from "@chat-ts/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -19,19 +19,31 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import type { WorkflowEngine, WorkflowInstance } from "effect/workflow/WorkflowEngine"
 import * as Decision from "../Decision.js"
 
-/** The deferred a person's decision about call `id` completes. */
-export const decisionDeferred = (id: string) => DurableDeferred.make(`decision/${id}`, { success: Decision.Decision })
+/**
+ * The deferred a person's decision about call `id` completes; under a quorum, `round` counts the
+ * yeses already recorded on the call (each vote completes the deferred of its own round).
+ */
+export const decisionDeferred = (id: string, round = 0) =>
+  DurableDeferred.make(round === 0 ? `decision/${id}` : `decision/${id}/${round}`, { success: Decision.Decision })
 
 /** Where a call's start is claimed (at most once per attempt), in the turn store. */
 export const claimId = (executionId: string, callId: string, attempt: number): string =>
   `${executionId}/claim/${callId}/${attempt}`
 
 /** Where a person's decision about call `callId` is recorded, write-once (the first decision wins), in the turn store. */
-export const decisionRecordId = (executionId: string, callId: string): string => `${executionId}/decision/${callId}`
+export const decisionRecordId = (executionId: string, callId: string, round = 0): string =>
+  round === 0 ? `${executionId}/decision/${callId}` : `${executionId}/decision/${callId}/${round}`
 
-/** A decision as the text of its record: the same decision gives the same text. */
+/** A decision as the text of its record: the same decision (by the same decider, whenever) gives the same text. */
 export const decisionText = (decision: Decision.Decision): string =>
-  JSON.stringify([decision._tag, decision._tag === "Approve" ? decision.edited ?? null : decision.reason ?? null])
+  JSON.stringify([
+    decision._tag,
+    decision._tag === "Approve" ? decision.edited ?? null : decision.reason ?? null,
+    ...(decision.decider === undefined ? [] : [decision.decider.id])
+  ])
+
+/** How many yeses a waiting call has towards its quorum: the round its next decision belongs to. */
+export const roundOf = (call: Messages.ToolCallPart): number => DecisionPolicy.progress(call).votes.length
 
 /** What the turn returns when it completes. */
 export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
@@ -58,8 +70,13 @@ export const TurnFailure = Schema.Union([
 
 const DecisionSchema = Schema.Union([
   Schema.TaggedStruct("Execute", {}),
-  Schema.TaggedStruct("RequireApproval", { expiresAt: Schema.optional(Schema.Number), review: Schema.optional(Messages.Review) }),
-  Schema.TaggedStruct("Defer", { at: Schema.Number }),
+  // A policy is carried as it is: the reducer judges it (one that is not valid rejects the call, as in `Chat`).
+  Schema.TaggedStruct("RequireApproval", {
+    expiresAt: Schema.optional(Schema.Number),
+    review: Schema.optional(Messages.Review),
+    policy: Schema.optional(Schema.Unknown)
+  }),
+  Schema.TaggedStruct("Defer", { at: Schema.Number, policy: Schema.optional(Schema.Unknown) }),
   Schema.TaggedStruct("Reject", { reason: Schema.String }),
   Schema.TaggedStruct("Invalid", { message: Schema.String })
 ])
@@ -117,20 +134,21 @@ export const applyDecision = (
   id: string,
   decision: Decision.Decision
 ): Messages.Messages => {
+  const by = Decision.decideOptions(decision)
   const applied = decision._tag === "Approve"
-    ? Messages.approve(messages, id, decision.edited)
-    : Messages.reject(messages, id, decision.reason)
-  // A decision for a call that no longer waits (expired, or decided) changes nothing.
+    ? Messages.approve(messages, id, decision.edited, by)
+    : Messages.reject(messages, id, decision.reason, by)
+  // A decision for a call that no longer waits (expired, or decided), or one its policy refuses, changes nothing.
   if (Result.isFailure(applied)) {
     if (applied.failure._tag !== "InvalidEditedArguments") return messages
     return Result.getOrElse(
-      Messages.reject(messages, id, `The edited arguments were refused: ${applied.failure.detail}`),
+      Messages.reject(messages, id, `The edited arguments were refused: ${applied.failure.detail}`, by),
       () => messages
     )
   }
   const problem = steps.checkEdits(applied.success).find((edit) => edit.id === id)
   if (problem === undefined) return applied.success
-  return Result.getOrElse(Messages.reject(messages, id, `The edited arguments were refused: ${problem.detail}`), () => messages)
+  return Result.getOrElse(Messages.reject(messages, id, `The edited arguments were refused: ${problem.detail}`, by), () => messages)
 }
 
 /** The earliest time a waiting turn must look again: a scheduled call due, or an approval deadline. */
@@ -232,11 +250,11 @@ export const run = <R>(
     const wait = (state: Messages.Messages) =>
       Effect.gen(function*() {
         const waiting = lastCalls(state).filter(Messages.isAwaitingDecision)
-        for (const call of waiting) records.add(decisionRecordId(executionId, call.id))
+        for (const call of waiting) records.add(decisionRecordId(executionId, call.id, roundOf(call)))
         const until = wakeAt(waiting)
         const name = `wake/${++seq}`
         const decisions = waiting.map((call) =>
-          Effect.map(DurableDeferred.await(decisionDeferred(call.id)), (decision) => ({
+          Effect.map(DurableDeferred.await(decisionDeferred(call.id, roundOf(call))), (decision) => ({
             _tag: "Decided" as const,
             id: call.id,
             decision
