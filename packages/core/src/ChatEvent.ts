@@ -1,14 +1,14 @@
 /**
  * The events of a streamed turn (`chat.stream`): text and reasoning as they
  * arrive, tool call arguments as they arrive, each tool call and each tool result (also of rejected and failed
- * calls), the end of each model call, and finally a pause or the completion.
+ * calls), a running call's requests for a person's input, the end of each model call, and finally a pause or the completion.
  * A pause is the last event of its stream; streaming the resolved messages
  * continues the same turn.
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
-import type { FinishReason, Message, Messages, ToolCallPart } from "./Messages.js"
+import type { FinishReason, InputRequest, Message, Messages, ToolCallPart } from "./Messages.js"
 import type { PauseReason } from "./PauseReason.js"
 import type { Usage } from "./Usage.js"
 
@@ -29,6 +29,13 @@ export type ChatEvent = Data.TaggedEnum<{
   ToolCall: { readonly call: ToolCallPart }
   /** A call got its answer: completed, failed or rejected (see `call.status`). */
   ToolResult: { readonly call: ToolCallPart }
+  /**
+   * A running call waits on a request for a person's input (an MCP server's elicitation): `request`
+   * is on `call.status.inputRequests` (and in the checkpoint saved with it) until `InputSettled`.
+   */
+  InputRequested: { readonly call: ToolCallPart; readonly request: InputRequest }
+  /** The request `requestId` of a running call was answered, cancelled or timed out. */
+  InputSettled: { readonly call: ToolCallPart; readonly requestId: string }
   /** With `waitForScheduled`: the turn sleeps until `until` (epoch millis), when these scheduled calls are due. */
   Waiting: { readonly until: number; readonly toolIds: ReadonlyArray<string> }
   /** Model call number `step` of the turn finished. */

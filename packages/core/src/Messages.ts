@@ -35,6 +35,8 @@ export {
   FileData,
   /** A file (image, PDF, audio…) with its media type. */
   FilePart,
+  /** A running call's request for a person's input (an MCP elicitation), while it waits. */
+  InputRequest,
   /** Why the model stopped. */
   FinishReason,
   /** One message: a role and its parts. */
@@ -154,6 +156,19 @@ export const findTool: {
 /** The tool calls that have no final answer yet (proposed, awaiting approval, scheduled, approved, running). */
 export const pendingTools = (messages: Messages): ReadonlyArray<S.ToolCallPart> =>
   toolCalls(messages).filter((call) => !isResolved(call))
+
+/**
+ * The requests for a person's input that running calls wait on (an MCP server's elicitation), each
+ * with its call: what an inbox or a UI reading the stored state shows besides the paused calls.
+ */
+export const pendingInputs = (
+  messages: Messages
+): ReadonlyArray<{ readonly call: S.ToolCallPart; readonly request: S.InputRequest }> =>
+  toolCalls(messages).flatMap((call) =>
+    call.status._tag === "Running" && call.status.inputRequests !== undefined
+      ? call.status.inputRequests.map((request) => ({ call, request }))
+      : []
+  )
 
 /** The last assistant message (the model's latest response), or `undefined`. */
 export const lastResponse = (messages: Messages): S.Message | undefined => {

@@ -14,7 +14,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ChatError from "./ChatError.js"
 import * as JsonSchema from "./internal/jsonSchema.js"
-import type { FilePart, Policy as DecisionPolicy } from "./internal/schema.js"
+import type { FilePart, InputRequest, Policy as DecisionPolicy } from "./internal/schema.js"
 import * as StrictSchema from "./internal/strictSchema.js"
 import type * as LanguageModel from "./LanguageModel.js"
 
@@ -249,6 +249,20 @@ export interface CallInfo {
   readonly name: string
   /** Which run of this call this is: 1, or more when an idempotent call runs again after a crash. */
   readonly attempt: number
+  /**
+   * Records on the running call that it waits on a request for a person's input (an MCP server's
+   * elicitation), and that the request was settled: `Chat` puts it in the state (checkpointed) and
+   * streams it (`ChatEvent.InputRequested` / `InputSettled`). Absent where a shell records none.
+   */
+  readonly inputs?: InputRecorder | undefined
+}
+
+/** How a handler records the requests for a person's input its call waits on (see `CallInfo.inputs`). */
+export interface InputRecorder {
+  /** The call waits on `request` (ignored unless it is a valid `Messages.InputRequest` and the call is running). */
+  readonly requested: (request: InputRequest) => Effect.Effect<void>
+  /** The call no longer waits on request `requestId`. */
+  readonly settled: (requestId: string) => Effect.Effect<void>
 }
 
 /** The service key of the handler of the tool named `Name`. */

@@ -36,6 +36,11 @@
  *   under one runs only if its approvals meet it (enough distinct approvers,
  *   each allowed, none the requester under four-eyes, of the arguments the call
  *   holds), else the call waits again (see `DecisionPolicy`).
+ * - A running call may wait on requests for a person's input (`InputRequested`,
+ *   `InputSettled`: an MCP server's elicitation); they live on its `Running`
+ *   status and change nothing else. Its result ends them; after a crash they
+ *   are lost with the connection that held them, and the call fails as
+ *   interrupted, saying which request was lost (never run again).
  *
  * @since 0.1.0
  */
@@ -43,7 +48,7 @@ import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
 import { canonicalCall } from "./internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
-import { isMillis, Review } from "./internal/schema.js"
+import { isMillis, jsonProblem, Review } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "./PauseReason.js"
@@ -105,6 +110,10 @@ export type Event = Data.TaggedEnum<{
   ToolSucceeded: { readonly id: string; readonly result: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
   /** A running call failed with a (JSON) error the model will see, and the files it shows the model as files (images…), if any. */
   ToolFailed: { readonly id: string; readonly error: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
+  /** Running call `id` waits on a request for a person's input (recorded on its status until settled or the call ends). */
+  InputRequested: { readonly id: string; readonly request: Messages.InputRequest }
+  /** Running call `id`'s request `requestId` was answered (or cancelled, or timed out): it no longer waits on it. */
+  InputSettled: { readonly id: string; readonly requestId: string }
 }>
 
 /** Constructors of events. */
@@ -246,6 +255,46 @@ const lateApprovalText = (at: number): string =>
 
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
+
+/** The most input requests one running call records at once (more are ignored: a flood cannot grow the state). */
+export const maxInputRequests = 16
+
+/** Why a call left running failed: interrupted, and the requests for input it waited on lost with their connection. */
+const interruptedText = (call: ToolCallPart): string => {
+  const requests = call.status._tag === "Running" ? call.status.inputRequests ?? [] : []
+  if (requests.length === 0) return interruptedError
+  const asked = requests.map((request) => `${JSON.stringify(request.message)} (${request.id}, from ${request.from})`).join("; ")
+  return `The call was interrupted while it waited for a person's answer to ${asked}; that request was lost with the connection that held it and was never answered. The call's outcome is unknown, and it was not run again to avoid repeating its effects.`
+}
+
+/** Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema). */
+export const isValidInputRequest = (request: unknown): request is Messages.InputRequest => {
+  if (typeof request !== "object" || request === null) return false
+  const r = request as { readonly [key: string]: unknown }
+  return typeof r.id === "string" && r.id !== "" && typeof r.from === "string" && typeof r.message === "string" &&
+    isMillis(r.deadline) && typeof r.requestedSchema === "object" && r.requestedSchema !== null &&
+    !Array.isArray(r.requestedSchema) && jsonProblem(r.requestedSchema) === undefined
+}
+
+/** A running call with `request` added to the requests it waits on (unchanged if invalid, known, or over the limit). */
+const withInput = (call: ToolCallPart, request: unknown): ToolCallPart => {
+  const status = call.status
+  if (status._tag !== "Running" || !isValidInputRequest(request)) return call
+  const requests = status.inputRequests ?? []
+  if (requests.length >= maxInputRequests || requests.some((known) => known.id === request.id)) return call
+  const { deadline, from, id, message, requestedSchema } = request
+  return { ...call, status: { ...status, inputRequests: [...requests, { id, from, message, requestedSchema, deadline }] } }
+}
+
+/** A running call no longer waiting on request `requestId` (unchanged if it did not). */
+const withoutInput = (call: ToolCallPart, requestId: string): ToolCallPart => {
+  const status = call.status
+  if (status._tag !== "Running" || status.inputRequests === undefined) return call
+  const requests = status.inputRequests.filter((request) => request.id !== requestId)
+  if (requests.length === status.inputRequests.length) return call
+  const { inputRequests: _, ...rest } = status
+  return { ...call, status: requests.length === 0 ? rest : { ...rest, inputRequests: requests } }
+}
 
 /** Pending calls anywhere before the current response (stranded by new input), and the position with what was learnt. */
 const strandedCalls = (position: Position, upTo: number): readonly [ReadonlyArray<string>, Position] => {
@@ -484,7 +533,7 @@ const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>,
     const restarted: Array<ToolCallPart> = []
     const recovered = mapCalls(response, (call) => {
       if (call.status._tag !== "Running") return call
-      if (!rerun.has(call.id)) return { ...call, status: { _tag: "Failed", error: interruptedError, ...edited(call) } }
+      if (!rerun.has(call.id)) return { ...call, status: { _tag: "Failed", error: interruptedText(call), ...edited(call) } }
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call), attempt: (call.status.attempt ?? 1) + 1 } }
       restarted.push(next)
       return next
@@ -626,6 +675,10 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
         config,
         owned
       )
+    case "InputRequested":
+      return onToolResult(at, event.id, (call) => withInput(call, event.request), config, owned)
+    case "InputSettled":
+      return onToolResult(at, event.id, (call) => withoutInput(call, event.requestId), config, owned)
     case "ToolFailed":
       return onToolResult(
         at,

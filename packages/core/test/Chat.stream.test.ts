@@ -30,6 +30,10 @@ const describeEvent = (event: ChatEvent.ChatEvent): string => {
       return `ToolCall ${event.call.id} ${event.call.name}`
     case "ToolResult":
       return `ToolResult ${event.call.id} ${event.call.status._tag}`
+    case "InputRequested":
+      return `InputRequested ${event.call.id} ${event.request.id}`
+    case "InputSettled":
+      return `InputSettled ${event.call.id} ${event.requestId}`
     case "Waiting":
       return `Waiting ${event.until} ${event.toolIds.join(",")}`
     case "StepFinished":

@@ -534,7 +534,12 @@ describe("Chat: toolkits and strategies", () => {
         arguments: "{\"to\":\"ann\",\"times\":\"3\"}",
         metadata: { secret: "only for the strategy" }
       }])
-      expect(handled).toEqual([{ params: { to: "ann", times: 3 }, info: { id: "c", name: "send", attempt: 1 } }])
+      expect(handled).toEqual([{ params: { to: "ann", times: 3 }, info: {
+        id: "c",
+        name: "send",
+        attempt: 1,
+        inputs: { requested: expect.any(Function), settled: expect.any(Function) }
+      } }])
       expect(JSON.stringify(handled)).not.toContain("secret")
       // The success value is encoded with the success schema before the model sees it.
       expect(seen(model.requests[1], "c").result?.value).toBe(3)

@@ -139,6 +139,8 @@ const render = (event: ChatEvent.ChatEvent): string =>
     ToolCall: ({ call }) => `\n[${call.name} ${Messages.effectiveArguments(call)}]`,
     ToolResult: ({ call }) => `\n[${call.id}: ${call.status._tag}]`,
     StepFinished: ({ step, usage }) => `\n(step ${step}: ${usage.inputTokens}+${usage.outputTokens} tokens)\n`,
+    InputRequested: ({ call, request }) => `\n[${call.id} asks: ${request.message}]`, // e.g. an MCP elicitation
+    InputSettled: () => "",
     Waiting: ({ until }) => `\n(waiting until ${new Date(until).toISOString()})`,
     Paused: ({ reason }) => `\n(paused on ${PauseReason.toolIds(reason).join(", ")})`,
     Completed: () => "\n(done)"

@@ -172,6 +172,16 @@ const record: fc.Arbitrary<Record<string, unknown>> = fc.array(fc.tuple(fc.strin
 
 const decisionRecord = (u: boolean) => struct({ by: fc.string(), at: millisArb }, {}, u)
 
+/** A request for a person's input (`Messages.InputRequest`), its schema a plain JSON object. */
+export const inputRequest = (u: boolean = false): fc.Arbitrary<Messages.InputRequest> =>
+  struct({
+    id: fc.string({ minLength: 1, maxLength: 4 }),
+    from: fc.string(),
+    message: fc.string(),
+    requestedSchema: fc.dictionary(fc.string().filter((key) => key !== "__proto__"), jsonData, { noNullPrototype: true, maxKeys: 3 }),
+    deadline: millisArb
+  }, {}, u)
+
 const statusArb = (u: boolean): fc.Arbitrary<Messages.ToolCallStatus> => {
   const decision = decisionRecord(u)
   const tag = <T extends string>(t: T) => fc.constant(t)
@@ -180,7 +190,12 @@ const statusArb = (u: boolean): fc.Arbitrary<Messages.ToolCallStatus> => {
     struct({ _tag: tag("AwaitingApproval") }, { expiresAt: millisArb }, u),
     struct({ _tag: tag("Scheduled"), at: millisArb }, {}, u),
     struct({ _tag: tag("Approved") }, { editedArguments: fc.string(), expiresAt: millisArb, scheduledAt: millisArb, decision }, u),
-    struct({ _tag: tag("Running") }, { editedArguments: fc.string(), attempt: fc.integer({ min: 1 }), decision }, u),
+    struct({ _tag: tag("Running") }, {
+      editedArguments: fc.string(),
+      attempt: fc.integer({ min: 1 }),
+      decision,
+      inputRequests: fc.array(inputRequest(u), { maxLength: 3 })
+    }, u),
     struct({ _tag: tag("Completed"), result: jsonData }, { editedArguments: fc.string(), decision }, u),
     struct({ _tag: tag("Failed"), error: jsonData }, { editedArguments: fc.string(), decision }, u),
     struct({ _tag: tag("Rejected"), by: fc.constantFrom("user", "policy") }, { reason: fc.string(), decision }, u)
@@ -272,6 +287,12 @@ const decision: fc.Arbitrary<Turn.Decision> = fc.oneof(
   fc.string().map((message) => Turn.Decision.Invalid({ message }))
 )
 
+/** The ids of the input requests the conversation's running calls wait on (as arbitraries, to mix in). */
+const requestIds = (messages: Messages.Messages): ReadonlyArray<fc.Arbitrary<string>> => {
+  const ids = Messages.pendingInputs(messages).map(({ request }) => request.id)
+  return ids.length === 0 ? [] : [fc.constantFrom(...ids)]
+}
+
 /** Any event, with ids mostly taken from the conversation's calls. */
 export const eventFor = (messages: Messages.Messages): fc.Arbitrary<Turn.Event> => {
   const ids = Messages.toolCalls(messages).map((c) => c.id)
@@ -286,7 +307,14 @@ export const eventFor = (messages: Messages.Messages): fc.Arbitrary<Turn.Event> 
       Turn.Event.Decided(e)
     ),
     fc.record({ id, result: json }, { noNullPrototype: true }).map((e) => Turn.Event.ToolSucceeded(e)),
-    fc.record({ id, error: json }, { noNullPrototype: true }).map((e) => Turn.Event.ToolFailed(e))
+    fc.record({ id, error: json }, { noNullPrototype: true }).map((e) => Turn.Event.ToolFailed(e)),
+    // A request as a handler would record it, or anything at all in its place (hostile or broken).
+    fc.record({ id, request: fc.oneof(inputRequest(), json as fc.Arbitrary<never>) }, { noNullPrototype: true }).map((e) =>
+      Turn.Event.InputRequested(e)
+    ),
+    fc.record({ id, requestId: fc.oneof(fc.string({ maxLength: 4 }), ...requestIds(messages)) }, { noNullPrototype: true }).map((e) =>
+      Turn.Event.InputSettled(e)
+    )
   )
 }
 

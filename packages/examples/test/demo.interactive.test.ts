@@ -133,38 +133,67 @@ describe("the interactive demo", () => {
       expect(files).toEqual(allFiles)
     }))
 
-  it.live("line-editing keys edit the text prompts and never put a control character into the input", () =>
+  it.live("line-editing keys edit the text prompts as in a shell, and never put a control character into the input", () =>
     Effect.gen(function*() {
-      const { summary, text } = yield* session([
-        // Ctrl-U clears what was typed; Ctrl-A and Ctrl-E move to the start and the end.
+      const keys: ReadonlyArray<Key> = [
+        // Ctrl-U clears what was typed.
         ...typed("rm -rf everything"),
         ctrl("u"),
-        ...typed("is in notes.txt?"),
+        // Ctrl-W deletes the word before the cursor; Backspace one character.
+        ...typed("is in the notes.txt? junk"),
+        ctrl("w"),
+        ...backspace(1),
+        // Ctrl-A to the start; Alt-F a word right (twice), Ctrl-F a character right; Delete deletes forward.
         ctrl("a"),
         ...typed("what "),
-        ctrl("e"),
-        // Chords a text prompt has no edit for (Ctrl-W, Ctrl-K, Ctrl-B, Alt-B, Alt-Backspace), and
-        // escape-sequence keys (Delete, Up): nothing is inserted.
-        ctrl("w"),
-        ctrl("k"),
-        ctrl("b"),
+        meta("f"),
+        meta("f"),
+        ctrl("f"),
+        ...Array.from({ length: 4 }, () => ({ name: "delete" })),
+        // End, more text; Alt-B a word left (twice), Left; Ctrl-K deletes to the end.
+        { name: "end" },
+        ...typed(" and more"),
         meta("b"),
-        meta("backspace"),
-        { name: "delete" },
+        meta("b"),
+        { name: "left" },
+        ctrl("k"),
+        // Home and End, Ctrl-B and Ctrl-F move and change nothing.
+        { name: "home" },
+        { name: "end" },
+        ctrl("b"),
+        ctrl("f"),
+        // Nothing else is inserted: chords with no edit, keys without text, control characters typed or pasted.
+        ctrl("t"),
+        meta("x"),
         { name: "up" },
+        { name: "down" },
+        { name: "undefined", input: "\u001c" },
+        { name: "escape", input: "\u001b" },
+        { name: "x", input: "\u0007\u007f\u009b" },
         enter,
-        // The argument editor takes Ctrl-U too (the same prompt); here: leave with exit.
+        // The argument editor is the same prompt: here, leave with exit.
         ...typed("exit"),
         clearLine,
         ...typed("exit"),
         enter
-      ])
-      // The request reached the model exactly as it shows: the scripted model answered it.
+      ]
+      const transcript = makeTranscript()
+      const fsys = yield* FileSystem.FileSystem
+      const sandbox = yield* fsys.makeTempDirectoryScoped({ prefix: "demo-test-" })
+      const summary = yield* Demo.program(settings(sandbox)).pipe(
+        Effect.provide(Layer.mergeAll(terminalLayer(transcript, keys), Io.fromLines([]), NodePath.layer)),
+        withConsole(transcript)
+      )
+      const text = transcript.text()
+      // The line submitted is exactly what the edits make of it, and it reached the model.
+      const screen = screenOf(transcript.raw())
+      expect(screen.filter((line) => line.startsWith("✔ You") && line.endsWith(" what is in notes.txt?"))).toHaveLength(1)
+      expect(screen.filter((line) => line.includes("junk") || line.includes("and more"))).toEqual([])
       expect(text).toContain("notes.txt says:\n  > Release checklist")
       expect(summary.completed).toBe(1)
       // No control character but the terminal's own escape sequences in anything shown.
-      expect(text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
-    }))
+      expect(text.replace(/\u001b\[[0-9;?]*[A-Za-z]/g, "")).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/)
+    }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer)))
 
   it.live("an edit that gives a key twice is refused, saying where, and asked again; nothing runs with it", () =>
     Effect.gen(function*() {

@@ -7,7 +7,11 @@
  * "cancel". Give a `Handler` to `McpToolkit.make({ elicitation })`: only
  * then does the client declare the capability (servers hide the tools that
  * need it otherwise). `inbox` is a ready handler with a list of pending
- * requests for a UI. URL-mode elicitation is not declared.
+ * requests for a UI. While it waits, `McpToolkit` also records the request
+ * on the running call in the chat's state (`status.inputRequests`: every
+ * checkpoint, `ChatEvent.InputRequested`), so a UI reading the store sees it;
+ * after a crash it is lost with the connection and the call fails saying so.
+ * URL-mode elicitation is not declared.
  *
  * @since 0.1.0
  */

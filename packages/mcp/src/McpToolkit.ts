@@ -258,10 +258,25 @@ const callAsTask = (client: Client, server: string, tool: string, params: McpToo
   )
 }
 
-/** A chat call running on a server: its id and its name in the chat. */
+/** A chat call running on a server: its id, its name in the chat, and where it records requests for input. */
 interface InFlight {
   readonly id: string
   readonly name: string
+  readonly inputs: Tool.InputRecorder | undefined
+}
+
+/** The most elicitation requests one connection keeps waiting at once; more are answered "cancel" at once. */
+export const maxPendingElicitations = 8
+/** The longest elicitation message (characters) and requested schema (characters of JSON) taken; larger is answered "cancel". */
+export const maxElicitationMessage = 8_000
+export const maxElicitationSchema = 64_000
+
+/** Why an elicitation request is answered "cancel" without asking anyone (too many waiting, too large), or `undefined`. */
+const elicitationLimit = (pending: number, message: string, schema: unknown): string | undefined => {
+  if (pending >= maxPendingElicitations) return `${maxPendingElicitations} requests already wait for an answer`
+  if (message.length > maxElicitationMessage) return `its message is longer than ${maxElicitationMessage} characters`
+  if (JSON.stringify(schema).length > maxElicitationSchema) return `its requested schema is larger than ${maxElicitationSchema} characters of JSON`
+  return undefined
 }
 
 /** The client's capabilities: elicitation (form mode) and sampling, each only when it can be answered. */
@@ -279,7 +294,8 @@ const samplingText = (content: unknown): string =>
 
 /**
  * Answers the server's own requests: `elicitation/create` through `options.elicitation` (within its
- * deadline; content that does not match the requested schema is sent as "cancel"), and
+ * deadline; content that does not match the requested schema is sent as "cancel"; while it waits, the
+ * request is recorded on the running calls it may come from, so the chat's state shows it), and
  * `sampling/createMessage` through `McpSampling.run` (a refusal is an error to the server, code -1).
  */
 const answerServerRequests = (
@@ -297,22 +313,41 @@ const answerServerRequests = (
     const wait = Duration.fromInputUnsafe(
       options.elicitationTimeout ?? (Duration.isFinite(callTimeout) ? callTimeout : Duration.minutes(10))
     )
+    let pending = 0
     client.setRequestHandler(ElicitRequestSchema, (request, extra) => {
       const params = request.params
       if (params.mode === "url") return Promise.reject(new SdkError(ErrorCode.InvalidParams, "URL-mode elicitation is not supported"))
       const schema = toPlain(params.requestedSchema) as Record<string, unknown>
       return run(Effect.gen(function*() {
+        const limit = elicitationLimit(pending, params.message, schema)
+        if (limit !== undefined) {
+          yield* Effect.logWarning(`MCP server '${server()}': an elicitation request was answered "cancel" without asking anyone: ${limit}.`)
+          return { action: "cancel" } satisfies ElicitResult
+        }
         const now = yield* Clock.currentTimeMillis
+        const calls = inFlight()
         const asked: McpElicitation.Request = {
           id: McpElicitation.nextId(),
           server: server(),
-          calls: inFlight(),
+          calls: calls.map(({ id, name }) => ({ id, name })),
           message: params.message,
           requestedSchema: schema,
           deadline: now + Duration.toMillis(wait)
         }
-        const answer = yield* elicitation(asked).pipe(
-          Effect.timeoutOrElse({ duration: wait, orElse: () => Effect.succeed(McpElicitation.cancel) })
+        const recorded: Messages.InputRequest = {
+          id: asked.id,
+          from: asked.server,
+          message: asked.message,
+          requestedSchema: schema,
+          deadline: asked.deadline
+        }
+        // Recorded in the chat's state (checkpointed, streamed) before anyone is asked, and settled however it ends.
+        const record = Effect.forEach(calls, (call) => call.inputs?.requested(recorded) ?? Effect.void, { discard: true })
+        const settle = Effect.forEach(calls, (call) => call.inputs?.settled(asked.id) ?? Effect.void, { discard: true })
+        const answer = yield* Effect.acquireUseRelease(
+          Effect.andThen(Effect.sync(() => void pending++), record),
+          () => elicitation(asked).pipe(Effect.timeoutOrElse({ duration: wait, orElse: () => Effect.succeed(McpElicitation.cancel) })),
+          () => Effect.andThen(Effect.sync(() => void pending--), settle)
         )
         if (answer._tag !== "Accept") return { action: answer._tag === "Decline" ? "decline" : "cancel" } satisfies ElicitResult
         const problem = McpElicitation.check(validator, schema, answer.content)
@@ -329,7 +364,7 @@ const answerServerRequests = (
       const asked: McpSampling.Request = {
         id: McpSampling.nextId(),
         server: server(),
-        calls: inFlight(),
+        calls: inFlight().map(({ id, name }) => ({ id, name })),
         messages: params.messages.map((message) =>
           message.role === "user" ? Messages.user(samplingText(message.content)) : Messages.assistant(samplingText(message.content))
         ),
@@ -365,9 +400,9 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
     let named = options.name ?? where
     /** The chat's calls to this server that are running now (what a request of the server may come from). */
     const running = new Set<InFlight>()
-    const whileRunning = <A, E>(call: { readonly id: string; readonly name: string }, effect: Effect.Effect<A, E>) =>
+    const whileRunning = <A, E>(call: Tool.CallInfo, effect: Effect.Effect<A, E>) =>
       Effect.suspend(() => {
-        const entry: InFlight = { ...call }
+        const entry: InFlight = { id: call.id, name: call.name, inputs: call.inputs }
         running.add(entry)
         return Effect.ensuring(effect, Effect.sync(() => void running.delete(entry)))
       })
@@ -480,7 +515,7 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
       for (const tool of list) {
         handlers = Context.add(handlers, Tool.handlerTag(tool.name), {
           handle: (params: unknown, info: Tool.CallInfo) =>
-            whileRunning({ id: info.id, name: info.name }, callIfListed(tool.metadata.mcpName, params as McpTool.Params))
+            whileRunning(info, callIfListed(tool.metadata.mcpName, params as McpTool.Params))
         })
       }
       const snapshot: Snapshot = {

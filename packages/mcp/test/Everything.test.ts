@@ -6,10 +6,10 @@
  * in the inbox: accept, decline) and its sampling tool (the chat's model answers only when the strategy
  * or a person allows it). Every wait is bounded; each test checks the server's process is gone after.
  */
-import { Action, Messages, PauseReason } from "@chat-ts/core"
+import { Action, ConversationStore, Messages, PauseReason } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Result, type Scope } from "effect"
+import { Effect, Fiber, Option, Result, type Scope } from "effect"
 import { McpChat, McpElicitation, McpSampling, McpToolkit } from "../src/index.js"
 import { type Everything, everythingServers } from "./support/reference.js"
 import { alive } from "./support/servers.js"
@@ -208,6 +208,107 @@ for (const [transportName, start] of everythingServers) {
               const seen = seenByModel(model, "e")
               expect(seen).toContain("User declined to provide the requested information")
               expect(seen).not.toContain("Name:")
+            }))
+        }))
+
+      /** The request pending in the stored conversation `id`, as a UI reading the store sees it. */
+      const storedInputs = (store: ConversationStore.Service, id: string) =>
+        Effect.map(store.load(id), (stored) => Option.isSome(stored) ? Messages.pendingInputs(stored.value.messages) : [])
+
+      /** Runs the turn of conversation `id` from the store, saving every state back (as `Worker.resume` does). */
+      const resumeStored = (
+        chat: McpChat.Service,
+        store: ConversationStore.Service,
+        id: string,
+        decide: (messages: Messages.Messages) => Effect.Effect<Messages.Messages, unknown>
+      ) =>
+        Effect.gen(function*() {
+          const stored = Option.getOrThrow(yield* store.load(id))
+          const messages = yield* decide(stored.messages)
+          return yield* chat.resume(messages, { checkpoint: ConversationStore.checkpoint(store, id, stored.version) })
+        })
+
+      it.live("while a person is asked, the request is in the stored conversation; refused off its schema, then answered; the result reaches the model", () =>
+        Effect.gen(function*() {
+          const inbox = yield* McpElicitation.inbox()
+          const store = yield* ConversationStore.makeMemory
+          yield* store.save("signup", Messages.fromUser("Sign me up."))
+          return yield* withServer(start, { elicitation: inbox.handler }, (server) =>
+            Effect.gen(function*() {
+              const model = MockLanguageModel.make(calling)
+              const chat = yield* chatCalling(server, model)
+              const paused = yield* resumeStored(chat, store, "signup", Effect.succeed)
+              expect(approvals(paused)).toEqual(["e"])
+              const turn = yield* Effect.forkChild(resumeStored(chat, store, "signup", (messages) => chat.approve(messages, "e")))
+
+              const request = yield* within(inbox.next)
+              // The store shows it (the call still Running): server, message, the server's schema, the deadline.
+              const [pending] = yield* storedInputs(store, "signup")
+              expect(pending?.call.id).toBe("e")
+              expect(pending?.call.status._tag).toBe("Running")
+              expect(pending?.request).toEqual({
+                id: request.id,
+                from: "mcp-servers/everything",
+                message: "Please provide inputs for the following fields:",
+                requestedSchema: request.requestedSchema,
+                deadline: request.deadline
+              })
+              expect(pending?.request.requestedSchema).toMatchObject({ type: "object", required: ["name"] })
+
+              // An answer off the schema: a typed error, nothing sent, still pending (in the inbox and the store).
+              const refused = yield* Effect.result(inbox.answer(request.id, McpElicitation.accept({ name: "Ada Lovelace", integer: 500 })))
+              expect(Result.isFailure(refused) && refused.failure._tag).toBe("InvalidElicitationAnswer")
+              expect((yield* storedInputs(store, "signup")).map((input) => input.request.id)).toEqual([request.id])
+              // Corrected: it reaches the tool, and the tool's result the model.
+              yield* inbox.answer(request.id, McpElicitation.accept({ name: "Ada Lovelace", integer: 36 }))
+              const done = yield* within(Fiber.join(turn))
+              expect(done.outcome._tag).toBe("Complete")
+              expect(seenByModel(model, "e")).toContain("- Name: Ada Lovelace")
+              expect(seenByModel(model, "e")).toContain("- Favorite Integer: 36")
+              expect(yield* storedInputs(store, "signup")).toEqual([])
+              expect(statusOf(Option.getOrThrow(yield* store.load("signup")).messages, "e")?._tag).toBe("Completed")
+            }))
+        }))
+
+      it.live("a restart while a person is asked: the stored request is recorded as lost with the connection, the call's outcome unknown, never sent again", () =>
+        Effect.gen(function*() {
+          const model = MockLanguageModel.make([...calling, MockLanguageModel.text("Your sign-up did not go through; shall I try again?")])
+          // The first process: the request waits when it "dies"; only the stored document survives.
+          const before = yield* ConversationStore.makeMemory
+          yield* before.save("signup", Messages.fromUser("Sign me up."))
+          const firstInbox = yield* McpElicitation.inbox()
+          const survived = yield* withServer(start, { elicitation: firstInbox.handler }, (server) =>
+            Effect.gen(function*() {
+              const chat = yield* chatCalling(server, model)
+              yield* resumeStored(chat, before, "signup", Effect.succeed)
+              const turn = yield* Effect.forkChild(resumeStored(chat, before, "signup", (messages) => chat.approve(messages, "e")))
+              yield* within(firstInbox.next)
+              const stored = Option.getOrThrow(yield* before.load("signup"))
+              yield* Fiber.interrupt(turn)
+              return Result.getOrThrow(Messages.toJson(stored.messages))
+            }))
+
+          // The next process: a new store holding that document, a new connection, nobody answered.
+          const after = yield* ConversationStore.makeMemory
+          yield* after.save("signup", yield* Effect.fromResult(Messages.fromJson(survived)))
+          const [lost] = yield* storedInputs(after, "signup")
+          expect(lost?.call.status._tag).toBe("Running")
+          const inbox = yield* McpElicitation.inbox()
+          return yield* withServer(start, { elicitation: inbox.handler }, (server) =>
+            Effect.gen(function*() {
+              const chat = yield* chatCalling(server, model)
+              // Were the call sent again, the server would ask again and this turn would wait for a person.
+              const done = yield* within(resumeStored(chat, after, "signup", Effect.succeed))
+              expect(done.outcome._tag).toBe("Complete")
+              const status = statusOf(done.messages, "e")
+              expect(status?._tag).toBe("Failed")
+              const error = status?._tag === "Failed" ? String(status.error) : ""
+              expect(error).toContain(`(${lost!.request.id}, from mcp-servers/everything)`)
+              expect(error).toContain("lost with the connection")
+              expect(error).toContain("outcome is unknown")
+              expect(seenByModel(model, "e")).toContain("lost with the connection")
+              expect(yield* inbox.pending).toEqual([])
+              expect(yield* storedInputs(after, "signup")).toEqual([])
             }))
         }))
     })

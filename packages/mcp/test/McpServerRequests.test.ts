@@ -7,7 +7,7 @@
 import { Action, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Duration, Effect, Fiber, Result } from "effect"
+import { Duration, Effect, Fiber, Result, Stream } from "effect"
 import { McpChat, McpElicitation, McpSampling, McpToolkit } from "../src/index.js"
 import { everythingTransports } from "./support/servers.js"
 
@@ -79,6 +79,60 @@ for (const [name, transport] of everythingTransports) {
         const server = yield* McpToolkit.make({ transport: yield* transport, elicitation: inbox.handler, elicitationTimeout: Duration.millis(200) })
         const result = yield* server.call("trigger-elicitation-request", {})
         expect(textOf(result)).toContain(`"action":"cancel"`)
+        expect(yield* inbox.pending).toEqual([])
+      }).pipe(Effect.scoped))
+
+    it.live("in a chat, the deadline's cancel ends the stored request: the stream shows it asked and settled, the last checkpoint holds none", () =>
+      Effect.gen(function*() {
+        const inbox = yield* McpElicitation.inbox()
+        const server = yield* McpToolkit.make({ transport: yield* transport, elicitation: inbox.handler, elicitationTimeout: Duration.millis(200) })
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "e", name: "trigger-elicitation-request" }]),
+          MockLanguageModel.text("Nobody answered.")
+        ])
+        const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+        const saved: Array<Messages.Messages> = []
+        const events = yield* within(Stream.runCollect(chat.stream(Messages.fromUser("Who am I?"), {
+          checkpoint: (messages) => Effect.sync(() => saved.push(messages))
+        })))
+        const inputs = events.filter((event) => event._tag === "InputRequested" || event._tag === "InputSettled")
+        expect(inputs.map((event) => event._tag)).toEqual(["InputRequested", "InputSettled"])
+        const requested = inputs[0]!
+        expect(requested._tag === "InputRequested" && requested.request).toMatchObject({ from: "everything-standin", message: "Please tell us about you." })
+        expect(saved.some((messages) => Messages.pendingInputs(messages).length === 1)).toBe(true)
+        expect(Messages.pendingInputs(saved[saved.length - 1]!)).toEqual([])
+        expect(textOf((Messages.findTool(saved[saved.length - 1]!, "e")?.status as { result: { content: ReadonlyArray<unknown> } }).result)).toContain(`"action":"cancel"`)
+      }).pipe(Effect.scoped))
+
+    it.live(`a flood: past ${McpToolkit.maxPendingElicitations} waiting requests, and for a huge message, the server is told cancel without asking anyone`, () =>
+      Effect.gen(function*() {
+        const inbox = yield* McpElicitation.inbox()
+        const server = yield* McpToolkit.make({ transport: yield* transport, elicitation: inbox.handler })
+        const model = MockLanguageModel.make([
+          MockLanguageModel.toolCalls([{ id: "f", name: "flood-elicitations", arguments: { count: McpToolkit.maxPendingElicitations + 3 } }]),
+          MockLanguageModel.text("Done.")
+        ])
+        const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+        const saved: Array<Messages.Messages> = []
+        const turn = yield* Effect.forkChild(chat.complete(Messages.fromUser("Flood."), {
+          checkpoint: (messages) => Effect.sync(() => saved.push(messages))
+        }))
+        const asked = []
+        for (let i = 0; i < McpToolkit.maxPendingElicitations; i++) asked.push(yield* within(inbox.next))
+        // As many as the limit wait (in the inbox and on the call); the rest were cancelled at once.
+        expect(yield* inbox.pending).toHaveLength(McpToolkit.maxPendingElicitations)
+        expect(Math.max(...saved.map((messages) => Messages.pendingInputs(messages).length))).toBe(McpToolkit.maxPendingElicitations)
+        for (const request of asked) yield* inbox.answer(request.id, McpElicitation.decline)
+        const result = yield* within(Fiber.join(turn))
+        const status = Messages.findTool(result.messages, "f")?.status
+        const actions = JSON.parse(textOf((status as { result: { content: ReadonlyArray<unknown> } }).result)) as Array<string>
+        expect(actions.filter((action) => action === "decline")).toHaveLength(McpToolkit.maxPendingElicitations)
+        expect(actions.filter((action) => action === "cancel")).toHaveLength(3)
+        expect(Messages.pendingInputs(result.messages)).toEqual([])
+
+        // A message too long to show: cancelled, nobody asked.
+        const huge = yield* server.call("flood-elicitations", { count: 1, messageLength: McpToolkit.maxElicitationMessage + 1 })
+        expect(JSON.parse(textOf(huge))).toEqual(["cancel"])
         expect(yield* inbox.pending).toEqual([])
       }).pipe(Effect.scoped))
 

@@ -201,11 +201,35 @@ export const Approved = Schema.TaggedStruct("Approved", {
   /** The policy it was approved under: the reducer runs it only if `decision` satisfies it. */
   policy: Schema.optional(Policy)
 })
+/**
+ * A running call's request for a person's input (an MCP server's elicitation): what is asked, the
+ * JSON Schema the answer must match, and when it is answered "cancel" if nobody answered. It lives on
+ * the `Running` status while it waits, so the stored state and the turn's events show it.
+ */
+export const InputRequest = Schema.Struct({
+  /** Unique while it waits (e.g. `elicitation-3`); the answer names it. */
+  id: Schema.NonEmptyString,
+  /** Who asks (an MCP server's name). */
+  from: Schema.String,
+  /** What is asked, to show to the person. */
+  message: Schema.String,
+  /** The JSON Schema the answer's content must match. */
+  requestedSchema: Json,
+  /** When it is answered "cancel" if nobody answered (epoch millis). */
+  deadline: Millis
+})
+export type InputRequest = typeof InputRequest.Type
+
 export const Running = Schema.TaggedStruct("Running", {
   editedArguments: Schema.optional(Schema.String),
   /** Which run of the call this is (absent: the first); only idempotent tools run again after a crash. */
   attempt: Schema.optional(Schema.Int.check(Schema.isGreaterThanOrEqualTo(1))),
-  decision: Schema.optional(Decision)
+  decision: Schema.optional(Decision),
+  /**
+   * The requests for a person's input the call waits on now (absent when none, and in every document
+   * written by 0.1). Held by the live connection: after a crash they are lost with it (see `Turn`).
+   */
+  inputRequests: Schema.optional(Schema.Array(InputRequest))
 })
 export const Completed = Schema.TaggedStruct("Completed", {
   result: Json,

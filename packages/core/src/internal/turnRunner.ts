@@ -230,7 +230,7 @@ class Run<R, E> {
       if (result[0] === before) return Effect.succeed(result)
       return Effect.forEach(newlyResolved(before, result[0]), (call) => this.mode.emit(ChatEvent.ToolResult({ call })), {
         discard: true
-      }).pipe(Effect.andThen(this.save), Effect.as(result))
+      }).pipe(Effect.andThen(inputEvent(event, result[0], this.mode.emit)), Effect.andThen(this.save), Effect.as(result))
     })
   }
 
@@ -318,7 +318,12 @@ class Run<R, E> {
     if (Result.isFailure(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.failure }))
     const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.success, { id: call.id, name: call.name, attempt }))).pipe(
+    const inputs: Tool.InputRecorder = {
+      requested: (request) => this.record(Turn.Event.InputRequested({ id: call.id, request })),
+      settled: (requestId) => this.record(Turn.Event.InputSettled({ id: call.id, requestId }))
+    }
+    const info: Tool.CallInfo = { id: call.id, name: call.name, attempt, inputs }
+    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.success, info))).pipe(
       Effect.map((exit) => this.resultEvent(entry.tool, call, exit))
     )
     return this.traced
@@ -464,6 +469,16 @@ class Run<R, E> {
       Effect.andThen(this.resume)
     )
   }
+}
+
+/** The event announcing a change of a running call's input requests that `event` made in `after` (nothing otherwise). */
+const inputEvent = (event: Turn.Event, after: Messages.Messages, emit: Mode["emit"]): Effect.Effect<void> => {
+  if (event._tag !== "InputRequested" && event._tag !== "InputSettled") return Effect.void
+  const call = Messages.findTool(after, event.id)
+  if (call === undefined) return Effect.void
+  if (event._tag === "InputSettled") return emit(ChatEvent.InputSettled({ call, requestId: event.requestId }))
+  const request = call.status._tag === "Running" ? call.status.inputRequests?.find((known) => known.id === event.request.id) : undefined
+  return request === undefined ? Effect.void : emit(ChatEvent.InputRequested({ call, request }))
 }
 
 const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)

@@ -3,7 +3,7 @@
  * on pending calls.
  *
  * - `interactive`: prompts of `effect/cli` on the terminal (select, text with
- *   validation, Ctrl-C to leave).
+ *   validation and a shell's line editing, see `lineEditing.ts`; Ctrl-C to leave).
  * - `lines`: one line at a time from piped stdin (or any list of lines), for
  *   scripts: a message per line; at a pause, `approve`, `edit <json>`,
  *   `reject [reason]` or, for a scheduled call, `wait`.
@@ -27,6 +27,7 @@ import * as Stdio from "effect/Stdio"
 import * as Stream from "effect/Stream"
 import * as Terminal from "effect/Terminal"
 import type { Pending, Style } from "./render.js"
+import { withLineEditing } from "./lineEditing.js"
 import { clockTime } from "./render.js"
 
 /** What the person decided for one pending call. */
@@ -131,7 +132,7 @@ export const interactive = Effect.gen(function*() {
   const run = <A>(prompt: Prompt.Prompt<A>) => quitOnCtrlC(prompt).pipe(Effect.provide(terminal))
 
   const editArguments = (pending: Pending) =>
-    run(Prompt.String({
+    run(withLineEditing(Prompt.String({
       message: `New arguments for ${pending.call.name} as JSON (edit the current ones; Ctrl-U clears them)`,
       default: compact(pending.call.arguments),
       validate: (text) =>
@@ -139,19 +140,19 @@ export const interactive = Effect.gen(function*() {
           onFailure: (error) => Effect.fail(error),
           onSuccess: () => Effect.succeed(text)
         })
-    // `validate` accepted the text: it has each key once, so JSON.parse reads the value it checked.
-    })).pipe(Effect.map((text) => Decision.Edit({ arguments: JSON.parse(text) })))
+      // `validate` accepted the text: it has each key once, so JSON.parse reads the value it checked.
+    }))).pipe(Effect.map((text) => Decision.Edit({ arguments: JSON.parse(text) })))
 
-  const rejectReason = run(Prompt.String({ message: "Why? (the model sees this; Enter to skip)" })).pipe(
+  const rejectReason = run(withLineEditing(Prompt.String({ message: "Why? (the model sees this; Enter to skip)" }))).pipe(
     Effect.map((reason) => Decision.Reject({ reason: reason.trim() === "" ? undefined : reason.trim() }))
   )
 
   const io: Io = {
-    nextMessage: run(Prompt.String({
+    nextMessage: run(withLineEditing(Prompt.String({
       message: "You",
       validate: (text) =>
         text.trim() === "" ? Effect.fail("Type a request (or exit to leave).") : Effect.succeed(text.trim())
-    })).pipe(Effect.map((text) => (/^(exit|quit|bye)$/i.test(text) ? Option.none() : Option.some(text)))),
+    }))).pipe(Effect.map((text) => (/^(exit|quit|bye)$/i.test(text) ? Option.none() : Option.some(text)))),
     decide: (pending) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis

@@ -121,6 +121,8 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
                 case "ToolCallDelta": // the call is shown whole, with its decision, once the response is complete
                 case "StepFinished":
                 case "Waiting": // the decision line already said when the call runs
+                case "InputRequested": // the demo's tools never ask for input (MCP elicitation is not declared here)
+                case "InputSettled":
                   return Effect.void
                 case "ToolCall": {
                   inText = false

@@ -102,6 +102,21 @@ server.server.oninitialized = () => {
       return { content: [{ type: "text", text: `elicitation: ${JSON.stringify(answer)}` }] }
     })
   }
+  if (capabilities.elicitation !== undefined) {
+    // Not in the everything server: a hostile server's flood of requests at once (and huge messages).
+    server.registerTool("flood-elicitations", {
+      description: "Sends many elicitation requests at once.",
+      inputSchema: { count: z.number(), messageLength: z.number().optional() },
+      annotations: { readOnlyHint: true, openWorldHint: false }
+    }, async ({ count, messageLength }) => {
+      const answers = await Promise.all(Array.from({ length: count }, (_, i) =>
+        server.server.elicitInput({
+          message: messageLength === undefined ? `Request ${i}?` : "x".repeat(messageLength),
+          requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } }
+        })))
+      return { content: [{ type: "text", text: JSON.stringify(answers.map((answer) => answer.action)) }] }
+    })
+  }
   if (capabilities.sampling !== undefined) {
     server.registerTool("trigger-sampling-request", {
       description: "Asks the client's model to answer a prompt (sampling).",
