@@ -74,6 +74,15 @@ describe("WebhookNotifier", () => {
       expect(yield* Effect.flip(nowhere.notify(notification))).toMatchObject({ _tag: "NotificationFailed", retryable: true })
     }).pipe(Effect.provide(webhook())))
 
+  it.live("the default retry: 3 requests (2 more tries, half a second and a second later), then retryable", () =>
+    Effect.gen(function*() {
+      receiver.status = 503
+      const notifier = yield* WebhookNotifier.make({ url: receiver.url, secret }).pipe(Effect.provide(FetchHttpClient.layer))
+      const failure = yield* Effect.flip(notifier.notify(Notification.make("conv", 1, 0, [{ kind: "Completed", calls: [] }])[0]!))
+      expect(failure).toMatchObject({ status: 503, retryable: true })
+      expect(receiver.requests.length).toBe(3)
+    }))
+
   it.live("layerConfig reads the secret with Config.Redacted; a short secret is refused", () =>
     Effect.gen(function*() {
       const provider = ConfigProvider.fromEnvRecord({ HOOK_URL: receiver.url, HOOK_SECRET: Redacted.value(secret) })
