@@ -97,6 +97,13 @@ describe("the memory store's outbox", () => {
       const refused = yield* Effect.flip(store.save("conv", state, { expectedVersion: 0 }))
       expect(refused._tag).toBe("ConcurrentModification")
       expect((yield* (yield* Outbox.Outbox).list()).length).toBe(1)
+      // A save under a lease another run took: ConversationBusy, and no notification either.
+      const lease = yield* store.acquire("conv", "w1", "1 second")
+      yield* TestClock.adjust("2 seconds")
+      yield* store.acquire("conv", "w2", "1 minute")
+      const done = [...state.slice(0, 1), Messages.assistant("Done.")]
+      expect((yield* Effect.flip(store.save("conv", done, { expectedVersion: 1, lease })))._tag).toBe("ConversationBusy")
+      expect((yield* (yield* Outbox.Outbox).list()).length).toBe(1)
     }).pipe(Effect.provide(ConversationStore.layerMemoryWithOutbox)))
 
   it.effect("claims: two dispatchers never hold one row; an expired claim is taken again; bad options are refused", () =>
