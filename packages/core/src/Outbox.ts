@@ -75,7 +75,7 @@ export interface Service {
    * milliseconds. Two dispatchers never hold the same row at once.
    */
   readonly claim: (options: ClaimOptions) => Effect.Effect<ReadonlyArray<Claim>, ChatError.StoreError>
-  /** Marks a claimed row delivered after `attempts` tries (whoever's claim it is now: it was sent). A row already delivered stays so. */
+  /** Marks a pending row delivered after `attempts` tries (whoever's claim it is now: it was sent); a row delivered or failed stays so. */
   readonly delivered: (claim: Claim, attempts: number) => Effect.Effect<void, ChatError.StoreError>
   /**
    * Marks a claimed row failed after `attempts` more tries, keeping `error`; only under this claim

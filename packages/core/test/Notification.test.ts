@@ -129,6 +129,13 @@ describe("Notification.between, properties", () => {
     }))
   })
 
+  it("a new conversation's first save is never a decision, an expiry or a resume", () => {
+    fc.assert(fc.property(stateArb, (after) => {
+      const kinds = Notification.between(undefined, after).map((e) => e.kind)
+      expect(kinds.filter((kind) => kind !== "Paused" && kind !== "Completed")).toEqual([])
+    }))
+  })
+
   it("a call is never both decided and expired, and Paused names only calls that wait", () => {
     fc.assert(fc.property(stateArb, stateArb, (before, after) => {
       const events = Notification.between(before, after)

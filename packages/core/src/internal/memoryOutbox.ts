@@ -37,7 +37,7 @@ export const make = () => {
     delivered: (claim, attempts) =>
       Effect.map(now, (at) => {
         const row = rows.get(claim.entry.notification.id)
-        if (row === undefined || row.entry.status === "delivered") return
+        if (row === undefined || row.entry.status !== "pending") return
         const { lastError: _, ...entry } = row.entry
         rows.set(entry.notification.id, {
           entry: { ...entry, status: "delivered", attempts: row.entry.attempts + attempts, deliveredAt: at }
