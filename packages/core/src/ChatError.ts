@@ -480,3 +480,25 @@ export class CorruptConversation extends Schema.TaggedError<CorruptConversation>
     return `The stored conversation '${this.id}' is damaged: ${this.detail}`
   }
 }
+
+// ---------------------------------------------------------------------------
+// Notifications
+// ---------------------------------------------------------------------------
+
+/** A `Notifier` could not deliver a notification (the receiver refused it, or could not be reached). */
+export class NotificationFailed extends Schema.TaggedError<NotificationFailed>("@chat-ts/NotificationFailed")(
+  "NotificationFailed",
+  {
+    /** The notification's id. */
+    id: Schema.String,
+    detail: Schema.String,
+    /** The receiver's HTTP status, when it answered. */
+    status: Schema.optional(Schema.Number),
+    /** Whether sending it again may work (a 5xx, a timeout, a network error); a 4xx other than 408 and 429 is not. */
+    retryable: Schema.Boolean
+  }
+) {
+  override get message() {
+    return `Notification '${this.id}' was not delivered: ${this.detail}`
+  }
+}

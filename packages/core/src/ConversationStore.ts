@@ -17,6 +17,10 @@
  * removes another run's lease. A lease whose run died expires and can be
  * taken. `Worker.resume` does all of this in one call.
  *
+ * A store may keep an outbox (`Outbox`): the notifications of each save
+ * (`Notification.between` the stored state and the new one), written in the
+ * same save, for a `Notifier` to be told once the state is safe.
+ *
  * This module holds the contract and an in-memory store; `@chat-ts/sql`
  * stores conversations in SQL databases.
  *
@@ -28,7 +32,10 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ChatError from "./ChatError.js"
+import * as MemoryOutbox from "./internal/memoryOutbox.js"
 import * as Messages from "./Messages.js"
+import * as Notification from "./Notification.js"
+import * as Outbox from "./Outbox.js"
 
 /** A stored conversation. */
 export interface Stored {
@@ -201,11 +208,18 @@ const isHeld = (held: Held | undefined, now: number): boolean => held !== undefi
 
 const isOf = (held: Held | undefined, lease: Lease): boolean => held !== undefined && held.token === lease.token
 
-/** An in-memory store (for tests and single-process programs); stored documents are JSON, as in a database. */
-export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
+/** The in-memory store, writing the notifications of its saves to `outbox` when given. */
+const memory = (outbox: ReturnType<typeof MemoryOutbox.make> | undefined): Service => {
   const rows = new Map<
     string,
-    { document: string; version: number; updatedAt: number; pending: ReadonlyArray<string>; lease?: Held }
+    {
+      document: string
+      messages: Messages.Messages
+      version: number
+      updatedAt: number
+      pending: ReadonlyArray<string>
+      lease?: Held
+    }
   >()
   const now = Effect.clockWith((clock) => clock.currentTimeMillis)
   /** Refused: another run's lease, with its end, while it lasts; else no lease at all (released or expired). */
@@ -231,8 +245,10 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
         if (lease !== undefined && !isOf(row?.lease, lease)) {
           return yield* busy(id, row?.lease, updatedAt)
         }
+        outbox?.append(Notification.make(id, version, updatedAt, Notification.between(row?.messages, messages)))
         rows.set(id, {
           document,
+          messages,
           version,
           updatedAt,
           pending: pendingIds(messages),
@@ -281,10 +297,27 @@ export const makeMemory: Effect.Effect<Service> = Effect.sync(() => {
         rows.set(lease.id, rest)
       })
   }
-})
+}
+
+/** An in-memory store (for tests and single-process programs); stored documents are JSON, as in a database. */
+export const makeMemory: Effect.Effect<Service> = Effect.sync(() => memory(undefined))
 
 /** A layer providing an in-memory store. */
 export const layerMemory: Layer.Layer<ConversationStore> = Layer.effect(ConversationStore, makeMemory)
+
+/** An in-memory store with an outbox: each save writes its notifications with the state, in one step. */
+export const makeMemoryWithOutbox: Effect.Effect<{ readonly store: Service; readonly outbox: Outbox.Service }> = Effect.sync(
+  () => {
+    const outbox = MemoryOutbox.make()
+    return { store: memory(outbox), outbox: outbox.service }
+  }
+)
+
+/** A layer providing an in-memory store and its outbox. */
+export const layerMemoryWithOutbox: Layer.Layer<ConversationStore | Outbox.Outbox> = Layer.effectContext(
+  Effect.map(makeMemoryWithOutbox, ({ outbox, store }) =>
+    Context.make(ConversationStore, store).pipe(Context.add(Outbox.Outbox, outbox)))
+)
 
 /**
  * A `checkpoint` for `chat.complete` / `resume` / `stream` that saves every

@@ -59,6 +59,18 @@ export * as SignedState from "./SignedState.js"
 /** Where paused conversations live between a pause and its resume. */
 export * as ConversationStore from "./ConversationStore.js"
 
+/** What a notifier is told (pauses, decisions, expiries, resumes, completions), derived from saved states. */
+export * as Notification from "./Notification.js"
+
+/** The notifications a store wrote with the states that caused them, until delivered. */
+export * as Outbox from "./Outbox.js"
+
+/** Who is told about a conversation's pauses, decisions and completions. */
+export * as Notifier from "./Notifier.js"
+
+/** Delivers a store's outbox to the notifier: at least once, retried on a Schedule, bounded. */
+export * as OutboxDispatcher from "./OutboxDispatcher.js"
+
 /** Running turns of stored conversations on many workers: leases, one safe resume. */
 export * as Worker from "./Worker.js"
 

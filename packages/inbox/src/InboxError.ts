@@ -51,3 +51,11 @@ export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit"
 export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailure", {
   message: Schema.String
 }, { httpApiStatus: 500 }) {}
+
+/**
+ * A webhook request whose signature does not verify (`WebhookNotifier.verify`): a wrong or missing signature,
+ * a body changed on the way, a timestamp outside the tolerance (a replay), or a body that is not a notification (401).
+ */
+export class InvalidSignature extends Schema.TaggedError<InvalidSignature>()("InvalidSignature", {
+  message: Schema.String
+}, { httpApiStatus: 401 }) {}

@@ -19,3 +19,6 @@ export * as InboxError from "./InboxError.js"
 
 /** The API, the events and the page on one router. */
 export * as InboxHttp from "./InboxHttp.js"
+
+/** A notifier that POSTs signed JSON to a URL, and `verify` for the receiver. */
+export * as WebhookNotifier from "./WebhookNotifier.js"

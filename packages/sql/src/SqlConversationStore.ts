@@ -11,6 +11,12 @@
  * an `expectedVersion` are compare-and-set in one transaction, so two workers
  * resuming the same pause cannot both go on.
  *
+ * With an outbox (`layerWithOutbox`), a third table, `<table>_outbox`, holds
+ * the notifications of each save (`Notification.between` the stored state
+ * and the new one), inserted in the save's transaction: a notification
+ * exists exactly when its state was stored (see `Outbox` and
+ * `OutboxDispatcher` in `@chat-ts/core`).
+ *
  * The tables are created by `migrate` (an `effect/sql` `Migrator`), run once
  * by whoever deploys: building the store's layer runs no DDL. Many processes
  * may run `migrate` at once: one applies the migrations, the others wait for
@@ -18,7 +24,8 @@
  *
  * @since 0.1.0
  */
-import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import { ChatError, ConversationStore, type Messages, Notification, Outbox } from "@chat-ts/core"
+import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
@@ -29,6 +36,7 @@ import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
 import { withMigrationLock } from "./internal/migrationLock.js"
+import * as SqlOutbox from "./internal/outbox.js"
 import * as Internal from "./internal/rows.js"
 
 /** Settings of the store. */
@@ -47,7 +55,14 @@ export const defaultTable = "chat_ts_conversations"
 
 const tablesOf = (options: Options) => {
   const table = options.table ?? defaultTable
-  return { table, messages: `${table}_messages`, pendingIndex: `${table}_pending`, migrations: `${table}_migrations` }
+  return {
+    table,
+    messages: `${table}_messages`,
+    pendingIndex: `${table}_pending`,
+    migrations: `${table}_migrations`,
+    outbox: `${table}_outbox`,
+    outboxIndex: `${table}_outbox_pending`
+  }
 }
 
 /** The migrations that create and evolve the store's tables, in order. */
@@ -84,6 +99,28 @@ export const migrations = (
     "2_lease_token": Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       yield* sql`ALTER TABLE ${sql(names.table)} ADD COLUMN lease_token TEXT`
+    }),
+    // The notifications of each save, written in its transaction, until a dispatcher delivers them. Stores
+    // without an outbox write nothing here; a store built before this migration has none to deliver.
+    "3_outbox": Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`CREATE TABLE ${sql(names.outbox)} (
+        id TEXT PRIMARY KEY,
+        conversation_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        position INTEGER NOT NULL,
+        created_at BIGINT NOT NULL,
+        body TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        last_error TEXT,
+        delivered_at BIGINT,
+        claim_token TEXT,
+        claim_expires_at BIGINT
+      )`
+      // Dispatchers read this index only: the oldest rows still to send.
+      yield* sql`CREATE INDEX ${sql(names.outboxIndex)} ON ${sql(names.outbox)} (created_at, conversation_id, version, position)
+        WHERE status = 'pending'`
     })
   }
 }
@@ -133,10 +170,8 @@ const storeError = (what: string) => (error: SqlError.SqlError | Schema.SchemaEr
 /** A lease's token as the queries match it: a lease without one (built by hand) matches no row, never every row. */
 const tokenOf = (lease: ConversationStore.Lease): string => typeof lease.token === "string" ? lease.token : ""
 
-/** Makes a store on the `SqlClient` in context; the tables must exist (see `migrate`). Runs no statement. */
-export const make = (
-  options: Options = {}
-): Effect.Effect<ConversationStore.Service, never, SqlClient.SqlClient> =>
+/** A store, writing the notifications of its saves to its outbox table when `withOutbox`. */
+const build = (options: Options, withOutbox: boolean) =>
   Effect.gen(function*() {
     const sql = yield* SqlClient.SqlClient
     const names = tablesOf(options)
@@ -200,6 +235,19 @@ export const make = (
         }
         yield* insertMessages(id, messages, Internal.changedPositions(previous, messages))
       })
+
+    /** The stored messages as they are before this save writes its own (in its transaction, after its row is locked). */
+    const storedMessages = (id: string) =>
+      Effect.map(
+        sql`SELECT position, body FROM ${messagesTable} WHERE conversation_id = ${id} ORDER BY position`,
+        Internal.decodeBodies
+      )
+
+    /** Writes the notifications of a save that turned `before` into `messages` (in its transaction). */
+    const writeOutbox = (id: string, version: number, updatedAt: number, before: Messages.Messages | undefined, messages: Messages.Messages) => {
+      const [first, ...rest] = SqlOutbox.rowsOf(Notification.make(id, version, updatedAt, Notification.between(before, messages)))
+      return first === undefined ? Effect.void : Effect.asVoid(sql`INSERT INTO ${sql(names.outbox)} ${sql.insert([first, ...rest])}`)
+    }
 
     /** The compare-and-set of a save; `None` when the expected version or the lease did not hold. */
     const writeRow = (
@@ -283,6 +331,14 @@ export const make = (
           const [changed] = delta === undefined ? [] : yield* write(delta)
           const [row] = changed === undefined ? yield* write(undefined) : [changed]
           if (row === undefined) return undefined
+          if (withOutbox) {
+            const before = changed !== undefined
+              ? delta?.messages
+              : row.version === 1
+              ? undefined
+              : yield* storedMessages(id)
+            yield* writeOutbox(id, row.version, updatedAt, before, messages)
+          }
           yield* writeMessages(id, messages, changed === undefined ? undefined : delta?.messages)
           return row
         })).pipe(
@@ -373,11 +429,34 @@ export const make = (
         Effect.mapError(storeError(`releasing the lease of '${lease.id}'`))
       )
 
-    return { load, save, listPending, remove, acquire, renew, release }
+    const store: ConversationStore.Service = { load, save, listPending, remove, acquire, renew, release }
+    const outbox = SqlOutbox.make({ sql, table: names.outbox, leaseTime, storeError })
+    return { store, outbox }
   })
+
+/** Makes a store on the `SqlClient` in context; the tables must exist (see `migrate`). Runs no statement. */
+export const make = (
+  options: Options = {}
+): Effect.Effect<ConversationStore.Service, never, SqlClient.SqlClient> => Effect.map(build(options, false), ({ store }) => store)
+
+/**
+ * Makes a store whose saves write their notifications to `<table>_outbox` in their transaction, and that
+ * outbox (claimed on the store's lease clock); the tables must exist (see `migrate`). Runs no statement.
+ */
+export const makeWithOutbox = (
+  options: Options = {}
+): Effect.Effect<{ readonly store: ConversationStore.Service; readonly outbox: Outbox.Service }, never, SqlClient.SqlClient> =>
+  build(options, true)
 
 /** A layer providing `ConversationStore` on the `SqlClient` in context (the tables must exist: see `migrate`). */
 export const layer = (
   options: Options = {}
 ): Layer.Layer<ConversationStore.ConversationStore, never, SqlClient.SqlClient> =>
   Layer.effect(ConversationStore.ConversationStore, make(options))
+
+/** A layer providing `ConversationStore` and its `Outbox` on the `SqlClient` in context (see `makeWithOutbox`). */
+export const layerWithOutbox = (
+  options: Options = {}
+): Layer.Layer<ConversationStore.ConversationStore | Outbox.Outbox, never, SqlClient.SqlClient> =>
+  Layer.effectContext(Effect.map(makeWithOutbox(options), ({ outbox, store }) =>
+    Context.make(ConversationStore.ConversationStore, store).pipe(Context.add(Outbox.Outbox, outbox))))

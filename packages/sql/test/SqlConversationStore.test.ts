@@ -32,7 +32,7 @@ const paused: Messages.Messages = [
 const done: Messages.Messages = [Messages.user("Hi"), Messages.assistant("Hello!")]
 
 /** What `migrate` applies to an empty database. */
-const allMigrations = [[1, "conversations"], [2, "lease_token"]]
+const allMigrations = [[1, "conversations"], [2, "lease_token"], [3, "outbox"]]
 
 const databases = [
   ["SQLite", () => sqliteClient()],
@@ -124,7 +124,7 @@ for (const [name, client] of databases) {
         const old = yield* SqlConversationStore.make({ table, clock: "effect" })
         yield* old.save("conv", paused, { expectedVersion: 0 })
         yield* sql`UPDATE ${sql(table)} SET lease_owner = ${"proc-1"}, lease_expires_at = ${10_000} WHERE id = ${"conv"}`
-        expect(yield* SqlConversationStore.migrate({ table })).toEqual([[2, "lease_token"]])
+        expect(yield* SqlConversationStore.migrate({ table })).toEqual([[2, "lease_token"], [3, "outbox"]])
         const store = yield* SqlConversationStore.make({ table, clock: "effect" })
         // Not even its owner's name takes it, and no lease but a token the store gave renews, saves under or releases it.
         expect(yield* Effect.flip(store.acquire("conv", "proc-1", "1 minute"))).toMatchObject({ _tag: "ConversationBusy", expiresAt: 10_000 })

@@ -197,7 +197,7 @@ describe("durable turns on runner processes and PostgreSQL", () => {
           store: yield* sql`SELECT migration_id FROM ${sql(`${table}_migrations`)}`
         }
       }).pipe(Effect.provide(PgClient.layer({ url: Redacted.make(fresh) }))))
-      expect(migrations.store).toEqual([{ migration_id: 1 }, { migration_id: 2 }])
+      expect(migrations.store).toEqual([{ migration_id: 1 }, { migration_id: 2 }, { migration_id: 3 }])
       expect(migrations.cluster.length).toBeGreaterThan(0)
     } finally {
       await freshView.dispose()

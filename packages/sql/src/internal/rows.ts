@@ -19,8 +19,8 @@ const BigIntAsNumber = Schema.BigInt.pipe(Schema.decodeTo(
   SchemaTransformation.transform({ decode: (n: bigint) => Number(n), encode: (n: number) => BigInt(n) })
 ))
 
-/** A whole number from the database: a number, a numeric string or a `bigint`, as drivers return BIGINT columns. */
-const Whole = Schema.Union([Schema.Int, Schema.NumberFromString.check(Schema.isInt()), BigIntAsNumber])
+/** A whole number from the database (exported for the outbox's rows): a number, a numeric string or a `bigint`, as drivers return BIGINT columns. */
+export const Whole = Schema.Union([Schema.Int, Schema.NumberFromString.check(Schema.isInt()), BigIntAsNumber])
 
 const formatIssue = SchemaIssue.makeFormatterDefault()
 
@@ -153,4 +153,16 @@ export const lru = <K, V>(capacity: number) => {
     },
     delete: (key: K): void => void entries.delete(key)
   }
+}
+
+/** The stored messages from their rows (`position`, `body`, in order); `undefined` when they do not decode. */
+export const decodeBodies = (rows: ReadonlyArray<unknown>): Messages.Messages | undefined => {
+  const bodies: Array<string> = []
+  for (const row of rows) {
+    const message = messageRow(row)
+    if (message === null || message === undefined || message.position !== bodies.length) return undefined
+    bodies.push(message.body)
+  }
+  const document = `{"format":"chat-ts/messages","version":${Messages.currentVersion},"messages":[${bodies.join(",")}]}`
+  return Result.getOrUndefined(Messages.fromJson(document))
 }
