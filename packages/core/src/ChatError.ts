@@ -193,7 +193,7 @@ export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@cha
   { ids: Schema.Array(Schema.String), ...messagesField }
 ) {
   override get message() {
-    return `Tool calls ${this.ids.join(", ")} are still pending: approve or reject them, or append with { supersede } to reject them.`
+    return `Tool calls ${this.ids.join(", ")} are still pending: approve, reject or cancel them, or append with { supersede } (or Steering.steer) to cancel them.`
   }
 }
 
@@ -442,5 +442,15 @@ export class CorruptConversation extends Schema.TaggedError<CorruptConversation>
 ) {
   override get message() {
     return `The stored conversation '${this.id}' is damaged: ${this.detail}`
+  }
+}
+
+/** A message given to `Steering.steer` that cannot be held back for a paused turn: not a user message, or with parts other than text and files. */
+export class InvalidSteeringMessage extends Schema.TaggedError<InvalidSteeringMessage>("@chat-ts/InvalidSteeringMessage")(
+  "InvalidSteeringMessage",
+  { detail: Schema.String }
+) {
+  override get message() {
+    return `The message cannot steer the turn: ${this.detail}`
   }
 }

@@ -17,7 +17,11 @@
  *   after the runnable calls finished. The model is not called again until
  *   every call of its last response is resolved.
  * - Approved calls run without asking the strategy again; scheduled calls run
- *   once their time has come; an approval that expired is rejected by policy.
+ *   once their time has come; a call whose approval request's deadline passed
+ *   (decided or not) is `Expired`, never run.
+ * - A paused response may hold user messages that came during the pause
+ *   (`queued`, see `Steering`): once every call of it is resolved they are
+ *   delivered (appended as user messages) and the model answers them.
  * - A call left `Running` by a crash is never run again: it is recorded as
  *   failed (its outcome is unknown), unless `Resume` lists it in `rerun` (its
  *   tool is idempotent): then it runs again as its next `attempt`.
@@ -36,7 +40,9 @@
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import * as Expiry from "./internal/expiry.js"
 import { canonicalCall } from "./internal/jsonText.js"
+import * as Queued from "./internal/queued.js"
 import { isMillis } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
@@ -221,17 +227,6 @@ const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Mess
     : decided(call)
 }
 
-const instantText = (at: number): string => {
-  // Any finite time is a valid expiry, but only ±8.64e15 ms is a valid Date (toISOString throws beyond).
-  const date = new Date(at)
-  return Number.isNaN(date.getTime()) ? `${at} (epoch ms)` : date.toISOString()
-}
-
-const expiredText = (at: number): string => `The approval request expired at ${instantText(at)} without a decision.`
-
-const lateApprovalText = (at: number): string =>
-  `The approval came too late: the request expired at ${instantText(at)}, before the turn resumed.`
-
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
 
@@ -280,6 +275,8 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   let response = messages[lastIndex]!
   const calls = Messages.toolCallsOf(response)
   if (calls.length === 0) {
+    const delivered = Queued.deliver(messages, lastIndex)
+    if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return [messages, Outcome.Complete({ response, usage: usageFrom(messages, position.turnStart) }), position]
   }
   const proposed = calls.filter((call) => call.status._tag === "Proposed")
@@ -294,13 +291,13 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     // A time that is not a valid instant (state built by hand) never counts as "not yet": fail closed.
     if (status._tag === "Scheduled" && !isMillis(status.at)) return { ...call, status: { _tag: "AwaitingApproval" } }
     if (status._tag === "AwaitingApproval" && status.expiresAt !== undefined && !isMillis(status.expiresAt)) {
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+      return Expiry.expired(call, status.expiresAt, false)
     }
     if (
       now !== undefined && status._tag === "AwaitingApproval" && status.expiresAt !== undefined &&
       status.expiresAt <= now
     ) {
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+      return Expiry.expired(call, status.expiresAt, false)
     }
     if (
       status._tag === "Approved" && status.expiresAt !== undefined &&
@@ -308,7 +305,7 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     ) {
       // Fail closed: an approval only counts if the turn resumes before the request's deadline.
       // Who approved (too late) stays on the record.
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt), ...decided(call) } }
+      return Expiry.expired(call, status.expiresAt, true)
     }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
@@ -328,6 +325,9 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     else if (call.status._tag === "Scheduled") scheduled.push({ id: call.id, at: call.status.at })
   }
   if (approvals.length === 0 && scheduled.length === 0) {
+    // Every call is resolved: user messages held during the pause (see `Steering`) are answered now.
+    const delivered = Queued.deliver(nextMessages, lastIndex)
+    if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return steps >= config.maxSteps
       ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps }), next]
       : [nextMessages, Outcome.CallModel({ step: steps + 1 }), next]
