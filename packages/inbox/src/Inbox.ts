@@ -15,7 +15,7 @@
  *
  * @since 0.1.0
  */
-import { type Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { type Chat, type ChatError, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -92,6 +92,21 @@ const outcomeOf = (call: Messages.ToolCallPart): string | undefined => {
 }
 
 const encodeMessages = Schema.encodeSync(Messages.Messages)
+
+/** Why `Messages` refused a decision about `callId`, as the inbox's typed error. */
+const refusal = (callId: string) => (error: ChatError.ResolveError): InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound => {
+  switch (error._tag) {
+    case "InvalidEditedArguments":
+      return new InboxError.InvalidEdit({
+        message: `the edited arguments do not fit the parameters of '${error.name}'`,
+        problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
+      })
+    case "UnknownToolCall":
+      return new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
+    default:
+      return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
+  }
+}
 
 /** Makes the inbox over the store in context. */
 export const make = <R>(options: Options<R>): Effect.Effect<Service, never, ConversationStore.ConversationStore | Approver.Approver | R> =>
@@ -175,6 +190,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
               arguments: Messages.effectiveArguments(call),
               status: status._tag,
               ...("decision" in status && status.decision !== undefined ? { decision: status.decision } : {}),
+              ...(status._tag === "Cancelled" && status.cancellation !== undefined ? { cancellation: status.cancellation } : {}),
               ...(outcome === undefined ? {} : { outcome })
             })
           }),
@@ -188,23 +204,16 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
       decision: InboxApi.DecisionPayload,
       record: Messages.Decision
     ): Effect.Effect<Messages.Messages, InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound> => {
+      // A cancellation records who and when as its own audit entry (`cancellation`), not as a decision on the call.
+      if (decision._tag === "Cancel") {
+        const options = { by: "operator" as const, cancellation: record, ...(decision.reason === undefined ? {} : { reason: decision.reason }) }
+        return Effect.mapError(Effect.fromResult(Messages.cancel(messages, callId, options)), refusal(callId))
+      }
       const decided = decision._tag === "Reject"
         ? Effect.fromResult(Messages.reject(messages, callId, decision.reason))
         : chat.approve(messages, callId, decision.arguments)
       return Effect.map(
-        Effect.mapError(decided, (error) => {
-          switch (error._tag) {
-            case "InvalidEditedArguments":
-              return new InboxError.InvalidEdit({
-                message: `the edited arguments do not fit the parameters of '${error.name}'`,
-                problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
-              })
-            case "UnknownToolCall":
-              return new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
-            default:
-              return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
-          }
-        }),
+        Effect.mapError(decided, refusal(callId)),
         (next) =>
           Messages.updateTool(next, callId, (call) => ({ ...call, status: { ...call.status, decision: record } as Messages.ToolCallStatus }))
       )
@@ -237,7 +246,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             status: call.status._tag
           })
         }
-        const kind = decision._tag === "Reject" ? "reject" : decision.arguments === undefined ? "approve" : "edit"
+        const kind = decision._tag === "Reject" ? "reject" : decision._tag === "Cancel" ? "cancel" : decision.arguments === undefined ? "approve" : "edit"
         const allowed = yield* approver.authorize(identity, {
           conversationId,
           callId,
