@@ -260,7 +260,7 @@ const checkDecidable = (messages: Messages, id: string): Result.Result<S.ToolCal
 /**
  * Approves a call that awaits approval or is scheduled (it then runs on the
  * next resume, without asking its strategy again; if the approval request had
- * an `expiresAt` and that resume comes after it, the call is rejected by policy).
+ * an `expiresAt` and that resume comes after it, the call is `Expired`).
  * `edited` replaces the arguments: a JSON value (a string is a JSON string, never
  * read as JSON text: use `approveJson` for text). It is checked against the
  * tool's parameters at resume (or at once with `chat.approve`); the model then

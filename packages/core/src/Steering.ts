@@ -45,6 +45,7 @@ const undecided: ReadonlySet<string> = new Set(["Proposed", "AwaitingApproval", 
 
 /** Why `message` cannot be held for a pause, if it cannot: only user messages of text and files can. */
 const problemOf = (message: Messages.Message): string | undefined => {
+  if (typeof message !== "object" || message === null || !Array.isArray(message.parts)) return "it is not a message with parts"
   if (message.role !== "user") return `it is a ${String(message.role)} message, not a user message`
   const other = message.parts.find((part) => part._tag !== "Text" && part._tag !== "File")
   return other === undefined ? undefined : `it holds a ${String(other._tag)} part; only text and files can wait for a pause`

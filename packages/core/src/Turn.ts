@@ -256,7 +256,7 @@ const usageFrom = (messages: Messages.Messages, turnStart: number): Usage => {
 
 /**
  * From a state with no event pending, works out what comes next. With `now`
- * (on `Resume` and `Decided`), expired approvals are rejected by policy and
+ * (on `Resume` and `Decided`), expired approvals become `Expired` and
  * scheduled calls that are due run. `owned`: this step made `position.of` itself.
  */
 const advance = (start: Position, config: Config, now: number | undefined, owned: boolean): Positioned => {
@@ -415,7 +415,7 @@ const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>,
       for (const edit of invalid) {
         const call = Messages.toolCallsOf(response).find((c) => c.id === edit.id)
         const status = call?.status
-        // An approval past its deadline is rejected by policy below, whatever its edit.
+        // An approval past its deadline is `Expired` below, whatever its edit.
         if (
           call !== undefined && status?._tag === "Approved" && status.editedArguments !== undefined &&
           (status.expiresAt === undefined || (isMillis(status.expiresAt) && status.expiresAt > event.now))

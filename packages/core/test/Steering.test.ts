@@ -96,6 +96,8 @@ describe("Steering.steer (the reducer's rule)", () => {
     )
     const stranded = [...conversation(response([call("old", { _tag: "AwaitingApproval" })])), Messages.user("x"), response([Messages.text("y")])]
     expect(left(Steering.steer(stranded, later))).toMatchObject({ _tag: "PendingToolCalls", ids: ["old"] })
+    expect(left(Steering.steer(before, null as never))).toBeInstanceOf(ChatError.InvalidSteeringMessage)
+    expect(left(Steering.steer(before, { role: "user", parts: "hi" } as never))).toBeInstanceOf(ChatError.InvalidSteeringMessage)
     expect(before).toStrictEqual(paused())
   })
 
