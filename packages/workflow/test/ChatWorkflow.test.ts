@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { ChatWorkflow, Decision } from "../src/index.js"
-import { claimId, decisionRecordId } from "../src/internal/shell.js"
+import { claimId, decisionRecordId, steerRecordId, steerSlot } from "../src/internal/shell.js"
 import { eventually, HOUR, recorder, testLayer, turns } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
@@ -151,6 +151,16 @@ describe("ChatWorkflow on the in-memory engine", () => {
       const id = yield* turns.start("conv-queue", ask)
       yield* waiting(id)
       const later = Messages.user("Also, what is the weather?")
+      // Another message took this place in the pause first (its record written, not yet taken by the turn):
+      // this one is refused and nothing is sent.
+      const store = yield* ConversationStore.ConversationStore
+      const before = yield* turns.read(id)
+      const slot = steerSlot(before.messages)
+      yield* store.save(steerRecordId(id, slot), Messages.fromUser("someone else's"), { expectedVersion: 0 })
+      expect((yield* Effect.flip(turns.steer(id, later, { rule: "queue" })))._tag).toBe("ConcurrentModification")
+      yield* settle
+      expect((yield* turns.read(id)).messages).toEqual(before.messages)
+      yield* store.remove(steerRecordId(id, slot))
       yield* turns.steer(id, later, { rule: "queue" })
       const held = yield* eventually(turns.read(id), (view) => view.messages.at(-1)?.queued !== undefined)
       expect(held.status._tag).toBe("Waiting")
