@@ -173,6 +173,12 @@ export interface Service<R = never, E = never> {
     reason?: string,
     options?: DecideOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
+  /** Withdraws a call that has not started (same as `Messages.cancel`); the model sees who withdrew it and `reason`. */
+  readonly cancel: (
+    messages: Messages.Messages,
+    id: string,
+    options?: Messages.CancelOptions
+  ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** The turn as a stream of events; a pause ends the stream with a `Paused` event. */
   readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError | E, R>
   /** Like `complete`, asking for a JSON answer decoded with `schema`; pauses and resumes the same way. */
@@ -625,6 +631,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       approve,
       approveJson,
       reject,
+      cancel: (messages, id, cancelOptions) => Effect.fromResult(Messages.cancel(messages, id, cancelOptions)),
       stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Codec<A, I>, turnOptions: TurnOptions = {}) => {
         const made = structuredOf(schema, messages)

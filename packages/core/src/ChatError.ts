@@ -223,7 +223,7 @@ export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@cha
   { ids: Schema.Array(Schema.String), ...messagesField }
 ) {
   override get message() {
-    return `Tool calls ${this.ids.join(", ")} are still pending: approve or reject them, or append with { supersede } to reject them.`
+    return `Tool calls ${this.ids.join(", ")} are still pending: approve, reject or cancel them, or append with { supersede } (or Steering.steer) to cancel them.`
   }
 }
 
@@ -500,5 +500,15 @@ export class NotificationFailed extends Schema.TaggedError<NotificationFailed>("
 ) {
   override get message() {
     return `Notification '${this.id}' was not delivered: ${this.detail}`
+  }
+}
+
+/** A message given to `Steering.steer` that cannot be held back for a paused turn: not a user message, or with parts other than text and files. */
+export class InvalidSteeringMessage extends Schema.TaggedError<InvalidSteeringMessage>("@chat-ts/InvalidSteeringMessage")(
+  "InvalidSteeringMessage",
+  { detail: Schema.String }
+) {
+  override get message() {
+    return `The message cannot steer the turn: ${this.detail}`
   }
 }

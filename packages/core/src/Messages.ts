@@ -17,12 +17,15 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "./ChatError.js"
 import * as JsonText from "./internal/jsonText.js"
+import * as OutcomeText from "./internal/outcomeText.js"
 import * as PlainCheck from "./internal/plainCheck.js"
 import * as Policy from "./internal/policy.js"
 import * as S from "./internal/schema.js"
 import * as Usage from "./Usage.js"
 
 export {
+  /** Who withdrew a cancelled call. */
+  CancelledBy,
   /** Who decided a call and when: an audit record the model never sees. */
   Decision,
   /** A person who asks or decides: an id and roles. */
@@ -49,6 +52,8 @@ export {
   Review,
   /** The role of a message. */
   Role,
+  /** A user message held back until a pause is resolved (see `Steering`). */
+  QueuedMessage,
   /** Plain text. */
   TextPart,
   /** A tool call proposed by the model, its status and its result. */
@@ -120,10 +125,16 @@ export const toolCall = (options: { readonly id: string; readonly name: string; 
 // Queries
 // ---------------------------------------------------------------------------
 
-/** Whether a tool call has its final answer (completed, failed or rejected). */
+/** Whether a tool call has its final answer (completed, failed, rejected, expired or cancelled). */
 export const isResolved = (call: S.ToolCallPart): boolean => {
   const tag = call.status._tag
-  return tag === "Completed" || tag === "Failed" || tag === "Rejected"
+  return tag === "Completed" || tag === "Failed" || tag === "Rejected" || tag === "Expired" || tag === "Cancelled"
+}
+
+/** Whether a tool call ended without running: rejected, expired or cancelled. */
+export const isRefused = (call: S.ToolCallPart): boolean => {
+  const tag = call.status._tag
+  return tag === "Rejected" || tag === "Expired" || tag === "Cancelled"
 }
 
 /** Whether a tool call waits for a person (approval) or a time (scheduled). */
@@ -274,7 +285,7 @@ const checkDecidable = (messages: Messages, id: string): Result.Result<S.ToolCal
 /**
  * Approves a call that awaits approval or is scheduled (it then runs on the
  * next resume, without asking its strategy again; if the approval request had
- * an `expiresAt` and that resume comes after it, the call is rejected by policy).
+ * an `expiresAt` and that resume comes after it, the call is `Expired`).
  * `edited` replaces the arguments: a JSON value (a string is a JSON string, never
  * read as JSON text: use `approveJson` for text). It is checked against the
  * tool's parameters at resume (or at once with `chat.approve`); the model then
@@ -393,11 +404,55 @@ export const reject: {
         }))))
 )
 
+/** Options of `cancel`: who withdraws the call and why (the model sees `reason`), and the audit record. */
+export interface CancelOptions {
+  /** Who withdraws it (default `"requester"`). */
+  readonly by?: S.CancelledBy
+  /** Why, shown to the model. */
+  readonly reason?: string
+  /** Who (an identity) and when (epoch millis), kept in the state, never sent to the model. */
+  readonly cancellation?: S.Decision
+}
+
+/**
+ * Withdraws a call that has not started: awaiting approval, scheduled, or
+ * approved and not yet running. It becomes `Cancelled` (never runs); the model
+ * sees who withdrew it and `reason`. A decision already recorded on it stays.
+ * A call that is proposed, running or resolved is a `ResolveError`, with the
+ * messages unchanged.
+ */
+export const cancel: {
+  (id: string, options?: CancelOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
+  (messages: Messages, id: string, options?: CancelOptions): Result.Result<Messages, ChatError.ResolveError>
+} = dual(
+  (args) => Array.isArray(args[0]),
+  (messages: Messages, id: string, options: CancelOptions = {}): Result.Result<Messages, ChatError.ResolveError> => {
+    const call = findTool(messages, id)
+    if (call === undefined) return Result.fail(new ChatError.UnknownToolCall({ id }))
+    const tag = call.status._tag
+    if (tag === "Proposed") return Result.fail(new ChatError.ToolCallNotAwaitingDecision({ id, status: tag }))
+    if (!isAwaitingDecision(call) && tag !== "Approved") return Result.fail(new ChatError.ToolCallAlreadyResolved({ id, status: tag }))
+    return Result.succeed(updateTool(messages, id, () => cancelled(call, options)))
+  }
+)
+
+/** A call as `Cancelled`, keeping its decision record. */
+export const cancelled = (call: S.ToolCallPart, options: CancelOptions): S.ToolCallPart => ({
+  ...call,
+  status: {
+    _tag: "Cancelled",
+    by: options.by ?? "requester",
+    ...(options.reason === undefined ? {} : { reason: options.reason }),
+    ...(options.cancellation === undefined ? {} : { cancellation: options.cancellation }),
+    ...decisionOf(call)
+  }
+})
+
 /** Options of `append`. */
 export interface AppendOptions {
   /**
-   * Reject every pending tool call with this reason (the model sees it)
-   * instead of failing with `PendingToolCalls`.
+   * Cancel every pending tool call with this reason (the model sees it)
+   * instead of failing with `PendingToolCalls` (see also `Steering.steer`).
    */
   readonly supersede?: string
 }
@@ -405,8 +460,8 @@ export interface AppendOptions {
 /**
  * Appends a message or messages. Adding a user message while tool calls are
  * still pending fails with `PendingToolCalls` naming them, unless
- * `{ supersede: reason }` is given: the pending calls are then rejected with
- * that reason (a running call is recorded as failed: it may have run). A
+ * `{ supersede: reason }` is given: the pending calls are then `Cancelled` by
+ * `"user-message"` with that reason (a running call is recorded as failed: it may have run). A
  * call's decision record (`decision { by, at }`) stays on it.
  */
 export const append: {
@@ -443,7 +498,7 @@ export const append: {
             ...(c.status.editedArguments === undefined ? {} : { editedArguments: c.status.editedArguments }),
             ...decisionOf(c)
           }
-          : { _tag: "Rejected", by: "user", reason, ...decisionOf(c) }
+          : { _tag: "Cancelled", by: "user-message", reason, ...decisionOf(c) }
       }))
     }
     return Result.succeed([...next, ...added])
@@ -504,6 +559,12 @@ export const resultTextOnly = (projected: ProjectedResult): string => {
   return files.length === 0 ? projected.text : [projected.text, ...files.map(filePlaceholder)].join("\n")
 }
 
+/** The message the model sees for an expired call (its approval's deadline passed). */
+export const expiryText = (status: typeof S.Expired.Type): string => OutcomeText.expiryText(status)
+
+/** The message the model sees for a cancelled call. */
+export const cancellationText = (status: typeof S.Cancelled.Type): string => OutcomeText.cancellationText(status)
+
 /** The message the model sees for a rejected call. */
 export const rejectionText = (status: { readonly reason?: string | undefined; readonly by: "user" | "policy" }): string => {
   const who = status.by === "user" ? "The user rejected this tool call" : "This tool call was rejected by policy"
@@ -513,8 +574,9 @@ export const rejectionText = (status: { readonly reason?: string | undefined; re
 /**
  * The one projection of a tool call to what the model sees, shared by every
  * provider: edited arguments replace the original ones; a completed call
- * shows its result (and its files, if it has any); a failure shows `{ error }` (and its files); a rejection shows a failure
- * carrying the reason; an unresolved call has no result.
+ * shows its result (and its files, if it has any); a failure shows `{ error }` (and its files); a rejection, an
+ * expiry and a cancellation each show a failure with its own text (who refused, that nobody decided in time,
+ * who withdrew it) and the reason; an unresolved call has no result.
  */
 export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
   const status = call.status
@@ -526,6 +588,10 @@ export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
       return { ...base, result: result(true, { error: status.error }, status.files) }
     case "Rejected":
       return { ...base, result: result(true, { error: rejectionText(status) }) }
+    case "Expired":
+      return { ...base, result: result(true, { error: OutcomeText.expiryText(status) }) }
+    case "Cancelled":
+      return { ...base, result: result(true, { error: OutcomeText.cancellationText(status) }) }
     default:
       return { ...base, result: undefined }
   }

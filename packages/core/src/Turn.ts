@@ -17,7 +17,11 @@
  *   after the runnable calls finished. The model is not called again until
  *   every call of its last response is resolved.
  * - Approved calls run without asking the strategy again; scheduled calls run
- *   once their time has come; an approval that expired is rejected by policy.
+ *   once their time has come; a call whose approval request's deadline passed
+ *   (decided or not) is `Expired`, never run.
+ * - A paused response may hold user messages that came during the pause
+ *   (`queued`, see `Steering`): once every call of it is resolved they are
+ *   delivered (appended as user messages) and the model answers them.
  * - A call left `Running` by a crash is never run again: it is recorded as
  *   failed (its outcome is unknown), unless `Resume` lists it in `rerun` (its
  *   tool is idempotent): then it runs again as its next `attempt`.
@@ -46,8 +50,10 @@
  */
 import * as Data from "effect/Data"
 import * as Schema from "effect/Schema"
+import * as Expiry from "./internal/expiry.js"
 import { canonicalCall } from "./internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
+import * as Queued from "./internal/queued.js"
 import { isMillis, jsonProblem, Review } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
@@ -242,17 +248,6 @@ const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Mess
     : decided(call)
 }
 
-const instantText = (at: number): string => {
-  // Any finite time is a valid expiry, but only ±8.64e15 ms is a valid Date (toISOString throws beyond).
-  const date = new Date(at)
-  return Number.isNaN(date.getTime()) ? `${at} (epoch ms)` : date.toISOString()
-}
-
-const expiredText = (at: number): string => `The approval request expired at ${instantText(at)} without a decision.`
-
-const lateApprovalText = (at: number): string =>
-  `The approval came too late: the request expired at ${instantText(at)}, before the turn resumed.`
-
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
 
@@ -322,7 +317,7 @@ const usageFrom = (messages: Messages.Messages, turnStart: number): Usage => {
 
 /**
  * From a state with no event pending, works out what comes next. With `now`
- * (on `Resume` and `Decided`), expired approvals are rejected by policy and
+ * (on `Resume` and `Decided`), expired approvals become `Expired` and
  * scheduled calls that are due run. `owned`: this step made `position.of` itself.
  */
 const advance = (start: Position, config: Config, now: number | undefined, owned: boolean): Positioned => {
@@ -341,6 +336,8 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   let response = messages[lastIndex]!
   const calls = Messages.toolCallsOf(response)
   if (calls.length === 0) {
+    const delivered = Queued.deliver(messages, lastIndex)
+    if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return [messages, Outcome.Complete({ response, usage: usageFrom(messages, position.turnStart) }), position]
   }
   const proposed = calls.filter((call) => call.status._tag === "Proposed")
@@ -357,13 +354,13 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       return { ...call, status: { _tag: "AwaitingApproval", ...(status.policy === undefined ? {} : { policy: status.policy }) } }
     }
     if (status._tag === "AwaitingApproval" && status.expiresAt !== undefined && !isMillis(status.expiresAt)) {
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+      return Expiry.expired(call, status.expiresAt, false)
     }
     if (
       now !== undefined && status._tag === "AwaitingApproval" && status.expiresAt !== undefined &&
       status.expiresAt <= now
     ) {
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: expiredText(status.expiresAt) } }
+      return Expiry.expired(call, status.expiresAt, false)
     }
     if (
       status._tag === "Approved" && status.expiresAt !== undefined &&
@@ -371,7 +368,7 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     ) {
       // Fail closed: an approval only counts if the turn resumes before the request's deadline.
       // Who approved (too late) stays on the record.
-      return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt), ...decided(call) } }
+      return Expiry.expired(call, status.expiresAt, true)
     }
     // An approval recorded under a decision policy that does not meet it does not count: the call waits again.
     if (status._tag === "Approved" && !Policy.satisfied(messages, call)) return { ...call, status: Policy.unmet(status) }
@@ -393,6 +390,9 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     else if (call.status._tag === "Scheduled") scheduled.push({ id: call.id, at: call.status.at })
   }
   if (approvals.length === 0 && scheduled.length === 0) {
+    // Every call is resolved: user messages held during the pause (see `Steering`) are answered now.
+    const delivered = Queued.deliver(nextMessages, lastIndex)
+    if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return steps >= config.maxSteps
       ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps }), next]
       : [nextMessages, Outcome.CallModel({ step: steps + 1 }), next]
@@ -511,7 +511,7 @@ const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>,
       for (const edit of invalid) {
         const call = Messages.toolCallsOf(response).find((c) => c.id === edit.id)
         const status = call?.status
-        // An approval past its deadline is rejected by policy below, whatever its edit.
+        // An approval past its deadline is `Expired` below, whatever its edit.
         if (
           call !== undefined && status?._tag === "Approved" && status.editedArguments !== undefined &&
           (status.expiresAt === undefined || (isMillis(status.expiresAt) && status.expiresAt > event.now))

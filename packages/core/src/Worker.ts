@@ -90,10 +90,11 @@ export const resume = <R, E = never, R2 = never>(
             onSome: Effect.succeed
           }))
           const messages = yield* decide(stored)
-          const turn = chat.resume(messages, {
-            ...turnOptions,
-            checkpoint: ConversationStore.checkpoint(store, id, stored.version, lease)
-          })
+          const checkpoint = ConversationStore.checkpoint(store, id, stored.version, lease)
+          // What the decisions changed is saved first: a turn that pauses again at once (a rejection while
+          // another call still waits, a message queued by `Steering`) would otherwise save nothing.
+          if (messages !== stored.messages) yield* checkpoint(messages)
+          const turn = chat.resume(messages, { ...turnOptions, checkpoint })
           return yield* keepingLease(store, lease, ttl, turn)
         }),
       // A lease that cannot be given back expires on its own.

@@ -23,6 +23,9 @@ export * as PauseReason from "./PauseReason.js"
 /** The pure turn reducer. */
 export * as Turn from "./Turn.js"
 
+/** A new user message while calls are pending: cancel them (the default) or queue it until the pause is resolved. */
+export * as Steering from "./Steering.js"
+
 /** Token usage. */
 export * as Usage from "./Usage.js"
 

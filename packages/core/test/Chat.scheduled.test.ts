@@ -189,7 +189,7 @@ describe("Chat: approval expiry", () => {
     return { chat, model, moved, first }
   })
 
-  it.effect("after expiresAt, resuming rejects the call by policy with a reason the model sees", () =>
+  it.effect("after expiresAt, resuming expires the call (its own outcome, not a rejection) with a text the model sees", () =>
     Effect.gen(function*() {
       const { chat, first, model, moved } = yield* setupTransfer
       yield* TestClock.adjust("14 minutes")
@@ -202,10 +202,11 @@ describe("Chat: approval expiry", () => {
       expect(complete(after).value).toBe("The request expired; nothing was moved.")
       expect(moved).toEqual([])
       const status = Messages.findTool(after.messages, "t")?.status
-      expect(status?._tag === "Rejected" && status.by).toBe("policy")
+      expect(status).toStrictEqual({ _tag: "Expired", expiresAt: 15 * 60_000 })
       const result = seen(model.requests[1], "t").result
       expect(result?.isError).toBe(true)
-      expect(result?.text).toContain("rejected by policy")
+      expect(result?.text).toContain("nobody decided in time")
+      expect(result?.text).not.toContain("rejected")
       expect(result?.text).toContain("expired at 1970-01-01T00:15:00.000Z")
     }))
 

@@ -193,13 +193,13 @@ describe("v0.1 documents resume through Chat", () => {
       expect(Result.getOrThrow(Messages.toJson(result.messages))).toBe(read("completed-audited.json"))
     }))
 
-  it.effect("approved-audited, resumed after its approval's deadline: rejected by policy, never run", () =>
+  it.effect("approved-audited, resumed after its approval's deadline: expired (0.1 said rejected by policy), never run", () =>
     Effect.gen(function*() {
       yield* TestClock.setTime(T0 + 3_600_000)
       const { chat, ran } = yield* setup()
       const result = yield* chat.resume(load("approved-audited.json"))
       expect(ran).toEqual([])
-      expect(callOf(result.messages, "call_crash").status).toMatchObject({ _tag: "Rejected", by: "policy" })
+      expect(callOf(result.messages, "call_crash").status).toMatchObject({ _tag: "Expired", approvedLate: true, decision: { by: expect.any(String) } })
     }))
 
   it.effect("running-crashed: resumes without running the call again; it fails as interrupted, outcome unknown", () =>

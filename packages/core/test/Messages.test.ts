@@ -231,12 +231,12 @@ describe("Messages", () => {
       expect(left(Messages.append(Messages.user("next"))(paused())).ids).toEqual(["a", "b"])
     })
 
-    it("with supersede, rejects every pending call by the user with the reason", () => {
+    it("with supersede, cancels every pending call (by a newer user message) with the reason", () => {
       const messages = everyStatus()
       const next = right(Messages.append(messages, Messages.user("Forget it."), { supersede: "The user moved on." }))
       expect(next.at(-1)).toStrictEqual(Messages.user("Forget it."))
       for (const id of ["proposed", "asking", "scheduled", "approved"]) {
-        expect(statusOf(next, id)).toStrictEqual({ _tag: "Rejected", by: "user", reason: "The user moved on." })
+        expect(statusOf(next, id)).toStrictEqual({ _tag: "Cancelled", by: "user-message", reason: "The user moved on." })
       }
       // A running call may have run: it is recorded as failed, not rejected.
       const running = statusOf(next, "running")
@@ -249,7 +249,7 @@ describe("Messages", () => {
       expect(step(next, Turn.Event.Resume({ now: T0 }))[1]).toEqual(Turn.Outcome.CallModel({ step: 1 }))
 
       const dataLast = right(Messages.append(Messages.user("x"), { supersede: "r" })(paused()))
-      expect(statusOf(dataLast, "a")).toEqual({ _tag: "Rejected", by: "user", reason: "r" })
+      expect(statusOf(dataLast, "a")).toEqual({ _tag: "Cancelled", by: "user-message", reason: "r" })
     })
 
     it("keeps the edited arguments of a superseded running call (it may have run with them)", () => {
@@ -457,7 +457,7 @@ describe("a decision's audit record", () => {
     expect(right(Messages.fromJson(right(Messages.toJson(failed))))).toEqual(failed)
   })
 
-  it("survives supersede: a running call recorded as failed and an approved call rejected keep it", () => {
+  it("survives supersede: a running call recorded as failed and an approved call cancelled keep it", () => {
     const decided = conversation(response([
       call("running", { _tag: "Running", editedArguments: "{\"x\":1}", decision }),
       call("approved", { _tag: "Approved", decision }),
@@ -470,18 +470,18 @@ describe("a decision's audit record", () => {
       editedArguments: "{\"x\":1}",
       decision
     })
-    expect(statusOf(next, "approved")).toEqual({ _tag: "Rejected", by: "user", reason: "moved on", decision })
-    expect(statusOf(next, "asking")).toEqual({ _tag: "Rejected", by: "user", reason: "moved on" })
+    expect(statusOf(next, "approved")).toEqual({ _tag: "Cancelled", by: "user-message", reason: "moved on", decision })
+    expect(statusOf(next, "asking")).toEqual({ _tag: "Cancelled", by: "user-message", reason: "moved on" })
   })
 
-  it("survives a rejection by policy: approved in time but resumed after the deadline, or with a deadline that is no time", () => {
+  it("survives an expiry: approved in time but resumed after the deadline, or with a deadline that is no time", () => {
     const late = conversation(response([
       call("late", { _tag: "Approved", expiresAt: T0, decision }),
       call("broken", { _tag: "Approved", expiresAt: Number.NaN, editedArguments: "{}", decision })
     ]))
     const [next] = step(late, Turn.Event.Resume({ now: T0 + 1 }))
-    expect(statusOf(next, "late")).toMatchObject({ _tag: "Rejected", by: "policy", decision })
-    expect(statusOf(next, "broken")).toMatchObject({ _tag: "Rejected", by: "policy", decision })
+    expect(statusOf(next, "late")).toStrictEqual({ _tag: "Expired", expiresAt: T0, approvedLate: true, decision })
+    expect(statusOf(next, "broken")).toStrictEqual({ _tag: "Expired", approvedLate: true, decision })
     expect(JSON.stringify(Messages.toolCalls(next).map(Messages.projectToolCall))).not.toContain("alice")
   })
 

@@ -23,11 +23,11 @@ describe("Turn: a refused edit leaves the pause exactly as it was", () => {
     const [reverted, outcome] = step(approved, Event.Resume({ now: T0, invalidEdits: [{ id: "a", detail: "bad" }] }))
     expectOutcome(outcome, "InvalidEdits")
     expect(statusOf(reverted, "a")).toStrictEqual({ _tag: "AwaitingApproval", expiresAt: deadline })
-    // The person approves again, after the deadline: rejected by policy, never run.
+    // The person approves again, after the deadline: expired, never run.
     const late = right(Messages.approve(reverted, "a"))
     const [after, next] = step(late, Event.Resume({ now: deadline + 1 }))
     expect(next._tag).not.toBe("RunTools")
-    expect(statusOf(after, "a")).toMatchObject({ _tag: "Rejected", by: "policy" })
+    expect(statusOf(after, "a")).toStrictEqual({ _tag: "Expired", expiresAt: deadline, approvedLate: true })
   })
 
   it("puts a scheduled call approved early with a bad edit back on its schedule", () => {
@@ -37,11 +37,11 @@ describe("Turn: a refused edit leaves the pause exactly as it was", () => {
     expect(statusOf(reverted, "a")).toStrictEqual({ _tag: "Scheduled", at: T0 + 5000 })
   })
 
-  it("rejects an approval past its deadline by policy, whether or not its edit is valid", () => {
+  it("expires an approval past its deadline, whether or not its edit is valid", () => {
     const approved = approvedWithEdit({ _tag: "AwaitingApproval", expiresAt: T0 + 10 })
     const [after, outcome] = step(approved, Event.Resume({ now: T0 + 10, invalidEdits: [{ id: "a", detail: "bad" }] }))
     expect(outcome._tag).toBe("CallModel")
-    expect(statusOf(after, "a")).toMatchObject({ _tag: "Rejected", by: "policy" })
+    expect(statusOf(after, "a")).toStrictEqual({ _tag: "Expired", expiresAt: T0 + 10, approvedLate: true })
   })
 })
 
@@ -82,7 +82,7 @@ describe("Turn: decisions and times it cannot read fail closed", () => {
     const approved = conversation(response([call("a", { _tag: "Approved", expiresAt: Number.NaN })]))
     const [after, outcome] = step(approved, Event.Resume({ now: T0 }))
     expect(outcome._tag).not.toBe("RunTools")
-    expect(statusOf(after, "a")).toMatchObject({ _tag: "Rejected", by: "policy" })
+    expect(statusOf(after, "a")).toStrictEqual({ _tag: "Expired", approvedLate: true })
   })
 })
 

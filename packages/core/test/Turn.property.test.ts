@@ -104,7 +104,7 @@ describe("Turn.step properties (generated turns played by a driver)", () => {
             expect(editedArguments).toBeUndefined()
           }
         } else {
-          expect(["Rejected", "Failed"]).toContain(status._tag)
+          expect(["Rejected", "Expired", "Failed"]).toContain(status._tag)
           if (status._tag === "Failed") {
             const decision = trace.decisions.get(id)!.decision
             expect(decision._tag).toBe("Invalid")

@@ -222,9 +222,12 @@ describe("Turn.step", () => {
       const [next, outcome] = step(messages, Event.Resume({ now: expiresAt }))
       expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
       const status = statusOf(next, "a")
-      expect(status).toMatchObject({ _tag: "Rejected", by: "policy" })
-      expect((status as { reason?: string }).reason).toContain(new Date(expiresAt).toISOString())
-      expect(Messages.projectToolCall(Messages.findTool(next, "a")!).result?.isError).toBe(true)
+      expect(status).toStrictEqual({ _tag: "Expired", expiresAt })
+      const projected = Messages.projectToolCall(Messages.findTool(next, "a")!).result
+      expect(projected?.isError).toBe(true)
+      expect(projected?.text).toContain(new Date(expiresAt).toISOString())
+      expect(projected?.text).toContain("nobody decided in time")
+      expect(projected?.text).not.toContain("rejected")
     })
 
     it("an approval counts only if the turn resumes before the request's deadline (fail closed)", () => {
@@ -240,9 +243,8 @@ describe("Turn.step", () => {
 
       const [late, outcome] = step(approved.success, Event.Resume({ now: expiresAt }))
       expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
-      const status = statusOf(late, "a")
-      expect(status).toMatchObject({ _tag: "Rejected", by: "policy" })
-      expect((status as { reason?: string }).reason).toContain("came too late")
+      expect(statusOf(late, "a")).toStrictEqual({ _tag: "Expired", expiresAt, approvedLate: true })
+      expect(Messages.projectToolCall(Messages.findTool(late, "a")!).result?.text).toContain("came too late")
     })
 
     it("stays total for an expiry outside the range of dates (e.g. nanoseconds by mistake)", () => {
@@ -250,8 +252,10 @@ describe("Turn.step", () => {
       const messages = conversation(response([call("a", { _tag: "AwaitingApproval", expiresAt })]))
       const [next, outcome] = step(messages, Event.Resume({ now: expiresAt }))
       expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
-      expect(statusOf(next, "a")).toMatchObject({ _tag: "Rejected", by: "policy" })
-      expect((statusOf(next, "a") as { reason?: string }).reason).toContain(String(expiresAt))
+      // A deadline no Date can hold is no valid stored time: it is left out (and counted as passed).
+      expect(statusOf(next, "a")).toStrictEqual({ _tag: "Expired" })
+      expect(Result.isSuccess(Messages.toJson(next))).toBe(true)
+      expect(Messages.projectToolCall(Messages.findTool(next, "a")!).result?.text).toContain("not a valid time")
     })
 
     it("never expires an approval request without an expiry", () => {
@@ -515,7 +519,7 @@ describe("Turn.step", () => {
         proposing("a"),
         Event.Decided({ now: T0, decisions: [{ id: "a", decision: Decision.RequireApproval({ expiresAt: T0 }) }] })
       )
-      expect(statusOf(next, "a")).toMatchObject({ _tag: "Rejected", by: "policy" })
+      expect(statusOf(next, "a")).toStrictEqual({ _tag: "Expired", expiresAt: T0 })
       expect(outcome).toEqual(Turn.Outcome.CallModel({ step: 2 }))
     })
 
@@ -581,7 +585,7 @@ describe("Turn.step", () => {
         expect(expectOutcome(outcome, "Pause").reason).toEqual({ _tag: "AwaitingApproval", toolIds: ["ask"] })
         expect(statusOf(paused, "ask")).toEqual({ _tag: "AwaitingApproval", expiresAt: T0 + 1 })
         const [expired] = step(paused, Event.Resume({ now: T0 + 1 }))
-        expect(statusOf(expired, "ask")).toMatchObject({ _tag: "Rejected", by: "policy" })
+        expect(statusOf(expired, "ask")).toStrictEqual({ _tag: "Expired", expiresAt: T0 + 1 })
       })
 
       it("does not call the model until every call of the response is resolved", () => {

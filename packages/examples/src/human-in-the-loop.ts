@@ -93,7 +93,11 @@ export const offline: MockLanguageModel.Script = (request) => {
     return MockLanguageModel.text(`Deleted ${deleted.join(" and ")}.`)
   }
   return MockLanguageModel.text(
-    status._tag === "Rejected" ? `I left the logs alone${status.reason ? `: ${status.reason}` : "."}` : "The deletion failed."
+    status._tag === "Rejected" || status._tag === "Cancelled"
+      ? `I left the logs alone${status.reason ? `: ${status.reason}` : "."}`
+      : status._tag === "Expired"
+      ? "Nobody approved the deletion in time, so I left the logs alone."
+      : "The deletion failed."
   )
 }
 

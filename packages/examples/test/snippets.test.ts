@@ -95,14 +95,14 @@ describe("snippets", () => {
         expect(Messages.findTool(good, id)!.status._tag).toBe("Approved")
       }))
 
-    it.effect("moving on rejects the pending call with the reason; deciding twice is refused", () =>
+    it.effect("moving on cancels the pending call with the reason; deciding twice is refused", () =>
       Effect.gen(function*() {
         const { id, messages } = yield* paused
         expect(Messages.append(messages, Messages.user("next"))).toMatchObject(Result.fail({ _tag: "PendingToolCalls" }))
         const next = yield* Effect.fromResult(HitlExtras.moveOn(messages))
         expect(Messages.findTool(next, id)!.status).toEqual({
-          _tag: "Rejected",
-          by: "user",
+          _tag: "Cancelled",
+          by: "user-message",
           reason: "The user moved on without deciding."
         })
         expect(HitlExtras.decideTwice(messages, id)).toEqual(Result.fail("ToolCallAlreadyResolved"))
@@ -117,8 +117,36 @@ describe("snippets", () => {
         const first = yield* chat.complete(Messages.fromUser("Delete the old logs."))
         yield* TestClock.adjust("25 hours")
         const later = yield* chat.resume(first.messages)
-        expect(Messages.toolCalls(later.messages)[0]!.status).toMatchObject({ _tag: "Rejected", by: "policy" })
+        expect(Messages.toolCalls(later.messages)[0]!.status).toMatchObject({ _tag: "Expired" })
         expect(later.outcome._tag).toBe("Complete")
+      }))
+
+    it.effect("an operator's cancel: the call never runs, the model reads a cancellation, the audit keeps who", () =>
+      Effect.gen(function*() {
+        const { chat, id, messages } = yield* paused
+        const cancelled = yield* Effect.fromResult(HitlExtras.withdraw(messages, id))
+        expect(Messages.findTool(cancelled, id)!.status).toMatchObject({ _tag: "Cancelled", by: "operator", cancellation: { by: "ops@example.com" } })
+        const done = yield* chat.resume(cancelled)
+        expect(done.outcome._tag).toBe("Complete")
+        const seen = Messages.projectToolCall(Messages.findTool(done.messages, id)!).result!.text
+        expect(seen).toContain("cancelled by an operator")
+        expect(seen).not.toContain("ops@example.com")
+      }))
+
+    it.effect("steering: the new message cancels the undecided call and is answered; queued, it waits for the decision", () =>
+      Effect.gen(function*() {
+        const { chat, id, messages } = yield* paused
+        const steered = yield* chat.resume(yield* Effect.fromResult(HitlExtras.steer(messages)))
+        expect(Messages.findTool(steered.messages, id)!.status).toMatchObject({ _tag: "Cancelled", by: "user-message" })
+        expect(steered.messages.filter((m) => m.role === "user").map(Messages.textOf)).toEqual([
+          "Delete the old logs.",
+          "Actually, keep them all."
+        ])
+        const queued = yield* chat.resume(yield* Effect.fromResult(HitlExtras.queue(messages)))
+        expect(queued.outcome._tag).toBe("Paused")
+        const done = yield* chat.resume(yield* chat.approve(queued.messages, id))
+        expect(Messages.findTool(done.messages, id)!.status._tag).toBe("Completed")
+        expect(Messages.textOf(done.messages.filter((m) => m.role === "user").at(-1)!)).toBe("And after that, list what is left.")
       }))
   })
 

@@ -41,7 +41,8 @@ export interface Request {
   readonly tool: string
   /** The arguments the call would run with (the edited ones for an edit), as JSON text. */
   readonly arguments: string
-  readonly decision: "approve" | "edit" | "reject"
+  /** `cancel`: an operator withdraws the call (see `InboxApi.DecisionPayload`). */
+  readonly decision: "approve" | "edit" | "reject" | "cancel"
 }
 
 /** The contract an application fulfils. */

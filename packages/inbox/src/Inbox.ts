@@ -15,7 +15,8 @@
  *
  * @since 0.1.0
  */
-import { type Chat, ConversationStore, DecisionPolicy, Messages, Worker } from "@chat-ts/core"
+import { type Chat, type ChatError, ConversationStore, DecisionPolicy, Messages, Worker } from "@chat-ts/core"
+import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -92,6 +93,26 @@ const outcomeOf = (call: Messages.ToolCallPart): string | undefined => {
 }
 
 const encodeMessages = Schema.encodeSync(Messages.Messages)
+
+/** Why `Messages` refused a decision about `callId`, as the inbox's typed error. */
+const refusal = (callId: string) => (
+  error: ChatError.ResolveError
+): InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound | InboxError.Forbidden => {
+  switch (error._tag) {
+    case "DecisionNotAllowed":
+    case "DuplicateVote":
+      return new InboxError.Forbidden({ message: error.message })
+    case "InvalidEditedArguments":
+      return new InboxError.InvalidEdit({
+        message: `the edited arguments do not fit the parameters of '${error.name}'`,
+        problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
+      })
+    case "UnknownToolCall":
+      return new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
+    default:
+      return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
+  }
+}
 
 /** Makes the inbox over the store in context. */
 export const make = <R>(options: Options<R>): Effect.Effect<Service, never, ConversationStore.ConversationStore | Approver.Approver | R> =>
@@ -181,6 +202,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
               arguments: Messages.effectiveArguments(call),
               status: status._tag,
               ...("decision" in status && status.decision !== undefined ? { decision: status.decision } : {}),
+              ...(status._tag === "Cancelled" && status.cancellation !== undefined ? { cancellation: status.cancellation } : {}),
               ...(outcome === undefined ? {} : { outcome })
             })
           }),
@@ -197,26 +219,22 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
       decision: InboxApi.DecisionPayload,
       identity: Approver.Identity
     ): Effect.Effect<Messages.Messages, InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound | InboxError.Forbidden> => {
+      // A cancellation records who and when as its own audit entry (`cancellation`), not as a decision on the call.
+      if (decision._tag === "Cancel") {
+        return Effect.flatMap(Clock.currentTimeMillis, (at) => {
+          const options = {
+            by: "operator" as const,
+            cancellation: { by: identity.id, at },
+            ...(decision.reason === undefined ? {} : { reason: decision.reason })
+          }
+          return Effect.mapError(Effect.fromResult(Messages.cancel(messages, callId, options)), refusal(callId))
+        })
+      }
       const decider = Approver.deciderOf(identity)
       const decided = decision._tag === "Reject"
         ? chat.reject(messages, callId, decision.reason, { decider })
         : chat.approve(messages, callId, decision.arguments, { decider })
-      return Effect.mapError(decided, (error) => {
-          switch (error._tag) {
-            case "DecisionNotAllowed":
-            case "DuplicateVote":
-              return new InboxError.Forbidden({ message: error.message })
-            case "InvalidEditedArguments":
-              return new InboxError.InvalidEdit({
-                message: `the edited arguments do not fit the parameters of '${error.name}'`,
-                problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
-              })
-            case "UnknownToolCall":
-              return new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
-            default:
-              return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
-          }
-        })
+      return Effect.mapError(decided, refusal(callId))
     }
 
     const resumeTurn = (id: string): Effect.Effect<InboxApi.Decided["turn"] | { readonly failed: string }> =>
@@ -246,7 +264,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             status: call.status._tag
           })
         }
-        const kind = decision._tag === "Reject" ? "reject" : decision.arguments === undefined ? "approve" : "edit"
+        const kind = decision._tag === "Reject" ? "reject" : decision._tag === "Cancel" ? "cancel" : decision.arguments === undefined ? "approve" : "edit"
         const allowed = yield* approver.authorize(identity, {
           conversationId,
           callId,

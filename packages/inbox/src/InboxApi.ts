@@ -85,7 +85,9 @@ export class CallView extends Schema.Class<CallView>("@chat-ts/inbox/CallView")(
   arguments: Schema.String,
   status: Schema.String,
   decision: Schema.optional(Decision),
-  /** The result or error text once resolved; the rejection reason for a rejected call. */
+  /** Who cancelled the call and when, for a call an operator (or the user) withdrew. */
+  cancellation: Schema.optional(Decision),
+  /** The result or error text once resolved: what the model reads for a rejected, expired or cancelled call. */
   outcome: Schema.optional(Schema.String)
 }) {}
 
@@ -100,10 +102,15 @@ export class ConversationView extends Schema.Class<ConversationView>("@chat-ts/i
   pending: Schema.Array(PendingCall)
 }) {}
 
-/** A decision: approve (with edited arguments, a JSON value, when given) or reject (with a reason the model sees). */
+/**
+ * A decision: approve (with edited arguments, a JSON value, when given), reject (with a reason the
+ * model sees), or cancel: an operator withdraws the call (it never runs; the model sees it was
+ * cancelled by an operator, and the reason), which is not a rejection.
+ */
 export const DecisionPayload = Schema.Union([
   Schema.TaggedStruct("Approve", { arguments: Schema.optional(Schema.Unknown) }),
-  Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String.check(Schema.isMaxLength(4000))) })
+  Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String.check(Schema.isMaxLength(4000))) }),
+  Schema.TaggedStruct("Cancel", { reason: Schema.optional(Schema.String.check(Schema.isMaxLength(4000))) })
 ])
 
 /** A decision's payload. */

@@ -57,7 +57,7 @@ const statusOf = (env: Fixture.Env, conversation: string, call: string) =>
   Effect.map(env.store.load(conversation), (stored) => Messages.findTool(Option.getOrThrow(stored).messages, call)!.status)
 
 describe("the inbox page in Chromium", () => {
-  it.live("approve, edit (invalid then valid), reject with a reason, and live updates", () =>
+  it.live("approve, edit (invalid then valid), reject with a reason, cancel as an operator, and live updates", () =>
     Effect.gen(function*() {
       mkdirSync(output, { recursive: true })
       const env = yield* Fixture.make({ pollInterval: "200 millis" })
@@ -134,6 +134,19 @@ describe("the inbox page in Chromium", () => {
       assert.strictEqual(other.status, 200)
       yield* step(() => page.locator(".call.status-Rejected .decision", { hasText: "carol" }).waitFor())
       assert.strictEqual(yield* step(() => page.locator("form.decide").count()), 0)
+
+      // Cancel as an operator: withdrawn, not rejected; the page shows who cancelled it and what the model reads.
+      yield* env.seed("dup-3", [{ id: "e3", name: "send_email", arguments: { to: "ann@example.com", subject: "Your order shipped" } }], "Tell Ann again.")
+      yield* step(() => page.goto(`${env.url}/c/dup-3`))
+      yield* step(() => page.fill("form.cancel input", "sent twice by mistake"))
+      yield* step(() => page.click("form.cancel button"))
+      yield* step(() => page.locator(".call.status-Cancelled .cancellation", { hasText: "alice" }).waitFor())
+      yield* step(() => page.locator(".call.status-Cancelled .outcome", { hasText: "cancelled by an operator" }).waitFor())
+      const cancelled = yield* statusOf(env, "dup-3", "e3")
+      assert.deepStrictEqual(
+        [cancelled._tag, (cancelled as { by?: string }).by, (cancelled as { cancellation?: Messages.Decision }).cancellation?.by],
+        ["Cancelled", "operator", "alice"]
+      )
 
       // The store and the tool runs.
       assert.deepStrictEqual(env.runs, [

@@ -115,6 +115,41 @@ describe("the inbox API", () => {
       assert.strictEqual(conversation.status, 404)
     }))
 
+  it.effect("an operator cancels a call: it never runs, the model sees a cancellation (not a rejection), who and when are recorded apart", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("c1", [email, files])
+      yield* TestClock.setTime(2_000_000)
+      const cancel = yield* decide(env, "c1", "d1", { _tag: "Cancel", reason: "opened by mistake" }, { user: "erin" })
+      assert.strictEqual(cancel.status, 200)
+      assert.strictEqual(cancel.json.turn, "waiting")
+      const done = yield* decide(env, "c1", "e1", { _tag: "Approve" })
+      assert.strictEqual(done.json.turn, "complete")
+      assert.deepStrictEqual(env.runs.map((run) => run.tool), ["send_email"])
+      const after = yield* load(env, "c1")
+      assert.deepStrictEqual(statusOf(after, "d1"), {
+        _tag: "Cancelled",
+        by: "operator",
+        reason: "opened by mistake",
+        cancellation: { by: "erin", at: 2_000_000 }
+      })
+      const seen = Messages.projectToolCall(Messages.findTool(after.messages, "d1")!).result!.text
+      assert.include(seen, "cancelled by an operator")
+      assert.notInclude(seen, "erin")
+      const view = yield* Fixture.request(`${env.url}/api/conversations/c1`, { user: "alice" })
+      const d1 = view.json.calls.find((call: any) => call.id === "d1")
+      assert.strictEqual(d1.status, "Cancelled")
+      assert.deepStrictEqual(d1.cancellation, { by: "erin", at: 2_000_000 })
+      assert.include(d1.outcome, "opened by mistake")
+      // Cancelled once: a second cancel or a late approval is a 409 and runs nothing.
+      const again = yield* decide(env, "c1", "d1", { _tag: "Cancel" })
+      assert.strictEqual(again.status, 409)
+      assert.strictEqual(env.runs.length, 1)
+      // The page shows who cancelled it.
+      const page = yield* Fixture.request(`${env.url}/c/c1`, { user: "alice" })
+      expect(page.text).toContain("cancelled by <strong>erin</strong>")
+    }))
+
   it.effect("approve, edit and reject: the turn resumes after the last decision, with the decider recorded", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()

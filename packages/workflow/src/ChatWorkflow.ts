@@ -20,7 +20,7 @@
  *
  * @since 0.1.0
  */
-import { Chat, ChatError, ConversationStore, DecisionPolicy, Messages, type PauseReason, Tool, type Toolkit, Turn } from "@chat-ts/core"
+import { Chat, ChatError, ConversationStore, DecisionPolicy, Messages, type PauseReason, Steering, Tool, type Toolkit, Turn } from "@chat-ts/core"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -33,7 +33,7 @@ import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as Decision from "./Decision.js"
 import * as Shell from "./internal/shell.js"
-import { TurnNotFound } from "./WorkflowError.js"
+import { NotWaiting, TurnNotFound } from "./WorkflowError.js"
 
 /** Settings of a durable turn. */
 export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> {
@@ -112,6 +112,18 @@ export type DecideError =
   | ChatError.ConversationBusy
   | ChatError.ConcurrentModification
 
+/** The errors of `steer`. */
+export type SteerError =
+  | ChatError.InvalidSteeringMessage
+  | ChatError.PendingToolCalls
+  | NotWaiting
+  | TurnNotFound
+  | ChatError.StoreError
+  | ChatError.CorruptConversation
+  | ChatError.StateEncodeError
+  | ChatError.ConversationBusy
+  | ChatError.ConcurrentModification
+
 /** The services the client side uses. */
 export type ClientContext = WorkflowEngine | ConversationStore.ConversationStore
 
@@ -146,6 +158,20 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
     callId: string,
     decision: Decision.Decision
   ) => Effect.Effect<void, DecideError, ClientContext>
+  /**
+   * Sends a user message to a turn waiting for decisions (see `Steering`): with `rule: "cancel"`
+   * (the default) its undecided calls are cancelled and the decided ones still run; with `"queue"`
+   * it waits for them; either way the model answers the message once the pause is resolved,
+   * inside this execution. Checked against the published state (a message that cannot steer, a turn
+   * with no call waiting: typed errors, nothing sent) and recorded write-once per pause position: a
+   * second message before the turn took the first is `ConcurrentModification` (send it again once
+   * `read` shows the first held), the same message again is a retry.
+   */
+  readonly steer: (
+    executionId: string,
+    message: Messages.Message,
+    options?: { readonly rule?: Steering.Rule; readonly reason?: string }
+  ) => Effect.Effect<void, SteerError, ClientContext>
   /** The turn's published messages and where it stands. */
   readonly read: (
     executionId: string
@@ -171,16 +197,15 @@ const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown):
 }
 
 /** The messages with a decision applied to call `callId` (or why it does not apply), checked against its policy. */
-const applyTo = (messages: Messages.Messages, callId: string, decision: Decision.Decision) => {
-  const by = Decision.decideOptions(decision)
-  return decision._tag === "Approve"
-    ? Messages.approve(messages, callId, decision.edited, by)
-    : Messages.reject(messages, callId, decision.reason, by)
-}
+const applyTo = Shell.applyTo
 
 /** The status a decision leaves a call in, to tell a repeated decision from a different one. */
 const sameDecision = (call: Messages.ToolCallPart, decision: Decision.Decision): boolean => {
   const status = call.status
+  if (decision._tag === "Cancel") {
+    return status._tag === "Cancelled" && status.by === (decision.by ?? "requester") && status.reason === decision.reason &&
+      status.cancellation?.by === decision.decider?.id
+  }
   const decidedBy = "decision" in status ? status.decision?.by : undefined
   if (decidedBy !== decision.decider?.id) return false
   if (decision._tag === "Reject") return status._tag === "Rejected" && status.by === "user" && status.reason === decision.reason
@@ -317,6 +342,38 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       }
       return yield* resend(executionId, callId, decision, round)
     })
+  const steer: ChatWorkflow<Kits>["steer"] = (executionId, message, steerOptions = {}) =>
+    Effect.gen(function*() {
+      const stored = yield* load(executionId)
+      if (Messages.pendingTools(stored.messages).filter(Messages.isAwaitingDecision).length === 0) {
+        return yield* new NotWaiting({ executionId })
+      }
+      // Checked as the workflow will apply it: nothing is sent for a message that cannot steer.
+      yield* Effect.fromResult(Steering.steer(stored.messages, message, steerOptions))
+      const payload: Shell.Steer = {
+        parts: message.parts as Shell.Steer["parts"],
+        rule: steerOptions.rule ?? "cancel",
+        ...(steerOptions.reason === undefined ? {} : { reason: steerOptions.reason })
+      }
+      const slot = Shell.steerSlot(stored.messages)
+      const store = yield* ConversationStore.ConversationStore
+      const text = JSON.stringify(payload)
+      const saved = yield* Effect.result(store.save(Shell.steerRecordId(executionId, slot), Messages.fromUser(text), { expectedVersion: 0 }))
+      if (Result.isFailure(saved)) {
+        if (saved.failure._tag !== "ConcurrentModification") return yield* Effect.fail(saved.failure)
+        const first = Option.getOrUndefined(yield* store.load(Shell.steerRecordId(executionId, slot)))
+        // Another message took this place first: this one is refused (nothing sent), unless it is the same one again.
+        if (first === undefined || first.messages.length !== 1 || Messages.textOf(first.messages[0]!) !== text) {
+          return yield* Effect.fail(saved.failure)
+        }
+      }
+      const deferred = Shell.steerDeferred(slot)
+      yield* DurableDeferred.done(deferred, {
+        token: DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId }),
+        exit: Exit.succeed(payload)
+      })
+      if (Result.isFailure(saved)) yield* workflow.resume(executionId)
+    })
   const statusOf = (executionId: string, messages: Messages.Messages) =>
     Effect.map(workflow.poll(executionId), (polled): Status => {
       const result = Option.getOrUndefined(polled)
@@ -350,6 +407,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           status: call.status
         }))),
     decide,
+    steer,
     read: (executionId) =>
       Effect.flatMap(load(executionId), (stored) =>
         Effect.map(statusOf(executionId, stored.messages), (status) => ({

@@ -1,10 +1,11 @@
 /**
  * A person's decision about one call of a durable turn: approve it (maybe with
- * edited arguments) or reject it (maybe with a reason), taken by a `decider`
- * when the call has a decision policy (see `DecisionPolicy` in @chat-ts/core).
- * It travels from any process to the workflow through a `DurableDeferred`, so
- * it is plain Schema data; `at` (when it was taken) is set by the client's
- * clock when a decider is given, so the workflow records the same time.
+ * edited arguments), reject it (maybe with a reason) or cancel it (withdraw
+ * it); an approval or rejection is taken by a `decider` when the call has a
+ * decision policy (see `DecisionPolicy` in @chat-ts/core). It travels from any
+ * process to the workflow through a `DurableDeferred`, so it is plain Schema
+ * data; `at` (when it was taken) is set by the client's clock when a decider
+ * is given, so the workflow records the same time.
  *
  * @since 0.1.0
  */
@@ -25,8 +26,19 @@ export const Approve = Schema.TaggedStruct("Approve", { edited: Schema.optional(
 /** Do not run the call; the model sees `reason` when given. */
 export const Reject = Schema.TaggedStruct("Reject", { reason: Schema.optional(Schema.String), ...by })
 
+/**
+ * Withdraw the call (it never runs; the model sees who withdrew it and `reason`): by the one who
+ * asked for it (default) or an operator. Not a rejection: nobody said no to it.
+ */
+export const Cancel = Schema.TaggedStruct("Cancel", {
+  reason: Schema.optional(Schema.String),
+  by: Schema.optional(Schema.Literals(["requester", "operator"])),
+  /** Who withdrew it and when, recorded as the call's `cancellation` when given. */
+  ...by
+})
+
 /** A decision about one call. */
-export const Decision = Schema.Union([Approve, Reject])
+export const Decision = Schema.Union([Approve, Reject, Cancel])
 
 /** A decision about one call. */
 export type Decision = typeof Decision.Type
@@ -48,4 +60,16 @@ export const reject = (reason?: string, options?: DecideAs): Decision =>
 
 /** The decider and time of a decision, as `Messages.approve` / `reject` take them (nothing without a decider or time). */
 export const decideOptions = (decision: Decision): Messages.DecideOptions | undefined =>
-  decision.decider === undefined || decision.at === undefined ? undefined : { decider: decision.decider, at: decision.at }
+  decision.decider === undefined || decision.at === undefined
+    ? undefined
+    : { decider: decision.decider, at: decision.at }
+
+/** Withdraws a call, by the requester unless `by` says an operator, with a reason for the model when given. */
+export const cancel = (
+  options: { readonly reason?: string; readonly by?: "requester" | "operator" } & DecideAs = {}
+): Decision =>
+  Cancel.make({
+    ...(options.reason === undefined ? {} : { reason: options.reason }),
+    ...(options.by === undefined ? {} : { by: options.by }),
+    ...asOf(options)
+  })

@@ -13,3 +13,12 @@ export class TurnNotFound extends Schema.TaggedError<TurnNotFound>("@chat-ts/wor
     return `No durable turn '${this.executionId}' has published its state.`
   }
 }
+
+/** A message sent to steer a durable turn that waits for no decision (it runs, or ended): start a new turn instead. */
+export class NotWaiting extends Schema.TaggedError<NotWaiting>("@chat-ts/workflow/NotWaiting")("NotWaiting", {
+  executionId: Schema.String
+}) {
+  override get message() {
+    return `The durable turn '${this.executionId}' waits for no decision, so a message cannot steer it: start a new turn with it.`
+  }
+}

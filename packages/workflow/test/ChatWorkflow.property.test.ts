@@ -1,12 +1,20 @@
-import { Chat, DecisionPolicy, Messages, PauseReason } from "@chat-ts/core"
+import { Chat, DecisionPolicy, Messages, PauseReason, Steering } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
 import fc from "fast-check"
 import { Decision } from "../src/index.js"
+import { queuedCount } from "../src/internal/shell.js"
 import { files, handlers, recorder, testLayer, turns } from "./fixtures.js"
 
-type Choice = "approve" | "reject" | "edit"
+type Choice = "approve" | "reject" | "edit" | "cancel"
+
+/** At the first pause, a user message instead of decisions (by one rule or the other), or none. */
+type Steer = "none" | Steering.Rule
+
+const steering = fc.constantFrom<Steer>("none", "none", "cancel", "queue")
+
+const steerMessage = Messages.user("Something else, please.")
 
 interface Call {
   readonly name: string
@@ -17,7 +25,7 @@ interface Call {
 /** Calls that run, wait for a person, are scheduled, name no tool, or carry bad arguments; each with a person's choice. */
 const call: fc.Arbitrary<Call> = fc.record({
   name: fc.constantFrom("list_files", "delete_files", "delete_files", "remind", "no_such_tool", "bad_args", "vault"),
-  choice: fc.constantFrom<Choice>("approve", "reject", "edit")
+  choice: fc.constantFrom<Choice>("approve", "reject", "edit", "cancel")
 }).map(({ choice, name }) =>
   name === "bad_args"
     ? { name: "delete_files", arguments: { paths: 3 }, choice }
@@ -54,16 +62,20 @@ const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): D
     return Decision.Approve.make({ decider: DecisionPolicy.progress(call).votes.length === 0 ? ben : cid, at: 1 })
   }
   if (choice === "reject") return Decision.reject(`no ${id}`)
+  if (choice === "cancel") return Decision.cancel({ by: "operator", reason: `withdrawn ${id}` })
   if (choice === "approve") return Decision.approve()
   return Decision.approve(Messages.findTool(messages, id)?.name === "remind" ? { text: "edited" } : { paths: ["edited"] })
 }
 
 /** The in-process `Chat`: pause, decide every waiting call, resume, until the turn ends. */
-const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
+const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>, steer: Steer) => {
   const model = MockLanguageModel.make(toScript(responses))
   return Effect.gen(function*() {
     const chat = yield* Chat.make({ tools: files })
     let result = yield* chat.complete(Messages.fromUser("go", { sender: { id: "ann" } }))
+    if (result.outcome._tag === "Paused" && steer !== "none") {
+      result = yield* chat.resume(Result.getOrThrow(Steering.steer(result.messages, steerMessage, { rule: steer })))
+    }
     while (result.outcome._tag === "Paused") {
       let messages = result.messages
       for (const id of PauseReason.toolIds(result.outcome.reason)) {
@@ -72,7 +84,9 @@ const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
         const by = Decision.decideOptions(decision)
         messages = yield* (decision._tag === "Approve"
           ? by === undefined ? chat.approve(messages, id, decision.edited) : Effect.fromResult(Messages.approve(messages, id, decision.edited, by))
-          : by === undefined ? chat.reject(messages, id, decision.reason) : Effect.fromResult(Messages.reject(messages, id, decision.reason, by)))
+          : decision._tag === "Reject"
+          ? by === undefined ? chat.reject(messages, id, decision.reason) : Effect.fromResult(Messages.reject(messages, id, decision.reason, by))
+          : chat.cancel(messages, id, { by: "operator", reason: decision.reason! }))
       }
       result = yield* chat.resume(messages)
     }
@@ -81,11 +95,14 @@ const viaChat = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
 }
 
 /** The durable turn: decide each call as it comes to wait, from outside, until the turn ends. */
-const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
+const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>, steer: Steer) => {
   const model = MockLanguageModel.make(toScript(responses))
   return Effect.gen(function*() {
     const id = yield* turns.start("property", Messages.fromUser("go", { sender: { id: "ann" } }))
     const decided = new Map<string, Decision.Decision>()
+    /** The length of the published messages when the steering message was sent, until the turn took it. */
+    let steeredAt: number | undefined
+    let steered = steer === "none"
     // Poll like a UI would: decide whatever waits, until the turn ends (bounded).
     for (let poll = 0; poll < 5_000; poll++) {
       // The in-memory engine misses a decision that comes while the workflow is still on its way to sleep
@@ -100,6 +117,16 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
       const view = found.success
       if (view.status._tag === "Complete" || view.status._tag === "Failed") return view.messages
       const waiting = yield* turns.pending(id)
+      if (!steered && waiting.length > 0) {
+        // At the first pause, the user writes instead of deciding (sent again until the turn took it).
+        if (steeredAt === undefined || (view.messages.length === steeredAt && queuedCount(view.messages) === 0)) {
+          steeredAt = view.messages.length
+          yield* turns.steer(id, steerMessage, { rule: steer as Steering.Rule })
+          continue
+        }
+        steered = true
+        continue
+      }
       for (const call of waiting) {
         const decision = decisionFor(view.messages, call.id, choiceOf(responses, call.id))
         decided.set(call.id, decision)
@@ -116,16 +143,16 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>) => {
 }
 
 describe("ChatWorkflow and Chat", () => {
-  it("reach the same final messages for the same model script and decisions (a quorum's votes included)", async () => {
+  it("reach the same final messages for the same model script, decisions (approve, edit, reject, cancel, a quorum's votes) and steering", async () => {
     await fc.assert(
-      fc.asyncProperty(script, (responses) =>
+      fc.asyncProperty(script, steering, (responses, steer) =>
         Effect.runPromise(Effect.gen(function*() {
-          const inProcess = yield* viaChat(responses)
-          const durable = yield* viaWorkflow(responses)
+          const inProcess = yield* viaChat(responses, steer)
+          const durable = yield* viaWorkflow(responses, steer)
           expect(durable).toEqual(inProcess)
           expect(Result.isSuccess(Messages.encode(durable))).toBe(true)
         }))),
-      { numRuns: 25 }
+      { numRuns: 40 }
     )
   }, 60_000)
 })

@@ -4,7 +4,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { ChatWorkflow, Decision } from "../src/index.js"
-import { claimId, decisionRecordId, decisionText } from "../src/internal/shell.js"
+import { claimId, decisionRecordId, decisionText, steerRecordId, steerSlot } from "../src/internal/shell.js"
 import { eventually, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
@@ -104,6 +104,73 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
       expect(statusOf(done.messages, "c2")).toEqual({ _tag: "Rejected", by: "user", reason: "keep them" })
       expect(JSON.stringify(model.requests[1]!.messages)).toContain("keep them")
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("cancel by an operator: nothing runs, the model sees the withdrawal, not a rejection", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript("Not deleted."))
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-cancel", ask)
+      yield* waiting(id)
+      yield* turns.decide(id, "c2", Decision.cancel({ by: "operator", reason: "duplicate" }))
+      const done = yield* ended(id)
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
+      expect(statusOf(done.messages, "c2")).toEqual({ _tag: "Cancelled", by: "operator", reason: "duplicate" })
+      const seen = Messages.projectToolCall(Messages.findTool(model.requests[1]!.messages, "c2")!).result!.text
+      expect(seen).toContain("cancelled by an operator")
+      expect(seen).not.toContain("rejected")
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("steering (cancel): a user message during the pause cancels the waiting call; the model answers it in the same execution", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([seedScript()[0]!, MockLanguageModel.text("Kept the logs; here is the weather.")])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-steer", ask)
+      yield* waiting(id)
+      const later = Messages.user("Forget the logs, what is the weather?")
+      // Refused before anything is sent: a message that cannot steer.
+      const bad = yield* Effect.flip(turns.steer(id, Messages.assistant("hi")))
+      expect(bad._tag).toBe("InvalidSteeringMessage")
+      yield* turns.steer(id, later)
+      const done = yield* ended(id)
+      expect(done.status._tag === "Complete" && Messages.textOf(done.status.response)).toBe("Kept the logs; here is the weather.")
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files"])
+      expect(statusOf(done.messages, "c2")).toMatchObject({ _tag: "Cancelled", by: "user-message" })
+      expect(model.requests[1]!.messages.at(-1)).toEqual(later)
+      // The turn ended: a message now cannot steer it.
+      expect((yield* Effect.flip(turns.steer(id, later)))._tag).toBe("NotWaiting")
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("steering (queue): the message is held in the published state until the call is decided, then answered", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript("Deleted, and it is sunny."))
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-queue", ask)
+      yield* waiting(id)
+      const later = Messages.user("Also, what is the weather?")
+      // Another message took this place in the pause first (its record written, not yet taken by the turn):
+      // this one is refused and nothing is sent.
+      const store = yield* ConversationStore.ConversationStore
+      const before = yield* turns.read(id)
+      const slot = steerSlot(before.messages)
+      yield* store.save(steerRecordId(id, slot), Messages.fromUser("someone else's"), { expectedVersion: 0 })
+      expect((yield* Effect.flip(turns.steer(id, later, { rule: "queue" })))._tag).toBe("ConcurrentModification")
+      yield* settle
+      expect((yield* turns.read(id)).messages).toEqual(before.messages)
+      yield* store.remove(steerRecordId(id, slot))
+      yield* turns.steer(id, later, { rule: "queue" })
+      const held = yield* eventually(turns.read(id), (view) => view.messages.at(-1)?.queued !== undefined)
+      expect(held.status._tag).toBe("Waiting")
+      expect(held.messages.at(-1)!.queued).toEqual([{ parts: later.parts }])
+      expect(model.requests).toHaveLength(1)
+      yield* turns.decide(id, "c2", Decision.approve())
+      const done = yield* ended(id)
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files"])
+      expect(model.requests[1]!.messages.at(-1)).toEqual(later)
+      expect(done.status._tag).toBe("Complete")
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
@@ -366,7 +433,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
-  it.effect("an approval deadline that passes rejects the call by policy (fail closed); a decision after it changes nothing", () => {
+  it.effect("an approval deadline that passes expires the call (fail closed); a decision after it changes nothing", () => {
     const rec = recorder()
     const model = MockLanguageModel.make([
       MockLanguageModel.toolCalls([{ id: "t1", name: "delete_files", arguments: { paths: ["tmp/a"] } }]),
@@ -381,7 +448,7 @@ describe("ChatWorkflow on the in-memory engine", () => {
       expect(model.requests).toHaveLength(1)
       yield* TestClock.adjust("1 minute")
       const done = yield* ended(id)
-      expect(statusOf(done.messages, "t1")).toMatchObject({ _tag: "Rejected", by: "policy" })
+      expect(statusOf(done.messages, "t1")).toEqual({ _tag: "Expired", expiresAt: HOUR })
       expect(rec.calls).toEqual([])
       const late = yield* Effect.flip(turns.decide(id, "t1", Decision.approve()))
       expect(late._tag).toBe("ToolCallAlreadyResolved")

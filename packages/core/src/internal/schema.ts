@@ -257,6 +257,33 @@ export const Rejected = Schema.TaggedStruct("Rejected", {
   decision: Schema.optional(Decision)
 })
 
+/**
+ * The approval request's own deadline passed (new in 0.2: 0.1 recorded this as a rejection by
+ * policy, and a 0.1 document keeps saying so). `approvedLate`: a person approved it, after the
+ * deadline; `decision`: who, when recorded.
+ */
+export const Expired = Schema.TaggedStruct("Expired", {
+  /** The deadline; absent when it was no valid time (state built by hand), which counts as passed. */
+  expiresAt: Schema.optional(Millis),
+  approvedLate: Schema.optional(Schema.Boolean),
+  decision: Schema.optional(Decision)
+})
+
+/** Who withdrew a call: the one who asked for it, a newer user message (steering), or an operator. */
+export const CancelledBy = Schema.Literals(["requester", "user-message", "operator"])
+export type CancelledBy = typeof CancelledBy.Type
+
+/**
+ * The call was withdrawn before it ran (new in 0.2). `reason` is shown to the model; `cancellation`
+ * (who and when) is audit only, like `decision` (who approved it, if anyone had).
+ */
+export const Cancelled = Schema.TaggedStruct("Cancelled", {
+  by: CancelledBy,
+  reason: Schema.optional(Schema.String),
+  cancellation: Schema.optional(Decision),
+  decision: Schema.optional(Decision)
+})
+
 export const ToolCallStatus = Schema.Union([
   Proposed,
   AwaitingApproval,
@@ -265,7 +292,9 @@ export const ToolCallStatus = Schema.Union([
   Running,
   Completed,
   Failed,
-  Rejected
+  Rejected,
+  Expired,
+  Cancelled
 ])
 export type ToolCallStatus = typeof ToolCallStatus.Type
 
@@ -314,9 +343,18 @@ export type FinishReason = typeof FinishReason.Type
 export const Role = Schema.Literals(["system", "user", "assistant"])
 export type Role = typeof Role.Type
 
+/** A user message held back until the pause of the response it waits on is resolved (see `Steering`). */
+export const QueuedMessage = Schema.Struct({ parts: Schema.Array(Schema.Union([TextPart, FilePart])) })
+export type QueuedMessage = typeof QueuedMessage.Type
+
 export const Message = Schema.Struct({
   role: Role,
   parts: Schema.Array(Part),
+  /**
+   * On a paused model response only: user messages that came while its calls were pending, to be
+   * answered once every call of the response is resolved (new in 0.2; see `Steering`).
+   */
+  queued: Schema.optional(Schema.Array(QueuedMessage)),
   /** Usage of the model response this assistant message holds. */
   usage: Schema.optional(Usage),
   finishReason: Schema.optional(FinishReason),

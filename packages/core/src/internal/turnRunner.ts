@@ -367,11 +367,11 @@ class Run<R, E> {
     return die(Cause.pretty(exit.cause))
   }
 
-  /** Calls a person rejected during the pause got their answer outside any stream: announce them once. */
+  /** Calls a person rejected or someone cancelled during the pause got their answer outside any stream: announce them once. */
   announceRejections(): Effect.Effect<void> {
     if (this.rejectionsAnnounced) return Effect.void
     this.rejectionsAnnounced = true
-    const rejected = lastCalls(this.input).filter((call) => call.status._tag === "Rejected" && call.status.by === "user")
+    const rejected = lastCalls(this.input).filter((call) => (call.status._tag === "Rejected" && call.status.by === "user") || call.status._tag === "Cancelled")
     return Effect.forEach(rejected, (call) => this.mode.emit(ChatEvent.ToolResult({ call })), { discard: true })
   }
 

@@ -101,7 +101,7 @@ export const brief = (value: unknown, max = 100): string => {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text
 }
 
-/** One line about a resolved call (completed, failed or rejected). */
+/** One line about a resolved call (completed, failed, rejected, expired or cancelled). */
 export const resultLine = (s: Style, call: Messages.ToolCallPart): string => {
   const status = call.status
   switch (status._tag) {
@@ -112,6 +112,12 @@ export const resultLine = (s: Style, call: Messages.ToolCallPart): string => {
     case "Rejected": {
       const reason = status.reason === undefined || status.reason === "" ? "" : `: ${status.reason}`
       return `  ${s.red("✗")} ${call.name} rejected ${status.by === "user" ? "by you" : "by policy"}${reason}`
+    }
+    case "Expired":
+      return `  ${s.red("✗")} ${call.name} expired: nobody decided in time`
+    case "Cancelled": {
+      const reason = status.reason === undefined || status.reason === "" ? "" : `: ${status.reason}`
+      return `  ${s.red("✗")} ${call.name} cancelled${status.by === "user-message" ? " by your new message" : ` by the ${status.by}`}${reason}`
     }
     default:
       return `  ${call.name}: ${status._tag}`

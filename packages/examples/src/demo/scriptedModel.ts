@@ -69,12 +69,13 @@ const quote = (text: string): string =>
 /** One line about how a call ended, for the model's final answer. */
 const outcomeOf = (call: Messages.ToolCallPart): string => {
   const status = call.status
-  if (status._tag === "Rejected") {
+  if (status._tag === "Rejected" || status._tag === "Cancelled") {
     const reason = status.reason === undefined || status.reason === "" ? "" : ` (reason: ${status.reason})`
     return call.name === "schedule_cleanup"
       ? `I cancelled the scheduled cleanup, as asked${reason}.`
       : `OK, I did not delete anything${reason}.`
   }
+  if (status._tag === "Expired") return `Nobody approved ${call.name} in time, so it did not run.`
   if (status._tag === "Failed") return `The ${call.name} call failed: ${typeof status.error === "string" ? status.error : JSON.stringify(status.error)}`
   if (status._tag !== "Completed") return `${call.name} did not finish.`
   const result = status.result as { readonly deleted?: ReadonlyArray<string>; readonly missing?: ReadonlyArray<string> }

@@ -1,6 +1,6 @@
 // Human in the loop: edits, expiry and moving on while calls are pending.
 // #region imports
-import { Action, type Chat, ChatError, Messages, Toolkit } from "@chat-ts/core"
+import { Action, type Chat, ChatError, Messages, Steering, Toolkit } from "@chat-ts/core"
 import { Clock, Duration, Effect, Result } from "effect"
 // #endregion imports
 import { toolkit } from "../human-in-the-loop.js"
@@ -22,7 +22,7 @@ export const approveChecked = (chat: Chat.Service, messages: Messages.Messages, 
   // #endregion approve-checked
 
 // #region expiry
-// An approval nobody gives within a day is rejected by policy on the next resume.
+// An approval nobody gives within a day is Expired on the next resume: it never runs.
 export const expiring = toolkit.pipe(
   Toolkit.withStrategy(() =>
     Effect.map(Clock.currentTimeMillis, (now) =>
@@ -39,6 +39,30 @@ export const moveOn = (paused: Messages.Messages): Result.Result<Messages.Messag
     supersede: "The user moved on without deciding."
   })
   // #endregion supersede
+
+/** An operator withdraws a call: it never runs, and it is not a rejection. */
+export const withdraw = (messages: Messages.Messages, id: string) =>
+  // #region cancel
+  Messages.cancel(messages, id, {
+    by: "operator",
+    reason: "This was opened by mistake.",
+    cancellation: { by: "ops@example.com", at: Date.UTC(2026, 11, 1) } // audit only, never sent
+  })
+  // #endregion cancel
+
+/** The person writes again while calls wait: the reducer's rule cancels what nobody decided yet. */
+export const steer = (paused: Messages.Messages) =>
+  // #region steer
+  // Undecided calls become Cancelled ("…the user sent a new message…"); approved ones still run;
+  // then the model answers the new message. Resume the result as usual.
+  Steering.steer(paused, Messages.user("Actually, keep them all."))
+  // #endregion steer
+
+/** The other rule: the message waits until every pending call is decided. */
+export const queue = (paused: Messages.Messages) =>
+  // #region steer-queue
+  Steering.steer(paused, Messages.user("And after that, list what is left."), { rule: "queue" })
+  // #endregion steer-queue
 
 /** Deciding a call twice is refused: it would run twice. */
 export const decideTwice = (messages: Messages.Messages, id: string) =>

@@ -82,9 +82,10 @@ export const script = `"use strict";
   const send = async (form) => {
     const kind = form.dataset.kind;
     let body;
-    if (kind === "reject") {
+    if (kind === "reject" || kind === "cancel") {
       const reason = form.elements.reason.value.trim();
-      body = reason === "" ? { _tag: "Reject" } : { _tag: "Reject", reason };
+      const tag = kind === "reject" ? "Reject" : "Cancel";
+      body = reason === "" ? { _tag: tag } : { _tag: tag, reason };
     } else if (kind === "edit") {
       const text = form.elements.arguments.value;
       try {
@@ -111,7 +112,7 @@ export const script = `"use strict";
       });
       const result = await response.json().catch(() => ({}));
       if (response.ok) {
-        say(kind === "reject" ? "Rejected." : "Approved.");
+        say(kind === "reject" ? "Rejected." : kind === "cancel" ? "Cancelled." : "Approved.");
         await refresh();
         return;
       }

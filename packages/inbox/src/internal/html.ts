@@ -128,7 +128,10 @@ const contextOf = (view: InboxApi.ConversationView): string =>
       const decided = call.decision === undefined
         ? ""
         : ` · <span class="decision">decided by <strong>${escape(call.decision.by)}</strong> at <time datetime="${escape(time(call.decision.at))}">${escape(time(call.decision.at))}</time></span>`
-      return `<div class="call status-${escape(call.status)}"><code>${escape(call.tool)}(${escape(call.arguments)})</code> <span class="status">${escape(call.status)}</span>${decided}${
+      const cancelled = call.cancellation === undefined
+        ? ""
+        : ` · <span class="cancellation">cancelled by <strong>${escape(call.cancellation.by)}</strong> at <time datetime="${escape(time(call.cancellation.at))}">${escape(time(call.cancellation.at))}</time></span>`
+      return `<div class="call status-${escape(call.status)}"><code>${escape(call.tool)}(${escape(call.arguments)})</code> <span class="status">${escape(call.status)}</span>${decided}${cancelled}${
         call.outcome === undefined ? "" : `<div class="outcome">${escape(call.outcome)}</div>`
       }</div>`
     })
@@ -167,6 +170,12 @@ ${call.parameters === undefined ? "" : `<details><summary>Parameters (JSON Schem
 <input id="reason-${id}" name="reason" maxlength="4000" autocomplete="off">
 <div class="problems" id="problems-reject-${id}" role="alert"></div>
 <button type="submit" class="danger">Reject</button>
+</form>
+<form class="decide cancel" ${base} data-kind="cancel">
+<label for="cancel-${id}">Withdraw it as an operator, not a rejection (the model sees the reason)</label>
+<input id="cancel-${id}" name="reason" maxlength="4000" autocomplete="off">
+<div class="problems" id="problems-cancel-${id}" role="alert"></div>
+<button type="submit">Cancel the call</button>
 </form>
 </section>`
 }

@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { type Chat, ChatError, ConversationStore, DecisionPolicy, Messages, Turn } from "@chat-ts/core"
+import { type Chat, ChatError, ConversationStore, DecisionPolicy, Messages, Steering, Turn } from "@chat-ts/core"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
@@ -36,14 +36,58 @@ export const decisionRecordId = (executionId: string, callId: string, round = 0)
 
 /** A decision as the text of its record: the same decision (by the same decider, whenever) gives the same text. */
 export const decisionText = (decision: Decision.Decision): string =>
-  JSON.stringify([
-    decision._tag,
-    decision._tag === "Approve" ? decision.edited ?? null : decision.reason ?? null,
-    ...(decision.decider === undefined ? [] : [decision.decider.id])
-  ])
+  decision._tag === "Cancel"
+    ? JSON.stringify([decision._tag, decision.reason ?? null, decision.by ?? "requester"])
+    : JSON.stringify([
+      decision._tag,
+      decision._tag === "Approve" ? decision.edited ?? null : decision.reason ?? null,
+      ...(decision.decider === undefined ? [] : [decision.decider.id])
+    ])
 
 /** How many yeses a waiting call has towards its quorum: the round its next decision belongs to. */
 export const roundOf = (call: Messages.ToolCallPart): number => DecisionPolicy.progress(call).votes.length
+
+/** A person's decision applied with `Messages` (no check of edits), checked against the call's policy. */
+export const applyTo = (messages: Messages.Messages, id: string, decision: Decision.Decision) => {
+  const by = Decision.decideOptions(decision)
+  if (decision._tag === "Cancel") {
+    return Messages.cancel(messages, id, {
+      by: decision.by ?? "requester",
+      ...(decision.reason === undefined ? {} : { reason: decision.reason }),
+      ...(by === undefined ? {} : { cancellation: { by: by.decider.id, at: by.at } })
+    })
+  }
+  return decision._tag === "Approve"
+    ? Messages.approve(messages, id, decision.edited, by)
+    : Messages.reject(messages, id, decision.reason, by)
+}
+
+/** A user message sent to a waiting turn (see `Steering`), and the rule it follows. */
+export const Steer = Schema.Struct({
+  parts: Messages.QueuedMessage.fields.parts,
+  rule: Schema.Literals(["cancel", "queue"]),
+  reason: Schema.optional(Schema.String)
+})
+export type Steer = typeof Steer.Type
+
+/**
+ * Where the next user message of a pause goes: the paused response's index in the messages and how
+ * many messages it already holds back. The same for the workflow and a client reading its published
+ * state, and different for every message of every pause of the turn.
+ */
+export const steerSlot = (messages: Messages.Messages): string => `${messages.length - 1}/${queuedCount(messages)}`
+
+/** The deferred the user message sent at `slot` completes. */
+export const steerDeferred = (slot: string) => DurableDeferred.make(`steer/${slot}`, { success: Steer })
+
+/** Where the user message sent at `slot` is recorded, write-once, in the turn store. */
+export const steerRecordId = (executionId: string, slot: string): string => `${executionId}/steer/${slot}`
+
+/** How many messages the last response of `messages` holds back. */
+export const queuedCount = (messages: Messages.Messages): number => {
+  const last = messages[messages.length - 1]
+  return last !== undefined && last.role === "assistant" ? last.queued?.length ?? 0 : 0
+}
 
 /** What the turn returns when it completes. */
 export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
@@ -108,6 +152,7 @@ const ToolResult = Schema.Union([
 /** Why a pause ended: a decision about a call, or the earliest time came. */
 const Wake = Schema.Union([
   Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.Decision }),
+  Schema.TaggedStruct("Steered", { steer: Steer }),
   Schema.TaggedStruct("Due", {})
 ])
 
@@ -134,10 +179,8 @@ export const applyDecision = (
   id: string,
   decision: Decision.Decision
 ): Messages.Messages => {
+  const applied = applyTo(messages, id, decision)
   const by = Decision.decideOptions(decision)
-  const applied = decision._tag === "Approve"
-    ? Messages.approve(messages, id, decision.edited, by)
-    : Messages.reject(messages, id, decision.reason, by)
   // A decision for a call that no longer waits (expired, or decided), or one its policy refuses, changes nothing.
   if (Result.isFailure(applied)) {
     if (applied.failure._tag !== "InvalidEditedArguments") return messages
@@ -266,7 +309,11 @@ export const run = <R>(
             DurableClock.sleep({ name, duration: Math.max(0, until - lastNow), inMemoryThreshold: 0 }),
             { _tag: "Due" as const }
           )]
-        const effects = [...decisions, ...due]
+        // A user message during the pause (see `Steering`): the next one this pause can hold.
+        const slot = steerSlot(state)
+        records.add(steerRecordId(executionId, slot))
+        const steered = Effect.map(DurableDeferred.await(steerDeferred(slot)), (steer) => ({ _tag: "Steered" as const, steer }))
+        const effects = [...decisions, ...(waiting.length === 0 ? [] : [steered]), ...due]
         if (effects.length === 0) return state
         const wake = yield* DurableDeferred.raceAll({
           name,
@@ -274,9 +321,15 @@ export const run = <R>(
           error: Schema.Never,
           effects: effects as [(typeof effects)[number], ...Array<(typeof effects)[number]>]
         })
+        if (wake._tag === "Steered") {
+          const message: Messages.Message = { role: "user", parts: wake.steer.parts }
+          const options = { rule: wake.steer.rule, ...(wake.steer.reason === undefined ? {} : { reason: wake.steer.reason }) }
+          return Result.getOrElse(Steering.steer(state, message, options), () => state)
+        }
         return wake._tag === "Decided" ? applyDecision(steps, state, wake.id, wake.decision) : state
       })
 
+    const firstTurn = Messages.turnStart(messages)
     let result = step(
       messages,
       Turn.Event.Resume({ now: yield* now, invalidEdits: steps.checkEdits(messages), rerun: steps.rerunnable(messages) })
@@ -286,7 +339,8 @@ export const run = <R>(
       switch (outcome._tag) {
         case "CallModel": {
           const message = yield* Activity.make({
-            name: `model/${outcome.step}`,
+            // A message held during a pause starts a turn of its own inside this execution: its model calls get names of their own.
+            name: Messages.turnStart(state) === firstTurn ? `model/${outcome.step}` : `model/${Messages.turnStart(state)}/${outcome.step}`,
             success: Messages.Message,
             error: ModelError,
             execute: steps.callModel(state, outcome.step)
