@@ -32,10 +32,16 @@
  *   the value the handler gets.
  * - A call's decision record (`decision { by, at }`) stays on it through every
  *   change of status, unless its approval is undone (a refused edit).
+ * - A grant settles a call only if `Grant.check` allows it at the decision's
+ *   time: made before the call was proposed, live (not revoked or expired),
+ *   covering the call; otherwise the call awaits approval, whatever the
+ *   strategy said. A model response never carries grants.
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import * as EffectResult from "effect/Result"
+import * as Grant from "./internal/grants.js"
 import { canonicalCall } from "./internal/jsonText.js"
 import { isMillis } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
@@ -63,6 +69,8 @@ export type Decision = Data.TaggedEnum<{
   Reject: { readonly reason: string }
   /** The call cannot run (unknown tool, invalid arguments): it fails with `message` for the model. */
   Invalid: { readonly message: string }
+  /** Run the call on the authority of grant `grant`, if `Grant.check` allows it (else it awaits approval). */
+  Granted: { readonly grant: string }
 }>
 
 /** Constructors of decisions. */
@@ -87,8 +95,12 @@ export type Event = Data.TaggedEnum<{
   }
   /** The model answered; `message` is the assistant message (its tool calls are taken as proposed). */
   ModelResponded: { readonly message: Message }
-  /** The strategies decided the proposed calls at time `now`. */
-  Decided: { readonly now: number; readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }> }
+  /** The strategies decided the proposed calls at time `now`; `grants` is whom the turn acts for (a grant's scope must match it). */
+  Decided: {
+    readonly now: number
+    readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }>
+    readonly grants?: Grant.Context | undefined
+  }
   /** A running call finished with a (JSON) result, and the files it shows the model as files (images…), if any. */
   ToolSucceeded: { readonly id: string; readonly result: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
   /** A running call failed with a (JSON) error the model will see, and the files it shows the model as files (images…), if any. */
@@ -310,6 +322,10 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       // Who approved (too late) stays on the record.
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: lateApprovalText(status.expiresAt), ...decided(call) } }
     }
+    // A call approved by a grant runs only while that grant may still settle it (revoked or expired since: a person decides).
+    if (status._tag === "Approved" && status.decision?.grant !== undefined && !grantHolds(messages, status.decision.grant, now)) {
+      return { ...call, status: { _tag: "AwaitingApproval" } }
+    }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
       started.push(next)
@@ -339,6 +355,13 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
 }
 
+/** Whether the grant that approved `call` still holds: not revoked, and (with a time) not expired; its other conditions were checked when it settled the call. */
+const grantHolds = (messages: Messages.Messages, id: string, now: number | undefined): boolean => {
+  const located = Grant.find(messages, id)
+  if (located === undefined || located.grant.revoked !== undefined || !isMillis(located.grant.expiresAt)) return false
+  return now === undefined || now < located.grant.expiresAt
+}
+
 /** Builds the pause reason from the calls awaiting approval and the scheduled calls. */
 export const pauseReason = (
   approvals: ReadonlyArray<string>,
@@ -366,9 +389,25 @@ export const isValidDecision = (decision: unknown): decision is Decision => {
       return typeof d.reason === "string"
     case "Invalid":
       return typeof d.message === "string"
+    case "Granted":
+      return typeof d.grant === "string"
     default:
       return false
   }
+}
+
+/** A grant's decision, if the grant may settle the call (`Grant.check`); else the call awaits approval. */
+const applyGrant = (
+  messages: Messages.Messages,
+  call: ToolCallPart,
+  grant: string,
+  now: number,
+  context: Grant.Context | undefined
+): ToolCallPart => {
+  const checked = Grant.check(messages, grant, call, now, context)
+  return EffectResult.isSuccess(checked)
+    ? { ...call, status: { _tag: "Approved", decision: { by: checked.success.by, at: now, grant: checked.success.id } } }
+    : { ...call, status: { _tag: "AwaitingApproval" } }
 }
 
 const applyDecision = (call: ToolCallPart, decision: Decision, now: number): ToolCallPart => {
@@ -390,6 +429,9 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: decision.reason } }
     case "Invalid":
       return { ...call, status: { _tag: "Failed", error: decision.message } }
+    case "Granted":
+      // Only `onDecided` can check a grant (it needs the messages): anywhere else it is not enough to run.
+      return { ...call, status: { _tag: "AwaitingApproval" } }
   }
 }
 
@@ -460,8 +502,9 @@ const onModelResponded = (
   // A response is only taken when the model was due to be called.
   if (current[1]._tag !== "CallModel") return current
   const cut = cutShort(event.message.finishReason)
+  const { grants: _forged, ...response } = event.message
   const message: Message = {
-    ...event.message,
+    ...response,
     role: "assistant",
     // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
     // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
@@ -509,7 +552,11 @@ const onDecided = (
   const decisions = new Map(event.decisions.map((d) => [d.id, d.decision]))
   const response = mapCalls(messages[lastIndex]!, (call) => {
     // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
-    return !decisions.has(call.id) || call.status._tag !== "Proposed" ? call : applyDecision(call, decisions.get(call.id)!, event.now)
+    if (!decisions.has(call.id) || call.status._tag !== "Proposed") return call
+    const decision = decisions.get(call.id)!
+    return isValidDecision(decision) && decision._tag === "Granted"
+      ? applyGrant(messages, call, decision.grant, event.now, event.grants)
+      : applyDecision(call, decision, event.now)
   })
   return advance(replaceMessage(position, lastIndex, response, owned), config, event.now, true)
 }

@@ -107,7 +107,12 @@ export type FilePart = typeof FilePart.Type
 // ---------------------------------------------------------------------------
 
 /** Who decided a call and when (epoch millis): an audit record kept in the state, never shown to the model. */
-export const Decision = Schema.Struct({ by: Schema.String, at: Millis })
+export const Decision = Schema.Struct({
+  by: Schema.String,
+  at: Millis,
+  /** The id of the grant that settled the call, when a grant did (see `Grant`); absent otherwise and in 0.1 documents. */
+  grant: Schema.optional(Schema.String)
+})
 export type Decision = typeof Decision.Type
 
 export const Proposed = Schema.TaggedStruct("Proposed", {})
@@ -214,12 +219,48 @@ export type FinishReason = typeof FinishReason.Type
 export const Role = Schema.Literals(["system", "user", "assistant"])
 export type Role = typeof Role.Type
 
+// ---------------------------------------------------------------------------
+// Grants (standing approvals recorded in the messages, never sent to the model)
+// ---------------------------------------------------------------------------
+
+/** Who revoked a grant, when, and why: kept on the grant, which then settles nothing more. */
+export const GrantRevocation = Schema.Struct({ by: Schema.String, at: Millis, reason: Schema.optional(Schema.String) })
+export type GrantRevocation = typeof GrantRevocation.Type
+
+/** Whom a grant is for beyond its conversation's messages: a conversation id, a user, or both (each must match the turn's). */
+export const GrantScope = Schema.Struct({ conversation: Schema.optional(Schema.String), user: Schema.optional(Schema.String) })
+export type GrantScope = typeof GrantScope.Type
+
+/**
+ * A standing approval: calls of tool `tool` (a name, or a pattern with `*`) whose
+ * canonical arguments satisfy `where` (a predicate as data, see `Grant`), within
+ * `scope`, proposed after the message holding the grant and before `expiresAt`,
+ * run without a person. Lives on the message that was last when it was made.
+ */
+export const Grant = Schema.Struct({
+  id: Schema.NonEmptyString,
+  tool: Schema.String,
+  where: Schema.optional(Json),
+  scope: Schema.optional(GrantScope),
+  /** Who made it (recorded as `decision.by` on the calls it settles). */
+  by: Schema.String,
+  /** When it was made (epoch ms). */
+  at: Millis,
+  /** When it stops settling calls (epoch ms, exclusive). */
+  expiresAt: Millis,
+  reason: Schema.optional(Schema.String),
+  revoked: Schema.optional(GrantRevocation)
+})
+export type Grant = typeof Grant.Type
+
 export const Message = Schema.Struct({
   role: Role,
   parts: Schema.Array(Part),
   /** Usage of the model response this assistant message holds. */
   usage: Schema.optional(Usage),
   finishReason: Schema.optional(FinishReason),
-  providerMetadata: Schema.optional(ProviderMetadata)
+  providerMetadata: Schema.optional(ProviderMetadata),
+  /** Grants made while this was the last message (they cover only calls of later messages); never sent to the model. */
+  grants: Schema.optional(Schema.Array(Grant))
 })
 export type Message = typeof Message.Type

@@ -61,7 +61,8 @@ const DecisionSchema = Schema.Union([
   Schema.TaggedStruct("RequireApproval", { expiresAt: Schema.optional(Schema.Number) }),
   Schema.TaggedStruct("Defer", { at: Schema.Number }),
   Schema.TaggedStruct("Reject", { reason: Schema.String }),
-  Schema.TaggedStruct("Invalid", { message: Schema.String })
+  Schema.TaggedStruct("Invalid", { message: Schema.String }),
+  Schema.TaggedStruct("Granted", { grant: Schema.String })
 ])
 
 const Decided = Schema.Struct({
@@ -281,7 +282,7 @@ export const run = <R>(
             name: `decide/${++seq}`,
             success: Decided,
             execute: Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              Effect.map(steps.decide(outcome.calls, at), (decisions) => ({ now: at, decisions })))
+              Effect.map(steps.decide(outcome.calls, at, state), (decisions) => ({ now: at, decisions })))
           })
           lastNow = decided.now
           result = step(state, Turn.Event.Decided({ now: decided.now, decisions: decided.decisions as ReadonlyArray<{ id: string; decision: Turn.Decision }> }))
