@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Layer, Schema } from "effect"
 import * as TestClock from "effect/testing/TestClock"
-import { Action, Chat, ConversationStore, Grant, Messages, PauseReason, Tool, Toolkit, Worker } from "../src/index.js"
+import { Action, Chat, type ChatOutcome, ConversationStore, Grant, Messages, PauseReason, Tool, Toolkit, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
 const SendEmail = Tool.make("send_email", {
@@ -30,21 +30,20 @@ const grantToA = (messages: Messages.Messages, id = "g1") =>
   Effect.flatMap(Clock.currentTimeMillis, (now) =>
     Effect.fromResult(Messages.grant(messages, { id, tool: "send_email", where: { path: ["to"], equals: "a@x.com" }, by: "alice", at: now, expiresAfter: "1 hour" })))
 
-const paused = (result: { readonly outcome: { readonly _tag: string } }) => {
-  expect(result.outcome._tag).toBe("Paused")
-  return result.outcome as Extract<typeof result.outcome, { readonly _tag: "Paused" }> & { readonly reason: PauseReason.PauseReason }
-}
+/** The calls a paused turn waits on for a person (none when it did not pause). */
+const waiting = (result: ChatOutcome.Result): ReadonlyArray<string> =>
+  result.outcome._tag === "Paused" ? PauseReason.approvalIds(result.outcome.reason) : []
 
 describe("Chat: grants", () => {
   it.effect("a grant made during a pause leaves the pending call pending, and settles the next call it covers", () =>
     Effect.gen(function*() {
       const { chat, sent } = yield* setup([mail("c1", "a@x.com"), mail("c2", "a@x.com"), MockLanguageModel.text("Both sent.")])
       const first = yield* chat.complete(Messages.fromUser("Mail a twice."))
-      expect(PauseReason.approvalIds(paused(first).reason)).toEqual(["c1"])
+      expect(waiting(first)).toEqual(["c1"])
       const granted = yield* grantToA(first.messages)
       // Resuming with only the grant: c1 was pending when it was made, so it still waits.
       const again = yield* chat.resume(granted)
-      expect(PauseReason.approvalIds(paused(again).reason)).toEqual(["c1"])
+      expect(waiting(again)).toEqual(["c1"])
       expect(sent).toEqual([])
       // A person approves c1; c2, proposed after the grant, runs on it without a pause.
       const done = yield* chat.resume(yield* chat.approve(again.messages, "c1"))
@@ -62,7 +61,7 @@ describe("Chat: grants", () => {
       yield* TestClock.adjust("61 minutes")
       const afterExpiry = yield* chat.resume(yield* chat.approve(granted, "c1"))
       // c2 (to a@x.com, covered but for the time) now waits for a person.
-      expect(PauseReason.approvalIds(paused(afterExpiry).reason)).toEqual(["c2"])
+      expect(waiting(afterExpiry)).toEqual(["c2"])
       expect(sent).toEqual(["b@x.com"])
     }))
 
@@ -72,11 +71,11 @@ describe("Chat: grants", () => {
       const first = yield* chat.complete(Messages.fromUser("Mail three."))
       const revoked = yield* Effect.fromResult(Messages.revokeGrant(yield* grantToA(first.messages), "g1", { by: "bob", at: 0 }))
       const second = yield* chat.resume(yield* chat.approve(revoked, "c1"))
-      expect(PauseReason.approvalIds(paused(second).reason)).toEqual(["c2"])
+      expect(waiting(second)).toEqual(["c2"])
       // A fresh grant; c2 was pending when it was made, c3 (another address) is not covered.
       const regranted = yield* grantToA(second.messages, "g2")
       const third = yield* chat.resume(yield* chat.approve(regranted, "c2"))
-      expect(PauseReason.approvalIds(paused(third).reason)).toEqual(["c3"])
+      expect(waiting(third)).toEqual(["c3"])
       expect(sent).toEqual(["b@x.com", "a@x.com"])
     }))
 
@@ -93,7 +92,7 @@ describe("Chat: grants", () => {
       const revoked = yield* Effect.fromResult(Messages.revokeGrant(withGrant, "g1", { by: "bob", at: 0 }))
       // …but it was revoked: the strategy's Granted is refused by the reducer.
       const result = yield* chat.complete(revoked)
-      expect(PauseReason.approvalIds(paused(result).reason)).toEqual(["c1"])
+      expect(waiting(result)).toEqual(["c1"])
       expect(sent).toEqual([])
     }))
 
@@ -119,7 +118,7 @@ describe("Chat: grants", () => {
           Effect.provideService(ConversationStore.ConversationStore, store)
         )
       const other = yield* run("conv-2")
-      expect(PauseReason.approvalIds(paused(other).reason)).toEqual(["c2"])
+      expect(waiting(other)).toEqual(["c2"])
       const own = yield* run("conv-1")
       expect(own.outcome._tag).toBe("Complete")
       expect(sent).toEqual(["b@x.com", "b@x.com", "a@x.com"])
