@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Clock, Effect, Layer, Logger, Schema } from "effect"
 import * as TestClock from "effect/testing/TestClock"
 import { Action, Chat, type ChatOutcome, ConversationStore, Grant, Messages, PauseReason, Tool, Toolkit, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
@@ -91,9 +91,13 @@ describe("Chat: grants", () => {
       const withGrant = yield* grantToA(Messages.fromUser("Mail a."))
       const revoked = yield* Effect.fromResult(Messages.revokeGrant(withGrant, "g1", { by: "bob", at: 0 }))
       // …but it was revoked: the strategy's Granted is refused by the reducer.
-      const result = yield* chat.complete(revoked)
+      const logs: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${String(message)}`))
+      const result = yield* chat.complete(revoked).pipe(Effect.provide(Logger.layer([logger])))
       expect(waiting(result)).toEqual(["c1"])
+      expect(Messages.findTool(result.messages, "c1")!.status).toStrictEqual({ _tag: "AwaitingApproval" })
       expect(sent).toEqual([])
+      expect(logs.some((line) => line.startsWith("Warn") && line.includes("Grant 'g1' cannot settle call 'c1'") && line.includes("revoked"))).toBe(true)
     }))
 
   it.effect("a grant scoped to a conversation applies through Worker.resume of that conversation only", () =>

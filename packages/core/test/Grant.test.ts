@@ -112,7 +112,8 @@ describe("the grant predicate language", () => {
     [{ path: ["cc", "length"], equals: 2 }, false],
     [{ all: [{ path: ["to"], suffix: "@x.com" }, { not: { path: ["opts", "urgent"], equals: false } }] }, true],
     [{ any: [{ path: ["to"], equals: "z" }, { path: ["amount"], equals: 12 }] }, true],
-    [{ path: [], equals: args }, true]
+    [{ path: [], equals: args }, true],
+    [{ not: { path: ["missing"], equals: 1 } }, true]
   ])("%j on the arguments is %s", (predicate, expected) => {
     expect(GrantPredicate.problem(predicate)).toBeUndefined()
     expect(GrantPredicate.evaluate(predicate, args)).toBe(expected)
