@@ -30,7 +30,11 @@ export interface Request {
   readonly tool: string
   /** The arguments the call would run with (the edited ones for an edit), as JSON text. */
   readonly arguments: string
-  readonly decision: "approve" | "edit" | "reject"
+  /**
+   * `grant` / `revoke-grant`: making or revoking a grant of the conversation; `callId` is then the
+   * grant's id, `tool` its tool pattern and `arguments` its predicate as JSON text (`null`: any).
+   */
+  readonly decision: "approve" | "edit" | "reject" | "grant" | "revoke-grant"
 }
 
 /** The contract an application fulfils. */
