@@ -49,6 +49,8 @@ export type Action = Data.TaggedEnum<{
     & { readonly policy?: DecisionPolicy | undefined }
   /** Refuse the call; the model sees `reason`. */
   Reject: { readonly reason: string }
+  /** Run the call on the authority of grant `grant` (see `Grant`); the reducer checks it covers the call, else a person decides. */
+  Granted: { readonly grant: string }
 }>
 
 const constructors = Data.taggedEnum<Action>()
@@ -76,6 +78,13 @@ export const Defer = (
 
 /** Refuse the call; the model sees `reason`. */
 export const Reject = (options: { readonly reason: string }): Action => constructors.Reject(options)
+
+/**
+ * Run the call on the authority of a grant (see `Grant.grantedOr`). The reducer
+ * checks that the grant covers it (made before the call was proposed, live,
+ * matching); when it does not, the call waits for a person.
+ */
+export const Granted = (options: { readonly grant: string }): Action => constructors.Granted(options)
 
 /** Pattern match on an action. */
 export const match = constructors.$match

@@ -26,6 +26,7 @@ import * as Tracer from "effect/Tracer"
 import { ChatEvent, StructuredEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
+import type * as Grant from "./Grant.js"
 import * as Json from "./internal/json.js"
 import { PartialOutput } from "./internal/partialOutput.js"
 import * as Structured from "./internal/responseFormat.js"
@@ -103,6 +104,8 @@ export interface TurnOptions {
    * call recorded as running is never run again on resume.
    */
   readonly checkpoint?: (messages: Messages.Messages) => Effect.Effect<void, CheckpointError>
+  /** Whom this turn acts for (a conversation id, a user): a grant with a `scope` covers calls only when it matches (see `Grant`). */
+  readonly grantContext?: Grant.Context
 }
 
 /**
@@ -212,10 +215,16 @@ export interface Service<R = never, E = never> {
 export interface Steps<R = never> {
   /** For `CallModel`: calls the model (system prompt, tools and model options of the chat) and returns its response. */
   readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Messages.Message, ChatError.ModelError>
-  /** For `Decide`: asks the strategies about the proposed calls at `now` (failing closed like `Chat`). */
+  /**
+   * For `Decide`: asks the strategies about the proposed calls at `now` (failing closed like `Chat`);
+   * with `messages` (those of the `Decide` outcome) the strategies see the grants covering each call,
+   * for a turn acting for `context` (send it as `Decided`'s `grants`).
+   */
   readonly decide: (
     calls: ReadonlyArray<Messages.ToolCallPart>,
-    now: number
+    now: number,
+    messages?: Messages.Messages,
+    context?: Grant.Context
   ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
   /** For `RunTools`: runs one started call; its result event, and the detail of a handler's defect. */
   readonly runTool: (
@@ -401,7 +410,7 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
     return {
       entries,
       declarations: [...entries.values()].map((entry) => entry.tool.declaration),
-      decide: (call, now) => Strategy.decide<R>(entries.get(call.name), call, now, available),
+      decide: (call, now, messages, context) => Strategy.decide<R>(entries.get(call.name), call, now, available, messages, context),
       editProblem,
       checkEdits: (messages) =>
         TurnRunner.lastCalls(messages).flatMap((call) => {
@@ -527,6 +536,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           ...(mode.responseFormat === undefined ? {} : { responseFormat: mode.responseFormat })
         },
         checkpoint: turnOptions.checkpoint,
+        ...(turnOptions.grantContext === undefined ? {} : { grants: turnOptions.grantContext }),
         stream: mode.stream,
         emit: mode.emit ?? (() => Effect.void),
         ...(mode.collect === undefined ? {} : { collect: mode.collect })

@@ -311,6 +311,74 @@ export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("
   }
 }
 
+// ---------------------------------------------------------------------------
+// Grant errors (see `Grant`)
+// ---------------------------------------------------------------------------
+
+/** A grant cannot be made: its predicate cannot be evaluated, its tool pattern or id is not valid, or its times are not valid (NaN, past). */
+export class InvalidGrant extends Schema.TaggedError<InvalidGrant>("@chat-ts/InvalidGrant")("InvalidGrant", {
+  id: Schema.String,
+  detail: Schema.String
+}) {
+  override get message() {
+    return `Grant '${this.id}' is not valid: ${this.detail}`
+  }
+}
+
+/** A grant with this id is already in the messages (ids are unique within a conversation). */
+export class DuplicateGrant extends Schema.TaggedError<DuplicateGrant>("@chat-ts/DuplicateGrant")("DuplicateGrant", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `A grant with id '${this.id}' already exists in these messages.`
+  }
+}
+
+/** No grant with this id is in the messages. */
+export class UnknownGrant extends Schema.TaggedError<UnknownGrant>("@chat-ts/UnknownGrant")("UnknownGrant", {
+  id: Schema.String
+}) {
+  override get message() {
+    return `No grant with id '${this.id}' exists in these messages.`
+  }
+}
+
+/** The grant was revoked: it settles nothing and cannot be revoked again. */
+export class GrantRevoked extends Schema.TaggedError<GrantRevoked>("@chat-ts/GrantRevoked")("GrantRevoked", {
+  id: Schema.String,
+  by: Schema.String,
+  at: Schema.Number
+}) {
+  override get message() {
+    return `Grant '${this.id}' was revoked by ${this.by} at ${new Date(this.at).toISOString()}.`
+  }
+}
+
+/**
+ * A grant cannot settle this call: unknown, revoked, expired, made after the
+ * call was proposed, or not covering its tool, arguments or scope. The call
+ * waits for a person instead.
+ */
+export class GrantNotApplicable extends Schema.TaggedError<GrantNotApplicable>("@chat-ts/GrantNotApplicable")(
+  "GrantNotApplicable",
+  {
+    grant: Schema.String,
+    call: Schema.String,
+    reason: Schema.Literals(["unknown", "revoked", "expired", "not-yet-valid", "proposed-before", "tool", "arguments", "scope"]),
+    detail: Schema.String
+  }
+) {
+  override get message() {
+    return `Grant '${this.grant}' cannot settle call '${this.call}': ${this.detail}`
+  }
+}
+
+/** Errors of `Messages.grant`. */
+export type GrantError = InvalidGrant | DuplicateGrant
+
+/** Errors of `Messages.revokeGrant`. */
+export type RevokeGrantError = UnknownGrant | GrantRevoked | InvalidGrant
+
 /** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
 export type ResolveError =
   | UnknownToolCall
@@ -326,6 +394,9 @@ export type TurnError = ModelError | StepLimitReached | ToolHandlerDefect | Inva
 /** Every error of chat-ts. */
 export type ChatError =
   | TurnError
+  | GrantError
+  | RevokeGrantError
+  | GrantNotApplicable
   | StructuredOutputError
   | ResolveError
   | PendingToolCalls

@@ -16,6 +16,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "./ChatError.js"
+import * as Grants from "./internal/grants.js"
 import * as JsonText from "./internal/jsonText.js"
 import * as OutcomeText from "./internal/outcomeText.js"
 import * as PlainCheck from "./internal/plainCheck.js"
@@ -59,7 +60,13 @@ export {
   /** A tool call proposed by the model, its status and its result. */
   ToolCallPart,
   /** The status of a tool call. */
-  ToolCallStatus
+  ToolCallStatus,
+  /** A standing approval recorded in the messages (see `Grant`). */
+  Grant,
+  /** Who revoked a grant, when and why. */
+  GrantRevocation,
+  /** The conversation or user a grant is for. */
+  GrantScope
 } from "./internal/schema.js"
 
 /** A conversation: an ordered, immutable array of messages. */
@@ -447,6 +454,27 @@ export const cancelled = (call: S.ToolCallPart, options: CancelOptions): S.ToolC
     ...decisionOf(call)
   }
 })
+/**
+ * Records a grant (see `Grant`) on the last message: it settles, through a
+ * strategy's `Action.Granted`, only calls proposed after it, until `expiresAt`
+ * or its revocation; calls pending now stay pending. `InvalidGrant` (a predicate
+ * that cannot be evaluated, a bad tool pattern, a `NaN` or past expiry, no
+ * message) or `DuplicateGrant`, with the messages unchanged.
+ */
+export const grant: {
+  (options: Grants.Options): (messages: Messages) => Result.Result<Messages, ChatError.GrantError>
+  (messages: Messages, options: Grants.Options): Result.Result<Messages, ChatError.GrantError>
+} = Grants.add
+
+/**
+ * Revokes a grant: it stays on its message marked `revoked { by, at, reason }`
+ * and settles nothing more (a call it approved that has not started waits for
+ * a person). `UnknownGrant`, `GrantRevoked` or `InvalidGrant`, messages unchanged.
+ */
+export const revokeGrant: {
+  (id: string, revocation: Grants.Revocation): (messages: Messages) => Result.Result<Messages, ChatError.RevokeGrantError>
+  (messages: Messages, id: string, revocation: Grants.Revocation): Result.Result<Messages, ChatError.RevokeGrantError>
+} = Grants.revoke
 
 /** Options of `append`. */
 export interface AppendOptions {
@@ -631,6 +659,15 @@ const checkIntegrity = (messages: Messages): string | undefined => {
       if (seen.has(part.id)) return `tool call id '${part.id}' appears more than once`
       seen.add(part.id)
     }
+  }
+  return duplicateGrant(messages)
+}
+
+const duplicateGrant = (messages: Messages): string | undefined => {
+  const seen = new Set<string>()
+  for (const { grant } of Grants.all(messages)) {
+    if (seen.has(grant.id)) return `grant id '${grant.id}' appears more than once`
+    seen.add(grant.id)
   }
   return undefined
 }

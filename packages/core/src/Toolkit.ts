@@ -12,6 +12,7 @@ import * as Layer from "effect/Layer"
 import { type Pipeable, pipeArguments } from "effect/Pipeable"
 import * as Scope from "effect/Scope"
 import type * as Action from "./Action.js"
+import type { Grant } from "./internal/schema.js"
 import * as Tool from "./Tool.js"
 
 /** Identifies toolkits. */
@@ -36,6 +37,8 @@ export type Call<Tools extends Record<string, Tool.Any>> = {
     readonly arguments: string
     /** The metadata of this call's tool (the same as the strategy's second argument, typed per tool). */
     readonly metadata: Tool.Metadata<Tools[Name]>
+    /** The live grants that cover this call (see `Grant`; given by every chat-ts shell, absent in hand-made calls). */
+    readonly grants?: ReadonlyArray<Grant>
   }
 }[keyof Tools]
 

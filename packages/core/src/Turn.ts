@@ -45,12 +45,18 @@
  *   status and change nothing else. Its result ends them; after a crash they
  *   are lost with the connection that held them, and the call fails as
  *   interrupted, saying which request was lost (never run again).
+ * - A grant settles a call only if `Grant.check` allows it at the decision's
+ *   time: made before the call was proposed, live (not revoked or expired),
+ *   covering the call; otherwise the call awaits approval, whatever the
+ *   strategy said. A model response never carries grants.
  *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
+import * as EffectResult from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Expiry from "./internal/expiry.js"
+import * as Grant from "./internal/grants.js"
 import { canonicalCall } from "./internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
 import * as Queued from "./internal/queued.js"
@@ -86,6 +92,9 @@ export type Decision = Data.TaggedEnum<{
   Reject: { readonly reason: string }
   /** The call cannot run (unknown tool, invalid arguments): it fails with `message` for the model. */
   Invalid: { readonly message: string }
+  /** Run the call on the authority of grant `grant`, if `Grant.check` allows it (else it awaits approval). */
+  /** `policy`: the tool's or strategy's decision policy; a call under one is never settled by a grant. */
+  Granted: { readonly grant: string; readonly policy?: Messages.DecisionPolicy | undefined }
 }>
 
 /** Constructors of decisions. */
@@ -110,8 +119,12 @@ export type Event = Data.TaggedEnum<{
   }
   /** The model answered; `message` is the assistant message (its tool calls are taken as proposed). */
   ModelResponded: { readonly message: Message }
-  /** The strategies decided the proposed calls at time `now`. */
-  Decided: { readonly now: number; readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }> }
+  /** The strategies decided the proposed calls at time `now`; `grants` is whom the turn acts for (a grant's scope must match it). */
+  Decided: {
+    readonly now: number
+    readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }>
+    readonly grants?: Grant.Context | undefined
+  }
   /** A running call finished with a (JSON) result, and the files it shows the model as files (images…), if any. */
   ToolSucceeded: { readonly id: string; readonly result: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
   /** A running call failed with a (JSON) error the model will see, and the files it shows the model as files (images…), if any. */
@@ -372,6 +385,10 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     }
     // An approval recorded under a decision policy that does not meet it does not count: the call waits again.
     if (status._tag === "Approved" && !Policy.satisfied(messages, call)) return { ...call, status: Policy.unmet(status) }
+    // A call approved by a grant runs only while that grant may still settle it (revoked or expired since: a person decides).
+    if (status._tag === "Approved" && status.decision?.grant !== undefined && !grantHolds(messages, status.decision.grant, now)) {
+      return { ...call, status: { _tag: "AwaitingApproval" } }
+    }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
       started.push(next)
@@ -402,6 +419,13 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     return [nextMessages, Outcome.Wait({ until: Math.min(...scheduled.map((s) => s.at)), reason }), next]
   }
   return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
+}
+
+/** Whether the grant that approved `call` still holds: not revoked, and (with a time) not expired; its other conditions were checked when it settled the call. */
+const grantHolds = (messages: Messages.Messages, id: string, now: number | undefined): boolean => {
+  const located = Grant.find(messages, id)
+  if (located === undefined || located.grant.revoked !== undefined || !isMillis(located.grant.expiresAt)) return false
+  return now === undefined || now < located.grant.expiresAt
 }
 
 /** Builds the pause reason from the calls awaiting approval and the scheduled calls. */
@@ -442,9 +466,27 @@ export const isValidDecision = (decision: unknown): decision is Decision => {
       return typeof d.reason === "string"
     case "Invalid":
       return typeof d.message === "string"
+    case "Granted":
+      return typeof d.grant === "string" && (d.policy === undefined || Policy.isValid(d.policy))
     default:
       return false
   }
+}
+
+/** A grant's decision, if the grant may settle the call (`Grant.check`); else the call awaits approval. */
+const applyGrant = (
+  messages: Messages.Messages,
+  call: ToolCallPart,
+  decision: Extract<Decision, { _tag: "Granted" }>,
+  now: number,
+  context: Grant.Context | undefined
+): ToolCallPart => {
+  // A grant stands for one person's yes: it never replaces the people a decision policy names.
+  if (decision.policy !== undefined) return { ...call, status: { _tag: "AwaitingApproval", policy: decision.policy } }
+  const checked = Grant.check(messages, decision.grant, call, now, context)
+  return EffectResult.isSuccess(checked)
+    ? { ...call, status: { _tag: "Approved", decision: { by: checked.success.by, at: now, grant: checked.success.id } } }
+    : { ...call, status: { _tag: "AwaitingApproval" } }
 }
 
 const applyDecision = (call: ToolCallPart, decision: Decision, now: number): ToolCallPart => {
@@ -475,6 +517,9 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
       return { ...call, status: { _tag: "Rejected", by: "policy", reason: decision.reason } }
     case "Invalid":
       return { ...call, status: { _tag: "Failed", error: decision.message } }
+    case "Granted":
+      // Only `onDecided` can check a grant (it needs the messages): anywhere else it is not enough to run.
+      return { ...call, status: { _tag: "AwaitingApproval", ...(decision.policy === undefined ? {} : { policy: decision.policy }) } }
   }
 }
 
@@ -556,8 +601,9 @@ const onModelResponded = (
   // A response is only taken when the model was due to be called.
   if (current[1]._tag !== "CallModel") return current
   const cut = cutShort(event.message.finishReason)
+  const { grants: _forged, ...response } = event.message
   const message: Message = {
-    ...event.message,
+    ...response,
     role: "assistant",
     // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
     // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
@@ -605,7 +651,11 @@ const onDecided = (
   const decisions = new Map(event.decisions.map((d) => [d.id, d.decision]))
   const response = mapCalls(messages[lastIndex]!, (call) => {
     // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
-    return !decisions.has(call.id) || call.status._tag !== "Proposed" ? call : applyDecision(call, decisions.get(call.id)!, event.now)
+    if (!decisions.has(call.id) || call.status._tag !== "Proposed") return call
+    const decision = decisions.get(call.id)!
+    return isValidDecision(decision) && decision._tag === "Granted"
+      ? applyGrant(messages, call, decision, event.now, event.grants)
+      : applyDecision(call, decision, event.now)
   })
   return advance(replaceMessage(position, lastIndex, response, owned), config, event.now, true)
 }

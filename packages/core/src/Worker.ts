@@ -67,7 +67,8 @@ export const keepingLease = <A, E, R>(
 
 /**
  * Loads conversation `id` under a lease, applies `decide` to it and resumes the turn, saving every
- * state; the lease is renewed while the turn runs and released when it ends. Another run holding
+ * state; the lease is renewed while the turn runs and released when it ends. Grants scoped to a
+ * conversation apply when they name `id` (`grantContext.conversation` defaults to it). Another run holding
  * the lease (another worker, or another resume in this process, whatever its owner):
  * `ConversationBusy`, with nothing run or changed.
  */
@@ -94,7 +95,12 @@ export const resume = <R, E = never, R2 = never>(
           // What the decisions changed is saved first: a turn that pauses again at once (a rejection while
           // another call still waits, a message queued by `Steering`) would otherwise save nothing.
           if (messages !== stored.messages) yield* checkpoint(messages)
-          const turn = chat.resume(messages, { ...turnOptions, checkpoint })
+          const turn = chat.resume(messages, {
+            ...turnOptions,
+            // A grant scoped to a conversation covers calls of the conversation stored under its id.
+            grantContext: { conversation: id, ...turnOptions.grantContext },
+            checkpoint
+          })
           return yield* keepingLease(store, lease, ttl, turn)
         }),
       // A lease that cannot be given back expires on its own.

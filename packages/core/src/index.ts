@@ -17,6 +17,9 @@ export * as DecisionPolicy from "./DecisionPolicy.js"
 /** Conversations as plain, JSON-serialisable data. */
 export * as Messages from "./Messages.js"
 
+/** Grants: standing approvals, scoped and expiring, that settle only calls proposed after them. */
+export * as Grant from "./Grant.js"
+
 /** Why a turn paused. */
 export * as PauseReason from "./PauseReason.js"
 

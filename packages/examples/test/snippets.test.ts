@@ -12,6 +12,7 @@ import * as Architecture from "../src/snippets/architecture.js"
 import * as ChangingTools from "../src/snippets/changing-tools.js"
 import * as ConversationStoreSnippet from "../src/snippets/conversation-store.js"
 import * as Errors from "../src/snippets/errors.js"
+import * as Grants from "../src/snippets/grants.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
 import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
 import * as ReviewerSnippet from "../src/snippets/reviewer.js"
@@ -245,6 +246,57 @@ describe("snippets", () => {
         const done = yield* chat.resume(yield* WhoMayDecide.approveAs(chat, paused.messages, "p1", bob))
         expect(done.outcome._tag).toBe("Complete")
       }))
+  })
+
+  describe("grants", () => {
+    const mail = (id: string, to: string) =>
+      MockLanguageModel.toolCalls([{ id, name: "send_email", arguments: { to, subject: "report", body: "…" } }])
+    const setup = (script: ReadonlyArray<MockLanguageModel.ScriptedResponse>) =>
+      Effect.gen(function*() {
+        const ran: Array<string> = []
+        const handlers = Grants.toolkit.toLayer({
+          send_email: ({ to }) => Effect.sync(() => (ran.push(`mail ${to}`), "sent")),
+          read_file: ({ path }) => Effect.sync(() => (ran.push(`read ${path}`), "contents"))
+        })
+        const chat = yield* Chat.make({ tools: Grants.toolkit }).pipe(Effect.provide(Layer.merge(MockLanguageModel.make(script).layer, handlers)))
+        return { chat, ran }
+      })
+
+    it.effect("a grant made during a pause: the pending call still waits, the next covered call runs, an uncovered one waits", () =>
+      Effect.gen(function*() {
+        const { chat, ran } = yield* setup([mail("m1", "ops@example.com"), mail("m2", "ops@example.com"), mail("m3", "eve@evil.com")])
+        const first = yield* chat.complete(Messages.fromUser("Send the report."))
+        const granted = yield* Grants.emailForAnHour(first.messages, "conv-7")
+        const still = yield* chat.resume(granted, { grantContext: { conversation: "conv-7" } })
+        expect(still.outcome._tag === "Paused" && still.outcome.reason).toMatchObject({ toolIds: ["m1"] })
+        const next = yield* chat.resume(yield* chat.approve(still.messages, "m1"), { grantContext: { conversation: "conv-7" } })
+        expect(ran).toEqual(["mail ops@example.com", "mail ops@example.com"])
+        expect(next.outcome._tag === "Paused" && next.outcome.reason).toMatchObject({ toolIds: ["m3"] })
+        expect(Messages.findTool(next.messages, "m2")?.status).toMatchObject({ _tag: "Completed", decision: { by: "alice", grant: "grant-1" } })
+        // Revoked: it settles nothing more, and a second revocation is refused.
+        const revoked = Result.getOrThrow(Grants.revoke(next.messages, 1))
+        expect(Result.getFailure(Grants.revoke(revoked, 2))).toMatchObject({ _tag: "Some", value: { _tag: "GrantRevoked" } })
+      }))
+
+    it.effect("a user's read_* grant covers reports/ but not .key files, nor another user", () =>
+      Effect.gen(function*() {
+        const read = (id: string, path: string) => MockLanguageModel.toolCalls([{ id, name: "read_file", arguments: { path } }])
+        const { chat, ran } = yield* setup([read("r1", "reports/q1.txt"), read("r2", "reports/q1.key")])
+        const granted = yield* Grants.readsToday(Messages.fromUser("Read the reports."), "u1", 86_400_000)
+        const result = yield* chat.complete(granted, { grantContext: { user: "u1" } })
+        expect(ran).toEqual(["read reports/q1.txt"])
+        expect(result.outcome._tag === "Paused" && result.outcome.reason).toMatchObject({ toolIds: ["r2"] })
+        const { chat: other, ran: otherRan } = yield* setup([read("r1", "reports/q1.txt")])
+        const elsewhere = yield* other.complete(granted, { grantContext: { user: "u2" } })
+        expect(otherRan).toEqual([])
+        expect(elsewhere.outcome._tag).toBe("Paused")
+      }))
+
+    it("refuses a predicate with an unknown operator", () => {
+      const error = Result.getFailure(Grants.unknownOperator(Messages.fromUser("x"), 0))
+      expect(error).toMatchObject({ _tag: "Some", value: { _tag: "InvalidGrant" } })
+      expect(error._tag === "Some" && error.value.message).toContain("unknown operator \"regex\"")
+    })
   })
 
   describe("errors", () => {

@@ -41,8 +41,12 @@ export interface Request {
   readonly tool: string
   /** The arguments the call would run with (the edited ones for an edit), as JSON text. */
   readonly arguments: string
-  /** `cancel`: an operator withdraws the call (see `InboxApi.DecisionPayload`). */
-  readonly decision: "approve" | "edit" | "reject" | "cancel"
+  /**
+   * `cancel`: an operator withdraws the call (see `InboxApi.DecisionPayload`). `grant` /
+   * `revoke-grant`: making or revoking a grant of the conversation; `callId` is then the grant's id,
+   * `tool` its tool pattern and `arguments` its predicate as JSON text (`null`: any).
+   */
+  readonly decision: "approve" | "edit" | "reject" | "cancel" | "grant" | "revoke-grant"
 }
 
 /** The contract an application fulfils. */

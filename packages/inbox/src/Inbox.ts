@@ -13,9 +13,15 @@
  * state, so a worker (or a second decider) resuming at the same time cannot
  * run a call twice. The response tells how the turn ended.
  *
+ * Grants (see `Grant` in @chat-ts/core) are made and revoked the same way:
+ * checked by the `Approver` (`decision: "grant"` / `"revoke-grant"`), saved at
+ * the version they were made on. A grant made here is scoped to its
+ * conversation (and to a user, when given) and covers only calls proposed
+ * after it: the calls pending now stay pending.
+ *
  * @since 0.1.0
  */
-import { type Chat, type ChatError, ConversationStore, DecisionPolicy, Messages, Worker } from "@chat-ts/core"
+import { type Chat, type ChatError, ConversationStore, DecisionPolicy, Grant, Messages, Worker } from "@chat-ts/core"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
@@ -53,9 +59,32 @@ export interface Service {
     readonly decision: InboxApi.DecisionPayload
     readonly ifMatch?: number | undefined
   }) => Effect.Effect<InboxApi.Decided, DecideError>
+  /** Makes a grant for conversation `conversationId` as `identity` (its calls pending now stay pending). */
+  readonly grant: (request: {
+    readonly identity: Approver.Identity
+    readonly conversationId: string
+    readonly grant: InboxApi.GrantPayload
+    readonly ifMatch?: number | undefined
+  }) => Effect.Effect<InboxApi.GrantStored, GrantError>
+  /** Revokes grant `grantId` of conversation `conversationId` as `identity`. */
+  readonly revokeGrant: (request: {
+    readonly identity: Approver.Identity
+    readonly conversationId: string
+    readonly grantId: string
+    readonly reason?: string | undefined
+    readonly ifMatch?: number | undefined
+  }) => Effect.Effect<InboxApi.GrantStored, Exclude<GrantError, InboxError.InvalidGrant>>
   /** Changes as they happen: decisions taken here, and (polled every `pollInterval`) the store's pending set. */
   readonly changes: Stream.Stream<Change>
 }
+
+/** What `grant` and `revokeGrant` may fail with. */
+export type GrantError =
+  | InboxError.Forbidden
+  | InboxError.NotFound
+  | InboxError.Conflict
+  | InboxError.InvalidGrant
+  | InboxError.StoreFailure
 
 /** What `decide` may fail with. */
 export type DecideError =
@@ -113,6 +142,22 @@ const refusal = (callId: string) => (
       return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
   }
 }
+
+/** A grant as the page shows it, live or not at `now`. */
+const grantView = (grant: Messages.Grant, now: number): InboxApi.GrantView =>
+  new InboxApi.GrantView({
+    id: grant.id,
+    tool: grant.tool,
+    ...(grant.where === undefined ? {} : { where: grant.where }),
+    ...(grant.scope?.conversation === undefined ? {} : { conversation: grant.scope.conversation }),
+    ...(grant.scope?.user === undefined ? {} : { user: grant.scope.user }),
+    by: grant.by,
+    at: grant.at,
+    expiresAt: grant.expiresAt,
+    ...(grant.reason === undefined ? {} : { reason: grant.reason }),
+    ...(grant.revoked === undefined ? {} : { revoked: grant.revoked }),
+    live: Grant.isLive(grant, now)
+  })
 
 /** Makes the inbox over the store in context. */
 export const make = <R>(options: Options<R>): Effect.Effect<Service, never, ConversationStore.ConversationStore | Approver.Approver | R> =>
@@ -187,7 +232,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
       })
 
     const conversation: Service["conversation"] = (id) =>
-      Effect.map(load(id), (stored) =>
+      Effect.map(Effect.zip(load(id), Effect.clockWith((clock) => clock.currentTimeMillis)), ([stored, now]) =>
         new InboxApi.ConversationView({
           id,
           version: stored.version,
@@ -206,7 +251,8 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
               ...(outcome === undefined ? {} : { outcome })
             })
           }),
-          pending: pendingOf(stored)
+          pending: pendingOf(stored),
+          grants: Grant.all(stored.messages).map(({ grant }) => grantView(grant, now))
         }))
 
     /**
@@ -300,6 +346,82 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
           : new InboxApi.Decided({ version: after, turn: "failed", detail: turn.failed })
       })
 
+    /** Loads a conversation at the `If-Match` version (when given). */
+    const loadAt = (id: string, ifMatch: number | undefined) =>
+      Effect.flatMap(load(id), (stored) =>
+        ifMatch !== undefined && ifMatch !== stored.version
+          ? Effect.fail(new InboxError.Conflict({ message: `the conversation is at version ${stored.version}, not ${ifMatch}: someone changed it first`, version: stored.version }))
+          : Effect.succeed(stored))
+
+    /** Saves messages at the version they were loaded at: a race lost is a `Conflict`. */
+    const saveAt = (id: string, messages: Messages.Messages, version: number) =>
+      store.save(id, messages, { expectedVersion: version }).pipe(
+        Effect.catchTags({
+          ConcurrentModification: (error) =>
+            Effect.fail(new InboxError.Conflict({
+              message: "someone else saved this conversation first",
+              ...(error.actualVersion === undefined ? {} : { version: error.actualVersion })
+            })),
+          ConversationBusy: () => Effect.fail(new InboxError.Conflict({ message: "a worker holds this conversation" }))
+        }),
+        Effect.mapError((error) => error._tag === "Conflict" ? error : storeFailure(error)),
+        Effect.tap(() => PubSub.publish(hub, { id }))
+      )
+
+    const authorizeGrant = (identity: Approver.Identity, request: Approver.Request) =>
+      Effect.flatMap(approver.authorize(identity, request), (allowed) =>
+        allowed ? Effect.void : Effect.fail(new InboxError.Forbidden({ message: `${identity.id} may not ${request.decision} for '${request.tool}'` })))
+
+    const grant: Service["grant"] = ({ conversationId, grant: payload, identity, ifMatch }) =>
+      Effect.gen(function*() {
+        const stored = yield* loadAt(conversationId, ifMatch)
+        const id = payload.id ?? `grant-${globalThis.crypto.randomUUID()}`
+        yield* authorizeGrant(identity, {
+          conversationId,
+          callId: id,
+          tool: payload.tool,
+          arguments: JSON.stringify(payload.where ?? null) ?? "null",
+          decision: "grant"
+        })
+        const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const next = yield* Effect.fromResult(Messages.grant(stored.messages, {
+          id,
+          tool: payload.tool,
+          ...(payload.where === undefined ? {} : { where: payload.where as Grant.Predicate }),
+          scope: { conversation: conversationId, ...(payload.user === undefined ? {} : { user: payload.user }) },
+          by: identity.id,
+          at: now,
+          expiresAfter: payload.expiresAfterMillis,
+          ...(payload.reason === undefined ? {} : { reason: payload.reason })
+        })).pipe(Effect.mapError((error) =>
+          error._tag === "DuplicateGrant"
+            ? new InboxError.Conflict({ message: error.message, version: stored.version })
+            : new InboxError.InvalidGrant({ message: error.message })
+        ))
+        const saved = yield* saveAt(conversationId, next, stored.version)
+        return new InboxApi.GrantStored({ version: saved.version, grant: grantView(Grant.find(next, id)!.grant, now) })
+      })
+
+    const revokeGrant: Service["revokeGrant"] = ({ conversationId, grantId, identity, ifMatch, reason }) =>
+      Effect.gen(function*() {
+        const stored = yield* loadAt(conversationId, ifMatch)
+        const found = Grant.find(stored.messages, grantId)
+        if (found === undefined) return yield* new InboxError.NotFound({ message: `no grant '${grantId}' in this conversation` })
+        yield* authorizeGrant(identity, {
+          conversationId,
+          callId: grantId,
+          tool: found.grant.tool,
+          arguments: JSON.stringify(found.grant.where ?? null) ?? "null",
+          decision: "revoke-grant"
+        })
+        const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const next = yield* Effect.fromResult(
+          Messages.revokeGrant(stored.messages, grantId, { by: identity.id, at: now, ...(reason === undefined ? {} : { reason }) })
+        ).pipe(Effect.mapError((error) => new InboxError.Conflict({ message: error.message, version: stored.version })))
+        const saved = yield* saveAt(conversationId, next, stored.version)
+        return new InboxApi.GrantStored({ version: saved.version, grant: grantView(Grant.find(next, grantId)!.grant, now) })
+      })
+
     /** The store's pending set, as a fingerprint that changes when something pauses or is decided anywhere. */
     const fingerprint = store.listPending({ limit: ConversationStore.maxPageSize }).pipe(
       Effect.map((page) => page.items.map((item) => `${item.id}@${item.version}`).join(",")),
@@ -312,7 +434,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
     )
     const changes = Stream.merge(Stream.fromPubSub(hub), polled)
 
-    return { list, conversation, decide, changes }
+    return { list, conversation, decide, grant, revokeGrant, changes }
   })
 
 /** A layer providing the inbox (it needs the store and the approver). */

@@ -7,6 +7,9 @@
  * - `GET /api/conversations/:id`: one conversation, its messages and pending calls;
  * - `POST /api/conversations/:id/calls/:callId/decision`: approve, approve with
  *   edited arguments, or reject; `If-Match: <version>` for optimistic concurrency.
+ * - `POST /api/conversations/:id/grants`: make a grant for this conversation
+ *   (it covers calls proposed after it only);
+ * - `POST /api/conversations/:id/grants/:grantId/revoke`: revoke one.
  *
  * @since 0.1.0
  */
@@ -91,6 +94,23 @@ export class CallView extends Schema.Class<CallView>("@chat-ts/inbox/CallView")(
   outcome: Schema.optional(Schema.String)
 }) {}
 
+/** A grant of a conversation as the page shows it (see `Grant` in @chat-ts/core). */
+export class GrantView extends Schema.Class<GrantView>("@chat-ts/inbox/GrantView")({
+  id: Schema.String,
+  tool: Schema.String,
+  /** The argument predicate (absent: any arguments). */
+  where: Schema.optional(Schema.Unknown),
+  conversation: Schema.optional(Schema.String),
+  user: Schema.optional(Schema.String),
+  by: Schema.String,
+  at: Schema.Number,
+  expiresAt: Schema.Number,
+  reason: Schema.optional(Schema.String),
+  revoked: Schema.optional(Schema.Struct({ by: Schema.String, at: Schema.Number, reason: Schema.optional(Schema.String) })),
+  /** Whether it covers new calls now (not revoked, not expired). */
+  live: Schema.Boolean
+}) {}
+
 /** One conversation: its messages for context and its pending calls. */
 export class ConversationView extends Schema.Class<ConversationView>("@chat-ts/inbox/ConversationView")({
   id: Schema.String,
@@ -99,8 +119,44 @@ export class ConversationView extends Schema.Class<ConversationView>("@chat-ts/i
   /** The stored messages (the `Messages` encoded form of @chat-ts/core). */
   messages: Schema.Array(Schema.Unknown),
   calls: Schema.Array(CallView),
-  pending: Schema.Array(PendingCall)
+  pending: Schema.Array(PendingCall),
+  /** Its grants, live or not (revoked and expired ones stay for the audit). */
+  grants: Schema.Array(GrantView)
 }) {}
+
+/** The longest a grant made in the inbox may last: 366 days. */
+export const maxGrantMillis = 366 * 24 * 3_600_000
+
+/**
+ * A grant to make for this conversation: calls of `tool` (a name or `*` pattern) whose arguments
+ * satisfy `where` run without a person for `expiresAfterMillis`; with `user`, only in turns for that user.
+ */
+export const GrantPayload = Schema.Struct({
+  id: Schema.optional(Schema.NonEmptyString.check(Schema.isMaxLength(200))),
+  tool: Schema.String.check(Schema.isMaxLength(64)),
+  where: Schema.optional(Schema.Unknown),
+  user: Schema.optional(Schema.String.check(Schema.isMaxLength(200))),
+  expiresAfterMillis: Schema.Number.check(Schema.isInt(), Schema.isBetween({ minimum: 1, maximum: maxGrantMillis })),
+  reason: Schema.optional(Schema.String.check(Schema.isMaxLength(4000)))
+})
+
+/** A grant payload. */
+export type GrantPayload = typeof GrantPayload.Type
+
+/** A revocation: why (optional). */
+export const RevokePayload = Schema.Struct({ reason: Schema.optional(Schema.String.check(Schema.isMaxLength(4000))) })
+
+/** A grant stored: the conversation's new version and the grant. */
+export class GrantStored extends Schema.Class<GrantStored>("@chat-ts/inbox/GrantStored")({
+  version: Schema.Number,
+  grant: GrantView
+}) {}
+
+const guardedHeaders = {
+  "if-match": Schema.optional(Schema.String),
+  "x-csrf-token": Schema.optional(Schema.String),
+  "sec-fetch-site": Schema.optional(Schema.String)
+}
 
 /**
  * A decision: approve (with edited arguments, a JSON value, when given), reject (with a reason the
@@ -180,6 +236,27 @@ export class InboxGroup extends HttpApiGroup.make("inbox")
       InboxError.InvalidEdit,
       InboxError.StoreFailure
     ]
+  }))
+  .add(HttpApiEndpoint.post("grant", "/api/conversations/:id/grants", {
+    params: { id: Schema.String },
+    payload: GrantPayload,
+    headers: guardedHeaders,
+    success: GrantStored,
+    error: [
+      HttpApiError.BadRequestNoContent,
+      InboxError.Forbidden,
+      InboxError.NotFound,
+      InboxError.Conflict,
+      InboxError.InvalidGrant,
+      InboxError.StoreFailure
+    ]
+  }))
+  .add(HttpApiEndpoint.post("revokeGrant", "/api/conversations/:id/grants/:grantId/revoke", {
+    params: { id: Schema.String, grantId: Schema.String },
+    payload: RevokePayload,
+    headers: guardedHeaders,
+    success: GrantStored,
+    error: [HttpApiError.BadRequestNoContent, InboxError.Forbidden, InboxError.NotFound, InboxError.Conflict, InboxError.StoreFailure]
   }))
   .middleware(Authentication)
 {}

@@ -47,6 +47,11 @@ export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit"
   problems: Schema.Array(Schema.String)
 }, { httpApiStatus: 422 }) {}
 
+/** A grant the inbox cannot make: a predicate that cannot be evaluated, a bad tool pattern or expiry (422); nothing was stored. */
+export class InvalidGrant extends Schema.TaggedError<InvalidGrant>()("InvalidGrant", {
+  message: Schema.String
+}, { httpApiStatus: 422 }) {}
+
 /** The store failed or holds a damaged conversation (500); the detail names which, never a secret. */
 export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailure", {
   message: Schema.String

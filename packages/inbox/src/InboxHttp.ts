@@ -86,6 +86,26 @@ const refuseDuplicateKeys = (request: HttpServerRequest.HttpServerRequest) =>
     return yield* new HttpApiError.BadRequest({})
   })
 
+/** The checks of a change other than a decision (grants): same site, the CSRF token, each key once; then the `If-Match` version. */
+const guardChange = (
+  csrf: ReturnType<typeof Csrf.make>,
+  identity: Approver.Identity,
+  headers: { readonly "if-match"?: string | undefined; readonly "x-csrf-token"?: string | undefined; readonly "sec-fetch-site"?: string | undefined },
+  request: Parameters<typeof refuseDuplicateKeys>[0]
+) =>
+  Effect.gen(function*() {
+    const site = headers["sec-fetch-site"]
+    if (site !== undefined && site !== "same-origin" && site !== "none") {
+      return yield* new InboxError.Forbidden({ message: `a change from another site (${site}) is refused` })
+    }
+    if (!csrf.check(identity.id, headers["x-csrf-token"])) {
+      return yield* new InboxError.Forbidden({ message: "missing or wrong CSRF token (x-csrf-token, from /api/session)" })
+    }
+    // A key given twice anywhere in a grant's body (its predicate included) is a 400 like any malformed body.
+    yield* Effect.catchTag(refuseDuplicateKeys(request), "InvalidEdit", () => Effect.fail(new HttpApiError.BadRequest({})))
+    return yield* Effect.fromResult(Inbox.parseIfMatch(headers["if-match"]))
+  })
+
 /** The handlers of the API endpoints. */
 export const layerHandlers = (options: Options = {}) =>
   HttpApiBuilder.group(InboxApi.Api, "inbox", (handlers) =>
@@ -110,6 +130,18 @@ export const layerHandlers = (options: Options = {}) =>
             yield* refuseDuplicateKeys(request)
             const ifMatch = yield* Effect.fromResult(Inbox.parseIfMatch(headers["if-match"]))
             return yield* inbox.decide({ identity, conversationId: params.id, callId: params.callId, decision: payload, ifMatch })
+          }))
+        .handle("grant", ({ headers, params, payload, request }) =>
+          Effect.gen(function*() {
+            const identity = yield* InboxApi.CurrentIdentity
+            const ifMatch = yield* guardChange(csrf, identity, headers, request)
+            return yield* inbox.grant({ identity, conversationId: params.id, grant: payload, ifMatch })
+          }))
+        .handle("revokeGrant", ({ headers, params, payload, request }) =>
+          Effect.gen(function*() {
+            const identity = yield* InboxApi.CurrentIdentity
+            const ifMatch = yield* guardChange(csrf, identity, headers, request)
+            return yield* inbox.revokeGrant({ identity, conversationId: params.id, grantId: params.grantId, reason: payload.reason, ifMatch })
           }))
     }))
 

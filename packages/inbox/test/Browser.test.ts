@@ -234,4 +234,40 @@ describe("the inbox page in Chromium", () => {
       assert.deepStrictEqual((done as { decision?: Messages.Decision }).decision?.votes?.map((vote) => vote.by), ["bob", "carol"])
       assert.deepStrictEqual(problems, [])
     }).pipe(Effect.scoped), { timeout: 90_000 })
+
+  it.live("grants: a refused predicate shown inline, a grant made (the call on screen still waits), then revoked", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make({ pollInterval: "200 millis" })
+      yield* env.seed("news-3", [{ id: "e1", name: "send_email", arguments: { to: "ann@example.com", subject: "News" } }], "Send Ann the news.")
+      const { context } = yield* launch("alice")
+      const page: Awaited<ReturnType<BrowserContext["newPage"]>> = yield* step(() => context.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      // The browser logs the refused grant's 422 itself; anything else logged as an error is a problem.
+      page.on("console", (message) => message.type() === "error" && !message.text().includes("status of 422") && problems.push(message.text()))
+      yield* step(() => page.goto(`${env.url}/c/news-3`))
+      yield* step(() => page.fill("form.grant-new input[name=tool]", "send_email"))
+      yield* step(() => page.fill("form.grant-new textarea", `{"path":["to"],"regex":".*"}`))
+      yield* step(() => page.click("form.grant-new button"))
+      yield* step(() => page.locator("form.grant-new .problems").filter({ hasText: "unknown operator" }).waitFor())
+      yield* step(() => page.fill("form.grant-new textarea", `{"path":["to"],"equals":"ann@example.com"}`))
+      yield* step(() => page.fill("form.grant-new input[name=reason]", "newsletter"))
+      yield* step(() => page.click("form.grant-new button"))
+      yield* step(() => page.locator(".grant.grant-live", { hasText: "newsletter" }).waitFor())
+      // The call that was on screen when the grant was made still waits for a person.
+      assert.strictEqual(yield* step(() => page.locator("form.approve").count()), 1)
+      assert.strictEqual((yield* statusOf(env, "news-3", "e1"))._tag, "AwaitingApproval")
+      yield* step(() => page.screenshot({ path: join(output, "inbox-grants.png"), fullPage: true }))
+      yield* step(() => page.fill("form.grant-revoke input", "campaign over"))
+      yield* step(() => page.click("form.grant-revoke button"))
+      yield* step(() => page.locator(".grant.grant-revoked", { hasText: "revoked by alice" }).waitFor())
+      const stored = Option.getOrThrow(yield* env.store.load("news-3")).messages
+      const grant = stored.flatMap((m) => m.grants ?? [])
+      assert.strictEqual(grant.length, 1)
+      assert.deepStrictEqual(grant[0]!.where, { path: ["to"], equals: "ann@example.com" })
+      assert.strictEqual(grant[0]!.scope?.conversation, "news-3")
+      assert.strictEqual(grant[0]!.revoked?.reason, "campaign over")
+      assert.deepStrictEqual(env.runs, [])
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped), { timeout: 90_000 })
 })

@@ -410,12 +410,14 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(Object.keys(response.json.paths).sort(), [
         "/api/conversations/{id}",
         "/api/conversations/{id}/calls/{callId}/decision",
+        "/api/conversations/{id}/grants",
+        "/api/conversations/{id}/grants/{grantId}/revoke",
         "/api/pending",
         "/api/session"
       ])
       const decideOp = response.json.paths["/api/conversations/{id}/calls/{callId}/decision"].post
       assert.includeMembers(Object.keys(decideOp.responses), ["200", "401", "403", "404", "409", "422"])
-      // Every method and status 0.1 served.
+      // Every method and status 0.1 served, and the grant endpoints.
       const table = Object.entries(response.json.paths as Record<string, Record<string, { responses: object }>>).flatMap(([path, ops]) =>
         Object.entries(ops).map(([method, op]) => `${method.toUpperCase()} ${path} ${Object.keys(op.responses).sort().join(",")}`)
       ).sort()
@@ -423,7 +425,9 @@ describe("the inbox API", () => {
         "GET /api/conversations/{id} 200,400,401,404,500",
         "GET /api/pending 200,400,401,500",
         "GET /api/session 200,400,401,500",
-        "POST /api/conversations/{id}/calls/{callId}/decision 200,400,401,403,404,409,422,500"
+        "POST /api/conversations/{id}/calls/{callId}/decision 200,400,401,403,404,409,422,500",
+        "POST /api/conversations/{id}/grants 200,400,401,403,404,409,422,500",
+        "POST /api/conversations/{id}/grants/{grantId}/revoke 200,400,401,403,404,409,500"
       ])
     }))
 

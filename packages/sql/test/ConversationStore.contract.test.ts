@@ -110,6 +110,31 @@ for (const [name, layer] of stores) {
         expect(Option.map(yield* store.load("conv"), (s) => s.messages)).toEqual(Option.some(done))
       }).pipe(Effect.provide(layer())))
 
+    it.effect("keeps grants and their revocation across saves (a grant on the first message, revoked later)", () =>
+      Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        // The grant sits on the user message; the revocation changes that (first) message only.
+        const [ask, response] = paused()
+        const onAsk = yield* Effect.fromResult(Messages.grant([ask!], {
+          id: "g1",
+          tool: "delete_*",
+          where: { all: [{ path: ["paths", 0], suffix: ".log" }, { not: { path: ["force"], equals: true } }] },
+          scope: { conversation: "grants", user: "u1" },
+          by: "alice",
+          at: 1_000,
+          expiresAfter: "1 hour",
+          reason: "logs only"
+        }))
+        const granted = [...onAsk, response!]
+        const first = yield* store.save("grants", granted, { expectedVersion: 0 })
+        expect(Option.getOrThrow(yield* store.load("grants")).messages).toStrictEqual(granted)
+        const revoked = yield* Effect.fromResult(Messages.revokeGrant(granted, "g1", { by: "bob", at: 2_000 }))
+        yield* store.save("grants", revoked, { expectedVersion: first.version })
+        const loaded = Option.getOrThrow(yield* store.load("grants")).messages
+        expect(loaded).toStrictEqual(revoked)
+        expect(loaded[0]!.grants?.[0]?.revoked).toEqual({ by: "bob", at: 2_000 })
+      }).pipe(Effect.provide(layer())))
+
     it.effect("lists the conversations that wait, oldest first, in pages", () =>
       Effect.gen(function*() {
         const store = yield* ConversationStore.ConversationStore

@@ -1,11 +1,11 @@
-import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import { Chat, ChatError, ConversationStore, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Option, Result } from "effect"
+import { Effect, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
 import { ChatWorkflow, Decision } from "../src/index.js"
 import { claimId, decisionRecordId, decisionText, steerRecordId, steerSlot } from "../src/internal/shell.js"
-import { eventually, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
+import { eventually, files, handlers, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 
@@ -27,6 +27,37 @@ const statusOf = (messages: Messages.Messages, id: string) => Messages.findTool(
 const settle = Effect.repeat(Effect.yieldNow, { times: 50 })
 
 describe("ChatWorkflow on the in-memory engine", () => {
+  it.effect("grants: a grant made before the call settles it (the same messages as Chat), a revoked one does not", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([...seedScript("Deleted."), ...seedScript("Waiting.")])
+    const granted = Result.getOrThrow(Messages.grant(ask, {
+      id: "g1",
+      tool: "delete_*",
+      where: { path: ["paths", 0], suffix: ".log" },
+      by: "alice",
+      at: 0,
+      expiresAfter: "1 hour"
+    }))
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-g", granted)
+      const done = yield* ended(id)
+      expect(done.status._tag).toBe("Complete")
+      expect(statusOf(done.messages, "c2")).toMatchObject({ _tag: "Completed", decision: { by: "alice", at: 0, grant: "g1" } })
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files"])
+      // Chat, given the same messages and the same script, reaches the same messages.
+      const chatModel = MockLanguageModel.make(seedScript("Deleted."))
+      const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(chatModel.layer, handlers(recorder()))))
+      const inProcess = yield* chat.complete(granted)
+      expect(inProcess.messages).toStrictEqual(done.messages)
+      // Revoked: the delete waits for a person.
+      const revoked = Result.getOrThrow(Messages.revokeGrant(granted, "g1", { by: "bob", at: 0 }))
+      const second = yield* turns.start("conv-r", revoked)
+      const paused = yield* waiting(second)
+      expect(paused.status).toEqual({ _tag: "Waiting", reason: { _tag: "AwaitingApproval", toolIds: ["c2"] } })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+
   it.effect("approve: pauses, runs the approved call once, calls the model twice, completes", () => {
     const rec = recorder()
     const model = MockLanguageModel.make(seedScript("Deleted."))

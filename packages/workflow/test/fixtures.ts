@@ -1,7 +1,7 @@
 /**
  * Tools, a turn definition and helpers shared by the workflow tests.
  */
-import { Action, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
+import { Action, ConversationStore, Grant, Messages, Tool, Toolkit } from "@chat-ts/core"
 import type { MockLanguageModel } from "@chat-ts/core/testing"
 import { Clock, Effect, Layer, Result, Schema } from "effect"
 import { WorkflowEngine } from "effect/workflow"
@@ -44,11 +44,12 @@ export const vaultPolicy = { approve: { roles: ["ops"] }, notRequester: true, qu
 
 /**
  * Lists and fetches run; deletes wait for a person (deleting from "tmp/" only
- * for one hour, from "vault/" under `vaultPolicy`); reminders run in 10 minutes.
+ * for one hour, from "vault/" under `vaultPolicy`), unless a grant covers them; reminders run in 10 minutes.
  */
 export const files = Toolkit.withStrategy(
   Toolkit.make(ListFiles, DeleteFiles, Remind, Fetch),
-  (call) =>
+  // A live grant made before a call was proposed settles it (see ChatWorkflow.test.ts, grants).
+  Grant.grantedOr((call) =>
     call.name === "delete_files"
       ? call.params.paths.some((path) => path.startsWith("vault/"))
         ? Action.RequireApproval({ policy: vaultPolicy })
@@ -57,7 +58,7 @@ export const files = Toolkit.withStrategy(
         : Action.RequireApproval()
       : call.name === "remind"
       ? Action.Defer({ after: "10 minutes" })
-      : Action.Execute()
+      : Action.Execute())
 )
 
 /** What the handlers ran, with the time they ran at. */

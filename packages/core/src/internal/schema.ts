@@ -156,7 +156,9 @@ export const Decision = Schema.Struct({
   roles: Schema.optional(Schema.Array(Schema.String)),
   kind: Schema.optional(Schema.Literals(["approve", "edit", "reject"])),
   argumentsHash: Schema.optional(Schema.String),
-  votes: Schema.optional(Schema.Array(Vote))
+  votes: Schema.optional(Schema.Array(Vote)),
+  /** The id of the grant that settled the call, when a grant did (see `Grant`); absent otherwise and in 0.1 documents. */
+  grant: Schema.optional(Schema.String)
 })
 export type Decision = typeof Decision.Type
 
@@ -347,6 +349,40 @@ export type Role = typeof Role.Type
 export const QueuedMessage = Schema.Struct({ parts: Schema.Array(Schema.Union([TextPart, FilePart])) })
 export type QueuedMessage = typeof QueuedMessage.Type
 
+// ---------------------------------------------------------------------------
+// Grants (standing approvals recorded in the messages, never sent to the model)
+// ---------------------------------------------------------------------------
+
+/** Who revoked a grant, when, and why: kept on the grant, which then settles nothing more. */
+export const GrantRevocation = Schema.Struct({ by: Schema.String, at: Millis, reason: Schema.optional(Schema.String) })
+export type GrantRevocation = typeof GrantRevocation.Type
+
+/** Whom a grant is for beyond its conversation's messages: a conversation id, a user, or both (each must match the turn's). */
+export const GrantScope = Schema.Struct({ conversation: Schema.optional(Schema.String), user: Schema.optional(Schema.String) })
+export type GrantScope = typeof GrantScope.Type
+
+/**
+ * A standing approval: calls of tool `tool` (a name, or a pattern with `*`) whose
+ * canonical arguments satisfy `where` (a predicate as data, see `Grant`), within
+ * `scope`, proposed after the message holding the grant and before `expiresAt`,
+ * run without a person. Lives on the message that was last when it was made.
+ */
+export const Grant = Schema.Struct({
+  id: Schema.NonEmptyString,
+  tool: Schema.String,
+  where: Schema.optional(Json),
+  scope: Schema.optional(GrantScope),
+  /** Who made it (recorded as `decision.by` on the calls it settles). */
+  by: Schema.String,
+  /** When it was made (epoch ms). */
+  at: Millis,
+  /** When it stops settling calls (epoch ms, exclusive). */
+  expiresAt: Millis,
+  reason: Schema.optional(Schema.String),
+  revoked: Schema.optional(GrantRevocation)
+})
+export type Grant = typeof Grant.Type
+
 export const Message = Schema.Struct({
   role: Role,
   parts: Schema.Array(Part),
@@ -360,6 +396,8 @@ export const Message = Schema.Struct({
   finishReason: Schema.optional(FinishReason),
   providerMetadata: Schema.optional(ProviderMetadata),
   /** Who sent this user message: the requester of the calls its turn proposes (four-eyes). Never sent to the model. */
-  sender: Schema.optional(Identity)
+  sender: Schema.optional(Identity),
+  /** Grants made while this was the last message (they cover only calls of later messages); never sent to the model. */
+  grants: Schema.optional(Schema.Array(Grant))
 })
 export type Message = typeof Message.Type

@@ -1,7 +1,10 @@
 /**
  * Asking a toolkit's strategy about one call, failing closed: a strategy that
  * fails, throws, or returns something that is not a valid `Action` makes the
- * call require approval, with a warning in the log.
+ * call require approval, with a warning in the log. The strategy sees the live
+ * grants covering the call (`call.grants`); an `Action.Granted` naming a grant
+ * that does not cover it is logged (`GrantNotApplicable`), and the reducer
+ * makes that call wait for a person.
  *
  * @internal
  */
@@ -10,7 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"
 import * as Exit from "effect/Exit"
 import * as Action from "../Action.js"
-import type { ToolCallPart } from "../Messages.js"
+import * as Grant from "./grants.js"
+import type { Messages, ToolCallPart } from "../Messages.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as Turn from "../Turn.js"
@@ -29,7 +33,9 @@ export const decide = <R>(
   entry: { readonly tool: Tool.Any; readonly kit: Toolkit.Any } | undefined,
   call: ToolCallPart,
   now: number,
-  available: string
+  available: string,
+  messages?: Messages,
+  context?: Grant.Context
 ): Effect.Effect<Turn.Decision, never, R> => {
   if (entry === undefined) {
     return Effect.succeed(Turn.Decision.Invalid({ message: `There is no tool named '${call.name}'. Available tools: ${available}.` }))
@@ -40,7 +46,8 @@ export const decide = <R>(
   if (strategy === undefined) return Effect.succeed(Turn.Decision.Execute())
   return Effect.suspend(() => {
     const metadata = entry.tool.metadata
-    const decided = strategy({ id: call.id, name: call.name, params: params.success, arguments: call.arguments, metadata }, metadata)
+    const grants = messages === undefined ? [] : Grant.covering(messages, call, now, context)
+    const decided = strategy({ id: call.id, name: call.name, params: params.success, arguments: call.arguments, metadata, grants }, metadata)
     return Effect.isEffect(decided) ? decided : Effect.succeed(decided)
   }).pipe(
     Effect.exit,
@@ -49,7 +56,7 @@ export const decide = <R>(
       const decision = Exit.isSuccess(exit) ? toDecision(exit.value, now, toolPolicy) : Result.fail("it failed")
       // The call waits for a person under the policy the strategy named (even with a bad time), else the tool's.
       const policy = (Exit.isSuccess(exit) ? namedPolicy(exit.value) : undefined) ?? toolPolicy
-      if (Result.isSuccess(decision)) return Effect.succeed(decision.success)
+      if (Result.isSuccess(decision)) return checkGrant(decision.success, call, now, messages, context)
       return Effect.logWarning(
         `The strategy of tool '${call.name}' (call ${call.id}) could not decide: ${decision.failure}; the call now requires approval.`,
         ...(Exit.isFailure(exit) ? [exit.cause] : [])
@@ -63,6 +70,21 @@ const namedPolicy = (action: unknown): DecisionPolicy | undefined =>
   typeof action === "object" && action !== null && "policy" in action && action.policy !== undefined
     ? action.policy as DecisionPolicy
     : undefined
+/** A `Granted` decision whose grant does not cover the call is logged; the reducer makes the call await approval. */
+const checkGrant = (
+  decision: Turn.Decision,
+  call: ToolCallPart,
+  now: number,
+  messages: Messages | undefined,
+  context: Grant.Context | undefined
+): Effect.Effect<Turn.Decision> => {
+  if (decision._tag !== "Granted") return Effect.succeed(decision)
+  const checked = messages === undefined ? undefined : Grant.check(messages, decision.grant, call, now, context)
+  if (checked !== undefined && Result.isSuccess(checked)) return Effect.succeed(decision)
+  const why = checked === undefined ? "the grants were not given to the strategy" : checked.failure.message
+  return Effect.logWarning(`The strategy of tool '${call.name}' (call ${call.id}) named a grant that cannot settle it: ${why}; the call now requires approval.`)
+    .pipe(Effect.as(decision))
+}
 
 /**
  * The reducer's decision for a strategy's action, or why the action is not one
@@ -111,6 +133,8 @@ const fromAction = (action: Action.Action, now: number, toolPolicy: DecisionPoli
       return Turn.Decision.Defer({ at: Action.deferredUntil(action, now), ...policy })
     case "Reject":
       return Turn.Decision.Reject({ reason: action.reason })
+    case "Granted":
+      return Turn.Decision.Granted({ grant: action.grant, ...policy })
     default:
       return undefined
   }

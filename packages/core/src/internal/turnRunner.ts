@@ -19,6 +19,7 @@ import * as Tracer from "effect/Tracer"
 import type { CheckpointError, TurnError, TurnOptions } from "../Chat.js"
 import { ChatEvent } from "../ChatEvent.js"
 import * as ChatError from "../ChatError.js"
+import type * as Grant from "./grants.js"
 import * as LanguageModel from "../LanguageModel.js"
 import * as Messages from "../Messages.js"
 import type { Message, ToolCallPart } from "../Messages.js"
@@ -58,7 +59,12 @@ export interface Entry {
 export interface Tools<R> {
   readonly entries: ReadonlyMap<string, Entry>
   readonly declarations: ReadonlyArray<LanguageModel.ToolDeclaration>
-  readonly decide: (call: ToolCallPart, now: number) => Effect.Effect<Turn.Decision, never, R>
+  readonly decide: (
+    call: ToolCallPart,
+    now: number,
+    messages?: Messages.Messages,
+    context?: Grant.Context
+  ) => Effect.Effect<Turn.Decision, never, R>
   /** The approved edits of the messages that do not match their tools. */
   readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
   /** The calls left running by a worker that died that may start again (their tool is idempotent). */
@@ -81,6 +87,8 @@ export interface Mode {
   readonly config: Turn.Config
   readonly modelOptions: LanguageModel.Options
   readonly checkpoint: TurnOptions["checkpoint"]
+  /** Whom the turn acts for, which grants' scopes must match. */
+  readonly grants?: Grant.Context | undefined
   /** Whether the model streams (its deltas are emitted). */
   readonly stream: boolean
   readonly emit: (event: ChatEvent) => Effect.Effect<void>
@@ -399,7 +407,7 @@ class Run<R, E> {
         return this.env.refresh === undefined ? call() : Effect.flatMap(this.refreshTools(this.env.refresh), call)
       }
       case "Decide":
-        return this.decide(outcome.calls)
+        return this.decide(messages, outcome.calls)
       case "RunTools":
         return this.runTools(outcome.calls)
       case "AwaitTools":
@@ -430,16 +438,17 @@ class Run<R, E> {
     return Effect.flatMap(Clock.currentTimeMillis, (now) => this.apply(Turn.Event.Resume({ now })))
   }
 
-  private decide(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, CheckpointError, R> {
+  private decide(messages: Messages.Messages, calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, CheckpointError, R> {
     return Effect.gen({ self: this }, function*() {
       const now = yield* Clock.currentTimeMillis
+      const context = this.mode.grants
       const decisions = yield* Effect.forEach(
         calls,
-        (call) => Effect.map(this.tools.decide(call, now), (decision) => ({ id: call.id, decision })),
+        (call) => Effect.map(this.tools.decide(call, now, messages, context), (decision) => ({ id: call.id, decision })),
         // One call needs no child fiber: forking one costs more than the rest of the step.
         calls.length > 1 ? { concurrency: this.env.concurrency } : undefined
       )
-      return yield* this.apply(Turn.Event.Decided({ now, decisions }))
+      return yield* this.apply(Turn.Event.Decided({ now, decisions, ...(context === undefined ? {} : { grants: context }) }))
     })
   }
 
@@ -520,7 +529,9 @@ export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
   readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Message, ChatError.ModelError>
   readonly decide: (
     calls: ReadonlyArray<ToolCallPart>,
-    now: number
+    now: number,
+    messages?: Messages.Messages,
+    context?: Grant.Context
   ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
   readonly runTool: (
     messages: Messages.Messages,
@@ -528,8 +539,8 @@ export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
   ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
 } => ({
   callModel: (messages, step) => Effect.flatMap(traced, (on) => new Run(env, mode, messages, on).callModel(messages, step)),
-  decide: (calls, now) =>
-    Effect.forEach(calls, (call) => Effect.map(env.tools().decide(call, now), (decision) => ({ id: call.id, decision })), {
+  decide: (calls, now, messages, context) =>
+    Effect.forEach(calls, (call) => Effect.map(env.tools().decide(call, now, messages, context), (decision) => ({ id: call.id, decision })), {
       concurrency: env.concurrency
     }),
   runTool: (messages, call) =>

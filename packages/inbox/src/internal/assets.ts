@@ -132,9 +132,46 @@ export const script = `"use strict";
     if (field !== null) { field.setAttribute("aria-invalid", "true"); field.focus(); }
   };
 
+  // Grants: made and revoked with the conversation's version, refreshed after.
+  const sendGrant = async (form) => {
+    let url, body;
+    const conversation = encodeURIComponent(form.dataset.conversation);
+    if (form.classList.contains("grant-new")) {
+      const text = form.elements.where.value.trim();
+      let where;
+      if (text !== "") {
+        try { where = JSON.parse(text); } catch (error) { show(form, ["Not JSON: " + error.message]); return; }
+        const problem = keyProblem(text);
+        if (problem !== null) { show(form, ["Not accepted: " + problem + "."]); return; }
+      }
+      const user = form.elements.user.value.trim(), reason = form.elements.reason.value.trim();
+      body = { tool: form.elements.tool.value.trim(), expiresAfterMillis: Math.round(Number(form.elements.minutes.value) * 60000) };
+      if (where !== undefined) body.where = where;
+      if (user !== "") body.user = user;
+      if (reason !== "") body.reason = reason;
+      url = "/api/conversations/" + conversation + "/grants";
+    } else {
+      const reason = form.elements.reason.value.trim();
+      body = reason === "" ? {} : { reason };
+      url = "/api/conversations/" + conversation + "/grants/" + encodeURIComponent(form.dataset.grant) + "/revoke";
+    }
+    const response = await fetch(url, {
+      method: "POST",
+      credentials: "same-origin",
+      headers: { "content-type": "application/json", "if-match": form.dataset.version, "x-csrf-token": token },
+      body: JSON.stringify(body)
+    });
+    const result = await response.json().catch(() => ({}));
+    if (response.ok) { say(form.classList.contains("grant-new") ? "Granted." : "Revoked."); await refresh(); return; }
+    show(form, [result.message || ("The server refused (" + response.status + ").")]);
+  };
+
   const bind = () => {
     for (const form of document.querySelectorAll("form.decide")) {
       form.addEventListener("submit", (event) => { event.preventDefault(); send(form); });
+    }
+    for (const form of document.querySelectorAll("form.grant-new, form.grant-revoke")) {
+      form.addEventListener("submit", (event) => { event.preventDefault(); sendGrant(form); });
     }
   };
 
@@ -173,7 +210,8 @@ h1 { font-size: 1.4rem; } h2 { font-size: 1.15rem; }
 .review-safe { border-color: #3a9d5d; } .review-refuse, .review-unavailable { border-color: var(--danger); }
 .review-note { font-size: .8rem; opacity: .8; }
 .pending { border: 2px solid #f5d76e; border-radius: .5rem; padding: .75rem; margin: 1rem 0; }
-form.decide { margin: .75rem 0; display: grid; gap: .35rem; }
+form.decide, form.grant-new, form.grant-revoke { margin: .75rem 0; display: grid; gap: .35rem; }
+.grant-revoked, .grant-expired { opacity: .7; }
 textarea, input { font: inherit; font-family: ui-monospace, monospace; width: 100%; box-sizing: border-box; padding: .4rem; }
 [aria-invalid="true"] { border: 2px solid var(--danger); }
 button { font: inherit; padding: .55rem 1rem; min-height: 2.75rem; border-radius: .4rem; border: 1px solid #8888; cursor: pointer; justify-self: start; }

@@ -180,10 +180,48 @@ ${call.parameters === undefined ? "" : `<details><summary>Parameters (JSON Schem
 </section>`
 }
 
+const grantState = (grant: InboxApi.GrantView): string =>
+  grant.revoked !== undefined ? "revoked" : grant.live ? "live" : "expired"
+
+const grantItem = (view: InboxApi.ConversationView, grant: InboxApi.GrantView): string => {
+  const state = grantState(grant)
+  const revoke = state !== "live"
+    ? ""
+    : `<form class="grant-revoke" data-conversation="${escape(view.id)}" data-grant="${escape(grant.id)}" data-version="${view.version}">
+<label for="revoke-${escape(grant.id)}">Reason</label> <input id="revoke-${escape(grant.id)}" name="reason" maxlength="4000" autocomplete="off">
+<div class="problems" role="alert"></div>
+<button type="submit" class="danger">Revoke</button>
+</form>`
+  return `<li class="grant grant-${state}" id="grant-${escape(grant.id)}"><code>${escape(grant.tool)}</code>${
+    grant.where === undefined ? " (any arguments)" : ` where <code>${escape(JSON.stringify(grant.where))}</code>`
+  }${grant.user === undefined ? "" : ` for user <strong>${escape(grant.user)}</strong>`} · <span class="state">${state}</span> · by <strong>${escape(grant.by)}</strong> until <time datetime="${escape(time(grant.expiresAt))}">${escape(time(grant.expiresAt))}</time>${
+    grant.reason === undefined ? "" : ` · ${escape(grant.reason)}`
+  }${grant.revoked === undefined ? "" : ` · revoked by <strong>${escape(grant.revoked.by)}</strong>`}${revoke}</li>`
+}
+
+/** The grants of a conversation, and a form for a new one (it covers only calls proposed after it). */
+const grants = (view: InboxApi.ConversationView): string =>
+  `<section class="grants" aria-labelledby="grants-title">
+<h2 id="grants-title">Grants</h2>
+${view.grants.length === 0 ? `<p class="empty">No grants.</p>` : `<ul class="grant-list">\n${view.grants.map((g) => grantItem(view, g)).join("\n")}\n</ul>`}
+<form class="grant-new" data-conversation="${escape(view.id)}" data-version="${view.version}">
+<p class="hint">Approve later calls ahead of time. Calls waiting now are not covered: decide them above.</p>
+<label for="grant-tool">Tool (a name, or a pattern with *)</label> <input id="grant-tool" name="tool" maxlength="64" required autocomplete="off">
+<label for="grant-where">Arguments must satisfy (JSON predicate, empty: any)</label>
+<textarea id="grant-where" name="where" rows="3" spellcheck="false" placeholder='{"path":["to"],"equals":"ann@example.com"}'></textarea>
+<label for="grant-minutes">For how many minutes</label> <input id="grant-minutes" name="minutes" type="number" min="1" max="527040" value="60" required>
+<label for="grant-user">Only for user (optional)</label> <input id="grant-user" name="user" maxlength="200" autocomplete="off">
+<label for="grant-reason">Reason (optional)</label> <input id="grant-reason" name="reason" maxlength="4000" autocomplete="off">
+<div class="problems" role="alert"></div>
+<button type="submit">Grant</button>
+</form>
+</section>`
+
 /** One conversation: its pending calls with their forms, then the context. */
 export const detail = (view: InboxApi.ConversationView): string =>
   `<h1>Conversation <code>${escape(view.id)}</code> <span class="version">version ${view.version}</span></h1>
 ${view.pending.length === 0 ? `<p class="empty">No call of this conversation waits for a decision.</p>` : view.pending.map((call) => decisionForms(view, call)).join("\n")}
+${grants(view)}
 <h2>Conversation</h2>
 <ol class="messages">
 ${contextOf(view)}

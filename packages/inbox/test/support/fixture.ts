@@ -1,10 +1,10 @@
 /**
  * A real inbox for tests: three tools that need approval (runs counted), a
  * scripted model whose first answer is the tool calls written in the user
- * message, the memory store, an approver trusting `x-test-user` (bob may not
+ * message, the memory store (grants count: `Grant.grantedOr`), an approver trusting `x-test-user` (bob may not
  * decide `transfer`), and the HTTP server on 127.0.0.1, port 0.
  */
-import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, ConversationStore, Grant, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
@@ -40,11 +40,12 @@ export const WireFunds = Tool.make("wire_funds", {
 })
 
 export const toolkit = Toolkit.make(SendEmail, Transfer, DeleteFiles, WireFunds).pipe(
-  Toolkit.withStrategy((call) =>
+  // A live grant made before a call was proposed settles it; everything else waits for a person.
+  Toolkit.withStrategy(Grant.grantedOr((call) =>
     call.name === "transfer"
       ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ expiresAt: now + 3_600_000 }))
       : Effect.succeed(Action.RequireApproval())
-  )
+  ))
 )
 
 /** Every run of a tool: its name and arguments. */

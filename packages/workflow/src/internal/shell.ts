@@ -122,7 +122,8 @@ const DecisionSchema = Schema.Union([
   }),
   Schema.TaggedStruct("Defer", { at: Schema.Number, policy: Schema.optional(Schema.Unknown) }),
   Schema.TaggedStruct("Reject", { reason: Schema.String }),
-  Schema.TaggedStruct("Invalid", { message: Schema.String })
+  Schema.TaggedStruct("Invalid", { message: Schema.String }),
+  Schema.TaggedStruct("Granted", { grant: Schema.String, policy: Schema.optional(Schema.Unknown) })
 ])
 
 const Decided = Schema.Struct({
@@ -353,7 +354,7 @@ export const run = <R>(
             name: `decide/${++seq}`,
             success: Decided,
             execute: Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              Effect.map(steps.decide(outcome.calls, at), (decisions) => ({ now: at, decisions })))
+              Effect.map(steps.decide(outcome.calls, at, state), (decisions) => ({ now: at, decisions })))
           })
           lastNow = decided.now
           result = step(state, Turn.Event.Decided({ now: decided.now, decisions: decided.decisions as ReadonlyArray<{ id: string; decision: Turn.Decision }> }))

@@ -1,0 +1,79 @@
+/**
+ * Grants: standing approvals a person gives ahead of the calls they cover,
+ * such as "approve `send_email` to this address for this conversation for the
+ * next hour" or "approve `read_*` for this user today".
+ *
+ * A grant is data in the messages (on the message that was last when it was
+ * made, field `grants`; the providers never send it to the model), so it
+ * survives a pause, a restart, `toJson` / `fromJson`, `SignedState` and every
+ * store. It names a tool (or a pattern with `*`), an argument predicate written
+ * as data (see `Predicate`), an optional scope (a conversation id, a user), who
+ * made it and when, and when it expires; it can be revoked.
+ *
+ * It covers a call only when all of these hold, checked by the reducer whatever
+ * the strategy says: the call was proposed in a message after the one holding
+ * the grant (so a grant never settles a call already pending), the decision
+ * time is in `[at, expiresAt)`, it is not revoked, its tool pattern matches, its
+ * predicate holds on the call's canonical arguments, and its scope matches the
+ * turn's (`Context`). A strategy settles a call with `Action.Granted({ grant })`
+ * (or `grantedOr`); the call's decision record then names the grant.
+ *
+ * @since 0.2.0
+ */
+import type * as Effect from "effect/Effect"
+import * as Action from "./Action.js"
+import * as Grants from "./internal/grants.js"
+import type * as Tool from "./Tool.js"
+import type * as Toolkit from "./Toolkit.js"
+
+export {
+  /** Every grant of the conversation with the index of its message. */
+  all,
+  /** Whether grant `grantId` may settle a call at `now` (the reducer's rule), or `GrantNotApplicable` saying why not. */
+  check,
+  /** The live grants covering a call (what the strategy sees as `call.grants`). */
+  covering,
+  /** The grant with this id and where it is. */
+  find,
+  /** Whether a grant is in force at `now`. */
+  isLive,
+  /** A grant from options, or `InvalidGrant`. */
+  make,
+  /** Whether a tool name matches a grant's tool pattern. */
+  matchesTool,
+  /** The longest grant id. */
+  maxIdLength,
+  /** The grant a call's decision record names, if a grant settled it. */
+  settledBy
+} from "./internal/grants.js"
+
+export type {
+  /** Whom a turn acts for. */
+  Context,
+  /** A grant and the index of its message. */
+  Located,
+  /** What `Messages.grant` takes. */
+  Options,
+  /** An argument predicate. */
+  Predicate,
+  /** Who revokes a grant, when and why. */
+  Revocation
+} from "./internal/grants.js"
+
+/** A grant as stored in the messages. */
+export type Grant = Grants.Grant
+
+/** The Schema of a grant. */
+export const Grant = Grants.Grant
+
+/**
+ * A strategy that settles a call with the first live grant covering it
+ * (`Action.Granted`), and asks `fallback` about every other call.
+ */
+export const grantedOr = <Tools extends Record<string, Tool.Any>, R = never>(
+  fallback: Toolkit.Strategy<Tools, R>
+): Toolkit.Strategy<Tools, R> =>
+(call, metadata): Action.Action | Effect.Effect<Action.Action, never, R> => {
+  const grant = call.grants?.[0]
+  return grant === undefined ? fallback(call, metadata) : Action.Granted({ grant: grant.id })
+}

@@ -1,0 +1,154 @@
+import { describe, expect, it } from "@effect/vitest"
+import { Clock, Effect, Layer, Logger, Schema } from "effect"
+import * as TestClock from "effect/testing/TestClock"
+import { Action, Chat, type ChatOutcome, ConversationStore, Grant, Messages, PauseReason, Tool, Toolkit, Worker } from "../src/index.js"
+import { MockLanguageModel } from "../src/testing/index.js"
+
+const SendEmail = Tool.make("send_email", {
+  description: "Send an email.",
+  parameters: { to: Schema.String, body: Schema.String },
+  success: Schema.String
+})
+
+/** Every email needs a person, unless a live grant covers it. */
+const kit = Toolkit.withStrategy(Toolkit.make(SendEmail), Grant.grantedOr(() => Action.RequireApproval()))
+
+const mail = (id: string, to: string) => MockLanguageModel.toolCalls([{ id, name: "send_email", arguments: { to, body: "hi" } }])
+
+const setup = (script: ReadonlyArray<MockLanguageModel.ScriptedResponse>) =>
+  Effect.gen(function*() {
+    const sent: Array<string> = []
+    const model = MockLanguageModel.make(script)
+    const chat = yield* Chat.make({ tools: kit }).pipe(
+      Effect.provide(Layer.merge(model.layer, kit.toLayer({ send_email: ({ to }) => Effect.sync(() => (sent.push(to), `sent to ${to}`)) })))
+    )
+    return { chat, sent, model }
+  })
+
+/** A grant for mail to a@x.com, made now, for an hour. */
+const grantToA = (messages: Messages.Messages, id = "g1") =>
+  Effect.flatMap(Clock.currentTimeMillis, (now) =>
+    Effect.fromResult(Messages.grant(messages, { id, tool: "send_email", where: { path: ["to"], equals: "a@x.com" }, by: "alice", at: now, expiresAfter: "1 hour" })))
+
+/** The calls a paused turn waits on for a person (none when it did not pause). */
+const waiting = (result: ChatOutcome.Result): ReadonlyArray<string> =>
+  result.outcome._tag === "Paused" ? PauseReason.approvalIds(result.outcome.reason) : []
+
+describe("Chat: grants", () => {
+  it.effect("a grant made during a pause leaves the pending call pending, and settles the next call it covers", () =>
+    Effect.gen(function*() {
+      const { chat, sent } = yield* setup([mail("c1", "a@x.com"), mail("c2", "a@x.com"), MockLanguageModel.text("Both sent.")])
+      const first = yield* chat.complete(Messages.fromUser("Mail a twice."))
+      expect(waiting(first)).toEqual(["c1"])
+      const granted = yield* grantToA(first.messages)
+      // Resuming with only the grant: c1 was pending when it was made, so it still waits.
+      const again = yield* chat.resume(granted)
+      expect(waiting(again)).toEqual(["c1"])
+      expect(sent).toEqual([])
+      // A person approves c1; c2, proposed after the grant, runs on it without a pause.
+      const done = yield* chat.resume(yield* chat.approve(again.messages, "c1"))
+      expect(done.outcome._tag).toBe("Complete")
+      expect(sent).toEqual(["a@x.com", "a@x.com"])
+      expect(Grant.settledBy(Messages.findTool(done.messages, "c1")!)).toBeUndefined()
+      expect(Messages.findTool(done.messages, "c2")!.status).toMatchObject({ _tag: "Completed", decision: { by: "alice", grant: "g1" } })
+    }))
+
+  it.effect("a tool with a decision policy is never settled by a grant: the call waits under the policy", () =>
+    Effect.gen(function*() {
+      const Guarded = Tool.make("send_email", {
+        description: "Send an email.",
+        parameters: { to: Schema.String, body: Schema.String },
+        success: Schema.String,
+        decisionPolicy: { approve: { roles: ["ops"] } }
+      })
+      const guarded = Toolkit.withStrategy(Toolkit.make(Guarded), Grant.grantedOr(() => Action.RequireApproval()))
+      const sent: Array<string> = []
+      const model = MockLanguageModel.make([mail("c1", "b@x.com"), mail("c2", "a@x.com"), MockLanguageModel.text("ok")])
+      const chat = yield* Chat.make({ tools: guarded }).pipe(
+        Effect.provide(Layer.merge(model.layer, guarded.toLayer({ send_email: ({ to }) => Effect.sync(() => (sent.push(to), `sent to ${to}`)) })))
+      )
+      const first = yield* chat.complete(Messages.fromUser("Mail b, then a."))
+      const granted = yield* grantToA(first.messages)
+      const ops = { id: "olga", roles: ["ops"] }
+      const second = yield* chat.resume(yield* chat.approve(granted, "c1", undefined, { decider: ops }))
+      // c2 is covered by the live grant, but its tool names who may decide: it waits for them.
+      expect(waiting(second)).toEqual(["c2"])
+      expect(Messages.findTool(second.messages, "c2")!.status).toEqual({ _tag: "AwaitingApproval", policy: { approve: { roles: ["ops"] } } })
+      expect(sent).toEqual(["b@x.com"])
+    }))
+
+  it.effect("a grant that expires while the turn is paused settles nothing after it (test clock)", () =>
+    Effect.gen(function*() {
+      const { chat, sent } = yield* setup([mail("c1", "b@x.com"), mail("c2", "a@x.com"), MockLanguageModel.text("ok")])
+      const first = yield* chat.complete(Messages.fromUser("Mail b, then a."))
+      const granted = yield* grantToA(first.messages)
+      yield* TestClock.adjust("61 minutes")
+      const afterExpiry = yield* chat.resume(yield* chat.approve(granted, "c1"))
+      // c2 (to a@x.com, covered but for the time) now waits for a person.
+      expect(waiting(afterExpiry)).toEqual(["c2"])
+      expect(sent).toEqual(["b@x.com"])
+    }))
+
+  it.effect("a revoked grant settles nothing; a call to another address waits for a person", () =>
+    Effect.gen(function*() {
+      const { chat, sent } = yield* setup([mail("c1", "b@x.com"), mail("c2", "a@x.com"), mail("c3", "z@evil.com"), MockLanguageModel.text("ok")])
+      const first = yield* chat.complete(Messages.fromUser("Mail three."))
+      const revoked = yield* Effect.fromResult(Messages.revokeGrant(yield* grantToA(first.messages), "g1", { by: "bob", at: 0 }))
+      const second = yield* chat.resume(yield* chat.approve(revoked, "c1"))
+      expect(waiting(second)).toEqual(["c2"])
+      // A fresh grant; c2 was pending when it was made, c3 (another address) is not covered.
+      const regranted = yield* grantToA(second.messages, "g2")
+      const third = yield* chat.resume(yield* chat.approve(regranted, "c2"))
+      expect(waiting(third)).toEqual(["c3"])
+      expect(sent).toEqual(["b@x.com", "a@x.com"])
+    }))
+
+  it.effect("a forged strategy naming a grant that cannot settle the call: it waits for a person", () =>
+    Effect.gen(function*() {
+      const forged = Toolkit.withStrategy(Toolkit.make(SendEmail), () => Action.Granted({ grant: "g1" }))
+      const model = MockLanguageModel.make([mail("c1", "a@x.com")])
+      const sent: Array<string> = []
+      const chat = yield* Chat.make({ tools: forged }).pipe(
+        Effect.provide(Layer.merge(model.layer, forged.toLayer({ send_email: ({ to }) => Effect.sync(() => (sent.push(to), "sent")) })))
+      )
+      // The grant exists, but only after the user message the call answers: proposed after it, so it would cover it…
+      const withGrant = yield* grantToA(Messages.fromUser("Mail a."))
+      const revoked = yield* Effect.fromResult(Messages.revokeGrant(withGrant, "g1", { by: "bob", at: 0 }))
+      // …but it was revoked: the strategy's Granted is refused by the reducer.
+      const logs: Array<string> = []
+      const logger = Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${String(message)}`))
+      const result = yield* chat.complete(revoked).pipe(Effect.provide(Logger.layer([logger])))
+      expect(waiting(result)).toEqual(["c1"])
+      expect(Messages.findTool(result.messages, "c1")!.status).toStrictEqual({ _tag: "AwaitingApproval" })
+      expect(sent).toEqual([])
+      expect(logs.some((line) => line.startsWith("Warn") && line.includes("Grant 'g1' cannot settle call 'c1'") && line.includes("revoked"))).toBe(true)
+    }))
+
+  it.effect("a grant scoped to a conversation applies through Worker.resume of that conversation only", () =>
+    Effect.gen(function*() {
+      // One model serves both conversations: each resume asks it once for c2 (and conv-1 once more, after c2 ran).
+      const { chat, sent } = yield* setup([mail("c1", "b@x.com"), mail("c2", "a@x.com"), mail("c2", "a@x.com"), MockLanguageModel.text("ok")])
+      const store = yield* ConversationStore.makeMemory
+      const first = yield* chat.complete(Messages.fromUser("Mail b, then a."))
+      const now = yield* Clock.currentTimeMillis
+      const scoped = yield* Effect.fromResult(Messages.grant(first.messages, {
+        id: "g1",
+        tool: "send_email",
+        scope: { conversation: "conv-1" },
+        by: "alice",
+        at: now,
+        expiresAfter: { hours: 1 }
+      }))
+      yield* store.save("conv-1", scoped)
+      yield* store.save("conv-2", scoped)
+      const run = (id: string) =>
+        Worker.resume(chat, id, (stored) => chat.approve(stored.messages, "c1")).pipe(
+          Effect.provideService(ConversationStore.ConversationStore, store)
+        )
+      const other = yield* run("conv-2")
+      expect(waiting(other)).toEqual(["c2"])
+      const own = yield* run("conv-1")
+      expect(own.outcome._tag).toBe("Complete")
+      expect(sent).toEqual(["b@x.com", "b@x.com", "a@x.com"])
+    }))
+})
