@@ -3,4 +3,4 @@
  * The root `vitest.config.ts` reads this list (`test.projects`), so it is the
  * one place that names them.
  */
-export default ["packages/*/vitest.config.ts", "packages/providers/*/vitest.config.ts"]
+export default ["packages/*/vitest.config.ts", "packages/providers/*/vitest.config.ts", "packages/ui/*/vitest.config.ts"]

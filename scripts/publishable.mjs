@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url"
 const root = fileURLToPath(new URL("../", import.meta.url))
 
 /** The folders that hold packages: every folder of packages/ and of packages/providers/. */
-const folders = ["", "providers/"].flatMap((prefix) =>
+const folders = ["", "providers/", "ui/"].flatMap((prefix) =>
   readdirSync(join(root, "packages", prefix), { withFileTypes: true })
     .filter((entry) => entry.isDirectory())
     .map((entry) => `${prefix}${entry.name}`)

@@ -19,7 +19,7 @@ export interface Library {
 
 /** The folders (under packages/) that hold packages: every folder of packages/, and of packages/providers/. */
 const packageFolders = (): ReadonlyArray<string> =>
-  ["", "providers/"].flatMap((prefix) =>
+  ["", "providers/", "ui/"].flatMap((prefix) =>
     readdirSync(join(root, "packages", prefix), { withFileTypes: true })
       .filter((entry) => entry.isDirectory())
       .map((entry) => `${prefix}${entry.name}`)
