@@ -39,9 +39,8 @@ export interface CallData {
 }
 
 /** The data parts chat-ts writes, by name (`data-<name>`), for `UIMessage<…, DataTypes>`. */
-export interface DataTypes {
+export type DataTypes = {
   readonly "chat-ts-call": CallData
-  readonly [name: string]: unknown
 }
 
 /** The message metadata chat-ts writes (on `start`, `message-metadata` and `finish`). */
