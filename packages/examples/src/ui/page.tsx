@@ -72,6 +72,7 @@ function ToolCard(props: {
 }
 
 function App() {
+  // #region usechat
   // Edited arguments of every approval of this pause: sent with the request useChat makes once all are answered.
   const edits = useRef<Record<string, unknown>>({})
   const { addToolApprovalResponse, error, messages, sendMessage, status } = useChat<Message>({
@@ -96,6 +97,7 @@ function App() {
       options: { body: { chatTs: { edits: edits.current } } }
     })
   }
+  // #endregion usechat
   return (
     <main>
       <h1>chat-ts × useChat</h1>

@@ -5,27 +5,27 @@
  *
  * @since 0.2.0
  */
+import { InboxError } from "@chat-ts/inbox"
 import * as Schema from "effect/Schema"
 
-/** A body that is not a `useChat` request: not JSON, a key twice, a missing chat id, a trigger we do not serve (400). */
-export class BadRequest extends Schema.TaggedError<BadRequest>()("BadRequest", {
-  message: Schema.String
-}, { httpApiStatus: 400 }) {}
+/**
+ * The refusals the approvals inbox has too, the same classes (`@chat-ts/inbox`'s `InboxError`): a
+ * body that is not a `useChat` request (400), no identity (401), the `Approver`'s policy or another
+ * site (403), no such conversation or an approval id naming no call of it (404), a store that
+ * failed (500).
+ */
+export const { BadRequest, Forbidden, NotFound, StoreFailure, Unauthorized } = InboxError
 
-/** No identity: the `Approver` found nobody behind the request (401). */
-export class Unauthorized extends Schema.TaggedError<Unauthorized>()("Unauthorized", {
-  message: Schema.String
-}, { httpApiStatus: 401 }) {}
-
-/** Refused: the `Approver`'s policy forbids this decision, or the request comes from another site (403). */
-export class Forbidden extends Schema.TaggedError<Forbidden>()("Forbidden", {
-  message: Schema.String
-}, { httpApiStatus: 403 }) {}
-
-/** No such conversation, or an approval id that names no call of it (forged, or of another conversation) (404). */
-export class NotFound extends Schema.TaggedError<NotFound>()("NotFound", {
-  message: Schema.String
-}, { httpApiStatus: 404 }) {}
+/** A request that cannot be read (400). */
+export type BadRequest = InboxError.BadRequest
+/** No identity (401). */
+export type Unauthorized = InboxError.Unauthorized
+/** Refused by the policy or as cross-site (403). */
+export type Forbidden = InboxError.Forbidden
+/** No such conversation or call (404). */
+export type NotFound = InboxError.NotFound
+/** The store failed (500). */
+export type StoreFailure = InboxError.StoreFailure
 
 /**
  * The request does not fit the stored conversation (409): the call was already decided otherwise
@@ -44,11 +44,6 @@ export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit"
   /** What is wrong with the arguments, one problem per entry. */
   problems: Schema.Array(Schema.String)
 }, { httpApiStatus: 422 }) {}
-
-/** The store failed or holds a damaged conversation (500); the detail names which, never a secret. */
-export class StoreFailure extends Schema.TaggedError<StoreFailure>()("StoreFailure", {
-  message: Schema.String
-}, { httpApiStatus: 500 }) {}
 
 /** Every refusal of a request. */
 export type UiError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | InvalidEdit | StoreFailure

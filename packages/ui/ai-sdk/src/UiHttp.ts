@@ -22,6 +22,7 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as UiChat from "./UiChat.js"
@@ -94,3 +95,19 @@ export const webHandler = (
         Effect.provide(context)
       )
     ))
+
+/**
+ * The endpoint as a `(Request) => Promise<Response>` function over `services` (`UiChat` and the
+ * `Approver`), built once on first use; turns run in its runtime until `dispose`.
+ */
+export const toWebHandler = <E>(
+  services: Layer.Layer<UiChat.UiChat | Approver.Approver, E>,
+  options: Options = {}
+): { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> } => {
+  const runtime = ManagedRuntime.make(services)
+  let made: Promise<(request: Request) => Promise<Response>> | undefined
+  return {
+    handler: (request) => (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
+    dispose: () => runtime.dispose()
+  }
+}

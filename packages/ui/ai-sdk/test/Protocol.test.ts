@@ -97,6 +97,28 @@ describe("a new message", () => {
         ])
         expect(env.runs.map((r) => r.tool)).toEqual(["lookup", "explode"])
       })))
+
+  it.effect("a scheduled call (its time, no approval request) and a policy's rejection (an output error)", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const answer = yield* post(say("chat-15", asking([{ id: "r1", name: "remind", arguments: { note: "n" } }, { id: "w1", name: "wipe", arguments: {} }])))
+        expect(answer.status).toBe(200)
+        expect(approvals(answer).size).toBe(0)
+        expect(answer.chunks.find((c) => c.type === "tool-output-error")).toEqual({ type: "tool-output-error", toolCallId: "w1", errorText: expect.stringContaining("wiping is never allowed") })
+        const data = answer.chunks.flatMap((c) => c.type === "data-chat-ts-call" ? [c.data] : [])
+        expect(data.find((d) => d.callId === "r1")).toMatchObject({ status: "scheduled", scheduledAt: 3_600_000 })
+        expect(answer.chunks.at(-1)).toMatchObject({ type: "finish", messageMetadata: { turn: "paused" } })
+        expect(env.runs).toEqual([])
+      })))
+
+  it.effect("a turn that fails once it started: an error chunk, then finish with turn failed", () =>
+    withEndpoint(() =>
+      Effect.gen(function*() {
+        const answer = yield* post(say("chat-16", "fail please"))
+        expect(answer.status).toBe(200)
+        expect(answer.chunks.find((c) => c.type === "error")).toEqual({ type: "error", errorText: expect.stringContaining("the model refused the request") })
+        expect(answer.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "error", messageMetadata: { turn: "failed" } })
+      })))
 })
 
 describe("approval responses", () => {

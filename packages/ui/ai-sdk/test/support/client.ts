@@ -33,6 +33,8 @@ const read = async (response: Response, previous: UIMessage | undefined): Promis
     if (!result.success) throw new Error(`a chunk the AI SDK refuses: ${String(result.error)}`)
     chunks.push(result.value as UiMessageChunk.UiMessageChunk)
   }
+  // An error chunk ends useChat's message with its error: there is no message to build.
+  if (chunks.some((chunk) => chunk.type === "error")) return (await forMessage.cancel(), { chunks })
   const stream = parseJsonEventStream({ stream: forMessage, schema: uiMessageChunkSchema }).pipeThrough(
     new TransformStream<{ success: boolean; value?: UIMessageChunk }, UIMessageChunk>({
       transform: (result, controller) => {

@@ -1,12 +1,13 @@
 /**
  * The agent of the tests: `send_email` and `transfer` need approval
  * (`transfer` within an hour, its amount at most 1000), `lookup` runs at once,
- * `explode` fails; every run is counted. The scripted model answers a user
+ * `explode` fails, `remind` runs in an hour, `wipe` is rejected by the policy;
+ * every run is counted. The model fails on "fail please". The scripted model answers a user
  * message `please do: [calls]` with those calls, and anything else with a
  * text naming the results it was sent. An approver trusts `x-test-user`
  * (bob may not decide `transfer`).
  */
-import { Action, Chat, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, ChatError, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Approver } from "@chat-ts/inbox"
 import { Clock, Effect, Layer, Schema } from "effect"
@@ -36,12 +37,28 @@ export const Explode = Tool.make("explode", {
   failure: Schema.Struct({ problem: Schema.String })
 })
 
-export const toolkit = Toolkit.make(SendEmail, Transfer, Lookup, Explode).pipe(
+export const Remind = Tool.make("remind", {
+  description: "Remind later (runs in an hour).",
+  parameters: { note: Schema.String },
+  success: Schema.Struct({ reminded: Schema.Boolean })
+})
+
+export const Wipe = Tool.make("wipe", {
+  description: "Never allowed.",
+  parameters: {},
+  success: Schema.Struct({})
+})
+
+export const toolkit = Toolkit.make(SendEmail, Transfer, Lookup, Explode, Remind, Wipe).pipe(
   Toolkit.withStrategy((call) =>
     call.name === "transfer"
       ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ expiresAt: now + 3_600_000 }))
       : call.name === "send_email"
       ? Effect.succeed(Action.RequireApproval())
+      : call.name === "remind"
+      ? Effect.succeed(Action.Defer({ after: 3_600_000 }))
+      : call.name === "wipe"
+      ? Effect.succeed(Action.Reject({ reason: "wiping is never allowed" }))
       : Effect.succeed(Action.Execute())
   )
 )
@@ -54,7 +71,9 @@ export const handlers = (runs: Runs) =>
     send_email: (params) => Effect.sync(() => (runs.push({ tool: "send_email", params }), { sent: true })),
     transfer: (params) => Effect.sync(() => (runs.push({ tool: "transfer", params }), { moved: params.amount })),
     lookup: (params) => Effect.sync(() => (runs.push({ tool: "lookup", params }), { meaning: `the meaning of ${params.word}` })),
-    explode: () => Effect.suspend(() => (runs.push({ tool: "explode", params: {} }), Effect.fail({ problem: "boom" })))
+    explode: () => Effect.suspend(() => (runs.push({ tool: "explode", params: {} }), Effect.fail({ problem: "boom" }))),
+    remind: (params) => Effect.sync(() => (runs.push({ tool: "remind", params }), { reminded: true })),
+    wipe: () => Effect.sync(() => (runs.push({ tool: "wipe", params: {} }), {}))
   })
 
 /** The user message that makes the model ask for these calls. */
@@ -66,6 +85,9 @@ export const model = () =>
   MockLanguageModel.make((request) => {
     const last = request.messages[request.messages.length - 1]!
     const text = Messages.textOf(last)
+    if (last.role === "user" && text === "fail please") {
+      return Effect.fail(new ChatError.InvalidRequest({ message: "the model refused the request" }))
+    }
     if (last.role === "user" && text.startsWith("please do: ")) {
       return MockLanguageModel.toolCalls(JSON.parse(text.slice("please do: ".length)), { reasoning: "I should do that." })
     }
