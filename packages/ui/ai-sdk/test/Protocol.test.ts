@@ -303,6 +303,22 @@ describe("refused and repeated requests change nothing", () => {
         yield* env.store.release(lease)
       })))
 
+  it.effect("two tabs sending the same approval at once: one runs it, the other runs nothing", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const { answer, ids } = yield* paused("chat-17")
+        const message = respond(respond(answer.message!, ids.get("c1")!, true), ids.get("c2")!, false, "no")
+        const [a, b] = yield* Effect.all([post(resume("chat-17", message)), post(resume("chat-17", message))], { concurrency: 2 })
+        const ran = [a, b].filter((x) => x.chunks.some((c) => c.type === "tool-output-available"))
+        expect(ran).toHaveLength(1)
+        const other = ran[0] === a ? b : a
+        // The loser found the lease held (409 Busy) or, after the winner, the same decisions (a no-op).
+        expect(other.status === 409 ? other.error?.reason : other.chunks[0]).toEqual(
+          other.status === 409 ? "Busy" : { type: "start", messageMetadata: { conversationId: "chat-17", duplicate: true } }
+        )
+        expect(env.runs).toHaveLength(1)
+      })))
+
   it.effect("who may decide: no identity 401, the approver's policy 403, another site 403", () =>
     withEndpoint((env) =>
       Effect.gen(function*() {
@@ -333,6 +349,7 @@ describe("refused and repeated requests change nothing", () => {
               { id: "", messages: [{ id: "m", role: "user", parts: [{ type: "text", text: "x" }] }] },
               { ...say("chat-14", "again"), trigger: "regenerate-message" },
               say("chat-14", "   "),
+              say("chat-14", "x".repeat(1024 * 1024 + 1)),
               resume("chat-14", { id: "a", role: "assistant", parts: [] }, { chatTs: { edits: ["x"] } })
             ]
           ) {
