@@ -60,6 +60,12 @@ export interface Options<R> {
   readonly chat: Chat.Service<R>
   /** Settings of the resumed turns (lease length, owner…). */
   readonly resume?: Worker.Options
+  /**
+   * Whether `identity` may use conversation `conversationId` at all (send messages to it, read its
+   * turns); `false` is a 403 before anything is read or stored. Default: everyone identified may,
+   * so chat ids must then be unguessable. The `Approver` still decides each approval.
+   */
+  readonly access?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
 }
 
 /** The request was applied already: answered with an empty stream, nothing run. */
@@ -217,6 +223,9 @@ export const make = <R>(
     const run: Service["run"] = (input, identity) =>
       Effect.gen(function*() {
         const id = input.chatId
+        if (options.access !== undefined && !(yield* options.access(identity, id))) {
+          return yield* new UiError.Forbidden({ message: `${identity.id} may not use this conversation` })
+        }
         if (input._tag === "Message") yield* ensureStored(id)
         const queue = yield* Queue.unbounded<UiMessageChunk.UiMessageChunk, Cause.Done>()
         const ready = yield* Deferred.make<void, UiError.UiError | Duplicate>()

@@ -16,11 +16,12 @@ import * as Fixture from "./support/fixture.js"
 const asking = Fixture.asking
 
 const withEndpoint = <A, E>(
-  f: (env: Effect.Success<typeof Fixture.make>) => Effect.Effect<A, E, UiChat.UiChat | Approver.Approver | ConversationStore.ConversationStore>
+  f: (env: Effect.Success<typeof Fixture.make>) => Effect.Effect<A, E, UiChat.UiChat | Approver.Approver | ConversationStore.ConversationStore>,
+  options: Omit<UiChat.Options<never>, "chat"> = {}
 ) =>
   Effect.gen(function*() {
     const env = yield* Fixture.make
-    const layer = UiChat.layer({ chat: env.chat }).pipe(Layer.provideMerge(env.services))
+    const layer = UiChat.layer({ chat: env.chat, ...options }).pipe(Layer.provideMerge(env.services))
     return yield* Effect.provide(f(env), layer)
   })
 
@@ -334,6 +335,18 @@ describe("refused and repeated requests change nothing", () => {
           expect(form.status).toBe(400)
         }))
       })))
+
+  it.effect("a conversation the identity may not use (the access check): 403 before anything is stored", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const mine = yield* post(say("alice-1", "hello"))
+        expect(mine.status).toBe(200)
+        const theirs = yield* post(say("alice-1", "let me in"), { user: "bob" })
+        expect([theirs.status, theirs.error?._tag]).toEqual([403, "Forbidden"])
+        const created = yield* post(say("alice-2", "hello"), { user: "bob" })
+        expect(created.status).toBe(403)
+        expect(yield* env.store.load("alice-2")).toEqual(Option.none())
+      }), { access: (identity, id) => Effect.succeed(id.startsWith(`${identity.id}-`)) }))
 
   it.effect("bodies that are not useChat requests: 400", () =>
     withEndpoint((env) =>
