@@ -35,7 +35,8 @@ export const pages = [
   "docs/anthropic.md",
   "docs/google.md",
   "packages/providers/google/README.md",
-  "docs/scale.md"
+  "docs/scale.md",
+  "docs/ui.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */
@@ -103,7 +104,7 @@ describe("docs", () => {
     describe(page, () => {
       it("every TypeScript block is a snippet of a type-checked file, and equals it", () => {
         if (!existsSync(join(root, page))) return
-        const code = blocks(page, read(page)).filter((block) => block.lang === "ts" || block.lang === "typescript")
+        const code = blocks(page, read(page)).filter((block) => block.lang === "ts" || block.lang === "typescript" || block.lang === "tsx")
         for (const block of code) {
           expect(block.snippet, `${page}:${block.line} has no <!-- snippet: … --> marker`).toBeDefined()
           expect(block.code.trim(), `${page}:${block.line} differs from ${block.snippet}`).toBe(snippetText(block.snippet!))

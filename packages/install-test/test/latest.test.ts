@@ -53,7 +53,7 @@ describe("a fresh app on effect@latest", () => {
 
   it("the unstable-module packages install on it exactly when it is within their pin", async () => {
     const pinned = inject("packed").filter((p) => p.peerDependencies["effect"]?.startsWith(">="))
-    expect(pinned.map((p) => p.name).sort()).toEqual(["@chat-ts/ag-ui", "@chat-ts/effect-ai", "@chat-ts/inbox", "@chat-ts/sql", "@chat-ts/workflow"])
+    expect(pinned.map((p) => p.name).sort()).toEqual(["@chat-ts/ag-ui", "@chat-ts/ai-sdk-ui", "@chat-ts/effect-ai", "@chat-ts/inbox", "@chat-ts/sql", "@chat-ts/workflow"])
     for (const library of pinned) {
       const range = library.peerDependencies["effect"]!
       const expected = withinPin(latest, range)

@@ -1,0 +1,129 @@
+/**
+ * The chat page of the `ui` example: React with the AI SDK's `useChat` and
+ * its stock transport (it posts to `/api/chat`), talking to a chat-ts turn
+ * served by @chat-ts/ai-sdk-ui. A call that needs approval shows its
+ * arguments, its deadline (from chat-ts's `data-chat-ts-call` part) and
+ * Approve / Reject buttons (with a reason, and optional edited arguments);
+ * once every call is answered, `useChat` sends the responses by itself and
+ * the stream goes on. Bundled by esbuild (no CDN).
+ */
+import { useChat } from "@ai-sdk/react"
+import type { UiMessageChunk } from "@chat-ts/ai-sdk-ui"
+import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai"
+import { type FormEvent, useRef, useState } from "react"
+import { createRoot } from "react-dom/client"
+
+type Message = UIMessage<UiMessageChunk.Metadata, UiMessageChunk.DataTypes>
+type Part = Message["parts"][number]
+type ToolPart = Extract<Part, { readonly toolCallId: string }>
+
+const chatId = new URLSearchParams(location.search).get("chat") ?? crypto.randomUUID()
+
+const isTool = (part: Part): part is ToolPart => part.type.startsWith("tool-") || part.type === "dynamic-tool"
+
+const when = (millis: number) => new Date(millis).toLocaleTimeString()
+
+/** What chat-ts says about each call, from the data parts of every message. */
+const callData = (messages: ReadonlyArray<Message>): ReadonlyMap<string, UiMessageChunk.CallData> =>
+  new Map(messages.flatMap((m) => m.parts.flatMap((p) => p.type === "data-chat-ts-call" ? [[p.data.callId, p.data] as const] : [])))
+
+function ToolCard(props: {
+  readonly part: ToolPart
+  readonly data: UiMessageChunk.CallData | undefined
+  readonly respond: (id: string, approved: boolean, reason?: string, edit?: unknown) => void
+}) {
+  const { data, part } = props
+  const [reason, setReason] = useState("")
+  const [edit, setEdit] = useState("")
+  const [problem, setProblem] = useState("")
+  const name = part.type === "dynamic-tool" ? part.toolName : part.type.slice("tool-".length)
+  const approve = () => {
+    if (edit.trim() === "") return props.respond(part.approval!.id, true)
+    try {
+      props.respond(part.approval!.id, true, undefined, JSON.parse(edit))
+    } catch {
+      setProblem("the edited arguments are not JSON")
+    }
+  }
+  return (
+    <div className="tool" data-call={part.toolCallId} data-state={part.state}>
+      <div className="tool-head">
+        <b>{name}</b> <span className="state">{part.state}</span>
+      </div>
+      <pre>{JSON.stringify(part.input)}</pre>
+      {data?.deadline === undefined ? null : <div className="deadline">decide before {when(data.deadline)}</div>}
+      {data?.decidedBy === undefined ? null : <div className="decided">decided by {data.decidedBy}{data.edited ? " (edited)" : ""}</div>}
+      {part.state === "output-available" ? <pre className="output">{JSON.stringify(part.output)}</pre> : null}
+      {part.state === "output-error" ? <pre className="error">{part.errorText}</pre> : null}
+      {part.state === "output-denied" ? <div className="denied">rejected{data?.reason ? `: ${data.reason}` : ""}</div> : null}
+      {part.state === "approval-requested"
+        ? (
+          <div className="decide">
+            <textarea aria-label={`edited arguments of ${name}`} placeholder="edited arguments (JSON, optional)" value={edit} onChange={(e) => setEdit(e.target.value)} />
+            <button onClick={approve}>Approve</button>
+            <input aria-label={`reason for rejecting ${name}`} placeholder="reason" value={reason} onChange={(e) => setReason(e.target.value)} />
+            <button onClick={() => props.respond(part.approval!.id, false, reason === "" ? undefined : reason)}>Reject</button>
+            {problem === "" ? null : <div className="error">{problem}</div>}
+          </div>
+        )
+        : null}
+    </div>
+  )
+}
+
+function App() {
+  // #region usechat
+  // Edited arguments of every approval of this pause: sent with the request useChat makes once all are answered.
+  const edits = useRef<Record<string, unknown>>({})
+  const { addToolApprovalResponse, error, messages, sendMessage, status } = useChat<Message>({
+    id: chatId,
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses
+  })
+  const [text, setText] = useState("")
+  const data = callData(messages)
+  const send = (event: FormEvent) => {
+    event.preventDefault()
+    if (text.trim() === "") return
+    edits.current = {}
+    void sendMessage({ text })
+    setText("")
+  }
+  const respond = (id: string, approved: boolean, reason?: string, edit?: unknown) => {
+    if (edit !== undefined) edits.current = { ...edits.current, [id]: edit }
+    void addToolApprovalResponse({
+      id,
+      approved,
+      ...(reason === undefined ? {} : { reason }),
+      options: { body: { chatTs: { edits: edits.current } } }
+    })
+  }
+  // #endregion usechat
+  return (
+    <main>
+      <h1>chat-ts × useChat</h1>
+      <div className="messages">
+        {messages.map((message) => (
+          <div key={message.id} className="message" data-role={message.role}>
+            {message.parts.map((part, i) =>
+              part.type === "text"
+                ? <p key={i}>{part.text}</p>
+                : part.type === "reasoning"
+                ? <p key={i} className="reasoning">{part.text}</p>
+                : isTool(part)
+                ? <ToolCard key={part.toolCallId} part={part} data={data.get(part.toolCallId)} respond={respond} />
+                : null
+            )}
+          </div>
+        ))}
+      </div>
+      <div className="status" data-status={status}>{status}</div>
+      {error === undefined ? null : <div className="error">{error.message}</div>}
+      <form onSubmit={send}>
+        <input aria-label="message" value={text} onChange={(e) => setText(e.target.value)} placeholder="Ask the agent…" />
+        <button type="submit" disabled={status !== "ready"}>Send</button>
+      </form>
+    </main>
+  )
+}
+
+createRoot(document.getElementById("root")!).render(<App />)

@@ -1,0 +1,303 @@
+/**
+ * Runs the turns `useChat` asks for, on conversations stored in a
+ * `ConversationStore` under the chat id, and gives each as a stream of UI
+ * message chunks.
+ *
+ * The store is the truth. A request is read for what it asks now (a new user
+ * message, or approval responses, see `UiRequest`), checked against the
+ * stored conversation and applied inside `Worker.resume`, under the
+ * conversation's lease, before the turn goes on (streamed, saving every
+ * state): two tabs deciding the same call cannot both win (the second is
+ * `Busy`, or finds the call decided). A refusal (an approval naming no
+ * pending call of this conversation, a call already decided otherwise, an
+ * edit its tool's Schema refuses, the `Approver`'s policy) is a typed error
+ * before anything streams, and nothing is stored or run. A request already
+ * applied (a retrying client: the same message id, the same decisions) is a
+ * no-op: a stream with `duplicate: true` in its metadata, and no run.
+ *
+ * The turn runs in the service's scope, not the request's: a client that
+ * goes away does not cut a tool off half way; the next request sees the
+ * stored result.
+ *
+ * @since 0.2.0
+ */
+import { type Chat, type ChatEvent, type ChatOutcome, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { Approver } from "@chat-ts/inbox"
+import * as Cause from "effect/Cause"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
+import * as Result from "effect/Result"
+import * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import * as Chunks from "./internal/chunks.js"
+import type * as UiMessageChunk from "./UiMessageChunk.js"
+import * as UiError from "./UiError.js"
+import * as UiRequest from "./UiRequest.js"
+
+/** The key under a user message's `providerMetadata` that keeps the client's message id (to know a retried request). */
+export const metadataKey = "@chat-ts/ai-sdk-ui"
+
+/** The service. */
+export interface Service {
+  /** Checks and applies `input` as `identity`, then streams the turn; a refusal fails before anything streams. */
+  readonly run: (
+    input: UiRequest.Input,
+    identity: Approver.Identity
+  ) => Effect.Effect<Stream.Stream<UiMessageChunk.UiMessageChunk>, UiError.UiError>
+}
+
+/** The UI chat in use. */
+export class UiChat extends Context.Service<UiChat, Service>()("@chat-ts/ai-sdk-ui/UiChat") {}
+
+/** Settings. */
+export interface Options<R> {
+  /** The chat whose tools the conversations use: it checks edits and runs the turns. */
+  readonly chat: Chat.Service<R>
+  /** Settings of the resumed turns (lease length, owner…). */
+  readonly resume?: Worker.Options
+  /**
+   * Whether `identity` may use conversation `conversationId` at all (send messages to it, read its
+   * turns); `false` is a 403 before anything is read or stored. Default: everyone identified may,
+   * so chat ids must then be unguessable. The `Approver` still decides each approval.
+   */
+  readonly access?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
+}
+
+/** The request was applied already: answered with an empty stream, nothing run. */
+interface Duplicate {
+  readonly _tag: "Duplicate"
+}
+
+const storeFailure = (error: { readonly _tag: string; readonly message: string }) =>
+  new UiError.StoreFailure({ message: `${error._tag}: ${error.message}` })
+
+/** Whether the stored call's decision is the one the client sends again. */
+const sameOutcome = (call: Messages.ToolCallPart, approved: boolean): boolean =>
+  approved
+    ? ["Approved", "Running", "Completed", "Failed"].includes(call.status._tag)
+    : call.status._tag === "Rejected" && call.status.by === "user"
+
+const userMessageIds = (messages: Messages.Messages): ReadonlySet<unknown> =>
+  new Set(messages.flatMap((message) => {
+    const kept = message.role === "user" ? message.providerMetadata?.[metadataKey] : undefined
+    return typeof kept === "object" && kept !== null && "messageId" in kept ? [kept.messageId] : []
+  }))
+
+const turnError = (error: Worker.ResumeError | UiError.UiError | Duplicate): UiError.UiError | Duplicate => {
+  switch (error._tag) {
+    case "ConversationBusy":
+    case "ConcurrentModification":
+      return new UiError.Conflict({ reason: "Busy", message: "another run holds this conversation now: try again" })
+    case "ConversationNotFound":
+      return new UiError.NotFound({ message: "no conversation with this chat id" })
+    case "StoreError":
+    case "CorruptConversation":
+    case "StateEncodeError":
+      return storeFailure(error)
+    case "BadRequest":
+    case "Unauthorized":
+    case "Forbidden":
+    case "NotFound":
+    case "Conflict":
+    case "InvalidEdit":
+    case "StoreFailure":
+    case "Duplicate":
+      return error
+    default:
+      return new UiError.StoreFailure({ message: `the turn failed before it started: ${error._tag}` })
+  }
+}
+
+/** Makes the service over the store and approver in context; turns run in the scope. */
+export const make = <R>(
+  options: Options<R>
+): Effect.Effect<Service, never, ConversationStore.ConversationStore | Approver.Approver | Scope.Scope | R> =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore.ConversationStore
+    const approver = yield* Approver.Approver
+    const scope = yield* Scope.Scope
+    const context = yield* Effect.context<ConversationStore.ConversationStore | R>()
+    const chat = options.chat
+    const schemas = new Map(chat.tools.map((tool) => [tool.name, tool.parameters]))
+
+    /** The client's next message, on a conversation whose turn is over. */
+    const appendMessage = (stored: ConversationStore.Stored, input: Extract<UiRequest.Input, { _tag: "Message" }>) =>
+      Effect.gen(function*() {
+        if (userMessageIds(stored.messages).has(input.messageId)) return yield* Effect.fail<Duplicate>({ _tag: "Duplicate" })
+        if (Messages.pendingTools(stored.messages).length > 0) {
+          return yield* new UiError.Conflict({ reason: "Paused", message: "calls of this conversation wait for a decision: decide them first" })
+        }
+        return [...stored.messages, { ...Messages.user(input.text), providerMetadata: { [metadataKey]: { messageId: input.messageId } } }]
+      })
+
+    /** One approval response applied to `messages`, or `undefined` when it was applied already. */
+    const decideOne = (
+      messages: Messages.Messages,
+      input: Extract<UiRequest.Input, { _tag: "Decisions" }>,
+      response: UiRequest.ApprovalResponse,
+      identity: Approver.Identity,
+      at: number
+    ): Effect.Effect<Messages.Messages | undefined, UiError.UiError> =>
+      Effect.gen(function*() {
+        const named = UiRequest.parseApprovalId(response.approvalId)
+        if (named === undefined || named.callId !== response.toolCallId) {
+          return yield* new UiError.NotFound({ message: `no approval '${response.approvalId.slice(0, 80)}' was requested` })
+        }
+        if (named.conversationId !== input.chatId) {
+          return yield* new UiError.NotFound({ message: `approval '${response.approvalId.slice(0, 80)}' is not of this conversation` })
+        }
+        const call = Messages.findTool(messages, named.callId)
+        if (call === undefined) return yield* new UiError.NotFound({ message: `no call '${named.callId}' in this conversation` })
+        const edit = input.edits.get(response.approvalId)
+        if (call.status._tag !== "AwaitingApproval") {
+          if (edit === undefined && sameOutcome(call, response.approved)) return undefined
+          return yield* new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${call.id}' does not wait for approval (${call.status._tag})` })
+        }
+        if (!response.approved && edit !== undefined) return yield* new UiError.BadRequest({ message: `an edit of '${call.id}', which is rejected` })
+        const kind = !response.approved ? "reject" : edit === undefined ? "approve" : "edit"
+        const allowed = yield* approver.authorize(identity, {
+          conversationId: input.chatId,
+          callId: call.id,
+          tool: call.name,
+          arguments: kind === "edit" ? (JSON.stringify(edit) ?? "") : call.arguments,
+          decision: kind
+        })
+        if (!allowed) return yield* new UiError.Forbidden({ message: `${identity.id} may not ${kind} a call of '${call.name}'` })
+        const decided = response.approved
+          ? yield* Effect.mapError(chat.approve(messages, call.id, edit), (error) =>
+            error._tag === "InvalidEditedArguments"
+              ? new UiError.InvalidEdit({
+                message: `the edited arguments do not fit the parameters of '${error.name}'`,
+                callId: call.id,
+                problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
+              })
+              : new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${call.id}' does not wait for approval` }))
+          : yield* Effect.mapError(
+            Effect.fromResult(Messages.reject(messages, call.id, response.reason)),
+            () => new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${call.id}' does not wait for approval` })
+          )
+        const record: Messages.Decision = { by: identity.id, at }
+        return Messages.updateTool(decided, call.id, (part) => ({ ...part, status: { ...part.status, decision: record } as Messages.ToolCallStatus }))
+      })
+
+    /** The client's approval responses, applied in order; all already applied: `Duplicate`. */
+    const applyDecisions = (
+      stored: ConversationStore.Stored,
+      input: Extract<UiRequest.Input, { _tag: "Decisions" }>,
+      identity: Approver.Identity
+    ) =>
+      Effect.gen(function*() {
+        const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        const answered = new Set(input.responses.filter((r) => r.approved).map((r) => r.approvalId))
+        const stray = [...input.edits.keys()].find((key) => !answered.has(key))
+        if (stray !== undefined) return yield* new UiError.BadRequest({ message: `an edit for '${stray.slice(0, 80)}', which this request does not approve` })
+        let messages = stored.messages
+        let applied = 0
+        for (const response of input.responses) {
+          const next = yield* decideOne(messages, input, response, identity, at)
+          if (next !== undefined) (messages = next, applied++)
+        }
+        if (applied > 0) return messages
+        if (input.responses.length > 0) return yield* Effect.fail<Duplicate>({ _tag: "Duplicate" })
+        return yield* new UiError.Conflict({ reason: "NotPaused", message: "the request decides nothing: no approval response in the last message" })
+      })
+
+    /** Creates the conversation if it is not stored yet (a concurrent creation is fine). */
+    const ensureStored = (id: string) =>
+      store.load(id).pipe(
+        Effect.flatMap(Option.match({
+          onSome: () => Effect.void,
+          onNone: () => Effect.asVoid(store.save(id, Messages.empty, { expectedVersion: 0 })).pipe(Effect.catchTag("ConcurrentModification", () => Effect.void))
+        })),
+        Effect.mapError(storeFailure)
+      )
+
+    const versionOf = (id: string) =>
+      store.load(id).pipe(Effect.map(Option.map((stored) => stored.version)), Effect.orElseSucceed(() => Option.none<number>()))
+
+    const run: Service["run"] = (input, identity) =>
+      Effect.gen(function*() {
+        const id = input.chatId
+        if (options.access !== undefined && !(yield* options.access(identity, id))) {
+          return yield* new UiError.Forbidden({ message: `${identity.id} may not use this conversation` })
+        }
+        if (input._tag === "Message") yield* ensureStored(id)
+        const queue = yield* Queue.unbounded<UiMessageChunk.UiMessageChunk, Cause.Done>()
+        const ready = yield* Deferred.make<void, UiError.UiError | Duplicate>()
+        const mapper = Chunks.make(id, (tool) => schemas.get(tool))
+        const emit = (chunks: ReadonlyArray<UiMessageChunk.UiMessageChunk>) => Queue.offerAll(queue, chunks)
+
+        /** The chat, with `resume` streaming its events to the queue (what `Worker.resume` runs under the lease). */
+        const streaming: Chat.Service<R> = {
+          ...chat,
+          resume: (messages, turnOptions) =>
+            chat.stream(messages, turnOptions).pipe(
+              Stream.tap((event: ChatEvent.ChatEvent) => emit(mapper.map(event))),
+              Stream.runLast,
+              Effect.flatMap(Option.match({
+                onNone: () => Effect.die(new Error("the turn's stream ended without a final event")),
+                onSome: (event): Effect.Effect<ChatOutcome.Result> =>
+                  event._tag === "Completed"
+                    ? Effect.succeed({ messages: event.messages, outcome: { _tag: "Complete", response: event.response, value: Messages.textOf(event.response), usage: event.usage } })
+                    : event._tag === "Paused"
+                    ? Effect.succeed({ messages: event.messages, outcome: { _tag: "Paused", reason: event.reason, usage: event.usage } })
+                    : Effect.die(new Error(`the turn's stream ended with ${event._tag}`))
+              }))
+            )
+        }
+        const decide = (stored: ConversationStore.Stored) =>
+          Effect.tap(input._tag === "Message" ? appendMessage(stored, input) : applyDecisions(stored, input, identity), () => Deferred.succeed(ready, undefined))
+
+        const finish = (turn: "complete" | "paused" | "failed", usage?: ChatOutcome.ChatOutcome["usage"]) =>
+          Effect.flatMap(versionOf(id), (version) =>
+            emit([...mapper.close(), {
+              type: "finish",
+              finishReason: turn === "complete" ? "stop" : turn === "paused" ? "tool-calls" : "error",
+              messageMetadata: {
+                conversationId: id,
+                turn,
+                ...(Option.isSome(version) ? { version: version.value } : {}),
+                ...(usage === undefined ? {} : { usage: { inputTokens: usage.inputTokens, outputTokens: usage.outputTokens } })
+              }
+            }]))
+
+        const turn = Worker.resume(streaming, id, decide, options.resume).pipe(
+          Effect.onExit((exit) =>
+            Effect.gen(function*() {
+              if (Exit.isSuccess(exit)) {
+                const outcome = exit.value.outcome
+                yield* finish(outcome._tag === "Complete" ? "complete" : "paused", outcome.usage)
+              } else if (!(yield* Deferred.isDone(ready))) {
+                const failure = Cause.findErrorOption(exit.cause)
+                yield* Deferred.fail(ready, Option.isSome(failure) ? turnError(failure.value) : new UiError.StoreFailure({ message: "the turn stopped before it started" }))
+              } else {
+                const failure = Cause.findErrorOption(exit.cause)
+                yield* emit([...mapper.close(), { type: "error", errorText: Option.isSome(failure) ? `${failure.value._tag}: ${"message" in failure.value ? failure.value.message : "failed"}` : "the turn stopped" }])
+                yield* finish("failed")
+              }
+              yield* Queue.end(queue)
+            })),
+          Effect.provide(context)
+        )
+        yield* Effect.forkIn(Effect.ignore(turn), scope)
+        const started = yield* Effect.result(Deferred.await(ready))
+        const start: UiMessageChunk.UiMessageChunk = { type: "start", messageMetadata: { conversationId: id } }
+        if (Result.isSuccess(started)) return Stream.concat(Stream.make(start), Stream.fromQueue(queue))
+        if (started.failure._tag !== "Duplicate") return yield* Effect.fail(started.failure)
+        return Stream.make(
+          { type: "start", messageMetadata: { conversationId: id, duplicate: true } },
+          { type: "finish", messageMetadata: { conversationId: id, duplicate: true } }
+        )
+      })
+
+    return { run }
+  })
+
+/** A layer providing the service (it needs the store and the approver; turns run in the layer's scope). */
+export const layer = <R>(options: Options<R>): Layer.Layer<UiChat, never, ConversationStore.ConversationStore | Approver.Approver | R> =>
+  Layer.effect(UiChat, make(options))

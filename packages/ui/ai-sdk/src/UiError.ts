@@ -1,0 +1,69 @@
+/**
+ * The errors of the UI endpoint, each with its HTTP status and a JSON body
+ * `{ _tag, message }`. Every refusal changes nothing in the store and runs
+ * nothing.
+ *
+ * @since 0.2.0
+ */
+import { InboxError } from "@chat-ts/inbox"
+import * as Schema from "effect/Schema"
+
+/**
+ * The refusals the approvals inbox has too, the same classes (`@chat-ts/inbox`'s `InboxError`): a
+ * body that is not a `useChat` request (400), no identity (401), the `Approver`'s policy or another
+ * site (403), no such conversation or an approval id naming no call of it (404), a store that
+ * failed (500).
+ */
+export const { BadRequest, Forbidden, NotFound, StoreFailure, Unauthorized } = InboxError
+
+/** A request that cannot be read (400). */
+export type BadRequest = InboxError.BadRequest
+/** No identity (401). */
+export type Unauthorized = InboxError.Unauthorized
+/** Refused by the policy or as cross-site (403). */
+export type Forbidden = InboxError.Forbidden
+/** No such conversation or call (404). */
+export type NotFound = InboxError.NotFound
+/** The store failed (500). */
+export type StoreFailure = InboxError.StoreFailure
+
+/**
+ * The request does not fit the stored conversation (409): the call was already decided otherwise
+ * (`AlreadyDecided`), nothing waits for a decision (`NotPaused`), calls still wait so a new message
+ * is refused (`Paused`), or another run holds the conversation now (`Busy`: try again).
+ */
+export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
+  message: Schema.String,
+  reason: Schema.Literals(["AlreadyDecided", "NotPaused", "Paused", "Busy"])
+}, { httpApiStatus: 409 }) {}
+
+/** The edited arguments do not fit the tool's parameters (422); nothing was stored. */
+export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit", {
+  message: Schema.String,
+  callId: Schema.String,
+  /** What is wrong with the arguments, one problem per entry. */
+  problems: Schema.Array(Schema.String)
+}, { httpApiStatus: 422 }) {}
+
+/** Every refusal of a request. */
+export type UiError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | InvalidEdit | StoreFailure
+
+/** The HTTP status of a refusal. */
+export const statusOf = (error: UiError): number => {
+  switch (error._tag) {
+    case "BadRequest":
+      return 400
+    case "Unauthorized":
+      return 401
+    case "Forbidden":
+      return 403
+    case "NotFound":
+      return 404
+    case "Conflict":
+      return 409
+    case "InvalidEdit":
+      return 422
+    case "StoreFailure":
+      return 500
+  }
+}

@@ -1,0 +1,113 @@
+/**
+ * The endpoint `useChat` posts to, as an `effect/http` route (`layer`, for
+ * `HttpRouter.serve`) and as a plain `(Request) => Promise<Response>`
+ * function for route handlers of other frameworks (`webHandler`).
+ *
+ * Every request asks the `Approver` who is calling (none: 401); its
+ * `authorize` decides each approval (403), and the identity's id is recorded
+ * on the decided call. A request must be `application/json` (a cross-site
+ * form cannot send it without a CORS preflight) and is refused when the
+ * browser says it comes from another site (`sec-fetch-site`), so a session
+ * cookie alone cannot decide a call from another page. A refusal is a JSON
+ * body `{ _tag, message, … }` with its status; an accepted request is the UI
+ * message stream.
+ *
+ * @since 0.2.0
+ */
+import { Approver } from "@chat-ts/inbox"
+import * as ByteSize from "effect/ByteSize"
+import * as Effect from "effect/Effect"
+import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
+import * as HttpRouter from "effect/http/HttpRouter"
+import * as HttpServerRequest from "effect/http/HttpServerRequest"
+import * as HttpServerResponse from "effect/http/HttpServerResponse"
+import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Option from "effect/Option"
+import * as Stream from "effect/Stream"
+import * as UiChat from "./UiChat.js"
+import * as UiError from "./UiError.js"
+import * as UiMessageChunk from "./UiMessageChunk.js"
+import * as UiRequest from "./UiRequest.js"
+
+/** Settings of the endpoint. */
+export interface Options {
+  /** The route's path (default `/api/chat`, where `useChat` posts by default). */
+  readonly path?: HttpRouter.PathInput
+  /** The largest body read (default 1 MiB): the client sends its whole history, of which only the last message is read. */
+  readonly maxBodyBytes?: number
+}
+
+const refuse = (error: UiError.UiError): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.jsonUnsafe(error.toJSON(), { status: UiError.statusOf(error), headers: { "cache-control": "no-store" } })
+
+const checkOrigin = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<void, UiError.UiError> => {
+  const site = request.headers["sec-fetch-site"]
+  if (site !== undefined && site !== "same-origin" && site !== "none") {
+    return Effect.fail(new UiError.Forbidden({ message: `a request from another site (${site}) is refused` }))
+  }
+  const type = request.headers["content-type"] ?? ""
+  if (!/^application\/json\s*(;|$)/i.test(type)) return Effect.fail(new UiError.BadRequest({ message: "the body must be application/json" }))
+  return Effect.void
+}
+
+/** Answers one request: the UI message stream of the turn it asks for, or a refusal. */
+export const handle = (
+  request: HttpServerRequest.HttpServerRequest,
+  options: Options = {}
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, UiChat.UiChat | Approver.Approver> =>
+  Effect.gen(function*() {
+    if (request.method !== "POST") return yield* new UiError.BadRequest({ message: "POST the request of useChat" })
+    yield* checkOrigin(request)
+    const approver = yield* Approver.Approver
+    const identity = yield* approver.identify(request)
+    if (Option.isNone(identity)) return yield* new UiError.Unauthorized({ message: "no identity: sign in first" })
+    const text = yield* request.text.pipe(
+      Effect.provideService(HttpIncomingMessage.MaxBodySize, ByteSize.bytes(options.maxBodyBytes ?? 1024 * 1024)),
+      Effect.mapError(() => new UiError.BadRequest({ message: "the body could not be read (too large?)" }))
+    )
+    const input = yield* Effect.fromResult(UiRequest.parse(text))
+    const service = yield* UiChat.UiChat
+    const chunks = yield* service.run(input, identity.value)
+    const encoder = new TextEncoder()
+    const body = Stream.concat(Stream.map(chunks, UiMessageChunk.toSse), Stream.make(UiMessageChunk.done)).pipe(
+      Stream.map((sse) => encoder.encode(sse))
+    )
+    return HttpServerResponse.stream(body, { headers: UiMessageChunk.headers })
+  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
+
+/** The endpoint as a route, for `HttpRouter.serve` (it needs `UiChat` and the `Approver`). */
+export const layer = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | UiChat.UiChat | Approver.Approver> =>
+  HttpRouter.use((router) =>
+    Effect.gen(function*() {
+      const context = yield* Effect.context<UiChat.UiChat | Approver.Approver>()
+      yield* router.add("POST", options.path ?? "/api/chat", (request) => Effect.provide(handle(request, options), context))
+    }))
+
+/** The endpoint as a `(Request) => Promise<Response>` function (Next.js route handlers, Bun, Deno…), with the services in context. */
+export const webHandler = (
+  options: Options = {}
+): Effect.Effect<(request: Request) => Promise<Response>, never, UiChat.UiChat | Approver.Approver> =>
+  Effect.map(Effect.context<UiChat.UiChat | Approver.Approver>(), (context) => (request: Request) =>
+    Effect.runPromise(
+      handle(HttpServerRequest.fromWeb(request), options).pipe(
+        Effect.map((response) => HttpServerResponse.toWeb(response, { context })),
+        Effect.provide(context)
+      )
+    ))
+
+/**
+ * The endpoint as a `(Request) => Promise<Response>` function over `services` (`UiChat` and the
+ * `Approver`), built once on first use; turns run in its runtime until `dispose`.
+ */
+export const toWebHandler = <E>(
+  services: Layer.Layer<UiChat.UiChat | Approver.Approver, E>,
+  options: Options = {}
+): { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> } => {
+  const runtime = ManagedRuntime.make(services)
+  let made: Promise<(request: Request) => Promise<Response>> | undefined
+  return {
+    handler: (request) => (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
+    dispose: () => runtime.dispose()
+  }
+}

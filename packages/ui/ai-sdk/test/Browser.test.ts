@@ -1,0 +1,110 @@
+/**
+ * `useChat` in a real browser: the `ui` example's React page (bundled from
+ * its sources by esbuild, React, `@ai-sdk/react` and `ai` included, no CDN)
+ * served with our endpoint by the example's own server on 127.0.0.1, with the
+ * scripted model of the tests; playwright-core drives the Chromium of the
+ * `@sparticuz/chromium` package. A person sends a message, sees two approval
+ * requests, approves one and rejects the other with a reason; `useChat`
+ * sends both responses by itself and the turn goes on: the approved tool ran
+ * exactly once and the model read the reason. Screenshots go to
+ * test-output/ and docs/images/.
+ */
+import { Messages } from "@chat-ts/core"
+import { assert, describe, it } from "@effect/vitest"
+import sparticuz from "@sparticuz/chromium"
+import { Effect, Option } from "effect"
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { chromium } from "playwright-core"
+import * as UiServer from "../../../examples/src/ui/server.js"
+import * as Fixture from "./support/fixture.js"
+
+const output = fileURLToPath(new URL("../test-output/", import.meta.url))
+const images = fileURLToPath(new URL("../../../../docs/images/", import.meta.url))
+
+const launch = Effect.acquireRelease(
+  Effect.promise(async () => {
+    const executablePath = await sparticuz.executablePath()
+    const profile = mkdtempSync(join(tmpdir(), "ai-sdk-ui-chromium-"))
+    const context = await chromium.launchPersistentContext(profile, {
+      executablePath,
+      headless: true,
+      args: [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--disable-sync"
+      ],
+      viewport: { width: 520, height: 900 },
+      deviceScaleFactor: 1,
+      extraHTTPHeaders: { "x-test-user": "alice" },
+      timeout: 30_000
+    })
+    context.setDefaultTimeout(15_000)
+    return { context, profile }
+  }),
+  ({ context, profile }) => Effect.promise(() => context.close()).pipe(Effect.ensuring(Effect.sync(() => rmSync(profile, { recursive: true, force: true }))))
+)
+
+const step = <A>(f: () => Promise<A>) => Effect.promise(f)
+
+const shoot = (page: import("playwright-core").Page, name: string) =>
+  step(async () => {
+    await page.screenshot({ path: join(output, name), fullPage: true })
+    copyFileSync(join(output, name), join(images, name))
+  })
+
+describe("useChat in Chromium", () => {
+  it.live("send a message, approve one call, reject one with a reason: it ran once and the model saw the reason", () =>
+    Effect.gen(function*() {
+      mkdirSync(output, { recursive: true })
+      const env = yield* Fixture.make
+      const base = yield* UiServer.serve({ chat: env.chat, store: env.store, approver: Fixture.approver, port: 0 })
+      const { context } = yield* launch
+      const page = yield* step(() => context.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      page.on("console", (message) => message.type() === "error" && problems.push(message.text()))
+
+      yield* step(() => page.goto(`${base}/?chat=browser-1`))
+      yield* step(() => page.getByLabel("message").fill(Fixture.asking([
+        { id: "c1", name: "send_email", arguments: { to: "ann@example.com", subject: "Your order shipped" } },
+        { id: "c2", name: "transfer", arguments: { amount: 250, to: "acct-9" } }
+      ])))
+      yield* step(() => page.getByRole("button", { name: "Send" }).click())
+
+      // Both calls wait for a decision; the transfer shows its deadline (chat-ts's data part).
+      const email = page.locator(".tool[data-call=c1]")
+      const transfer = page.locator(".tool[data-call=c2]")
+      yield* step(() => email.and(page.locator("[data-state=approval-requested]")).waitFor())
+      yield* step(() => transfer.and(page.locator("[data-state=approval-requested]")).waitFor())
+      yield* step(() => transfer.locator(".deadline").waitFor())
+      assert.deepStrictEqual(env.runs, [])
+      yield* shoot(page, "ui-usechat-approval.png")
+
+      // Approve the email; reject the transfer with a reason. useChat then sends both by itself.
+      yield* step(() => email.getByRole("button", { name: "Approve" }).click())
+      yield* step(() => transfer.getByLabel("reason for rejecting transfer").fill("not this month"))
+      yield* step(() => transfer.getByRole("button", { name: "Reject" }).click())
+
+      yield* step(() => email.and(page.locator("[data-state=output-available]")).waitFor())
+      yield* step(() => transfer.and(page.locator("[data-state=output-denied]")).waitFor())
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "all done" }).waitFor())
+      yield* step(() => page.locator(".status[data-status=ready]").waitFor())
+      assert.include(yield* step(() => transfer.innerText()), "rejected: not this month")
+      assert.include(yield* step(() => email.innerText()), "decided by alice")
+      yield* shoot(page, "ui-usechat-decided.png")
+
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: { to: "ann@example.com", subject: "Your order shipped" } }])
+      assert.include(JSON.stringify(env.model.requests.at(-1)!.messages), "not this month")
+      const stored = Option.getOrThrow(yield* env.store.load("browser-1")).messages
+      assert.deepInclude(Messages.findTool(stored, "c1")!.status, { _tag: "Completed" })
+      assert.deepInclude(Messages.findTool(stored, "c2")!.status, { _tag: "Rejected", reason: "not this month", by: "user" })
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped))
+})

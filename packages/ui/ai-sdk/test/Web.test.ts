@@ -1,0 +1,78 @@
+/**
+ * The README's two ways of serving the endpoint, run: the `effect/http` route on a real Node
+ * server (127.0.0.1, over a socket), and the `(Request) => Promise<Response>` function; both
+ * stream a turn to a pause and resume it with an approval. The README shows
+ * test/readme-example.ts word for word.
+ */
+import { UiRequest } from "@chat-ts/ai-sdk-ui"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer } from "effect"
+import * as HttpServer from "effect/http/HttpServer"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Readme from "./readme-example.js"
+import * as Fixture from "./support/fixture.js"
+
+const here = fileURLToPath(new URL(".", import.meta.url))
+
+const email = Fixture.asking([{ id: "c1", name: "send_email", arguments: { to: "a@b.c", subject: "hi" } }])
+
+const body = (chatId: string, last: unknown) => JSON.stringify({ id: chatId, trigger: "submit-message", messages: [last] })
+const userMessage = { id: "m1", role: "user", parts: [{ type: "text", text: email }] }
+const approved = (chatId: string) => ({
+  id: "a1",
+  role: "assistant",
+  parts: [{
+    type: "tool-send_email",
+    toolCallId: "c1",
+    state: "approval-responded",
+    input: { to: "a@b.c", subject: "hi" },
+    approval: { id: UiRequest.approvalId(chatId, "c1"), approved: true }
+  }]
+})
+
+/** The chunks of an SSE body. */
+const chunks = (text: string) =>
+  text.split("\n\n").filter((event) => event.startsWith("data: ") && event !== "data: [DONE]").map((event) => JSON.parse(event.slice(6)))
+
+const converse = (send: (body: string) => Promise<Response>, chatId: string, runs: Fixture.Runs) =>
+  Effect.promise(async () => {
+    const first = await send(body(chatId, userMessage))
+    expect(first.headers.get("x-vercel-ai-ui-message-stream")).toBe("v1")
+    const paused = await first.text()
+    expect(paused.endsWith("data: [DONE]\n\n")).toBe(true)
+    expect(chunks(paused).filter((c) => c.type === "tool-approval-request")).toHaveLength(1)
+    const second = chunks(await (await send(body(chatId, approved(chatId)))).text())
+    expect(second).toContainEqual({ type: "tool-output-available", toolCallId: "c1", output: { sent: true } })
+    expect(runs).toHaveLength(1)
+  }).pipe(Effect.timeout("20 seconds"), Effect.orDie)
+
+const post = (url: string) => (text: string) =>
+  fetch(url, { method: "POST", headers: { "content-type": "application/json", "x-test-user": "alice" }, body: text, signal: AbortSignal.timeout(10_000) })
+
+describe("the README's endpoint", () => {
+  it.live("on an effect/http server, over a socket", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const context = yield* Layer.build(Readme.ChatServer(env.chat, Fixture.approver, 0))
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      const url = address._tag !== "UnixPathAddress" ? `http://127.0.0.1:${address.port}/api/chat` : ""
+      yield* converse(post(url), "socket-1", env.runs)
+    }).pipe(Effect.scoped))
+
+  it.live("as a (Request) => Promise<Response> function", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const route = Readme.routeHandler(env.chat, Fixture.approver)
+      yield* Effect.addFinalizer(() => Effect.promise(route.dispose))
+      const send = (text: string) =>
+        route.handler(new Request("http://127.0.0.1/api/chat", { method: "POST", headers: { "content-type": "application/json", "x-test-user": "alice" }, body: text }))
+      yield* converse(send, "web-1", env.runs)
+    }).pipe(Effect.scoped))
+
+  it("shows test/readme-example.ts word for word", () => {
+    const readme = readFileSync(join(here, "..", "README.md"), "utf8")
+    expect(readme).toContain("```ts\n" + readFileSync(join(here, "readme-example.ts"), "utf8") + "```")
+  })
+})
