@@ -410,14 +410,15 @@ const storeSection = (result: Store.Result): string =>
     "",
     `Load average when this scenario started: ${result.loadAverageAtStart} (wall times grow with other work on the machine; CPU times much less).`,
     "",
-    "One sample is `Worker.resume` of the approved call: lease, load, approve, run the call and the final",
+    "One sample is `Worker.resume` of the approved call: lease, load, approve (saved at once, so that a",
+    "decision is never lost to a crash before the turn's next save), run the call and the final",
     "model answer with a checkpoint after each change, release. Bytes are the parameters of the store's",
     "writing statements; a store that rewrote the conversation would send at least the whole document",
     "on every checkpoint. What still grows with the history is the load (one statement reading every",
     "message row) and decoding it: a checkpoint's writes do not. Timed apart on the 10,000-message",
     "conversation on SQLite while this was written (a busy machine): the load took about 170–360 ms of",
     "CPU, of which the query about 30–60 ms and `Messages.fromJson` of the 4 MB document about",
-    "140–190 ms; the resumed turn with its three checkpoints about 30–60 ms. Making the load cheaper",
+    "140–190 ms; the resumed turn with its three checkpoints about 30–60 ms (measured before the decision got a checkpoint of its own). Making the load cheaper",
     "(a worker reusing the messages it saved itself when the version is unchanged, or decoding only the",
     "current turn) is the next step; it trades the check of every stored row on each load."
   ].join("\n")

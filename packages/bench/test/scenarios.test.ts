@@ -123,14 +123,14 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.many = rows
   }, 30_000)
 
-  it("6. one approved call on a stored conversation: both databases, three checkpoints, bytes below the document's", async () => {
+  it("6. one approved call on a stored conversation: both databases, four checkpoints, bytes below the document's", async () => {
     const result = await Store.run(smoke.store)
     expect(result.rows.map((r) => [r.database, r.historyMessages])).toEqual(
       Store.databases.map((database) => [database, smoke.store.sizes[0]])
     )
     for (const row of result.rows) {
-      // Running, Completed, then the final answer appended.
-      expect(row.checkpoints).toBe(3)
+      // The decision (saved before the turn resumes), Running, Completed, then the final answer appended.
+      expect(row.checkpoints).toBe(4)
       expect(row.bytesPerCheckpoint).toBeGreaterThan(0)
       expect(row.bytesPerCheckpoint).toBeLessThan(row.documentBytes)
       expect(row.call.samples).toBe(smoke.store.samples)
