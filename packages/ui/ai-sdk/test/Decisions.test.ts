@@ -202,6 +202,23 @@ describe("expired and cancelled calls", () => {
         expect(env.runs).toEqual([])
       })))
 
+  it.effect("a new message while an approved call is still to run: 409 Paused, nothing changes or runs", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const approved: Messages.Message = {
+          role: "assistant",
+          parts: [{ _tag: "ToolCall", id: "m1", name: "send_email", arguments: "{\"to\":\"a@b.c\"}", status: { _tag: "Approved" } }]
+        }
+        yield* env.store.save("ap-1", [Messages.user("mail a@b.c"), approved], { expectedVersion: 0 })
+        const before = yield* stored(env, "ap-1")
+        const answer = yield* post(say("ap-1", "and another thing"))
+        expect([answer.status, answer.error?.reason]).toEqual([409, "Paused"])
+        expect(answer.error!.message).toContain("m1")
+        expect(yield* stored(env, "ap-1")).toEqual(before)
+        expect(env.model.requests).toHaveLength(0)
+        expect(env.runs).toEqual([])
+      })))
+
   it.effect("with whilePaused: refuse, a new message while calls wait is 409 Paused and changes nothing", () =>
     withEndpoint((env) =>
       Effect.gen(function*() {
