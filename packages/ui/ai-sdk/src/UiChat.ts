@@ -8,10 +8,15 @@
  * stored conversation and applied inside `Worker.resume`, under the
  * conversation's lease, before the turn goes on (streamed, saving every
  * state): two tabs deciding the same call cannot both win (the second is
- * `Busy`, or finds the call decided). A refusal (an approval naming no
+ * `Busy`, or finds the call decided). The caller's identity is the decider
+ * (`Approver.deciderOf`), so core enforces the tool's decision policy here,
+ * and the sender of a user message. A refusal (an approval naming no
  * pending call of this conversation, a call already decided otherwise, an
- * edit its tool's Schema refuses, the `Approver`'s policy) is a typed error
- * before anything streams, and nothing is stored or run. A request already
+ * edit its tool's Schema refuses, the `Approver`'s policy, the tool's
+ * decision policy) is a typed error before anything streams, and nothing is
+ * stored or run. A new message while calls wait steers the conversation
+ * (`Steering.steer`: the undecided calls are cancelled) unless the options
+ * say to refuse it. A request already
  * applied (a retrying client: the same message id, the same decisions) is a
  * no-op: a stream with `duplicate: true` in its metadata, and no run.
  *

@@ -145,6 +145,22 @@ describe("decision policies through the endpoint", () => {
       })))
 })
 
+describe("a quorum and a rejection", () => {
+  it.effect("one rejection rejects a quorum call that has a vote already: denied, never run", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const first = yield* post(say("qr-1", Fixture.asking([{ id: "p1", name: "pay", arguments: { amount: 9 } }])))
+        const approvalId = approvals(first).get("p1")!
+        const one = yield* post(resume("qr-1", respond(first.message!, approvalId, true)), { user: "alice" })
+        expect(callData(one).at(-1)!.votes!.map((vote) => vote.by)).toEqual(["alice"])
+        const no = yield* post(resume("qr-1", respond(one.message!, approvalId, false, "too much")), { user: "bob" })
+        expect(no.status).toBe(200)
+        expect(no.chunks).toContainEqual({ type: "tool-output-denied", toolCallId: "p1" })
+        expect(callData(no).at(-1)).toMatchObject({ status: "rejected", decidedBy: "bob", reason: "too much" })
+        expect(env.runs).toEqual([])
+      })))
+})
+
 describe("expired and cancelled calls", () => {
   it.effect("an approval after the deadline: the call expires, an output error with what the model is told, status expired", () =>
     withEndpoint((env) =>
