@@ -32,19 +32,35 @@ const Pay = Tool.make("pay", {
   decisionPolicy: { quorum: 2 }
 })
 
+const Refund = Tool.make("refund", {
+  description: "Refund an order.",
+  parameters: { order: Schema.String },
+  success: Schema.Struct({ refunded: Schema.String }),
+  decisionPolicy: { approve: { roles: ["finance"] } }
+})
+
 const Mail = Tool.make("send_email", {
   description: "Send an email.",
   parameters: { to: Schema.String },
   success: Schema.Struct({ sent: Schema.Boolean })
 })
 
-const toolkit = Toolkit.make(Deploy, Pay, Mail).pipe(
+const toolkit = Toolkit.make(Deploy, Pay, Refund, Mail).pipe(
   Toolkit.withStrategy((call) =>
     call.name === "send_email"
       ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ expiresAt: now + 60_000 }))
       : Effect.succeed(Action.RequireApproval())
   )
 )
+
+/** `x-test-user` names the person; carol holds the role `finance`. */
+const approver = Approver.make({
+  identify: (request) =>
+    Effect.succeed(Option.map(
+      Option.fromNullishOr(request.headers["x-test-user"]).pipe(Option.filter((id) => id !== "")),
+      (id) => new Approver.Identity(id === "carol" ? { id, roles: ["finance"] } : { id })
+    ))
+})
 
 const setup = () =>
   Effect.gen(function*() {
@@ -54,6 +70,7 @@ const setup = () =>
     const handlers = toolkit.toLayer({
       deploy: (params) => Effect.sync(() => (runs.push({ tool: "deploy", params }), { deployed: params.service })),
       pay: (params) => Effect.sync(() => (runs.push({ tool: "pay", params }), { paid: params.amount })),
+      refund: (params) => Effect.sync(() => (runs.push({ tool: "refund", params }), { refunded: params.order })),
       send_email: (params) => Effect.sync(() => (runs.push({ tool: "send_email", params }), { sent: true }))
     })
     const chat = yield* Chat.make({ tools: toolkit }).pipe(Effect.provide(Layer.merge(scripted.layer, handlers)))
@@ -70,7 +87,7 @@ const withEndpoint = <A, E>(
     const env = yield* setup()
     const services = Layer.mergeAll(
       Layer.succeed(ConversationStore.ConversationStore, env.store),
-      Layer.succeed(Approver.Approver, Approver.fromTrustedHeader("x-test-user"))
+      Layer.succeed(Approver.Approver, approver)
     )
     const layer = UiChat.layer({ chat: env.chat, ...options }).pipe(Layer.provideMerge(services))
     return yield* Effect.provide(f(env), layer)
@@ -106,6 +123,25 @@ describe("decision policies through the endpoint", () => {
         expect(other.chunks).toContainEqual({ type: "tool-output-available", toolCallId: "d1", output: { deployed: "api" } })
         expect(callData(other).at(-1)).toMatchObject({ status: "completed", decidedBy: "bob" })
         expect(env.runs).toEqual([{ tool: "deploy", params: { service: "api" } }])
+      })))
+
+  it.effect("a role the policy names: alice (no role) is refused, carol (finance) approves, her roles recorded", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const first = yield* post(say("ro-1", Fixture.asking([{ id: "r1", name: "refund", arguments: { order: "o-7" } }])), { user: "bob" })
+        const message = respond(first.message!, approvals(first).get("r1")!, true)
+        expect(callData(first).at(-1)).toMatchObject({ policy: { approve: { roles: ["finance"] } } })
+        const before = yield* stored(env, "ro-1")
+        const alice = yield* post(resume("ro-1", message), { user: "alice" })
+        expect([alice.status, alice.error?._tag]).toEqual([403, "Forbidden"])
+        expect(alice.error!.message).toContain("'alice' may not approve")
+        expect(yield* stored(env, "ro-1")).toEqual(before)
+        expect(env.runs).toEqual([])
+        const carol = yield* post(resume("ro-1", message), { user: "carol" })
+        expect(carol.status).toBe(200)
+        expect(env.runs).toEqual([{ tool: "refund", params: { order: "o-7" } }])
+        const call = Messages.findTool((yield* stored(env, "ro-1")).messages, "r1")!
+        expect(call.status).toMatchObject({ _tag: "Completed", decision: { by: "carol", roles: ["finance"], kind: "approve" } })
       })))
 
   it.effect("a quorum of two: the first yes waits (votes shown), the same person again is 403, a second person runs it once", () =>
