@@ -56,7 +56,15 @@ function ToolCard(props: {
       {part.state === "output-available" ? <pre className="output">{JSON.stringify(part.output)}</pre> : null}
       {part.state === "output-error" ? <pre className="error">{part.errorText}</pre> : null}
       {part.state === "output-denied" ? <div className="denied">rejected{data?.reason ? `: ${data.reason}` : ""}</div> : null}
-      {part.state === "approval-requested"
+      {data?.review === undefined ? null : <div className="review">reviewer: {data.review.verdict} ({data.review.reason})</div>}
+      {data?.policy?.quorum === undefined ? null : (
+        <div className="votes">approvals {data.votes?.length ?? 0} of {data.policy.quorum}{data.votes?.length ? ` (${data.votes.map((v) => v.by).join(", ")})` : ""}</div>
+      )}
+      {data?.policy?.notRequester === true ? <div className="four-eyes">someone other than who asked must approve</div> : null}
+      {/* A new message cancels the calls no one decided: the data part of the later message says so. */}
+      {data?.status === "cancelled" ? <div className="cancelled">cancelled{data.reason ? `: ${data.reason}` : ""}</div> : null}
+      {data?.status === "expired" ? <div className="expired">expired: nobody decided in time</div> : null}
+      {part.state === "approval-requested" && data?.status !== "cancelled" && data?.status !== "expired"
         ? (
           <div className="decide">
             <textarea aria-label={`edited arguments of ${name}`} placeholder="edited arguments (JSON, optional)" value={edit} onChange={(e) => setEdit(e.target.value)} />

@@ -8,10 +8,15 @@
  * stored conversation and applied inside `Worker.resume`, under the
  * conversation's lease, before the turn goes on (streamed, saving every
  * state): two tabs deciding the same call cannot both win (the second is
- * `Busy`, or finds the call decided). A refusal (an approval naming no
+ * `Busy`, or finds the call decided). The caller's identity is the decider
+ * (`Approver.deciderOf`), so core enforces the tool's decision policy here,
+ * and the sender of a user message. A refusal (an approval naming no
  * pending call of this conversation, a call already decided otherwise, an
- * edit its tool's Schema refuses, the `Approver`'s policy) is a typed error
- * before anything streams, and nothing is stored or run. A request already
+ * edit its tool's Schema refuses, the `Approver`'s policy, the tool's
+ * decision policy) is a typed error before anything streams, and nothing is
+ * stored or run. A new message while calls wait steers the conversation
+ * (`Steering.steer`: the undecided calls are cancelled) unless the options
+ * say to refuse it. A request already
  * applied (a retrying client: the same message id, the same decisions) is a
  * no-op: a stream with `duplicate: true` in its metadata, and no run.
  *
@@ -21,7 +26,7 @@
  *
  * @since 0.2.0
  */
-import { type Chat, type ChatEvent, type ChatOutcome, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { type Chat, type ChatError, type ChatEvent, type ChatOutcome, ConversationStore, Messages, Steering, Worker } from "@chat-ts/core"
 import { Approver } from "@chat-ts/inbox"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
@@ -66,6 +71,15 @@ export interface Options<R> {
    * so chat ids must then be unguessable. The `Approver` still decides each approval.
    */
   readonly access?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
+  /**
+   * A new user message while calls of the conversation wait: `"steer"` (default) follows
+   * `Steering.steer`'s default rule, every call no one decided yet becomes `Cancelled` (by
+   * `"user-message"`, the model is told why) and the message is answered in the same stream;
+   * `"refuse"` keeps the conversation as it is and answers 409 `Paused` (decide the calls first).
+   * Either way, while a call already approved is still pending (it runs first), the message is a
+   * 409 `Paused`: send it again once that call has run.
+   */
+  readonly whilePaused?: "steer" | "refuse"
 }
 
 /** The request was applied already: answered with an empty stream, nothing run. */
@@ -87,6 +101,31 @@ const userMessageIds = (messages: Messages.Messages): ReadonlySet<unknown> =>
     const kept = message.role === "user" ? message.providerMetadata?.[metadataKey] : undefined
     return typeof kept === "object" && kept !== null && "messageId" in kept ? [kept.messageId] : []
   }))
+
+/** Why core refused a decision about `callId`, as the endpoint's typed error (nothing stored). */
+const refusal = (callId: string) => (error: ChatError.ResolveError): UiError.UiError => {
+  switch (error._tag) {
+    case "DecisionNotAllowed":
+    case "DuplicateVote":
+      return new UiError.Forbidden({ message: error.message })
+    case "InvalidEditedArguments":
+      return new UiError.InvalidEdit({
+        message: `the edited arguments do not fit the parameters of '${error.name}'`,
+        callId,
+        problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
+      })
+    case "UnknownToolCall":
+      return new UiError.NotFound({ message: `no call '${callId}' in this conversation` })
+    default:
+      return new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${callId}' does not wait for approval` })
+  }
+}
+
+/** The calls of `after` that a steering message cancelled (they were not cancelled in `before`). */
+const steeredCalls = (before: Messages.Messages, after: Messages.Messages): ReadonlyArray<Messages.ToolCallPart> =>
+  Messages.toolCalls(after).filter((call) =>
+    call.status._tag === "Cancelled" && call.status.by === "user-message" && Messages.findTool(before, call.id)?.status._tag !== "Cancelled"
+  )
 
 const turnError = (error: Worker.ResumeError | UiError.UiError | Duplicate): UiError.UiError | Duplicate => {
   switch (error._tag) {
@@ -125,14 +164,54 @@ export const make = <R>(
     const chat = options.chat
     const schemas = new Map(chat.tools.map((tool) => [tool.name, tool.parameters]))
 
-    /** The client's next message, on a conversation whose turn is over. */
-    const appendMessage = (stored: ConversationStore.Stored, input: Extract<UiRequest.Input, { _tag: "Message" }>) =>
+    /**
+     * The client's next message, sent by `identity` (recorded as its sender, for four-eyes): appended
+     * to a conversation whose turn is over, or steering a paused one (see `Options.whilePaused`).
+     */
+    const appendMessage = (
+      stored: ConversationStore.Stored,
+      input: Extract<UiRequest.Input, { _tag: "Message" }>,
+      identity: Approver.Identity
+    ) =>
       Effect.gen(function*() {
         if (userMessageIds(stored.messages).has(input.messageId)) return yield* Effect.fail<Duplicate>({ _tag: "Duplicate" })
-        if (Messages.pendingTools(stored.messages).length > 0) {
+        const message: Messages.Message = {
+          ...Messages.user(input.text, { sender: Approver.deciderOf(identity) }),
+          providerMetadata: { [metadataKey]: { messageId: input.messageId } }
+        }
+        if (Messages.pendingTools(stored.messages).length === 0) return [...stored.messages, message]
+        if (options.whilePaused === "refuse") {
           return yield* new UiError.Conflict({ reason: "Paused", message: "calls of this conversation wait for a decision: decide them first" })
         }
-        return [...stored.messages, { ...Messages.user(input.text), providerMetadata: { [metadataKey]: { messageId: input.messageId } } }]
+        const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
+        return yield* steer(stored.messages, message, { by: identity.id, at })
+      })
+
+    /**
+     * `message` steering a paused conversation: the reducer's rule (`Steering.steer`) cancels the
+     * undecided calls; with none left pending the message is appended whole (its sender and id
+     * kept), otherwise (an approved call still to run) it is refused and nothing changes.
+     */
+    const steer = (messages: Messages.Messages, message: Messages.Message, cancellation: Messages.Decision) =>
+      Effect.gen(function*() {
+        const steered = yield* Effect.mapError(
+          Effect.fromResult(Steering.steer(messages, message, { cancellation })),
+          () => new UiError.Conflict({ reason: "Paused", message: "calls of an earlier response of this conversation still wait: decide them first" })
+        )
+        const pending = Messages.pendingTools(steered)
+        const held = messages.at(-1)?.queued
+        if (held !== undefined && held.length > 0) {
+          return yield* new UiError.Conflict({ reason: "Paused", message: "messages sent earlier wait for this conversation's calls: decide them first" })
+        }
+        if (pending.length > 0) {
+          return yield* new UiError.Conflict({
+            reason: "Paused",
+            message: `approved calls still have to run (${pending.map((call) => call.id).join(", ").slice(0, 200)}): send the message again once they ran`
+          })
+        }
+        const last = steered.length - 1
+        const { queued: _held, ...response } = steered[last]!
+        return [...steered.slice(0, last), response as Messages.Message, message]
       })
 
     /** One approval response applied to `messages`, or `undefined` when it was applied already. */
@@ -140,8 +219,7 @@ export const make = <R>(
       messages: Messages.Messages,
       input: Extract<UiRequest.Input, { _tag: "Decisions" }>,
       response: UiRequest.ApprovalResponse,
-      identity: Approver.Identity,
-      at: number
+      identity: Approver.Identity
     ): Effect.Effect<Messages.Messages | undefined, UiError.UiError> =>
       Effect.gen(function*() {
         const named = UiRequest.parseApprovalId(response.approvalId)
@@ -168,21 +246,11 @@ export const make = <R>(
           decision: kind
         })
         if (!allowed) return yield* new UiError.Forbidden({ message: `${identity.id} may not ${kind} a call of '${call.name}'` })
+        const decider = Approver.deciderOf(identity)
         const decided = response.approved
-          ? yield* Effect.mapError(chat.approve(messages, call.id, edit), (error) =>
-            error._tag === "InvalidEditedArguments"
-              ? new UiError.InvalidEdit({
-                message: `the edited arguments do not fit the parameters of '${error.name}'`,
-                callId: call.id,
-                problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
-              })
-              : new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${call.id}' does not wait for approval` }))
-          : yield* Effect.mapError(
-            Effect.fromResult(Messages.reject(messages, call.id, response.reason)),
-            () => new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${call.id}' does not wait for approval` })
-          )
-        const record: Messages.Decision = { by: identity.id, at }
-        return Messages.updateTool(decided, call.id, (part) => ({ ...part, status: { ...part.status, decision: record } as Messages.ToolCallStatus }))
+          ? chat.approve(messages, call.id, edit, { decider })
+          : chat.reject(messages, call.id, response.reason, { decider })
+        return yield* Effect.mapError(decided, refusal(call.id))
       })
 
     /** The client's approval responses, applied in order; all already applied: `Duplicate`. */
@@ -192,14 +260,13 @@ export const make = <R>(
       identity: Approver.Identity
     ) =>
       Effect.gen(function*() {
-        const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const answered = new Set(input.responses.filter((r) => r.approved).map((r) => r.approvalId))
         const stray = [...input.edits.keys()].find((key) => !answered.has(key))
         if (stray !== undefined) return yield* new UiError.BadRequest({ message: `an edit for '${stray.slice(0, 80)}', which this request does not approve` })
         let messages = stored.messages
         let applied = 0
         for (const response of input.responses) {
-          const next = yield* decideOne(messages, input, response, identity, at)
+          const next = yield* decideOne(messages, input, response, identity)
           if (next !== undefined) (messages = next, applied++)
         }
         if (applied > 0) return messages
@@ -251,7 +318,11 @@ export const make = <R>(
             )
         }
         const decide = (stored: ConversationStore.Stored) =>
-          Effect.tap(input._tag === "Message" ? appendMessage(stored, input) : applyDecisions(stored, input, identity), () => Deferred.succeed(ready, undefined))
+          Effect.tap(
+            input._tag === "Message" ? appendMessage(stored, input, identity) : applyDecisions(stored, input, identity),
+            // The calls a steering message cancelled belong to an earlier UI message: their data parts lead this stream.
+            (messages) => Effect.andThen(emit(steeredCalls(stored.messages, messages).map((call) => mapper.data(call))), Deferred.succeed(ready, undefined))
+          )
 
         const finish = (turn: "complete" | "paused" | "failed", usage?: ChatOutcome.ChatOutcome["usage"]) =>
           Effect.flatMap(versionOf(id), (version) =>

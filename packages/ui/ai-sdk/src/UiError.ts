@@ -10,8 +10,8 @@ import * as Schema from "effect/Schema"
 
 /**
  * The refusals the approvals inbox has too, the same classes (`@chat-ts/inbox`'s `InboxError`): a
- * body that is not a `useChat` request (400), no identity (401), the `Approver`'s policy or another
- * site (403), no such conversation or an approval id naming no call of it (404), a store that
+ * body that is not a `useChat` request (400), no identity (401), the `Approver`'s policy, the tool's
+ * decision policy (`DecisionNotAllowed`, `DuplicateVote`) or another site (403), no such conversation or an approval id naming no call of it (404), a store that
  * failed (500).
  */
 export const { BadRequest, Forbidden, NotFound, StoreFailure, Unauthorized } = InboxError
@@ -29,8 +29,8 @@ export type StoreFailure = InboxError.StoreFailure
 
 /**
  * The request does not fit the stored conversation (409): the call was already decided otherwise
- * (`AlreadyDecided`), nothing waits for a decision (`NotPaused`), calls still wait so a new message
- * is refused (`Paused`), or another run holds the conversation now (`Busy`: try again).
+ * (`AlreadyDecided`), nothing waits for a decision (`NotPaused`), calls still wait and a new message
+ * is refused (`Paused`: `whilePaused: "refuse"`, or an approved call still to run), or another run holds the conversation now (`Busy`: try again).
  */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   message: Schema.String,

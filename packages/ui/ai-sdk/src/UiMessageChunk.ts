@@ -13,6 +13,40 @@
  * @since 0.2.0
  */
 
+/** Who may take one kind of decision: these ids, or anyone holding one of these roles (absent: anyone identified). */
+export interface CallDeciders {
+  readonly ids?: ReadonlyArray<string> | undefined
+  readonly roles?: ReadonlyArray<string> | undefined
+}
+
+/** Who may decide a call (its tool's decision policy, see core's `DecisionPolicy`); the endpoint enforces it (403). */
+export interface CallPolicy {
+  readonly approve?: CallDeciders | undefined
+  /** Who may approve with edited arguments (default: who may approve). */
+  readonly edit?: CallDeciders | undefined
+  /** Who may reject (default: who may approve). */
+  readonly reject?: CallDeciders | undefined
+  /** Four-eyes: the person who sent the message the call answers may not approve it. */
+  readonly notRequester?: boolean | undefined
+  /** How many distinct people must approve (default 1). */
+  readonly quorum?: number | undefined
+}
+
+/** One person's yes towards a quorum. */
+export interface CallVote {
+  readonly by: string
+  readonly at: number
+  readonly roles?: ReadonlyArray<string> | undefined
+}
+
+/** A reviewer model's verdict on a call waiting for a person (core's `Reviewer`): advice for the person, never sent to the model. */
+export interface CallReview {
+  readonly verdict: "safe" | "needs-person" | "refuse" | "unavailable"
+  readonly reason: string
+  /** How sure the reviewer said it was, from 0 to 1. */
+  readonly confidence?: number | undefined
+}
+
 /** What chat-ts says about one call, in a `data-chat-ts-call` part whose `id` is the call's id (a later one replaces it). */
 export interface CallData {
   /** The call's id (the `toolCallId` of its tool part). */
@@ -41,8 +75,21 @@ export interface CallData {
   /** Who decided and when (epoch millis), once decided through a person. */
   readonly decidedBy?: string
   readonly decidedAt?: number
-  /** Rejected: the reason the model was given. */
+  /** Rejected or cancelled: the reason the model was given. */
   readonly reason?: string
+  /** Awaiting approval, scheduled or approved: who may decide it (absent: whoever the `Approver` lets). */
+  readonly policy?: CallPolicy
+  /**
+   * The yeses given towards the policy's quorum: so far while it waits, all of them once approved
+   * (quorum progress is `votes.length` of `policy.quorum`).
+   */
+  readonly votes?: ReadonlyArray<CallVote>
+  /** Awaiting approval: the reviewer's verdict, when a reviewer looked at it. */
+  readonly review?: CallReview
+  /** Expired: a person approved it, but after its deadline (so it did not run). */
+  readonly approvedLate?: boolean
+  /** Cancelled: who withdrew it (`user-message`: a new message steered the conversation). */
+  readonly cancelledBy?: "requester" | "user-message" | "operator"
   /** Awaiting approval: the JSON Schema edited arguments must fit (send them in `chatTs.edits`). */
   readonly parameters?: unknown
 }

@@ -49,9 +49,26 @@ export const callData = (call: Messages.ToolCallPart, parameters: unknown): UiMe
     ...(status._tag === "AwaitingApproval" && status.expiresAt !== undefined ? { deadline: status.expiresAt } : {}),
     ...(status._tag === "Scheduled" ? { scheduledAt: status.at } : {}),
     ...(decision === undefined ? {} : { decidedBy: decision.by, decidedAt: decision.at }),
-    ...(status._tag === "Rejected" && status.reason !== undefined ? { reason: status.reason } : {}),
-    ...(status._tag === "AwaitingApproval" && parameters !== undefined ? { parameters } : {})
+    ...((status._tag === "Rejected" || status._tag === "Cancelled") && status.reason !== undefined ? { reason: status.reason } : {}),
+    ...(status._tag === "AwaitingApproval" && parameters !== undefined ? { parameters } : {}),
+    ...("policy" in status && status.policy !== undefined ? { policy: status.policy } : {}),
+    ...votesOf(status),
+    ...(status._tag === "AwaitingApproval" && status.review !== undefined ? { review: status.review } : {}),
+    ...(status._tag === "Expired" && status.approvedLate === true ? { approvedLate: true } : {}),
+    ...(status._tag === "Cancelled" ? { cancelledBy: status.by } : {})
   }
+}
+
+/** The quorum's votes: so far while a call waits, all of them once it was approved. */
+const votesOf = (status: Messages.ToolCallStatus): { readonly votes?: ReadonlyArray<UiMessageChunk.CallVote> } => {
+  const votes = status._tag === "AwaitingApproval" || status._tag === "Scheduled"
+    ? status.votes
+    : "decision" in status
+    ? status.decision?.votes
+    : undefined
+  return votes === undefined || votes.length === 0
+    ? {}
+    : { votes: votes.map((vote) => vote.roles === undefined ? { by: vote.by, at: vote.at } : { by: vote.by, at: vote.at, roles: vote.roles }) }
 }
 
 const dataPart = (call: Messages.ToolCallPart, parameters: unknown): Chunk => ({
@@ -75,6 +92,12 @@ const resultChunks = (call: Messages.ToolCallPart): ReadonlyArray<Chunk> => {
       return status.by === "user"
         ? [{ type: "tool-output-denied", toolCallId: call.id }]
         : [{ type: "tool-output-error", toolCallId: call.id, errorText: Messages.rejectionText(status) }]
+    case "Expired":
+      // Nobody decided in time: not a person's no, so an error with what the model is told.
+      return [{ type: "tool-output-error", toolCallId: call.id, errorText: Messages.expiryText(status) }]
+    case "Cancelled":
+      // Withdrawn before it ran (a new message, the requester, an operator): an error with what the model is told.
+      return [{ type: "tool-output-error", toolCallId: call.id, errorText: Messages.cancellationText(status) }]
     default:
       return []
   }
@@ -86,6 +109,8 @@ export interface Mapper {
   readonly map: (event: ChatEvent.ChatEvent) => ReadonlyArray<Chunk>
   /** Closes what is open (a block, a step). */
   readonly close: () => ReadonlyArray<Chunk>
+  /** The `data-chat-ts-call` part of a call, as it stands. */
+  readonly data: (call: Messages.ToolCallPart) => Chunk
 }
 
 /** Makes the mapper of a turn of `conversationId`; `parameters` gives a tool's JSON Schema. */
@@ -176,5 +201,5 @@ export const make = (conversationId: string, parameters: (tool: string) => unkno
     }
     return out
   }
-  return { map, close: () => { const out: Array<Chunk> = []; endStep(out); return out } }
+  return { map, close: () => { const out: Array<Chunk> = []; endStep(out); return out }, data: (call) => dataPart(call, undefined) }
 }
