@@ -1,8 +1,10 @@
 /**
- * The demo's agent behind the AI SDK's `useChat`: a React page (bundled when
- * the server starts) talks to @chat-ts/ai-sdk-ui's endpoint; calls that need
- * approval are decided in the page, and the stored conversation is the
- * truth. The scripted demo model answers unless a key is configured (as for
+ * The demo's agent behind the AI SDK's `useChat` and AG-UI: a React page
+ * (bundled when the server starts) talks to @chat-ts/ai-sdk-ui's endpoint
+ * (`/api/chat`); an AG-UI client (`HttpAgent`, CopilotKit…) talks to
+ * @chat-ts/ag-ui's (`/api/agent`), on the same store and the same sign-in.
+ * Calls that need approval are decided in the page or answered as AG-UI
+ * interrupts, and the stored conversation is the truth. The scripted demo model answers unless a key is configured (as for
  * the demo).
  *
  *   npm run -w @chat-ts/examples ui     # prints the URL to open
@@ -10,6 +12,7 @@
  * Sign-in is a secret link printed on the terminal: it sets a session cookie
  * (HttpOnly, SameSite=Strict) that the `Approver` checks on every request.
  */
+import { AgUi, AgUiHttp } from "@chat-ts/ag-ui"
 import { Chat, ConversationStore } from "@chat-ts/core"
 import { Config, Console, Effect, Layer, Redacted } from "effect"
 import { randomBytes } from "node:crypto"
@@ -21,7 +24,10 @@ import * as Models from "./shared/Models.js"
 import { isMain } from "./shared/main.js"
 import * as UiServer from "./ui/server.js"
 
-/** The whole example: the demo's agent (model `choice`), the page and the endpoint. Gives the sign-in URL. */
+/** Where the AG-UI endpoint listens, beside the page and `useChat`'s `/api/chat`. */
+export const agentPath = "/api/agent"
+
+/** The whole example: the demo's agent (model `choice`), the page and both endpoints. Gives the sign-in URL. */
 export const program = (options: { readonly port: number; readonly choice: Models.Choice }) =>
   Effect.gen(function*() {
     const store = yield* ConversationStore.makeMemory
@@ -29,8 +35,9 @@ export const program = (options: { readonly port: number; readonly choice: Model
       Effect.provide(Layer.merge(Models.languageModel(options.choice, ScriptedModel.layer({ typingDelay: 0 })), DemoTools.handlers))
     )
     const secret = Redacted.make(randomBytes(24).toString("base64url"))
-    const url = yield* UiServer.serve({ chat, store, approver: sessionApprover(secret), port: options.port, routes: [login(secret)] })
-    return { url: `${url}/login?token=${Redacted.value(secret)}`, store }
+    const agUi = AgUiHttp.layer({ path: agentPath }).pipe(Layer.provide(AgUi.layer({ chat })))
+    const url = yield* UiServer.serve({ chat, store, approver: sessionApprover(secret), port: options.port, routes: [login(secret), agUi] })
+    return { url: `${url}/login?token=${Redacted.value(secret)}`, agent: `${url}${agentPath}`, store }
   })
 
 if (isMain(import.meta.url)) {
@@ -38,10 +45,11 @@ if (isMain(import.meta.url)) {
   Effect.gen(function*() {
     const port = yield* Config.Int("UI_PORT").pipe(Config.withDefault(0))
     const choice = yield* Models.choose()
-    const { url } = yield* program({ port, choice })
+    const { agent, url } = yield* program({ port, choice })
     yield* Console.log(
       `[model: ${Models.label(choice, "the built-in scripted demo model")}]\n` +
         `The chat page is open. Sign in with this link (it holds your session secret):\n\n  ${url}\n\n` +
+        `AG-UI clients (HttpAgent, CopilotKit…) post to ${agent} with the session cookie.\n` +
         `Try: ${ScriptedModel.suggestions.slice(0, 2).map((s) => `"${s}"`).join(", ")}. Press Ctrl+C to stop.`
     )
     return yield* Effect.never
