@@ -21,6 +21,29 @@ export const usageOf = (usage: Usage.Usage): ReadonlyArray<Record<string, number
   ...(usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: usage.cachedInputTokens })
 }]
 
+/** What `ResultDetails` says of how a call that did not run ended (rejected, expired, cancelled). */
+const refusalDetails = (status: Messages.ToolCallStatus): Partial<AgUiProtocol.ResultDetails> => {
+  switch (status._tag) {
+    case "Rejected":
+      return { rejectedBy: status.by }
+    case "Expired":
+      return {
+        ...(status.expiresAt === undefined ? {} : { expiresAt: status.expiresAt }),
+        ...(status.approvedLate === true ? { approvedLate: true } : {})
+      }
+    case "Cancelled":
+      return {
+        cancelledBy: status.by,
+        ...(status.cancellation === undefined ? {} : { cancellation: { by: status.cancellation.by, at: status.cancellation.at } })
+      }
+    default:
+      return {}
+  }
+}
+
+const ended = (tag: string): AgUiProtocol.ResultDetails["status"] =>
+  tag === "Completed" || tag === "Rejected" || tag === "Expired" || tag === "Cancelled" ? tag : "Failed"
+
 /** The `metadata` of a resolved call's `TOOL_CALL_RESULT`: how it ended and who decided. */
 export const resultMetadata = (call: Messages.ToolCallPart): AgUiProtocol.ResultMetadata => {
   const status = call.status
@@ -28,8 +51,8 @@ export const resultMetadata = (call: Messages.ToolCallPart): AgUiProtocol.Result
   const edited = "editedArguments" in status ? status.editedArguments : undefined
   return {
     [AgUiProtocol.metadataKey]: {
-      status: status._tag === "Completed" || status._tag === "Rejected" ? status._tag : "Failed",
-      ...(status._tag === "Rejected" ? { rejectedBy: status.by } : {}),
+      status: ended(status._tag),
+      ...refusalDetails(status),
       ...(decision === undefined ? {} : { decision: { by: decision.by, at: decision.at } }),
       ...(edited === undefined ? {} : { editedArguments: edited })
     }
@@ -160,21 +183,33 @@ export class RunEvents {
         break
       }
       case "ToolResult": {
-        const call = event.call
         this.closeAll(out)
-        out.push({
-          type: "TOOL_CALL_RESULT",
-          messageId: this.nextId("result"),
-          toolCallId: call.id,
-          role: "tool",
-          content: Messages.projectToolCall(call).result?.text ?? "",
-          metadata: resultMetadata(call)
-        })
+        out.push(this.result(event.call))
         break
       }
       default:
         break
     }
+    return out
+  }
+
+  /** The `TOOL_CALL_RESULT` of a resolved call. */
+  private result(call: Messages.ToolCallPart): Event {
+    return {
+      type: "TOOL_CALL_RESULT",
+      messageId: this.nextId("result"),
+      toolCallId: call.id,
+      role: "tool",
+      content: Messages.projectToolCall(call).result?.text ?? "",
+      metadata: resultMetadata(call)
+    }
+  }
+
+  /** The `TOOL_CALL_RESULT`s of calls resolved before the turn ran (cancelled by a steering message). */
+  settled(calls: ReadonlyArray<Messages.ToolCallPart>): ReadonlyArray<Event> {
+    const out: Array<Event> = []
+    this.closeAll(out)
+    for (const call of calls) out.push(this.result(call))
     return out
   }
 
