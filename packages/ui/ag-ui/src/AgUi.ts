@@ -3,8 +3,10 @@
  * conversation id) and gives it as AG-UI 1.x events.
  *
  * A run either adds the client's new user message (the last of
- * `RunAgentInput.messages`; the rest of the client's history is never read)
- * or records the answers of `resume` to the interrupts of the last run, then
+ * `RunAgentInput.messages`; the rest of the client's history is never read),
+ * sent by the identity, steering calls that wait (see `Options.steering`),
+ * or records the answers of `resume` to the interrupts of the last run, each
+ * with the identity as the decider (the call's decision policy is enforced), then
  * runs the turn through `Worker.resume`: under the conversation's lease,
  * saving every state. Everything is decided from the store's copy under that
  * lease, so two tabs answering the same interrupt cannot both win, and a
@@ -165,6 +167,7 @@ export const make = <R>(
                 return offer(events.of(event))
               })
               const final = last!
+              yield* offer(events.unreported(messages, final.messages))
               return final._tag === "Completed"
                 ? {
                   messages: final.messages,

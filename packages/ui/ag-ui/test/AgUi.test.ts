@@ -409,6 +409,20 @@ describe("decision policies, outcomes and steering", () => {
       assert.deepStrictEqual(env.runs, [{ tool: "deploy", params: deploy.arguments }])
     }))
 
+  it.effect("the reviewer's verdict rides in the interrupt's details", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [deploy])
+      const before = yield* stored(env, "c1")
+      const review = { verdict: "needs-person" as const, reason: "deploys touch production", confidence: 0.8 }
+      const reviewed = Messages.updateTool(before.messages, "d1", (call) => ({ ...call, status: { ...call.status, review } as Messages.ToolCallStatus }))
+      yield* env.store.save("c1", reviewed, { expectedVersion: before.version })
+      const voted = conform(yield* Support.events(env, Support.resume("c1", [approve("d1")])))
+      const details = interruptsOf(voted)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
+      assert.deepStrictEqual(details.review, review)
+      assert.deepStrictEqual(details.policy, { quorum: 2 })
+    }))
+
   it.effect("steering (default): a new message cancels the undecided calls, the model answers it; sent again, nothing runs", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
@@ -432,6 +446,29 @@ describe("decision policies, outcomes and steering", () => {
       assert.deepStrictEqual(types(again), ["RUN_STARTED", "RUN_FINISHED"])
       assert.strictEqual(env.mock.requests.length, calls)
       assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("steering (default) with a call already approved: it still runs, the undecided one is cancelled, then the message is answered", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, transfer])
+      // e1 approved (saved by a run that then crashed before running it).
+      const before = yield* stored(env, "c1")
+      yield* env.store.save("c1", Result.getOrThrow(Messages.approve(before.messages, "e1")), { expectedVersion: before.version })
+      const input = Support.say("c1", "skip the transfer", "m-late")
+      const events = conform(yield* Support.events(env, input))
+      const results = events.filter((e) => e.type === "TOOL_CALL_RESULT") as Array<any>
+      assert.deepStrictEqual(
+        results.map((r) => [r.toolCallId, r.metadata["chat-ts"].status]).sort(),
+        [["e1", "Completed"], ["t1", "Cancelled"]]
+      )
+      assert.deepStrictEqual((last(events) as any).outcome, { type: "success" })
+      const asked = env.mock.requests[env.mock.requests.length - 1]!.messages
+      assert.strictEqual(Messages.textOf(asked[asked.length - 1]!), "skip the transfer")
+      const calls = env.mock.requests.length
+      assert.deepStrictEqual(types(yield* Support.events(env, { ...input, runId: "retry" })), ["RUN_STARTED", "RUN_FINISHED"])
+      assert.strictEqual(env.mock.requests.length, calls)
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }])
     }))
 
   it.effect("steering \"queue\": the message waits for the pause (sent again, it is not held twice), then is answered after the call ran", () =>

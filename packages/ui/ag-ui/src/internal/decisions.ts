@@ -1,8 +1,9 @@
 /**
  * What a run of the AG-UI endpoint does to a stored conversation, decided
- * from the store's copy alone: a new user message to add, the `resume`
- * answers to record (each checked: the call waits, the answer fits, the
- * `Approver` allows it, an edit fits the tool's Schema), or nothing at all
+ * from the store's copy alone: a new user message to add (steering calls that
+ * wait), the `resume` answers to record (each checked: the call waits, the
+ * answer fits, the `Approver` allows it, the call's decision policy allows the
+ * person, an edit fits the tool's Schema), or nothing at all
  * (`Replay`) when the request repeats what the store already holds.
  *
  * @internal

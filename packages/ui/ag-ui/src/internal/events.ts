@@ -69,6 +69,8 @@ export class RunEvents {
   /** The usage of this run's own model calls (a resumed run does not count the calls before its pause). */
   private usage: Usage.Usage | undefined
   private readonly open = new Set<string>()
+  /** The calls whose `TOOL_CALL_RESULT` this run sent. */
+  private readonly reported = new Set<string>()
 
   constructor(readonly threadId: string, readonly runId: string) {}
 
@@ -195,6 +197,7 @@ export class RunEvents {
 
   /** The `TOOL_CALL_RESULT` of a resolved call. */
   private result(call: Messages.ToolCallPart): Event {
+    this.reported.add(call.id)
     return {
       type: "TOOL_CALL_RESULT",
       messageId: this.nextId("result"),
@@ -211,6 +214,17 @@ export class RunEvents {
     this.closeAll(out)
     for (const call of calls) out.push(this.result(call))
     return out
+  }
+
+  /**
+   * The `TOOL_CALL_RESULT`s of calls that were unresolved in `before` (what the turn started from) and
+   * are resolved in `after` (where it ended) but were not reported: the turn announces none for a
+   * call whose result came in the step that also delivered a held user message.
+   */
+  unreported(before: Messages.Messages, after: Messages.Messages): ReadonlyArray<Event> {
+    const open = new Set(Messages.toolCalls(before).filter((call) => !Messages.isResolved(call)).map((call) => call.id))
+    const missing = Messages.toolCalls(after).filter((call) => open.has(call.id) && Messages.isResolved(call) && !this.reported.has(call.id))
+    return missing.length === 0 ? [] : this.settled(missing)
   }
 
   /** `RUN_FINISHED` with `fields` (its outcome), after closing what is open, with the usage of this run's own model calls. */
