@@ -409,6 +409,35 @@ describe("decision policies, outcomes and steering", () => {
       assert.deepStrictEqual(env.runs, [{ tool: "deploy", params: deploy.arguments }])
     }))
 
+  it.effect("a policy naming a role: the person's roles decide (403 without it); the decision records them", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [{ id: "f1", name: "refund", arguments: { amount: 30 } }])
+      const error = yield* refused(env, Support.resume("c1", [decline("f1")]), Support.bob)
+      assert.deepStrictEqual([error.code, error.status], ["forbidden", 403])
+      const finance = new Approver.Identity({ id: "fin", roles: ["finance"] })
+      yield* Support.events(env, Support.resume("c1", [approve("f1")]), finance)
+      const status = yield* statusOf(env, "c1", "f1")
+      assert.strictEqual(status._tag, "Completed")
+      assert.deepStrictEqual(Messages.decisionOf({ id: "f1", name: "refund", arguments: "", status } as Messages.ToolCallPart).decision?.roles, ["finance"])
+      assert.deepStrictEqual(env.runs, [{ tool: "refund", params: { amount: 30 } }])
+    }))
+
+  it.effect("a cancel by someone other than the requester withdraws the call as an operator; the Approver is asked", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [transfer])
+      // bob may not decide transfers, cancelling included: refused, nothing stored.
+      const before = yield* stored(env, "c1")
+      assert.strictEqual((yield* refused(env, Support.resume("c1", [{ interruptId: "t1", status: "cancelled" }]), Support.bob)).code, "forbidden")
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      yield* paused(env, "c2", [email])
+      const events = yield* Support.events(env, Support.resume("c2", [{ interruptId: "e1", status: "cancelled" }]), Support.bob)
+      const e1 = events.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === "e1") as any
+      assert.deepStrictEqual(e1.metadata["chat-ts"], { status: "Cancelled", cancelledBy: "operator", cancellation: { by: "bob", at: 0 } })
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
   it.effect("the reviewer's verdict rides in the interrupt's details", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()

@@ -48,10 +48,18 @@ export const Deploy = Tool.make("deploy", {
   decisionPolicy: { quorum: 2 }
 })
 
+/** A tool only people with the `finance` role may decide. */
+export const Refund = Tool.make("refund", {
+  description: "Refund a customer.",
+  parameters: { amount: Schema.Number },
+  success: Schema.Struct({ refunded: Schema.Number }),
+  decisionPolicy: { approve: { roles: ["finance"] } }
+})
+
 /** The approval deadline of `transfer`, after its strategy decided. */
 export const transferDeadline = 3_600_000
 
-export const toolkit = Toolkit.make(SendEmail, Transfer, Remind, Payout, Deploy).pipe(
+export const toolkit = Toolkit.make(SendEmail, Transfer, Remind, Payout, Deploy, Refund).pipe(
   Toolkit.withStrategy((call) =>
     call.name === "remind"
       ? Effect.succeed(Action.Defer({ after: 60_000 }))
@@ -70,7 +78,8 @@ export const handlers = (runs: Runs) =>
     transfer: (params) => Effect.sync(() => (runs.push({ tool: "transfer", params }), { moved: params.amount })),
     remind: (params) => Effect.sync(() => (runs.push({ tool: "remind", params }), { reminded: true })),
     payout: (params) => Effect.sync(() => (runs.push({ tool: "payout", params }), { paid: params.amount })),
-    deploy: (params) => Effect.sync(() => (runs.push({ tool: "deploy", params }), { deployed: params.version }))
+    deploy: (params) => Effect.sync(() => (runs.push({ tool: "deploy", params }), { deployed: params.version })),
+    refund: (params) => Effect.sync(() => (runs.push({ tool: "refund", params }), { refunded: params.amount }))
   })
 
 /** A call the model asks for. */
