@@ -14,7 +14,7 @@ export const statuses = {
   bad_request: 400,
   /** No identity behind the request (the `Approver` found nobody). */
   unauthorized: 401,
-  /** The `Approver`, the call's decision policy (four-eyes, a quorum's second vote…) or the cross-site check refuses this person this decision or conversation. */
+  /** The `Approver`, the call's decision policy (not named, four-eyes, an edit under a quorum) or the cross-site check refuses this person this decision or conversation. */
   forbidden: 403,
   /** A resume names an interrupt that is no call of this conversation. */
   unknown_interrupt: 404,

@@ -1,7 +1,8 @@
 /**
  * The protocol: each chat event's AG-UI events (checked against
  * `@ag-ui/core`'s own Schemas), the interrupts of a pause, resumes, and
- * every refused input: nothing stored, nothing run.
+ * every refused input: nothing stored, nothing run; decision policies
+ * (four-eyes, quorum, roles), the Expired and Cancelled outcomes, steering.
  */
 import { Messages } from "@chat-ts/core"
 import { AgUiError, AgUiProtocol } from "@chat-ts/ag-ui"
