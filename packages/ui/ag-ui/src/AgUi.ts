@@ -3,8 +3,10 @@
  * conversation id) and gives it as AG-UI 1.x events.
  *
  * A run either adds the client's new user message (the last of
- * `RunAgentInput.messages`; the rest of the client's history is never read)
- * or records the answers of `resume` to the interrupts of the last run, then
+ * `RunAgentInput.messages`; the rest of the client's history is never read),
+ * sent by the identity, steering calls that wait (see `Options.steering`),
+ * or records the answers of `resume` to the interrupts of the last run, each
+ * with the identity as the decider (the call's decision policy is enforced), then
  * runs the turn through `Worker.resume`: under the conversation's lease,
  * saving every state. Everything is decided from the store's copy under that
  * lease, so two tabs answering the same interrupt cannot both win, and a
@@ -49,6 +51,9 @@ export interface Service {
 /** The agent in use. */
 export class AgUi extends Context.Service<AgUi, Service>()("@chat-ts/ag-ui/AgUi") {}
 
+/** What a new user message does while calls wait: steer by core's `"cancel"` (default) or `"queue"` rule, or be refused (`"refuse"`). */
+export type SteeringRule = Decisions.SteeringRule
+
 /** Settings of the agent. */
 export interface Options<R> {
   /** The chat whose turns run (its tools check edits; their strategies decide calls). */
@@ -57,6 +62,13 @@ export interface Options<R> {
   readonly mayRun?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
   /** Settings of the runs (lease length, owner, max steps…). */
   readonly resume?: Worker.Options
+  /**
+   * What a new user message does while calls wait (steering, see `Steering` in @chat-ts/core):
+   * `"cancel"` (default) withdraws the calls nobody decided yet (`Cancelled` by `user-message`),
+   * lets decided ones run, then answers the message; `"queue"` holds the message until every call is
+   * resolved; `"refuse"` answers `interrupts_pending` (409): the client must resume first.
+   */
+  readonly steering?: SteeringRule
 }
 
 /** Why a run of a turn that started failed, as a refusal (its code goes into the `RUN_ERROR`). */
@@ -134,7 +146,7 @@ export const make = <R>(
       Effect.gen(function*() {
         const id = input.threadId
         const events = new RunEvents(id, input.runId)
-        const planContext: Decisions.Context = { chat, approver, identity, mayRun }
+        const planContext: Decisions.Context = { chat, approver, identity, mayRun, steering: options.steering ?? "cancel" }
         // A first look without the lease: refusals and repeats answer at once, with a status.
         const stored = yield* load(id)
         const first = yield* Decisions.plan(planContext, stored, input)
@@ -155,6 +167,7 @@ export const make = <R>(
                 return offer(events.of(event))
               })
               const final = last!
+              yield* offer(events.unreported(messages, final.messages))
               return final._tag === "Completed"
                 ? {
                   messages: final.messages,
@@ -166,7 +179,11 @@ export const make = <R>(
         // Decided again under the lease, from the copy loaded under it.
         const decide = (stored: ConversationStore.Stored) =>
           Decisions.plan(planContext, stored, input).pipe(
-            Effect.flatMap((plan) => plan._tag === "Replay" ? Effect.fail(new Replayed()) : Effect.succeed(plan.messages)),
+            Effect.flatMap((plan) =>
+              plan._tag === "Replay"
+                ? Effect.fail(new Replayed())
+                : Effect.as(offer(events.settled(plan.settled ?? [])), plan.messages)
+            ),
             Effect.tap(() => Deferred.succeed(accepted, undefined)),
             Effect.tapError((error) => Deferred.fail(accepted, error))
           )

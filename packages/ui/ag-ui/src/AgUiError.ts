@@ -14,7 +14,7 @@ export const statuses = {
   bad_request: 400,
   /** No identity behind the request (the `Approver` found nobody). */
   unauthorized: 401,
-  /** The `Approver` (or the cross-site check) refuses this person this decision or conversation. */
+  /** The `Approver`, the call's decision policy (not named, four-eyes, an edit under a quorum) or the cross-site check refuses this person this decision or conversation. */
   forbidden: 403,
   /** A resume names an interrupt that is no call of this conversation. */
   unknown_interrupt: 404,
@@ -22,7 +22,7 @@ export const statuses = {
   not_paused: 409,
   /** A resume decides, differently, a call that was already decided (by another tab, say). */
   already_decided: 409,
-  /** New input while calls wait: the run must carry a `resume` answering every interrupt. */
+  /** New input while calls wait, under `steering: "refuse"`: the run must carry a `resume` answering every interrupt. */
   interrupts_pending: 409,
   /** A resume that leaves some of the open interrupts unanswered. */
   interrupts_not_addressed: 409,

@@ -6,8 +6,8 @@
  * Before the stream starts, a refused request is answered with its status
  * and a `RUN_ERROR` event as the JSON body: a body that is not a
  * `RunAgentInput` (400: not JSON, a key given twice, `__proto__`, too large),
- * no identity (401), a request from another site or one the `Approver`
- * refuses (403), an unknown interrupt (404), a decision that comes too late or
+ * no identity (401), a request from another site, one the `Approver` or the
+ * call's decision policy refuses (403), an unknown interrupt (404), a decision that comes too late or
  * a busy conversation (409), a body that is not JSON (415), an edit that does
  * not fit the tool (422). Once it started, a failure is a `RUN_ERROR` event.
  *

@@ -67,6 +67,31 @@ export const Answer = Schema.Union([
 ])
 export type Answer = typeof Answer.Type
 
+/** One person's yes so far towards a quorum (who, when), in an interrupt's details. */
+export interface Vote {
+  readonly by: string
+  readonly at: number
+}
+
+/**
+ * Who may decide a call (its decision policy, see `DecisionPolicy` in @chat-ts/core): ids or roles
+ * per kind of decision, four-eyes (`notRequester`) and the quorum.
+ */
+export interface Policy {
+  readonly approve?: { readonly ids?: ReadonlyArray<string> | undefined; readonly roles?: ReadonlyArray<string> | undefined } | undefined
+  readonly edit?: { readonly ids?: ReadonlyArray<string> | undefined; readonly roles?: ReadonlyArray<string> | undefined } | undefined
+  readonly reject?: { readonly ids?: ReadonlyArray<string> | undefined; readonly roles?: ReadonlyArray<string> | undefined } | undefined
+  readonly notRequester?: boolean | undefined
+  readonly quorum?: number | undefined
+}
+
+/** A reviewer model's verdict on the call, for the person deciding (never sent to the model). */
+export interface Review {
+  readonly verdict: "safe" | "needs-person" | "refuse" | "unavailable"
+  readonly reason: string
+  readonly confidence?: number | undefined
+}
+
 /** What chat-ts puts under `metadata["chat-ts"]` of each interrupt. */
 export interface InterruptDetails {
   /** The tool the call would run. */
@@ -83,6 +108,14 @@ export interface InterruptDetails {
   readonly expiresAt?: number
   /** When a scheduled call is due (epoch millis). */
   readonly scheduledAt?: number
+  /** Who may decide it, when the call has a decision policy (absent: whoever the `Approver` allows). */
+  readonly policy?: Policy
+  /** Who asked for the call (the sender of the user message that started the turn), when recorded: under four-eyes they may not approve. */
+  readonly requester?: string
+  /** How many distinct people must approve (1 without a quorum) and the yeses so far: the call waits until `votes` reaches `quorum`. */
+  readonly quorum: { readonly needed: number; readonly votes: ReadonlyArray<Vote> }
+  /** The reviewer model's verdict, when a reviewer looked at the call. */
+  readonly review?: Review
 }
 
 /** An interrupt's `metadata` as chat-ts writes it. */
@@ -92,9 +125,17 @@ export interface InterruptMetadata {
 
 /** How a call ended, under `metadata["chat-ts"]` of its `TOOL_CALL_RESULT`. */
 export interface ResultDetails {
-  readonly status: "Completed" | "Failed" | "Rejected"
-  /** For a rejected call: a person (`user`) or a policy (an expired approval, a strategy). */
+  /** `Expired`: its approval's deadline passed; `Cancelled`: withdrawn before it ran. Neither ran. */
+  readonly status: "Completed" | "Failed" | "Rejected" | "Expired" | "Cancelled"
+  /** For a rejected call: a person (`user`) or a policy (a strategy, a 0.1 expired approval). */
   readonly rejectedBy?: "user" | "policy"
+  /** For a cancelled call: who withdrew it (the one who asked, a newer user message, an operator). */
+  readonly cancelledBy?: "requester" | "user-message" | "operator"
+  /** For a cancelled call: who withdrew it and when, when a person did. */
+  readonly cancellation?: { readonly by: string; readonly at: number }
+  /** For an expired call: the deadline (epoch millis), and whether a person approved it after it (`approvedLate`). */
+  readonly expiresAt?: number
+  readonly approvedLate?: boolean
   /** Who approved or rejected it and when (epoch millis), when a person decided. */
   readonly decision?: { readonly by: string; readonly at: number }
   /** The arguments it ran with when a person edited them (JSON text). */

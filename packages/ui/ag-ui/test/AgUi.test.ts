@@ -1,7 +1,8 @@
 /**
  * The protocol: each chat event's AG-UI events (checked against
  * `@ag-ui/core`'s own Schemas), the interrupts of a pause, resumes, and
- * every refused input: nothing stored, nothing run.
+ * every refused input: nothing stored, nothing run; decision policies
+ * (four-eyes, quorum, roles), the Expired and Cancelled outcomes, steering.
  */
 import { Messages } from "@chat-ts/core"
 import { AgUiError, AgUiProtocol } from "@chat-ts/ag-ui"
@@ -127,7 +128,7 @@ describe("AG-UI events of a turn", () => {
       ])
     }))
 
-  it.effect("a decline carries its reason to the model; a cancelled interrupt is rejected, and neither runs", () =>
+  it.effect("a decline carries its reason to the model; a cancelled interrupt withdraws the call (Cancelled), and neither runs", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
       yield* paused(env, "c1", [email, transfer])
@@ -136,7 +137,10 @@ describe("AG-UI events of a turn", () => {
       const e1 = results.find((r) => r.toolCallId === "e1")
       assert.strictEqual(e1.content, JSON.stringify({ error: "The user rejected this tool call; it did not run. Reason: not today" }))
       assert.deepStrictEqual(e1.metadata["chat-ts"], { status: "Rejected", rejectedBy: "user", decision: { by: "alice", at: 0 } })
-      assert.match(results.find((r) => r.toolCallId === "t1").content, /cancelled the approval request/)
+      const t1 = results.find((r) => r.toolCallId === "t1")
+      assert.strictEqual(t1.content, JSON.stringify({ error: "This tool call was withdrawn by the one who asked for it; it did not run. Reason: The user cancelled the approval request." }))
+      assert.deepStrictEqual(t1.metadata["chat-ts"], { status: "Cancelled", cancelledBy: "requester", cancellation: { by: "alice", at: 0 } })
+      assert.strictEqual((yield* statusOf(env, "c1", "t1"))._tag, "Cancelled")
       assert.strictEqual(env.runs.length, 0)
       // What the model is sent for e1 on its next call.
       const sent = Messages.toolCalls(env.mock.requests[env.mock.requests.length - 1]!.messages).find((call) => call.id === "e1")!
@@ -159,16 +163,23 @@ describe("AG-UI events of a turn", () => {
       assert.deepStrictEqual(env.runs, [{ tool: "remind", params: remind.arguments }])
     }))
 
-  it.effect("an approval given after the deadline: the call is rejected by policy and never runs", () =>
+  it.effect("an approval given after the deadline: the call is Expired (approved late) and never runs", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
       yield* paused(env, "c1", [transfer])
       yield* TestClock.adjust("2 hours")
       const events = conform(yield* Support.events(env, Support.resume("c1", [approve("t1")])))
       const result = events.find((e) => e.type === "TOOL_CALL_RESULT") as any
-      assert.strictEqual(result.metadata["chat-ts"].status, "Rejected")
-      assert.strictEqual(result.metadata["chat-ts"].rejectedBy, "policy")
-      assert.deepStrictEqual(result.metadata["chat-ts"].decision, { by: "alice", at: 7_200_000 })
+      assert.deepStrictEqual(result.metadata["chat-ts"], {
+        status: "Expired",
+        expiresAt: Support.transferDeadline,
+        approvedLate: true,
+        decision: { by: "alice", at: 7_200_000 }
+      })
+      assert.match(result.content, /nobody decided in time/)
+      // Sent again (a retrying client): the store holds that answer, nothing runs.
+      const again = yield* Support.events(env, Support.resume("c1", [approve("t1")]))
+      assert.deepStrictEqual(types(again), ["RUN_STARTED", "RUN_FINISHED"])
       assert.deepStrictEqual((last(events) as any).outcome, { type: "success" })
       assert.strictEqual(env.runs.length, 0)
     }))
@@ -296,9 +307,9 @@ describe("refused inputs change nothing and run nothing", () => {
       assert.strictEqual((yield* stored(env, "c1")).messages.filter((m) => m.role === "user").length, 1)
     }))
 
-  it.effect("new input while calls wait, and a resume leaving an interrupt unanswered: refused (409)", () =>
+  it.effect("new input while calls wait (steering \"refuse\"), and a resume leaving an interrupt unanswered: refused (409)", () =>
     Effect.gen(function*() {
-      const env = yield* Support.make()
+      const env = yield* Support.make({ steering: "refuse" })
       yield* paused(env, "c1", [email, transfer])
       const before = yield* stored(env, "c1")
       assert.strictEqual((yield* refused(env, Support.say("c1", "never mind"))).code, "interrupts_pending")
@@ -341,5 +352,172 @@ describe("refused inputs change nothing and run nothing", () => {
       const status = (yield* statusOf(env, "c1", "e1"))._tag
       assert.strictEqual(env.runs.length, status === "Completed" ? 1 : 0)
       assert.include(["Completed", "Rejected"], status)
+    }))
+})
+
+describe("decision policies, outcomes and steering", () => {
+  const payout = { id: "p1", name: "payout", arguments: { amount: 900 } }
+  const deploy = { id: "d1", name: "deploy", arguments: { version: "v2" } }
+  const interruptsOf = (events: ReadonlyArray<AgUiProtocol.Event>) => (last(events) as any).outcome.interrupts as Array<any>
+
+  it.effect("four-eyes: the person who asked is refused (403), nothing stored; another person's yes runs the call once", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      const first = conform(yield* paused(env, "c1", [payout]))
+      const details = interruptsOf(first)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
+      assert.deepStrictEqual(details.policy, { notRequester: true })
+      assert.strictEqual(details.requester, "alice")
+      assert.deepStrictEqual(details.quorum, { needed: 1, votes: [] })
+      const before = yield* stored(env, "c1")
+      const error = yield* refused(env, Support.resume("c1", [approve("p1")]))
+      assert.deepStrictEqual([error.code, error.status], ["forbidden", 403])
+      assert.match(error.message, /asked/)
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      assert.strictEqual((yield* statusOf(env, "c1", "p1"))._tag, "AwaitingApproval")
+      const ran = conform(yield* Support.events(env, Support.resume("c1", [approve("p1")]), Support.bob))
+      const result = ran.find((e) => e.type === "TOOL_CALL_RESULT") as any
+      assert.deepStrictEqual(result.metadata["chat-ts"], { status: "Completed", decision: { by: "bob", at: 0 } })
+      assert.deepStrictEqual(env.runs, [{ tool: "payout", params: payout.arguments }])
+    }))
+
+  it.effect("a quorum of two: the first yes is a vote (the call waits, shown in the interrupt), a second person's runs it once", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [deploy])
+      const voted = conform(yield* Support.events(env, Support.resume("c1", [approve("d1")])))
+      const details = interruptsOf(voted)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
+      assert.deepStrictEqual(details.quorum, { needed: 2, votes: [{ by: "alice", at: 0 }] })
+      assert.strictEqual((yield* statusOf(env, "c1", "d1"))._tag, "AwaitingApproval")
+      assert.strictEqual(env.runs.length, 0)
+      const before = yield* stored(env, "c1")
+      // The same yes again (a retrying client): the store holds it, nothing is stored or run.
+      const again = conform(yield* Support.events(env, Support.resume("c1", [approve("d1")])))
+      assert.deepStrictEqual(types(again), ["RUN_STARTED", "RUN_FINISHED"])
+      assert.strictEqual(interruptsOf(again)[0].id, "d1")
+      // An edit is no vote: a quorum's call runs only with the arguments every voter saw.
+      const edit = yield* refused(env, Support.resume("c1", [approve("d1", { version: "v3" })]))
+      assert.deepStrictEqual([edit.code, edit.status], ["forbidden", 403])
+      assert.match(edit.message, /cannot be edited/)
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      const ran = conform(yield* Support.events(env, Support.resume("c1", [approve("d1")]), Support.bob))
+      const result = ran.find((e) => e.type === "TOOL_CALL_RESULT") as any
+      assert.deepStrictEqual(result.metadata["chat-ts"], { status: "Completed", decision: { by: "bob", at: 0 } })
+      assert.deepStrictEqual((last(ran) as any).outcome, { type: "success" })
+      // Either voter sending their yes again runs nothing.
+      for (const who of [Support.alice, Support.bob]) {
+        assert.deepStrictEqual(types(yield* Support.events(env, Support.resume("c1", [approve("d1")]), who)), ["RUN_STARTED", "RUN_FINISHED"])
+      }
+      assert.deepStrictEqual(env.runs, [{ tool: "deploy", params: deploy.arguments }])
+    }))
+
+  it.effect("a policy naming a role: the person's roles decide (403 without it); the decision records them", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [{ id: "f1", name: "refund", arguments: { amount: 30 } }])
+      const error = yield* refused(env, Support.resume("c1", [decline("f1")]), Support.bob)
+      assert.deepStrictEqual([error.code, error.status], ["forbidden", 403])
+      const finance = new Approver.Identity({ id: "fin", roles: ["finance"] })
+      yield* Support.events(env, Support.resume("c1", [approve("f1")]), finance)
+      const status = yield* statusOf(env, "c1", "f1")
+      assert.strictEqual(status._tag, "Completed")
+      assert.deepStrictEqual(Messages.decisionOf({ id: "f1", name: "refund", arguments: "", status } as Messages.ToolCallPart).decision?.roles, ["finance"])
+      assert.deepStrictEqual(env.runs, [{ tool: "refund", params: { amount: 30 } }])
+    }))
+
+  it.effect("a cancel by someone other than the requester withdraws the call as an operator; the Approver is asked", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [transfer])
+      // bob may not decide transfers, cancelling included: refused, nothing stored.
+      const before = yield* stored(env, "c1")
+      assert.strictEqual((yield* refused(env, Support.resume("c1", [{ interruptId: "t1", status: "cancelled" }]), Support.bob)).code, "forbidden")
+      assert.strictEqual((yield* stored(env, "c1")).version, before.version)
+      yield* paused(env, "c2", [email])
+      const events = yield* Support.events(env, Support.resume("c2", [{ interruptId: "e1", status: "cancelled" }]), Support.bob)
+      const e1 = events.find((e) => e.type === "TOOL_CALL_RESULT" && e.toolCallId === "e1") as any
+      assert.deepStrictEqual(e1.metadata["chat-ts"], { status: "Cancelled", cancelledBy: "operator", cancellation: { by: "bob", at: 0 } })
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("the reviewer's verdict rides in the interrupt's details", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [deploy])
+      const before = yield* stored(env, "c1")
+      const review = { verdict: "needs-person" as const, reason: "deploys touch production", confidence: 0.8 }
+      const reviewed = Messages.updateTool(before.messages, "d1", (call) => ({ ...call, status: { ...call.status, review } as Messages.ToolCallStatus }))
+      yield* env.store.save("c1", reviewed, { expectedVersion: before.version })
+      const voted = conform(yield* Support.events(env, Support.resume("c1", [approve("d1")])))
+      const details = interruptsOf(voted)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
+      assert.deepStrictEqual(details.review, review)
+      assert.deepStrictEqual(details.policy, { quorum: 2 })
+    }))
+
+  it.effect("steering (default): a new message cancels the undecided calls, the model answers it; sent again, nothing runs", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, transfer])
+      yield* TestClock.adjust("1 minute")
+      const input = Support.say("c1", "never mind", "m-steer")
+      const events = conform(yield* Support.events(env, input))
+      const results = events.filter((e) => e.type === "TOOL_CALL_RESULT") as Array<any>
+      assert.deepStrictEqual(results.map((r) => r.toolCallId).sort(), ["e1", "t1"])
+      for (const result of results) {
+        assert.deepStrictEqual(result.metadata["chat-ts"], { status: "Cancelled", cancelledBy: "user-message", cancellation: { by: "alice", at: 60_000 } })
+        assert.match(result.content, /user sent a new message/)
+      }
+      assert.deepStrictEqual([(last(events) as any).outcome, (last(events) as any).result], [{ type: "success" }, "All done."])
+      const messages = (yield* stored(env, "c1")).messages
+      const sent = messages.filter((m) => m.role === "user").pop()!
+      assert.strictEqual(Messages.textOf(sent), "never mind")
+      assert.deepStrictEqual(sent.sender, { id: "alice" })
+      const calls = env.mock.requests.length
+      const again = yield* Support.events(env, { ...input, runId: "retry" })
+      assert.deepStrictEqual(types(again), ["RUN_STARTED", "RUN_FINISHED"])
+      assert.strictEqual(env.mock.requests.length, calls)
+      assert.strictEqual(env.runs.length, 0)
+    }))
+
+  it.effect("steering (default) with a call already approved: it still runs, the undecided one is cancelled, then the message is answered", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make()
+      yield* paused(env, "c1", [email, transfer])
+      // e1 approved (saved by a run that then crashed before running it).
+      const before = yield* stored(env, "c1")
+      yield* env.store.save("c1", Result.getOrThrow(Messages.approve(before.messages, "e1")), { expectedVersion: before.version })
+      const input = Support.say("c1", "skip the transfer", "m-late")
+      const events = conform(yield* Support.events(env, input))
+      const results = events.filter((e) => e.type === "TOOL_CALL_RESULT") as Array<any>
+      assert.deepStrictEqual(
+        results.map((r) => [r.toolCallId, r.metadata["chat-ts"].status]).sort(),
+        [["e1", "Completed"], ["t1", "Cancelled"]]
+      )
+      assert.deepStrictEqual((last(events) as any).outcome, { type: "success" })
+      const asked = env.mock.requests[env.mock.requests.length - 1]!.messages
+      assert.strictEqual(Messages.textOf(asked[asked.length - 1]!), "skip the transfer")
+      const calls = env.mock.requests.length
+      assert.deepStrictEqual(types(yield* Support.events(env, { ...input, runId: "retry" })), ["RUN_STARTED", "RUN_FINISHED"])
+      assert.strictEqual(env.mock.requests.length, calls)
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }])
+    }))
+
+  it.effect("steering \"queue\": the message waits for the pause (sent again, it is not held twice), then is answered after the call ran", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make({ steering: "queue" })
+      yield* paused(env, "c1", [email])
+      const input = Support.say("c1", "and then?", "m-held")
+      const held = conform(yield* Support.events(env, input))
+      assert.strictEqual(interruptsOf(held)[0].id, "e1")
+      const response = () => Effect.map(stored(env, "c1"), (s) => s.messages[s.messages.length - 1]!)
+      assert.strictEqual((yield* response()).queued?.length, 1)
+      yield* Support.events(env, { ...input, runId: "retry" })
+      assert.strictEqual((yield* response()).queued?.length, 1)
+      const calls = env.mock.requests.length
+      const ran = conform(yield* Support.events(env, Support.resume("c1", [approve("e1")])))
+      assert.deepStrictEqual((last(ran) as any).outcome, { type: "success" })
+      assert.strictEqual(env.mock.requests.length, calls + 1)
+      const asked = env.mock.requests[env.mock.requests.length - 1]!.messages
+      assert.strictEqual(Messages.textOf(asked[asked.length - 1]!), "and then?")
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }])
     }))
 })

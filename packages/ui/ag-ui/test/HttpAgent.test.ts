@@ -2,7 +2,8 @@
  * `@ag-ui/client`'s `HttpAgent` (its own fetch, SSE parser and event
  * verifier) against the endpoint on 127.0.0.1: a run that pauses, a resume
  * with an invalid edit (refused, nothing changes), the valid edit, the end;
- * and the HTTP refusals before any stream.
+ * and the HTTP refusals before any stream; decision policies over HTTP
+ * (four-eyes, a quorum of two people).
  */
 import { HttpAgent, type BaseEvent } from "@ag-ui/client"
 import { assert, describe, it } from "@effect/vitest"
@@ -108,5 +109,32 @@ describe("HttpAgent against the endpoint", () => {
       assert.strictEqual(events[0].type, "RUN_STARTED")
       assert.deepStrictEqual(events[events.length - 1].outcome, { type: "success" })
       assert.strictEqual(events.filter((e) => e.type === "TEXT_MESSAGE_CONTENT").map((e) => e.delta).join(""), "All done.")
+    }))
+
+  it.effect("over HTTP: four-eyes refuses the requester (403, a RUN_ERROR body), a quorum of two people runs the call once", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.serve
+      const calls = [{ id: "p1", name: "payout", arguments: { amount: 5 } }, { id: "d1", name: "deploy", arguments: { version: "v2" } }]
+      const asked = yield* Support.post(env.url, JSON.stringify(Support.say("h1", Support.asking(calls))))
+      assert.strictEqual(asked.status, 200)
+      const answer = (interruptId: string) => ({ interruptId, status: "resolved" as const, payload: { approved: true } })
+      const both = JSON.stringify(Support.resume("h1", [answer("p1"), answer("d1")]))
+      const own = yield* Support.post(env.url, both)
+      assert.strictEqual(own.status, 403)
+      const body = JSON.parse(own.text)
+      assert.deepStrictEqual([body.type, body.code], ["RUN_ERROR", "forbidden"])
+      const version = (yield* env.store.load("h1")).pipe(Option.getOrThrow).version
+      // bob: p1 approved (not his request), d1 one vote of two: the run pauses again on d1 alone.
+      const bobs = yield* Support.post(env.url, both, { "x-test-user": "bob" })
+      assert.strictEqual(bobs.status, 200)
+      assert.isAbove((yield* env.store.load("h1")).pipe(Option.getOrThrow).version, version)
+      const events = bobs.text.split("\n\n").filter((chunk) => chunk.startsWith("data: ")).map((chunk) => JSON.parse(chunk.slice(6)))
+      const end = events[events.length - 1]
+      assert.deepStrictEqual(end.outcome.interrupts.map((i: any) => [i.id, i.metadata["chat-ts"].quorum]), [["d1", { needed: 2, votes: [{ by: "bob", at: 0 }] }]])
+      assert.deepStrictEqual(env.runs, [{ tool: "payout", params: { amount: 5 } }])
+      const carol = yield* Support.post(env.url, JSON.stringify(Support.resume("h1", [answer("d1")])), { "x-test-user": "carol" })
+      assert.strictEqual(carol.status, 200)
+      assert.include(carol.text, "\"outcome\":{\"type\":\"success\"}")
+      assert.deepStrictEqual(env.runs, [{ tool: "payout", params: { amount: 5 } }, { tool: "deploy", params: { version: "v2" } }])
     }))
 })

@@ -32,10 +32,34 @@ export const Remind = Tool.make("remind", {
   success: Schema.Struct({ reminded: Schema.Boolean })
 })
 
+/** A tool under four-eyes: the person who asked may not approve it. */
+export const Payout = Tool.make("payout", {
+  description: "Pay a supplier.",
+  parameters: { amount: Schema.Number },
+  success: Schema.Struct({ paid: Schema.Number }),
+  decisionPolicy: { notRequester: true }
+})
+
+/** A tool needing two distinct people's yes. */
+export const Deploy = Tool.make("deploy", {
+  description: "Deploy to production.",
+  parameters: { version: Schema.String },
+  success: Schema.Struct({ deployed: Schema.String }),
+  decisionPolicy: { quorum: 2 }
+})
+
+/** A tool only people with the `finance` role may decide. */
+export const Refund = Tool.make("refund", {
+  description: "Refund a customer.",
+  parameters: { amount: Schema.Number },
+  success: Schema.Struct({ refunded: Schema.Number }),
+  decisionPolicy: { approve: { roles: ["finance"] } }
+})
+
 /** The approval deadline of `transfer`, after its strategy decided. */
 export const transferDeadline = 3_600_000
 
-export const toolkit = Toolkit.make(SendEmail, Transfer, Remind).pipe(
+export const toolkit = Toolkit.make(SendEmail, Transfer, Remind, Payout, Deploy, Refund).pipe(
   Toolkit.withStrategy((call) =>
     call.name === "remind"
       ? Effect.succeed(Action.Defer({ after: 60_000 }))
@@ -52,7 +76,10 @@ export const handlers = (runs: Runs) =>
   toolkit.toLayer({
     send_email: (params) => Effect.sync(() => (runs.push({ tool: "send_email", params }), { sent: true })),
     transfer: (params) => Effect.sync(() => (runs.push({ tool: "transfer", params }), { moved: params.amount })),
-    remind: (params) => Effect.sync(() => (runs.push({ tool: "remind", params }), { reminded: true }))
+    remind: (params) => Effect.sync(() => (runs.push({ tool: "remind", params }), { reminded: true })),
+    payout: (params) => Effect.sync(() => (runs.push({ tool: "payout", params }), { paid: params.amount })),
+    deploy: (params) => Effect.sync(() => (runs.push({ tool: "deploy", params }), { deployed: params.version })),
+    refund: (params) => Effect.sync(() => (runs.push({ tool: "refund", params }), { refunded: params.amount }))
   })
 
 /** A call the model asks for. */
@@ -94,13 +121,19 @@ export interface Env {
 }
 
 /** The agent over a fresh memory store. */
-export const make = (options: { readonly mayRun?: AgUi.Options<never>["mayRun"] } = {}) =>
+export const make = (
+  options: { readonly mayRun?: AgUi.Options<never>["mayRun"]; readonly steering?: AgUi.SteeringRule } = {}
+) =>
   Effect.gen(function*() {
     const runs: Runs = []
     const mock = model()
     const store = yield* ConversationStore.makeMemory
     const chat = yield* Chat.make({ tools: toolkit }).pipe(Effect.provide(Layer.merge(mock.layer, handlers(runs))))
-    const agent = yield* AgUi.make({ chat, ...(options.mayRun === undefined ? {} : { mayRun: options.mayRun }) }).pipe(
+    const agent = yield* AgUi.make({
+      chat,
+      ...(options.mayRun === undefined ? {} : { mayRun: options.mayRun }),
+      ...(options.steering === undefined ? {} : { steering: options.steering })
+    }).pipe(
       Effect.provideService(ConversationStore.ConversationStore, store),
       Effect.provideService(Approver.Approver, approver)
     )

@@ -21,6 +21,29 @@ export const usageOf = (usage: Usage.Usage): ReadonlyArray<Record<string, number
   ...(usage.cachedInputTokens === undefined ? {} : { cachedInputTokens: usage.cachedInputTokens })
 }]
 
+/** What `ResultDetails` says of how a call that did not run ended (rejected, expired, cancelled). */
+const refusalDetails = (status: Messages.ToolCallStatus): Partial<AgUiProtocol.ResultDetails> => {
+  switch (status._tag) {
+    case "Rejected":
+      return { rejectedBy: status.by }
+    case "Expired":
+      return {
+        ...(status.expiresAt === undefined ? {} : { expiresAt: status.expiresAt }),
+        ...(status.approvedLate === true ? { approvedLate: true } : {})
+      }
+    case "Cancelled":
+      return {
+        cancelledBy: status.by,
+        ...(status.cancellation === undefined ? {} : { cancellation: { by: status.cancellation.by, at: status.cancellation.at } })
+      }
+    default:
+      return {}
+  }
+}
+
+const ended = (tag: string): AgUiProtocol.ResultDetails["status"] =>
+  tag === "Completed" || tag === "Rejected" || tag === "Expired" || tag === "Cancelled" ? tag : "Failed"
+
 /** The `metadata` of a resolved call's `TOOL_CALL_RESULT`: how it ended and who decided. */
 export const resultMetadata = (call: Messages.ToolCallPart): AgUiProtocol.ResultMetadata => {
   const status = call.status
@@ -28,8 +51,8 @@ export const resultMetadata = (call: Messages.ToolCallPart): AgUiProtocol.Result
   const edited = "editedArguments" in status ? status.editedArguments : undefined
   return {
     [AgUiProtocol.metadataKey]: {
-      status: status._tag === "Completed" || status._tag === "Rejected" ? status._tag : "Failed",
-      ...(status._tag === "Rejected" ? { rejectedBy: status.by } : {}),
+      status: ended(status._tag),
+      ...refusalDetails(status),
       ...(decision === undefined ? {} : { decision: { by: decision.by, at: decision.at } }),
       ...(edited === undefined ? {} : { editedArguments: edited })
     }
@@ -46,6 +69,8 @@ export class RunEvents {
   /** The usage of this run's own model calls (a resumed run does not count the calls before its pause). */
   private usage: Usage.Usage | undefined
   private readonly open = new Set<string>()
+  /** The calls whose `TOOL_CALL_RESULT` this run sent. */
+  private readonly reported = new Set<string>()
 
   constructor(readonly threadId: string, readonly runId: string) {}
 
@@ -160,22 +185,46 @@ export class RunEvents {
         break
       }
       case "ToolResult": {
-        const call = event.call
         this.closeAll(out)
-        out.push({
-          type: "TOOL_CALL_RESULT",
-          messageId: this.nextId("result"),
-          toolCallId: call.id,
-          role: "tool",
-          content: Messages.projectToolCall(call).result?.text ?? "",
-          metadata: resultMetadata(call)
-        })
+        out.push(this.result(event.call))
         break
       }
       default:
         break
     }
     return out
+  }
+
+  /** The `TOOL_CALL_RESULT` of a resolved call. */
+  private result(call: Messages.ToolCallPart): Event {
+    this.reported.add(call.id)
+    return {
+      type: "TOOL_CALL_RESULT",
+      messageId: this.nextId("result"),
+      toolCallId: call.id,
+      role: "tool",
+      content: Messages.projectToolCall(call).result?.text ?? "",
+      metadata: resultMetadata(call)
+    }
+  }
+
+  /** The `TOOL_CALL_RESULT`s of calls resolved before the turn ran (cancelled by a steering message). */
+  settled(calls: ReadonlyArray<Messages.ToolCallPart>): ReadonlyArray<Event> {
+    const out: Array<Event> = []
+    this.closeAll(out)
+    for (const call of calls) out.push(this.result(call))
+    return out
+  }
+
+  /**
+   * The `TOOL_CALL_RESULT`s of calls that were unresolved in `before` (what the turn started from) and
+   * are resolved in `after` (where it ended) but were not reported: the turn announces none for a
+   * call whose result came in the step that also delivered a held user message.
+   */
+  unreported(before: Messages.Messages, after: Messages.Messages): ReadonlyArray<Event> {
+    const open = new Set(Messages.toolCalls(before).filter((call) => !Messages.isResolved(call)).map((call) => call.id))
+    const missing = Messages.toolCalls(after).filter((call) => open.has(call.id) && Messages.isResolved(call) && !this.reported.has(call.id))
+    return missing.length === 0 ? [] : this.settled(missing)
   }
 
   /** `RUN_FINISHED` with `fields` (its outcome), after closing what is open, with the usage of this run's own model calls. */

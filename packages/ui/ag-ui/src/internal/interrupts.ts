@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import { type LanguageModel, Messages } from "@chat-ts/core"
+import { DecisionPolicy, type LanguageModel, Messages } from "@chat-ts/core"
 import * as AgUiProtocol from "../AgUiProtocol.js"
 import { waiting } from "./decisions.js"
 
@@ -22,8 +22,23 @@ const responseSchema = (parameters: unknown) => ({
   required: ["approved"]
 })
 
+/** Who may decide the call, how far its quorum got, who asked, and the reviewer's verdict. */
+const deciding = (messages: Messages.Messages, call: Messages.ToolCallPart) => {
+  const status = call.status
+  const policy = DecisionPolicy.of(call)
+  const progress = DecisionPolicy.progress(call)
+  const requester = DecisionPolicy.requesterOf(messages, call.id)
+  const review = status._tag === "AwaitingApproval" ? status.review : undefined
+  return {
+    ...(policy === undefined ? {} : { policy }),
+    ...(requester === undefined ? {} : { requester: requester.id }),
+    quorum: { needed: progress.quorum, votes: progress.votes.map((vote) => ({ by: vote.by, at: vote.at })) },
+    ...(review === undefined ? {} : { review })
+  }
+}
+
 /** The interrupt of one waiting call. */
-const interruptOf = (call: Messages.ToolCallPart, tool: LanguageModel.ToolDeclaration | undefined) => {
+const interruptOf = (messages: Messages.Messages, call: Messages.ToolCallPart, tool: LanguageModel.ToolDeclaration | undefined) => {
   const status = call.status
   const expiresAt = status._tag === "AwaitingApproval" ? status.expiresAt : undefined
   const scheduledAt = status._tag === "Scheduled" ? status.at : undefined
@@ -33,7 +48,8 @@ const interruptOf = (call: Messages.ToolCallPart, tool: LanguageModel.ToolDeclar
     arguments: Messages.parsedArguments(call),
     waitsFor: scheduledAt === undefined ? "approval" : "time",
     ...(expiresAt === undefined ? {} : { expiresAt }),
-    ...(scheduledAt === undefined ? {} : { scheduledAt })
+    ...(scheduledAt === undefined ? {} : { scheduledAt }),
+    ...deciding(messages, call)
   }
   return {
     id: call.id,
@@ -51,5 +67,5 @@ const interruptOf = (call: Messages.ToolCallPart, tool: LanguageModel.ToolDeclar
 /** The interrupts of every call of `messages` that waits. */
 export const interruptsOf = (messages: Messages.Messages, tools: ReadonlyArray<LanguageModel.ToolDeclaration>) => {
   const byName = new Map(tools.map((tool) => [tool.name, tool]))
-  return waiting(messages).map((call) => interruptOf(call, byName.get(call.name)))
+  return waiting(messages).map((call) => interruptOf(messages, call, byName.get(call.name)))
 }
