@@ -36,7 +36,7 @@ export const program = (options: { readonly port: number; readonly choice: Model
     )
     const secret = Redacted.make(randomBytes(24).toString("base64url"))
     const agUi = AgUiHttp.layer({ path: agentPath }).pipe(Layer.provide(AgUi.layer({ chat })))
-    const url = yield* UiServer.serve({ chat, store, approver: sessionApprover(secret), port: options.port, routes: [login(secret), agUi] })
+    const url = yield* UiServer.serve({ chat, store, approver: sessionApprover(secret), port: options.port, routes: [Layer.merge(login(secret), agUi)] })
     return { url: `${url}/login?token=${Redacted.value(secret)}`, agent: `${url}${agentPath}`, store }
   })
 

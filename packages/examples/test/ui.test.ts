@@ -2,9 +2,12 @@
  * The ui example (`npm run -w @chat-ts/examples ui`): the sign-in link sets
  * the session, the page and its bundled script are served, and the demo's
  * agent pauses on `delete_files` and deletes the old logs once approved,
- * through the useChat endpoint. (The page itself in Chromium:
+ * through the useChat endpoint; and an AG-UI client (`@ag-ui/client`'s
+ * `HttpAgent`) runs the same agent through the AG-UI endpoint: interrupt,
+ * approve, completion. (The page itself in Chromium:
  * packages/ui/ai-sdk/test/Browser.test.ts.)
  */
+import { type BaseEvent, HttpAgent } from "@ag-ui/client"
 import { UiRequest } from "@chat-ts/ai-sdk-ui"
 import * as NodeServices from "@effect/platform-node/NodeServices"
 import { assert, describe, it } from "@effect/vitest"
@@ -58,5 +61,39 @@ describe("the ui example", () => {
       const { root } = yield* Sandbox.Sandbox
       const left = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readDirectory(root))
       for (const file of input.input.paths) assert.notInclude(left, file)
+    }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer)), { timeout: 60_000 })
+
+  it.live("an AG-UI client (HttpAgent) runs the same agent: an interrupt for delete_files, approved, the logs deleted", () =>
+    Effect.gen(function*() {
+      const { agent: endpoint, url } = yield* Example.program({ port: 0, choice: { _tag: "Offline" } })
+      const cookie = (yield* call(url)).headers.get("set-cookie")!.split(";")[0]!
+      const agent = new HttpAgent({ url: endpoint, threadId: "t-1", headers: { cookie } })
+      const run = (parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) =>
+        Effect.promise(async () => {
+          const seen: Array<BaseEvent> = []
+          const timer = setTimeout(() => agent.abortRun(), 15_000)
+          try {
+            await agent.runAgent(parameters, { onEvent: ({ event }) => void seen.push(event) })
+          } finally {
+            clearTimeout(timer)
+          }
+          return seen
+        })
+      agent.addMessage({ id: "u-1", role: "user", content: "delete the old logs" })
+      const first = yield* run()
+      assert.strictEqual(first.at(-1)?.type, "RUN_FINISHED")
+      const [interrupt] = agent.pendingInterrupts
+      assert.isDefined(interrupt)
+      const started = first.find((e) => e.type === "TOOL_CALL_START" && (e as { toolCallId?: string }).toolCallId === interrupt!.toolCallId)
+      assert.strictEqual((started as { toolCallName?: string }).toolCallName, "delete_files")
+      const args = agent.messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls ?? [] : [])).find((c) => c.id === interrupt!.toolCallId)!
+      const paths = (JSON.parse(args.function.arguments) as { paths: ReadonlyArray<string> }).paths
+
+      const second = yield* run({ resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { approved: true } }] })
+      assert.strictEqual(second.at(-1)?.type, "RUN_FINISHED")
+      assert.deepStrictEqual(agent.pendingInterrupts, [])
+      const { root } = yield* Sandbox.Sandbox
+      const left = yield* Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readDirectory(root))
+      for (const file of paths) assert.notInclude(left, file)
     }).pipe(Effect.scoped, Effect.provide(Sandbox.layer(undefined)), Effect.provide(NodeServices.layer)), { timeout: 60_000 })
 })
