@@ -1,5 +1,5 @@
 /**
- * The README's and docs/ag-ui.md's code is test/readme-example.ts word for
+ * The README's and docs/ui.md's (AG-UI section) code is test/readme-example.ts word for
  * word, and it works: the server it builds answers the client it shows,
  * through a pause and an edit, to the end.
  */
@@ -26,9 +26,9 @@ const region = (name: string) => {
 }
 
 describe("the README example", () => {
-  it("the README and docs/ag-ui.md show test/readme-example.ts word for word", () => {
+  it("the README and docs/ui.md (AG-UI) show test/readme-example.ts word for word", () => {
     const readme = readFileSync(join(here, "..", "README.md"), "utf8")
-    const docs = readFileSync(join(root, "docs", "ag-ui.md"), "utf8")
+    const docs = readFileSync(join(root, "docs", "ui.md"), "utf8")
     for (const name of ["imports", "serve", "client"]) {
       assert.include(readme, "```ts\n" + region(name) + "\n```", `README: ${name}`)
       assert.include(docs, `<!-- snippet: packages/ui/ag-ui/test/readme-example.ts#${name} -->\n\`\`\`ts\n${region(name)}\n\`\`\``, `docs: ${name}`)
