@@ -83,7 +83,12 @@ export const steer = (
   const parts = response.parts.map((part) =>
     part._tag === "ToolCall" && cancel && undecided.has(part.status._tag) ? Messages.cancelled(part, cancelOptions) : part
   )
-  const queued: Messages.QueuedMessage = { parts: message.parts as Messages.QueuedMessage["parts"] }
+  // Held with who sent it (four-eyes compares with it) and its own metadata, delivered as they were.
+  const queued: Messages.QueuedMessage = {
+    parts: message.parts as Messages.QueuedMessage["parts"],
+    ...(message.sender === undefined ? {} : { sender: message.sender }),
+    ...(message.providerMetadata === undefined ? {} : { providerMetadata: message.providerMetadata })
+  }
   const next = messages.slice()
   next[last] = { ...response, parts, queued: [...(response.queued ?? []), queued] }
   return Result.succeed(next)

@@ -4,7 +4,7 @@
  * is stored with the pause and answered once the pause is resolved, in every shell.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Schema } from "effect"
+import { Effect, Layer, Option, Schema, Stream } from "effect"
 import { Action, Chat, ChatError, ConversationStore, Messages, Steering, Tool, Toolkit, Turn, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { call, conversation, expectOutcome, left, response, right, statusOf, step, T0 } from "./fixtures.js"
@@ -158,6 +158,32 @@ describe("Steering in the shells", () => {
       expect(seen.last).toStrictEqual(later)
       expect(seen.answers[0]).toEqual(["p1", "{\"paid\":10}"])
       expect(seen.answers[1]![1]).toContain("cancelled because the user sent a new message")
+    }))
+
+  it.effect("Chat, streamed: the approved call's result is an event even though the held message is delivered in the same step", () =>
+    Effect.gen(function*() {
+      const { chat } = yield* setup
+      const first = yield* chat.complete(Messages.fromUser("Pay both bills."))
+      const approved = yield* chat.approve(first.messages, "p1")
+      const steered = yield* Effect.fromResult(Steering.steer(approved, later))
+      const events = yield* Stream.runCollect(chat.stream(steered))
+      const results = Array.from(events).flatMap((event) => event._tag === "ToolResult" ? [event.call.id] : [])
+      expect(results).toContain("p1")
+    }))
+
+  it.effect("a held message keeps its sender and metadata: delivered as it was sent (four-eyes compares with its sender)", () =>
+    Effect.gen(function*() {
+      const { chat } = yield* setup
+      const first = yield* chat.complete(Messages.fromUser("Pay both bills."))
+      const approved = yield* chat.approve(first.messages, "p1")
+      const sent = { ...Messages.user("Only the first one.", { sender: { id: "ann", roles: ["staff"] } }), providerMetadata: { ui: { messageId: "m-2" } } }
+      const steered = yield* Effect.fromResult(Steering.steer(approved, sent, { rule: "queue" }))
+      const back = yield* Effect.fromResult(Messages.fromJson(yield* Effect.fromResult(Messages.toJson(steered))))
+      const decided = yield* chat.approve(back, "p2")
+      const result = yield* chat.resume(decided)
+      const delivered = result.messages.find((m) => m.role === "user" && Messages.textOf(m) === "Only the first one.")
+      expect(delivered?.sender).toEqual({ id: "ann", roles: ["staff"] })
+      expect(delivered?.providerMetadata).toEqual({ ui: { messageId: "m-2" } })
     }))
 
   it.effect("Chat, queue: the pause goes on until both are decided, then the message is answered", () =>

@@ -18,6 +18,13 @@ export const deliver = (messages: ReadonlyArray<S.Message>, index: number): Read
   const { queued, ...rest } = response
   const next = messages.slice(0, index)
   next.push(rest)
-  for (const held of queued) next.push({ role: "user", parts: held.parts })
+  for (const held of queued) {
+    next.push({
+      role: "user",
+      parts: held.parts,
+      ...(held.sender === undefined ? {} : { sender: held.sender }),
+      ...(held.providerMetadata === undefined ? {} : { providerMetadata: held.providerMetadata })
+    })
+  }
   return next
 }

@@ -346,7 +346,13 @@ export const Role = Schema.Literals(["system", "user", "assistant"])
 export type Role = typeof Role.Type
 
 /** A user message held back until the pause of the response it waits on is resolved (see `Steering`). */
-export const QueuedMessage = Schema.Struct({ parts: Schema.Array(Schema.Union([TextPart, FilePart])) })
+export const QueuedMessage = Schema.Struct({
+  parts: Schema.Array(Schema.Union([TextPart, FilePart])),
+  /** Who sent it (kept for four-eyes when it is delivered); absent in documents written before it was kept. */
+  sender: Schema.optional(Identity),
+  /** The message's own provider metadata (an endpoint's message id, say), delivered with it. */
+  providerMetadata: Schema.optional(ProviderMetadata)
+})
 export type QueuedMessage = typeof QueuedMessage.Type
 
 // ---------------------------------------------------------------------------

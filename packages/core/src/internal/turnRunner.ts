@@ -134,10 +134,15 @@ export const lastCalls = (messages: Messages.Messages): ReadonlyArray<ToolCallPa
   return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
 }
 
-/** Calls of the last response that became resolved between two states. */
+/**
+ * Calls of the last response (of `before`) that became resolved between two states: that response
+ * is looked up where it was, since the step may have delivered held user messages after it.
+ */
 const newlyResolved = (before: Messages.Messages, after: Messages.Messages): ReadonlyArray<ToolCallPart> => {
   const previous = new Map(lastCalls(before).map((call) => [call.id, call]))
-  return lastCalls(after).filter((call) => {
+  const response = after[before.length - 1]
+  const calls = response !== undefined && response.role === "assistant" ? Messages.toolCallsOf(response) : []
+  return calls.filter((call) => {
     if (!Messages.isResolved(call)) return false
     const old = previous.get(call.id)
     return old === undefined ? false : !Messages.isResolved(old)
