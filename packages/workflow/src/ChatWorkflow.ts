@@ -352,6 +352,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       yield* Effect.fromResult(Steering.steer(stored.messages, message, steerOptions))
       const payload: Shell.Steer = {
         parts: message.parts as Shell.Steer["parts"],
+        ...(message.sender === undefined ? {} : { sender: message.sender }),
         rule: steerOptions.rule ?? "cancel",
         ...(steerOptions.reason === undefined ? {} : { reason: steerOptions.reason })
       }

@@ -14,7 +14,7 @@ type Steer = "none" | Steering.Rule
 
 const steering = fc.constantFrom<Steer>("none", "none", "cancel", "queue")
 
-const steerMessage = Messages.user("Something else, please.")
+const steerMessage = Messages.user("Something else, please.", { sender: { id: "ann" } })
 
 interface Call {
   readonly name: string

@@ -65,6 +65,8 @@ export const applyTo = (messages: Messages.Messages, id: string, decision: Decis
 /** A user message sent to a waiting turn (see `Steering`), and the rule it follows. */
 export const Steer = Schema.Struct({
   parts: Messages.QueuedMessage.fields.parts,
+  /** Who sent it (four-eyes compares with it), as `Steering.steer` keeps it. */
+  sender: Messages.QueuedMessage.fields.sender,
   rule: Schema.Literals(["cancel", "queue"]),
   reason: Schema.optional(Schema.String)
 })
@@ -323,7 +325,11 @@ export const run = <R>(
           effects: effects as [(typeof effects)[number], ...Array<(typeof effects)[number]>]
         })
         if (wake._tag === "Steered") {
-          const message: Messages.Message = { role: "user", parts: wake.steer.parts }
+          const message: Messages.Message = {
+            role: "user",
+            parts: wake.steer.parts,
+            ...(wake.steer.sender === undefined ? {} : { sender: wake.steer.sender })
+          }
           const options = { rule: wake.steer.rule, ...(wake.steer.reason === undefined ? {} : { reason: wake.steer.reason }) }
           return Result.getOrElse(Steering.steer(state, message, options), () => state)
         }
