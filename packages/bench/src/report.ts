@@ -466,6 +466,10 @@ export const markdown = (results: Results): string => {
       `${results.carried.scenarios.join(", ")}. Their targets and tables are from those runs.`
     ]),
     "",
+    "## What changed with the approval features",
+    "",
+    notes.approvals,
+    "",
     "## What changed from the Effect 3 run",
     "",
     notes.effect4,
