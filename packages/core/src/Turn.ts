@@ -275,6 +275,19 @@ const interruptedText = (call: ToolCallPart): string => {
   return `The call was interrupted while it waited for a person's answer to ${asked}; that request was lost with the connection that held it and was never answered. The call's outcome is unknown, and it was not run again to avoid repeating its effects.`
 }
 
+/**
+ * Whether a call's final status holds its result alone: no files, and nothing `edited` carries
+ * (edited arguments, a decision record). Such a status is then built as a plain literal: V8 sizes
+ * a literal to its keys, while one built with spreads keeps room for more (16 bytes a status,
+ * measured by packages/bench scenario 11). Same keys in the same order either way.
+ */
+const carriesNothing = (call: ToolCallPart, files: ReadonlyArray<Messages.FilePart> | undefined): boolean => {
+  const status = call.status
+  return (files === undefined || files.length === 0) &&
+    !("editedArguments" in status && status.editedArguments !== undefined) &&
+    !("decision" in status && status.decision !== undefined)
+}
+
 /** Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema). */
 export const isValidInputRequest = (request: unknown): request is Messages.InputRequest => {
   if (typeof request !== "object" || request === null) return false
@@ -615,8 +628,8 @@ const onModelResponded = (
     )
   }
   const before = current[2]
-  const appended = before.of.slice()
-  appended.push(message)
+  // `concat` makes an array of exactly this length (`slice` then `push` leaves room for half as many again and 16 more).
+  const appended = before.of.concat([message])
   return advance(
     { of: appended, turnStart: before.turnStart, steps: before.steps + 1, settled: before.settled },
     config,
@@ -715,12 +728,14 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
         event.id,
         (call) => ({
           ...call,
-          status: {
-            _tag: "Completed",
-            result: event.result,
-            ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
-            ...edited(call)
-          }
+          status: carriesNothing(call, event.files)
+            ? { _tag: "Completed", result: event.result }
+            : {
+              _tag: "Completed",
+              result: event.result,
+              ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
+              ...edited(call)
+            }
         }),
         config,
         owned
@@ -735,12 +750,14 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
         event.id,
         (call) => ({
           ...call,
-          status: {
-            _tag: "Failed",
-            error: event.error,
-            ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
-            ...edited(call)
-          }
+          status: carriesNothing(call, event.files)
+            ? { _tag: "Failed", error: event.error }
+            : {
+              _tag: "Failed",
+              error: event.error,
+              ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
+              ...edited(call)
+            }
         }),
         config,
         owned

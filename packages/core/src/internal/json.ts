@@ -96,6 +96,10 @@ const storablePart = (part: Messages.Part): Messages.Part => {
 /** Token counts as stored: a count that is not a finite number (a provider's bug) counts as 0. */
 const storableUsage = (usage: LanguageModel.Response["usage"]): LanguageModel.Response["usage"] => {
   const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0)
+  // The usual counts as a plain literal: V8 sizes it to its two keys (with the spreads below it keeps room for more).
+  if (usage?.reasoningTokens === undefined && usage?.cachedInputTokens === undefined) {
+    return { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
+  }
   return {
     inputTokens: count(usage?.inputTokens),
     outputTokens: count(usage?.outputTokens),
