@@ -11,6 +11,7 @@ import type * as Cold from "./scenarios/cold.js"
 import type * as Json from "./scenarios/json.js"
 import type * as Loop from "./scenarios/loop.js"
 import type * as Many from "./scenarios/many.js"
+import type * as Memory from "./scenarios/memory.js"
 import type * as Pause from "./scenarios/pause.js"
 import type * as Reducer from "./scenarios/reducer.js"
 import type * as Steps from "./scenarios/steps.js"
@@ -66,6 +67,7 @@ export interface Scenarios {
   readonly steps?: Steps.Result
   readonly cold?: Cold.Result
   readonly json?: Json.Result
+  readonly memory?: Memory.Result
 }
 
 export interface Target {
@@ -161,7 +163,23 @@ export const evaluate = (scenarios: Scenarios): Array<Target> => {
     }
   }
   targets.push(...stepTargets(scenarios))
+  targets.push(...memoryTargets(scenarios))
   return targets
+}
+
+/** The target of scenario 11: heap per 1,000 kept turns against the plain-objects floor. */
+const memoryTargets = (scenarios: Scenarios): Array<Target> => {
+  if (scenarios.memory === undefined) return []
+  const rows = scenarios.memory.rows
+  const ours = rows.find((r) => r.library === "chat-ts")!
+  const floor = rows.find((r) => r.library === "plain objects (floor)")!
+  const r = ours.bytesPer1000Turns / floor.bytesPer1000Turns
+  return [{
+    id: "memory",
+    goal: `heap per 1,000 kept N=${scenarios.memory.steps} turns ≤ 1.5× the plain-JS floor`,
+    actual: `${fmt(ours.bytesPer1000Turns / 1e6, 2)} MB vs ${fmt(floor.bytesPer1000Turns / 1e6, 2)} MB (${fmt(r, 2)}×)`,
+    met: r <= 1.5
+  }]
 }
 
 /** The targets of scenarios 7 to 9: instructions, the Effect floor, growth, cold start, JSON. */
@@ -272,6 +290,23 @@ const jsonSection = (result: Json.Result): string =>
       fmt(r.fromJsonRatio, 2)
     ])
   )
+
+const memorySection = (result: Memory.Result): string => {
+  const floor = result.rows.find((r) => r.library === "plain objects (floor)")!
+  return table(
+    ["Library", "turns kept", "items per turn", "heap MB per 1,000 turns", "bytes per turn", "× floor"],
+    result.rows.map((r) => [
+      r.library,
+      r.turns.toLocaleString("en-US"),
+      String(r.itemsPerTurn),
+      fmt(r.bytesPer1000Turns / 1e6, 2),
+      fmt(r.bytesPer1000Turns / 1000, 0),
+      fmt(r.bytesPer1000Turns / floor.bytesPer1000Turns, 2)
+    ])
+  ) + `\n\nEach turn is N=${result.steps} (a no-op tool called ${result.steps} times, then an answer) in a conversation of its own; ` +
+    "the objects (heap data spaces after a full GC) the measured batch of kept turns added, a first batch kept before it. " +
+    `For scale: chat-ts's stored JSON of one such turn is ${result.chatTsJsonBytesPerTurn.toLocaleString("en-US")} bytes.`
+}
 
 const loopSection = (result: Loop.Result): string => {
   const chat = new Map(result.rows.filter((r) => r.library === "chat-ts").map((r) => [r.steps, r.perStep.medianUs]))
@@ -436,6 +471,7 @@ export const sections = (results: Results): string => {
   if (s.steps) out.push(`### ${titles.steps}\n\n${stepsSection(s.steps)}`)
   if (s.cold) out.push(`### ${titles.cold}\n\n${coldSection(s.cold)}`)
   if (s.json) out.push(`### ${titles.json}\n\n${jsonSection(s.json)}`)
+  if (s.memory) out.push(`### ${titles.memory}\n\n${memorySection(s.memory)}`)
   return out.join("\n\n")
 }
 

@@ -14,6 +14,7 @@ import * as Cold from "../src/scenarios/cold.js"
 import * as Json from "../src/scenarios/json.js"
 import * as Loop from "../src/scenarios/loop.js"
 import * as Many from "../src/scenarios/many.js"
+import * as Memory from "../src/scenarios/memory.js"
 import * as Pause from "../src/scenarios/pause.js"
 import * as Reducer from "../src/scenarios/reducer.js"
 import * as Steps from "../src/scenarios/steps.js"
@@ -180,9 +181,27 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.json = result
   }, 30_000)
 
+  it("11. memory: every library keeps its turns, the floor the same conversation in plain objects", async () => {
+    const result = await Memory.run(smoke.memory)
+    expect(result.steps).toBe(smoke.memory.steps)
+    expect(result.rows.map((r) => r.library)).toEqual([...Memory.libraries])
+    for (const row of result.rows) {
+      expect(row.turns).toBe(smoke.memory.turns)
+      expect(Number.isFinite(row.bytesPer1000Turns)).toBe(true)
+    }
+    // chat-ts and the floor keep one message per model response and the user's; the Agents SDK one item per call, result and answer.
+    const items = Object.fromEntries(result.rows.map((r) => [r.library, r.itemsPerTurn]))
+    expect(items["chat-ts"]).toBe(smoke.memory.steps + 2)
+    expect(items["plain objects (floor)"]).toBe(smoke.memory.steps + 2)
+    expect(items["@openai/agents"]).toBe(2 * smoke.memory.steps + 2)
+    expect(items["ai"]).toBe(2 * smoke.memory.steps + 2)
+    expect(result.chatTsJsonBytesPerTurn).toBeGreaterThan(0)
+    scenarios.memory = result
+  }, 30_000)
+
   it("the targets and RESULTS.md are derived from the results", () => {
     const targets = evaluate(scenarios)
-    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "json"])
+    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "json", "memory"])
     const results: Results = {
       mode: "smoke",
       date: new Date(0).toISOString(),
@@ -193,6 +212,6 @@ describe("bench scenarios (smoke sizes)", () => {
       targets
     }
     const md = markdown(results)
-    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6.", "### 7.", "### 8.", "### 9."]) expect(md).toContain(heading)
+    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6.", "### 7.", "### 8.", "### 9.", "### 11."]) expect(md).toContain(heading)
   })
 })

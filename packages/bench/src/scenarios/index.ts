@@ -7,6 +7,7 @@ import type * as Cold from "./cold.js"
 import type * as Json from "./json.js"
 import type * as Loop from "./loop.js"
 import type * as Many from "./many.js"
+import type * as Memory from "./memory.js"
 import type * as Pause from "./pause.js"
 import type * as Reducer from "./reducer.js"
 import type * as Steps from "./steps.js"
@@ -15,7 +16,7 @@ import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "memory"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -27,7 +28,8 @@ export const titles: Record<ScenarioId, string> = {
   store: "6. One approved call on a stored conversation (SQLite, PostgreSQL)",
   steps: "7. Per step: interpreter instructions, the Effect floor, growth to N=1,000",
   cold: "8. Cold start: import to first request, first 100 turns",
-  json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse"
+  json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse",
+  memory: "11. Memory: heap per 1,000 kept turns"
 }
 
 const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
@@ -47,6 +49,7 @@ export interface Configs {
   readonly steps: Steps.Config
   readonly cold: Cold.Config
   readonly json: Json.Config
+  readonly memory: Memory.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -68,7 +71,8 @@ export const configs: Record<Mode, Configs> = {
     store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
     steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
     cold: { runs: 5, turns: 100 },
-    json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) }
+    json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
+    memory: { turns: 1000, steps: 10 }
   },
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
@@ -84,7 +88,8 @@ export const configs: Record<Mode, Configs> = {
     store: { sizes: [4], samples: 2, warmup: 1 },
     steps: { steps: [1, 2], budget: smokeBudget },
     cold: { runs: 1, turns: 3 },
-    json: { sizes: [4], budget: smokeBudget }
+    json: { sizes: [4], budget: smokeBudget },
+    memory: { turns: 5, steps: 2 }
   }
 }
 
@@ -122,5 +127,7 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./cold.js")).run(config.cold)
     case "json":
       return (await import("./json.js")).run(config.json)
+    case "memory":
+      return (await import("./memory.js")).run(config.memory)
   }
 }
