@@ -512,7 +512,8 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
     case "RequireApproval":
       return {
         ...call,
-        status: {
+        // Nothing to add: a plain literal, sized to its one key (see `carriesNothing`).
+        status: decision.expiresAt === undefined && decision.review === undefined && decision.policy === undefined ? { _tag: "AwaitingApproval" } : {
           _tag: "AwaitingApproval",
           ...(decision.expiresAt === undefined ? {} : { expiresAt: decision.expiresAt }),
           ...(decision.review === undefined ? {} : { review: ownReview(decision.review) }),
