@@ -629,8 +629,7 @@ const onModelResponded = (
     )
   }
   const before = current[2]
-  // `concat` makes an array of exactly this length (`slice` then `push` leaves room for half as many again and 16 more).
-  const appended = before.of.concat([message])
+  const appended = appendOne(before.of, message)
   return advance(
     { of: appended, turnStart: before.turnStart, steps: before.steps + 1, settled: before.settled },
     config,
@@ -638,6 +637,20 @@ const onModelResponded = (
     true
   )
 }
+
+/** `Array.prototype.toSpliced` (ES2023, in every Node chat-ts supports), typed here: the build's lib is ES2022. */
+const toSpliced = (Array.prototype as unknown as {
+  readonly toSpliced: (this: ReadonlyArray<Message>, start: number, deleteCount: number, item: Message) => Array<Message>
+}).toSpliced
+
+/**
+ * A copy of `messages` with `message` at the end, exactly as long as it is: `slice` then `push`
+ * leaves room for half as many again and 16 more (34 slots for a 12-message turn, kept as long as
+ * the array), `concat` is 3× slower on short arrays; `toSpliced` costs what `slice` + `push` did at
+ * 12 messages and a third of it at 1,000 (measured interleaved in one process on Node 24).
+ */
+const appendOne = (messages: Messages.Messages, message: Message): Array<Message> =>
+  toSpliced.call(messages, messages.length, 0, message)
 
 /** Why calls of a response that ended this way do not run, or `undefined` when they may. */
 const cutShort = (reason: Message["finishReason"]): string | undefined => {
