@@ -120,8 +120,10 @@ export const notes = {
     "turn cannot come before the floor's import plus its own 30 modules. Meeting it would take",
     "Effect's `Schema` loading less (its module graph is Effect's), or a bundled build of the app",
     "(one file: no per-module resolving and compiling; `sideEffects: false` lets the bundler drop",
-    "what is not used), or Node's compile cache (`module.enableCompileCache()`, the app's choice). Once",
-    "loaded, chat-ts's turns are the cheapest (the 100-turn column minus the first-turn column)."
+    "what is not used), or Node's compile cache (`NODE_COMPILE_CACHE` or `module.enableCompileCache()`,",
+    "the app's choice: the barrel's import CPU went from 232 to 188 ms with a warm cache, 8 processes",
+    "each, interleaved). Once loaded, chat-ts's turns are the cheapest (the 100-turn column minus the",
+    "first-turn column)."
   ].join("\n"),
   json: [
     "**JSON.** `Messages.toJson` and `fromJson` first run a check compiled from the messages Schema's",
