@@ -11,6 +11,8 @@ const source = (path: string) => fileURLToPath(new URL(`./packages/${path}`, imp
 export const sourceAliases = [
   { find: /^@chat-ts\/core$/, replacement: source("core/src/index.ts") },
   { find: /^@chat-ts\/core\/testing$/, replacement: source("core/src/testing/index.ts") },
+  // core's per-module entry points (`@chat-ts/core/Messages`): the same source modules the barrel re-exports
+  { find: /^@chat-ts\/core\/(\w+)$/, replacement: `${source("core/src")}/$1.ts` },
   { find: /^@chat-ts\/openai$/, replacement: source("providers/openai/src/index.ts") },
   { find: /^@chat-ts\/anthropic$/, replacement: source("providers/anthropic/src/index.ts") },
   { find: /^@chat-ts\/google$/, replacement: source("providers/google/src/index.ts") },

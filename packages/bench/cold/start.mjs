@@ -9,27 +9,37 @@ const library = process.argv[2]
 const turns = Number(process.argv[3] ?? 100)
 let firstRequest
 
+// chat-ts's turn, given its modules (from the barrel or from the per-module entry points).
+const chatTs = async ([{ Chat, LanguageModel, Messages, Tool, Toolkit }, Effect, Layer, Schema]) => {
+  const imported = performance.now()
+  const Noop = Tool.make("noop", { description: "Does nothing.", parameters: {}, success: Schema.Struct({ ok: Schema.Boolean }) })
+  const kit = Toolkit.make(Noop)
+  const call = { parts: [Messages.toolCall({ id: "call_1", name: "noop", arguments: "{}" })], usage: { inputTokens: 10, outputTokens: 5 }, finishReason: "tool-calls" }
+  const answer = { parts: [{ _tag: "Text", text: "Done." }], usage: { inputTokens: 10, outputTokens: 5 }, finishReason: "stop" }
+  let index = 0
+  const model = LanguageModel.make({ generate: () => Effect.sync(() => { firstRequest ??= performance.now(); return index++ === 0 ? call : answer }) })
+  const chat = await Effect.runPromise(Chat.make({ tools: [kit] }).pipe(
+    Effect.provide(Layer.merge(LanguageModel.layer(model), kit.toLayer({ noop: () => Effect.succeed({ ok: true }) })))
+  ))
+  const input = Messages.fromUser("Go.")
+  return { imported, turn: async () => {
+    index = 0
+    const result = await Effect.runPromise(chat.complete(input))
+    if (result.outcome._tag !== "Complete" || result.messages.length !== 3) throw new Error("chat-ts: the turn did not complete")
+  } }
+}
+
 const setups = {
-  "chat-ts": async () => {
-    const [{ Chat, LanguageModel, Messages, Tool, Toolkit }, Effect, Layer, Schema] = await Promise.all([
-      import("@chat-ts/core"), import("effect/Effect"), import("effect/Layer"), import("effect/Schema")
+  "chat-ts": async () => chatTs(await Promise.all([
+    import("@chat-ts/core"), import("effect/Effect"), import("effect/Layer"), import("effect/Schema")
+  ])),
+  // The same program importing only the modules it uses, through core's per-module entry points.
+  "chat-ts (entry points)": async () => {
+    const [Chat, LanguageModel, Messages, Tool, Toolkit, Effect, Layer, Schema] = await Promise.all([
+      import("@chat-ts/core/Chat"), import("@chat-ts/core/LanguageModel"), import("@chat-ts/core/Messages"),
+      import("@chat-ts/core/Tool"), import("@chat-ts/core/Toolkit"), import("effect/Effect"), import("effect/Layer"), import("effect/Schema")
     ])
-    const imported = performance.now()
-    const Noop = Tool.make("noop", { description: "Does nothing.", parameters: {}, success: Schema.Struct({ ok: Schema.Boolean }) })
-    const kit = Toolkit.make(Noop)
-    const call = { parts: [Messages.toolCall({ id: "call_1", name: "noop", arguments: "{}" })], usage: { inputTokens: 10, outputTokens: 5 }, finishReason: "tool-calls" }
-    const answer = { parts: [{ _tag: "Text", text: "Done." }], usage: { inputTokens: 10, outputTokens: 5 }, finishReason: "stop" }
-    let index = 0
-    const model = LanguageModel.make({ generate: () => Effect.sync(() => { firstRequest ??= performance.now(); return index++ === 0 ? call : answer }) })
-    const chat = await Effect.runPromise(Chat.make({ tools: [kit] }).pipe(
-      Effect.provide(Layer.merge(LanguageModel.layer(model), kit.toLayer({ noop: () => Effect.succeed({ ok: true }) })))
-    ))
-    const input = Messages.fromUser("Go.")
-    return { imported, turn: async () => {
-      index = 0
-      const result = await Effect.runPromise(chat.complete(input))
-      if (result.outcome._tag !== "Complete" || result.messages.length !== 3) throw new Error("chat-ts: the turn did not complete")
-    } }
+    return chatTs([{ Chat, LanguageModel, Messages, Tool, Toolkit }, Effect, Layer, Schema])
   },
   ai: async () => {
     const [{ generateText, isStepCount, tool }, { MockLanguageModelV4 }, { z }] = await Promise.all([import("ai"), import("ai/test"), import("zod")])

@@ -167,6 +167,19 @@ describe("bench scenarios (smoke sizes)", () => {
       expect(row.firstTurnMs).toBeGreaterThanOrEqual(row.firstRequestMs)
       expect(row.turnsMs).toBeGreaterThanOrEqual(row.firstTurnMs)
     }
+    // The entry-point table: the reference rows, then the entry points asked for, each timed and counted.
+    expect(result.imports.map((r) => r.entry)).toEqual(["effect (floor)", "effect/Schema", "ai + zod", ...smoke.cold.imports.only!])
+    const entry = (name: string) => result.imports.find((r) => r.entry === name)!
+    for (const row of result.imports) {
+      expect(row.runs).toBe(smoke.cold.imports.runs)
+      expect(row.importMs).toBeGreaterThan(0)
+      expect(row.modules).toBeGreaterThanOrEqual(row.effectModules + row.ownModules)
+    }
+    expect(entry("effect (floor)").beyondFloor).toEqual([])
+    expect(entry("effect (floor)").ownModules).toBe(0)
+    // Module counts do not move with load: the Chat path is a part of the barrel.
+    expect(entry("@chat-ts/core/Chat").ownModules).toBeGreaterThan(0)
+    expect(entry("@chat-ts/core/Chat").modules).toBeLessThan(entry("@chat-ts/core").modules)
     scenarios.cold = result
   }, 120_000)
 

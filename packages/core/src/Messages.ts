@@ -18,6 +18,7 @@ import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "./ChatError.js"
 import * as Grants from "./internal/grants.js"
 import * as JsonText from "./internal/jsonText.js"
+import * as Lazy from "./internal/lazy.js"
 import * as OutcomeText from "./internal/outcomeText.js"
 import * as PlainCheck from "./internal/plainCheck.js"
 import * as Policy from "./internal/policy.js"
@@ -639,13 +640,13 @@ const Document = Schema.Struct({
 })
 
 /** The Schema's own checks, compiled: `true` only for values it accepts unchanged. */
-const isPlainMessages = PlainCheck.make(Schema.Array(S.Message) as Schema.Codec<Messages, Messages>)
-const isPlainDocument = PlainCheck.makeForParsed(
+const isPlainMessages = Lazy.guard(() => PlainCheck.make(Schema.Array(S.Message) as Schema.Codec<Messages, Messages>))
+const isPlainDocument = Lazy.guard(() => PlainCheck.makeForParsed(
   Schema.Struct({ format: Document.fields.format, version: Schema.Literal(currentVersion), messages: Document.fields.messages }) as Schema.Codec<
     { readonly format: "chat-ts/messages"; readonly version: typeof currentVersion; readonly messages: Messages },
     { readonly format: "chat-ts/messages"; readonly version: typeof currentVersion; readonly messages: Messages }
   >
-)
+))
 
 /** The stored form of a conversation: `{ format, version, messages }`. */
 export type Document = typeof Document.Encoded

@@ -30,6 +30,7 @@ import * as Schema from "effect/Schema"
 import * as Action from "./Action.js"
 import * as Json from "./internal/json.js"
 import * as JsonText from "./internal/jsonText.js"
+import * as Lazy from "./internal/lazy.js"
 import * as Structured from "./internal/responseFormat.js"
 import type { Review } from "./internal/schema.js"
 import type * as LanguageModel from "./LanguageModel.js"
@@ -102,7 +103,8 @@ const cut = (reason: string): string => reason.length > maxReasonLength ? `${rea
 export const describeCall = (tool: Tool.Any, args: unknown): string =>
   JSON.stringify({ tool: tool.name, description: tool.description, arguments: args }, null, 2)
 
-const structured = Structured.make(Verdict)
+/** The verdict's response format, built (its JSON Schema generated) on the first review. */
+const structured = Lazy.value(() => Structured.make(Verdict))
 
 const decodeVerdict = (text: string): Result.Result<Verdict, string> =>
   Result.flatMap(
@@ -110,7 +112,7 @@ const decodeVerdict = (text: string): Result.Result<Verdict, string> =>
     Result.mapError(JsonText.parse(text), (problem) => `its answer is not a verdict (${problem})`),
     (json) =>
       Result.mapError(
-        Schema.decodeUnknownResult(Verdict)(structured.fromWire(json)),
+        Schema.decodeUnknownResult(Verdict)(structured().fromWire(json)),
         (error) => `its answer is not a verdict (${Json.formatParseError(error)})`
       )
   )
@@ -129,7 +131,7 @@ const ask = (tool: Tool.Any, args: unknown, options: Options): Effect.Effect<Res
       { role: "user", parts: [{ _tag: "Text", text: describeCall(tool, args) }] }
     ],
     tools: [],
-    options: { ...options.modelOptions, responseFormat: structured.format }
+    options: { ...options.modelOptions, responseFormat: structured().format }
   }
   return Effect.suspend(() => options.model.generate(request)).pipe(
     Effect.map((response) => decodeVerdict(textOf(response))),

@@ -21,7 +21,12 @@
  *
  * @since 0.1.0
  */
-import { type Chat, type ChatError, ConversationStore, DecisionPolicy, Grant, Messages, Worker } from "@chat-ts/core"
+import type { Chat, ChatError } from "@chat-ts/core"
+import * as ConversationStore from "@chat-ts/core/ConversationStore"
+import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
+import * as Grant from "@chat-ts/core/Grant"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Worker from "@chat-ts/core/Worker"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"

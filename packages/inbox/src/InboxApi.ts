@@ -13,7 +13,7 @@
  *
  * @since 0.1.0
  */
-import { Messages } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Context from "effect/Context"
 import * as HttpApi from "effect/http-api/HttpApi"
 import * as HttpApiEndpoint from "effect/http-api/HttpApiEndpoint"

@@ -10,7 +10,7 @@
  *
  * @since 0.1.0
  */
-import { Messages } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Effect from "effect/Effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"

@@ -18,7 +18,9 @@
  *
  * @since 0.3.0
  */
-import { ChatError, Notification, Notifier } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as Notification from "@chat-ts/core/Notification"
+import * as Notifier from "@chat-ts/core/Notifier"
 import * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

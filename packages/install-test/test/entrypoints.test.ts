@@ -1,6 +1,8 @@
 /**
  * Every entry point of every published package loads under plain `node` on
- * the installed workspace tree (node_modules, the built dist/), and the lock
+ * the installed workspace tree (node_modules, the built dist/), none but
+ * core's own `.` loads core's barrel (the others import core's modules
+ * through its per-module entry points), and the lock
  * file holds no Effect package that cannot load with Effect 4.1: the effect 3
  * line, and the 4.x pre-releases before rc.118 that import `effect/unstable/*`
  * (a path 4.1 no longer has), such as `@effect/ai-openai` and
@@ -48,6 +50,27 @@ describe("entry points under plain node", () => {
       })
     }
   }
+})
+
+describe("core's barrel", () => {
+  // The other packages import core's modules through its per-module entry points
+  // (`@chat-ts/core/Messages`), so a program loads every module of core only if it imports the barrel.
+  it("is loaded by no entry point of the other packages", async () => {
+    const specifiers = publishable.filter(({ folder }) => folder !== "core").flatMap(({ folder }) => entryPoints(folder))
+    expect(specifiers.length).toBeGreaterThan(5)
+    const script = [
+      `import { registerHooks } from "node:module"`,
+      `const loaded = []`,
+      `registerHooks({ load: (url, context, next) => (loaded.push(url), next(url, context)) })`,
+      `for (const specifier of ${JSON.stringify(specifiers)}) await import(specifier)`,
+      `console.log(JSON.stringify(loaded.filter((url) => url.includes("/core/dist/"))))`
+    ].join("\n")
+    const ran = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root, timeoutMs: 60_000 })
+    expect(ran.stderr).toBe("")
+    const core = JSON.parse(ran.stdout.trim()) as ReadonlyArray<string>
+    expect(core.some((url) => url.endsWith("/core/dist/Messages.js"))).toBe(true)
+    expect(core.filter((url) => url.endsWith("/core/dist/index.js"))).toEqual([])
+  })
 })
 
 describe("the lock file", () => {

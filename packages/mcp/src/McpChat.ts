@@ -10,7 +10,8 @@
  *
  * @since 0.1.0
  */
-import { Chat, type ChatError, type ChatOutcome, type LanguageModel, type Messages, type Toolkit } from "@chat-ts/core"
+import type { ChatError, ChatOutcome, LanguageModel, Messages, Toolkit } from "@chat-ts/core"
+import * as Chat from "@chat-ts/core/Chat"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import type * as Schema from "effect/Schema"

@@ -11,7 +11,8 @@
  *
  * @since 0.1.0
  */
-import { type Action, type LanguageModel, Messages } from "@chat-ts/core"
+import type { Action, LanguageModel } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -7,7 +7,8 @@
  *
  * @since 0.1.0
  */
-import { Action, type Toolkit } from "@chat-ts/core"
+import type { Toolkit } from "@chat-ts/core"
+import * as Action from "@chat-ts/core/Action"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import type * as McpTool from "./McpTool.js"

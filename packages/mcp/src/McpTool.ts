@@ -6,7 +6,8 @@
  *
  * @since 0.1.0
  */
-import { Messages, Tool } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Tool from "@chat-ts/core/Tool"
 import type { CallToolResult, Tool as ServerTool } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Schema from "effect/Schema"

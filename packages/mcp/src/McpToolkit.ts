@@ -11,7 +11,9 @@
  *
  * @since 0.1.0
  */
-import { Messages, Tool, Toolkit } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Tool from "@chat-ts/core/Tool"
+import * as Toolkit from "@chat-ts/core/Toolkit"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"

@@ -24,7 +24,11 @@
  *
  * @since 0.1.0
  */
-import { ChatError, ConversationStore, type Messages, Notification, Outbox } from "@chat-ts/core"
+import type { Messages } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ConversationStore from "@chat-ts/core/ConversationStore"
+import * as Notification from "@chat-ts/core/Notification"
+import * as Outbox from "@chat-ts/core/Outbox"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"

@@ -20,7 +20,15 @@
  *
  * @since 0.1.0
  */
-import { Chat, ChatError, ConversationStore, DecisionPolicy, Messages, type PauseReason, Steering, Tool, type Toolkit, Turn } from "@chat-ts/core"
+import type { PauseReason, Toolkit } from "@chat-ts/core"
+import * as Chat from "@chat-ts/core/Chat"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ConversationStore from "@chat-ts/core/ConversationStore"
+import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Steering from "@chat-ts/core/Steering"
+import * as Tool from "@chat-ts/core/Tool"
+import * as Turn from "@chat-ts/core/Turn"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"

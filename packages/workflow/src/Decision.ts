@@ -9,7 +9,7 @@
  *
  * @since 0.1.0
  */
-import { Messages } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Schema from "effect/Schema"
 
 /** Who decides and when, for calls under a decision policy. */

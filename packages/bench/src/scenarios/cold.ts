@@ -4,18 +4,24 @@
  * the start of the script: until its modules are imported, until the model
  * receives the first request, and until 100 turns (scenario 1's turn at N=1)
  * are done. What a serverless function pays on its first requests. Processes
- * alternate between libraries, `runs` times; medians are reported.
+ * alternate between libraries, `runs` times; medians are reported. chat-ts runs
+ * twice: importing the barrel `@chat-ts/core`, and importing only the modules
+ * the program uses through core's per-module entry points. Then the import cost
+ * of every entry point of the published packages (`coldImports.ts`).
  */
 import { execFile } from "node:child_process"
 import { existsSync } from "node:fs"
 import { fileURLToPath } from "node:url"
+import * as Imports from "./coldImports.js"
 
 export interface Config {
   readonly runs: number
   readonly turns: number
+  /** The entry-point table: timed processes per entry point, and which entry points (all when undefined). */
+  readonly imports: Imports.Config
 }
 
-export const libraries = ["chat-ts", "ai", "@openai/agents", "effect/ai", "effect (floor)"] as const
+export const libraries = ["chat-ts", "chat-ts (entry points)", "ai", "@openai/agents", "effect/ai", "effect (floor)"] as const
 
 export interface Sample {
   readonly importMs: number
@@ -37,6 +43,8 @@ export interface Row {
 
 export interface Result {
   readonly rows: ReadonlyArray<Row>
+  /** The import cost of each entry point (and the reference rows). */
+  readonly imports: ReadonlyArray<Imports.Row>
 }
 
 const script = fileURLToPath(new URL("../../cold/start.mjs", import.meta.url))
@@ -70,7 +78,9 @@ export const run = async (config: Config): Promise<Result> => {
   for (let i = 0; i < config.runs; i++) {
     for (const library of libraries) samples.get(library)!.push(await once(library, config.turns))
   }
+  const imports = await Imports.run(config.imports)
   return {
+    imports,
     rows: libraries.map((library) => {
       const s = samples.get(library)!
       return {

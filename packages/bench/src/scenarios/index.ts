@@ -27,7 +27,7 @@ export const titles: Record<ScenarioId, string> = {
   many: "5. Many conversations",
   store: "6. One approved call on a stored conversation (SQLite, PostgreSQL)",
   steps: "7. Per step: interpreter instructions, the Effect floor, growth to N=1,000",
-  cold: "8. Cold start: import to first request, first 100 turns",
+  cold: "8. Cold start: import to first request, first 100 turns; the import cost of each entry point",
   json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse",
   memory: "11. Memory: heap per 1,000 kept turns"
 }
@@ -70,7 +70,7 @@ export const configs: Record<Mode, Configs> = {
     many: { conversations: 10_000 },
     store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
     steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
-    cold: { runs: 5, turns: 100 },
+    cold: { runs: 10, turns: 100, imports: { runs: 5 } },
     json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
     memory: { turns: 1000, steps: 10 }
   },
@@ -87,7 +87,7 @@ export const configs: Record<Mode, Configs> = {
     many: { conversations: 25 },
     store: { sizes: [4], samples: 2, warmup: 1 },
     steps: { steps: [1, 2], budget: smokeBudget },
-    cold: { runs: 1, turns: 3 },
+    cold: { runs: 1, turns: 3, imports: { runs: 1, only: ["@chat-ts/core", "@chat-ts/core/Chat", "@chat-ts/core/testing"] } },
     json: { sizes: [4], budget: smokeBudget },
     memory: { turns: 5, steps: 2 }
   }

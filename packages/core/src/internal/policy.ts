@@ -8,23 +8,27 @@
  *
  * @internal
  */
-import { createHash } from "node:crypto"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ChatError from "../ChatError.js"
+import * as Lazy from "./lazy.js"
 import * as S from "./schema.js"
 
 /** The three decisions a person takes. */
 export type Kind = "approve" | "edit" | "reject"
 
-const isPolicy = Schema.is(S.Policy)
-const isIdentity = Schema.is(S.Identity)
+// Compiled on first use (most programs never check a policy).
+const isPolicy = Lazy.guard(() => Schema.is(S.Policy))
+const isIdentity = Lazy.guard(() => Schema.is(S.Identity))
 
 /** Whether a value is a policy the state may hold (the reducer rejects a call whose policy is not). */
 export const isValid = (policy: unknown): policy is S.Policy => isPolicy(policy)
 
 /** The hash of arguments as a decider saw them (JSON text, canonical in the state): `sha256:<hex>`. */
-export const argumentsHash = (text: string): string => `sha256:${createHash("sha256").update(text, "utf8").digest("hex")}`
+export const argumentsHash = (text: string): string => `sha256:${nodeCrypto().createHash("sha256").update(text, "utf8").digest("hex")}`
+
+/** `node:crypto`, loaded on the first hash (about 50 internal modules Node would otherwise load at import). */
+const nodeCrypto = Lazy.value(() => process.getBuiltinModule("node:crypto"))
 
 /** The policy a waiting (or approved) call is decided under, if any. */
 export const policyOf = (call: S.ToolCallPart): S.Policy | undefined => {

@@ -11,7 +11,7 @@
  *
  * @since 0.2.0
  */
-import { ProviderStream } from "@chat-ts/core"
+import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import type * as Duration from "effect/Duration"
 
 /** The model the docs and examples use: `claude-sonnet-5-5`. */

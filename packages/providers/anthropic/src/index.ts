@@ -15,4 +15,4 @@ export * as AnthropicLanguageModel from "./AnthropicLanguageModel.js"
 export * as AnthropicDefaults from "./AnthropicDefaults.js"
 
 /** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
-export { ProviderRetry as Retry } from "@chat-ts/core"
+export * as Retry from "@chat-ts/core/ProviderRetry"

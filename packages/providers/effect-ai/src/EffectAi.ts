@@ -14,7 +14,9 @@
  *
  * @since 0.1.0
  */
-import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as LanguageModel from "@chat-ts/core/LanguageModel"
+import * as Messages from "@chat-ts/core/Messages"
 import type * as AiError from "effect/ai/AiError"
 import * as AiLanguageModel from "effect/ai/LanguageModel"
 import type * as AiResponse from "effect/ai/Response"

@@ -21,7 +21,9 @@
  *
  * @since 0.2.0
  */
-import { Action, Tool, Toolkit } from "@chat-ts/core"
+import * as Action from "@chat-ts/core/Action"
+import * as Tool from "@chat-ts/core/Tool"
+import * as Toolkit from "@chat-ts/core/Toolkit"
 import * as AiError from "effect/ai/AiError"
 import * as AiTool from "effect/ai/Tool"
 import type * as AiToolkit from "effect/ai/Toolkit"

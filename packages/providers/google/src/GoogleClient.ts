@@ -10,7 +10,8 @@
  *
  * @since 0.1.0
  */
-import { ChatError, ProviderCall } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ProviderCall from "@chat-ts/core/ProviderCall"
 import {
   type EmbedContentParameters,
   type EmbedContentResponse,

@@ -10,7 +10,7 @@
  *
  * @since 0.2.0
  */
-import { ProviderStream } from "@chat-ts/core"
+import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import type * as Duration from "effect/Duration"
 
 /** The chat model the docs and examples use: `gemini-3.8-flash`. */

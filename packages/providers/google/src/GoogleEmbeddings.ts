@@ -4,7 +4,10 @@
  *
  * @since 0.1.0
  */
-import { ChatError, EmbeddingModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as EmbeddingModel from "@chat-ts/core/EmbeddingModel"
+import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
+import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import type { EmbedContentResponse } from "@google/genai"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"

@@ -23,4 +23,4 @@ export * as GoogleSchema from "./GoogleSchema.js"
 export * as GoogleDefaults from "./GoogleDefaults.js"
 
 /** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
-export { ProviderRetry as Retry } from "@chat-ts/core"
+export * as Retry from "@chat-ts/core/ProviderRetry"

@@ -10,7 +10,8 @@
  *
  * @since 0.1.0
  */
-import { ChatError, ProviderCall } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ProviderCall from "@chat-ts/core/ProviderCall"
 import * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"

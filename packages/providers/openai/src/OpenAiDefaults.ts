@@ -10,7 +10,7 @@
  *
  * @since 0.2.0
  */
-import { ProviderStream } from "@chat-ts/core"
+import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import type * as Duration from "effect/Duration"
 
 /** The chat model the docs and examples use: `gpt-5.6-luna`, of the newest generation in the SDK's `ChatModel` list. */

@@ -15,7 +15,10 @@
  *
  * @since 0.1.0
  */
-import { type ChatError, LanguageModel, ProviderRetry, ProviderStream } from "@chat-ts/core"
+import type { ChatError } from "@chat-ts/core"
+import * as LanguageModel from "@chat-ts/core/LanguageModel"
+import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
+import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"

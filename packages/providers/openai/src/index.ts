@@ -25,4 +25,4 @@ export * as OpenAiCompatible from "./OpenAiCompatible.js"
 export * as OpenAiDefaults from "./OpenAiDefaults.js"
 
 /** Retry policies of model calls (core's `ProviderRetry`, shared by every provider). */
-export { ProviderRetry as Retry } from "@chat-ts/core"
+export * as Retry from "@chat-ts/core/ProviderRetry"

@@ -7,7 +7,9 @@
  * @since 0.3.0
  * @internal
  */
-import { ChatError, Notification, Outbox } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as Notification from "@chat-ts/core/Notification"
+import * as Outbox from "@chat-ts/core/Outbox"
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as SqlClient from "effect/sql/SqlClient"

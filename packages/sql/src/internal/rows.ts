@@ -6,7 +6,8 @@
  * @since 0.1.0
  * @internal
  */
-import { type ChatError, type ConversationStore, Messages } from "@chat-ts/core"
+import type { ChatError, ConversationStore } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"

@@ -19,7 +19,12 @@
  *
  * @since 0.2.0
  */
-import { Chat, ChatEvent, ChatOutcome, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import * as Chat from "@chat-ts/core/Chat"
+import * as ChatEvent from "@chat-ts/core/ChatEvent"
+import * as ChatOutcome from "@chat-ts/core/ChatOutcome"
+import * as ConversationStore from "@chat-ts/core/ConversationStore"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Worker from "@chat-ts/core/Worker"
 import { Approver } from "@chat-ts/inbox"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"

@@ -13,7 +13,7 @@
  *
  * @since 0.2.0
  */
-import { Messages } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import { Approver } from "@chat-ts/inbox"
 import * as ByteSize from "effect/ByteSize"
 import type * as Context from "effect/Context"

@@ -26,7 +26,11 @@
  *
  * @since 0.2.0
  */
-import { type Chat, type ChatError, type ChatEvent, type ChatOutcome, ConversationStore, Messages, Steering, Worker } from "@chat-ts/core"
+import type { Chat, ChatError, ChatEvent, ChatOutcome } from "@chat-ts/core"
+import * as ConversationStore from "@chat-ts/core/ConversationStore"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Steering from "@chat-ts/core/Steering"
+import * as Worker from "@chat-ts/core/Worker"
 import { Approver } from "@chat-ts/inbox"
 import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"

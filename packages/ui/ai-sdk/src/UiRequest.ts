@@ -11,7 +11,7 @@
  *
  * @since 0.2.0
  */
-import { Messages } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"

@@ -7,7 +7,13 @@
  *
  * @internal
  */
-import { type Chat, ChatError, ConversationStore, DecisionPolicy, Messages, Steering, Turn } from "@chat-ts/core"
+import type { Chat } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ConversationStore from "@chat-ts/core/ConversationStore"
+import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Steering from "@chat-ts/core/Steering"
+import * as Turn from "@chat-ts/core/Turn"
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Result from "effect/Result"

@@ -11,7 +11,8 @@
  * @internal
  */
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError, AnthropicError } from "@anthropic-ai/sdk"
-import { ChatError, ProviderError } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ProviderError from "@chat-ts/core/ProviderError"
 
 /** Removes secrets from a text. */
 export type Redactor = ProviderError.Redactor

@@ -19,7 +19,9 @@ import type {
   ToolResultBlockParam,
   Usage
 } from "@anthropic-ai/sdk/resources/messages"
-import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as LanguageModel from "@chat-ts/core/LanguageModel"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Result from "effect/Result"
 import type { Redactor } from "./errors.js"
 import type { Options } from "./options.js"

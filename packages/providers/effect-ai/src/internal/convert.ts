@@ -5,7 +5,8 @@
  *
  * @internal
  */
-import { type LanguageModel, Messages } from "@chat-ts/core"
+import type { LanguageModel } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
 import * as Prompt from "effect/ai/Prompt"
 import type * as AiResponse from "effect/ai/Response"
 import * as Tool from "effect/ai/Tool"

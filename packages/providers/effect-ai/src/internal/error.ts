@@ -7,7 +7,7 @@
  *
  * @internal
  */
-import { ChatError } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
 import * as AiError from "effect/ai/AiError"
 import * as Duration from "effect/Duration"
 

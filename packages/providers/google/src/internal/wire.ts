@@ -9,7 +9,9 @@
  *
  * @internal
  */
-import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as LanguageModel from "@chat-ts/core/LanguageModel"
+import * as Messages from "@chat-ts/core/Messages"
 import type {
   Content,
   FunctionCallingConfigMode,

@@ -8,7 +8,8 @@
  *
  * @internal
  */
-import { ChatError, ProviderError } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
+import * as ProviderError from "@chat-ts/core/ProviderError"
 import {
   APIConnectionError,
   APIConnectionTimeoutError,

@@ -3,7 +3,8 @@
  *
  * @internal
  */
-import { ChatError, type LanguageModel, type Messages } from "@chat-ts/core"
+import type { LanguageModel, Messages } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
 import * as Result from "effect/Result"
 import { randomUUID } from "node:crypto"
 

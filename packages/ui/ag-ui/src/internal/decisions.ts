@@ -8,7 +8,10 @@
  *
  * @internal
  */
-import { type Chat, type ChatError, type ConversationStore, DecisionPolicy, Messages, Steering } from "@chat-ts/core"
+import type { Chat, ChatError, ConversationStore } from "@chat-ts/core"
+import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Steering from "@chat-ts/core/Steering"
 import { Approver } from "@chat-ts/inbox"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"

@@ -6,7 +6,9 @@
  *
  * @internal
  */
-import { type ChatEvent, Messages, Usage } from "@chat-ts/core"
+import type { ChatEvent } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
+import * as Usage from "@chat-ts/core/Usage"
 import type * as AgUiError from "../AgUiError.js"
 import * as AgUiProtocol from "../AgUiProtocol.js"
 

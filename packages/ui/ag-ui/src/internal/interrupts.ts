@@ -5,7 +5,9 @@
  *
  * @internal
  */
-import { DecisionPolicy, type LanguageModel, Messages } from "@chat-ts/core"
+import type { LanguageModel } from "@chat-ts/core"
+import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
+import * as Messages from "@chat-ts/core/Messages"
 import * as AgUiProtocol from "../AgUiProtocol.js"
 import { waiting } from "./decisions.js"
 

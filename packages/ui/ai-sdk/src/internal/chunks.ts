@@ -6,7 +6,9 @@
  *
  * @internal
  */
-import { type ChatEvent, Messages, PauseReason } from "@chat-ts/core"
+import type { ChatEvent } from "@chat-ts/core"
+import * as Messages from "@chat-ts/core/Messages"
+import * as PauseReason from "@chat-ts/core/PauseReason"
 import type * as UiMessageChunk from "../UiMessageChunk.js"
 import * as UiRequest from "../UiRequest.js"
 

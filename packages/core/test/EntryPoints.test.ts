@@ -1,0 +1,108 @@
+/**
+ * The entry points of the built package (`dist`, what users install): every
+ * module of the barrel is also its own subpath export (`@chat-ts/core/Chat`),
+ * the same module the barrel re-exports; and a program that imports the `Chat`
+ * path loads neither the router, the worker, the signed store, the reviewer,
+ * the shadow strategy, the stores and outbox nor the conformance kit, nor
+ * `node:crypto`. Each check runs a fresh `node` on `dist` (built by `tsc -b`),
+ * recording every module it loads with a synchronous load hook.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { execFile } from "node:child_process"
+import { createHash } from "node:crypto"
+import { existsSync, readFileSync } from "node:fs"
+import { fileURLToPath } from "node:url"
+
+const root = fileURLToPath(new URL("..", import.meta.url))
+
+const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as {
+  readonly exports: Readonly<Record<string, unknown>>
+  readonly typesVersions: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>>
+}
+
+/** The namespaces of the barrel, `export * as X from "./X.js"`, from the sources. */
+const barrel = [...readFileSync(new URL("../src/index.ts", import.meta.url), "utf8").matchAll(/export \* as (\w+) from "\.\/(\w+)\.js"/g)]
+  .map((match) => match[1]!)
+
+/**
+ * Runs `node` in core's folder: registers a load hook, imports `specifiers`, then runs `then`
+ * (JavaScript with `modules`, the specifiers' namespaces, `loaded`, the loaded URLs, and `crypto()`,
+ * whether Node has loaded `node:crypto`, in scope)
+ * and prints what it returns as JSON.
+ */
+const inNode = (specifiers: ReadonlyArray<string>, then: string): Promise<unknown> => {
+  if (!existsSync(`${root}dist/index.js`)) throw new Error("these tests run the built package: run `npx tsc -b` first")
+  const script = [
+    `import { registerHooks } from "node:module"`,
+    `const loaded = []`,
+    `registerHooks({ load: (url, context, next) => (loaded.push(url), next(url, context)) })`,
+    // Built-ins loaded another way (\`process.getBuiltinModule\`) do not pass the hook: Node's own list has them.
+    `const crypto = () => process.moduleLoadList.includes("NativeModule crypto")`,
+    `const modules = await Promise.all(${JSON.stringify(specifiers)}.map((s) => import(s)))`,
+    `console.log(JSON.stringify((() => { ${then} })()))`
+  ].join("\n")
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ["--input-type=module", "-e", script], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
+      if (error !== null) reject(new Error(`${error.message}\n${stderr}`))
+      else resolve(JSON.parse(stdout.trim().split("\n").pop()!))
+    })
+  })
+}
+
+/** The loaded files of core's dist, relative to it (`Chat.js`, `internal/policy.js`), and the Node built-ins. */
+const ofCore = (loaded: ReadonlyArray<string>): ReadonlyArray<string> =>
+  loaded.flatMap((url) => {
+    const at = url.indexOf("/packages/core/dist/")
+    return at >= 0 ? [url.slice(at + "/packages/core/dist/".length)] : url.startsWith("node:") ? [url] : []
+  })
+
+/** What a `Chat` user does not need until it is used. */
+const offTheChatPath = [
+  "Router.js", "Worker.js", "SignedState.js", "Reviewer.js", "Shadow.js", "ConversationStore.js", "Outbox.js",
+  "OutboxDispatcher.js", "Notifier.js", "Notification.js", "ProviderStream.js", "ProviderCall.js", "index.js"
+]
+
+describe("entry points", () => {
+  it("every namespace of the barrel is a subpath export with its types, and nothing else but the barrel, testing and package.json", () => {
+    expect(barrel.length).toBeGreaterThan(20)
+    expect(Object.keys(manifest.exports).sort()).toEqual([".", "./package.json", "./testing", ...barrel.map((name) => `./${name}`)].sort())
+    for (const name of barrel) {
+      expect(manifest.exports[`./${name}`]).toEqual({ types: `./dist/${name}.d.ts`, import: `./dist/${name}.js`, default: `./dist/${name}.js` })
+      expect(manifest.typesVersions["*"]![name]).toEqual([`./dist/${name}.d.ts`])
+    }
+  })
+
+  it("each subpath resolves to the very module the barrel re-exports", async () => {
+    const specifiers = ["@chat-ts/core", ...barrel.map((name) => `@chat-ts/core/${name}`)]
+    const same = await inNode(specifiers, `return ${JSON.stringify(barrel)}.map((name, i) => [name, modules[i + 1] === modules[0][name] && Object.keys(modules[i + 1]).length > 0])`)
+    expect(same).toEqual(barrel.map((name) => [name, true]))
+  }, 60_000)
+
+  it("the Chat path loads no router, worker, stores, reviewer, conformance kit or node:crypto", async () => {
+    const result = await inNode(
+      ["Chat", "LanguageModel", "Messages", "Tool", "Toolkit"].map((name) => `@chat-ts/core/${name}`),
+      "return { loaded, crypto: crypto() }"
+    ) as { loaded: ReadonlyArray<string>; crypto: boolean }
+    const loaded = ofCore(result.loaded)
+    // The path itself is loaded (the hook sees it) ...
+    for (const file of ["Chat.js", "Turn.js", "Messages.js", "Toolkit.js"]) expect(loaded).toContain(file)
+    // ... and none of this.
+    expect(loaded.filter((file) => offTheChatPath.includes(file) || file.startsWith("testing/") || file === "node:crypto")).toEqual([])
+    expect(result.crypto).toBe(false)
+  }, 60_000)
+
+  it("the barrel loads neither the conformance kit nor node:crypto; the first arguments hash loads node:crypto", async () => {
+    const result = await inNode(
+      ["@chat-ts/core"],
+      `const before = { loaded: loaded.slice(), crypto: crypto() }
+       const hash = modules[0].DecisionPolicy.argumentsHash("{}")
+       return { before, after: crypto(), hash }`
+    ) as { before: { loaded: ReadonlyArray<string>; crypto: boolean }; after: boolean; hash: string }
+    const before = ofCore(result.before.loaded)
+    expect(before).toContain("Router.js")
+    expect(before.filter((file) => file.startsWith("testing/") || file === "node:crypto")).toEqual([])
+    expect(result.before.crypto).toBe(false)
+    expect(result.after).toBe(true)
+    expect(result.hash).toBe(`sha256:${createHash("sha256").update("{}", "utf8").digest("hex")}`)
+  }, 60_000)
+})
