@@ -4,6 +4,7 @@
  */
 import { type Budget, smokeBudget } from "../harness.js"
 import type * as Cold from "./cold.js"
+import type * as Fleet from "./fleet.js"
 import type * as Json from "./json.js"
 import type * as Loop from "./loop.js"
 import type * as Many from "./many.js"
@@ -15,7 +16,7 @@ import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "fleet"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -27,7 +28,8 @@ export const titles: Record<ScenarioId, string> = {
   store: "6. One approved call on a stored conversation (SQLite, PostgreSQL)",
   steps: "7. Per step: interpreter instructions, the Effect floor, growth to N=1,000",
   cold: "8. Cold start: import to first request, first 100 turns",
-  json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse"
+  json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse",
+  fleet: "10. A fleet: paused conversations resumed by worker processes"
 }
 
 const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
@@ -47,6 +49,7 @@ export interface Configs {
   readonly steps: Steps.Config
   readonly cold: Cold.Config
   readonly json: Json.Config
+  readonly fleet: Fleet.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -68,7 +71,20 @@ export const configs: Record<Mode, Configs> = {
     store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
     steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
     cold: { runs: 5, turns: 100 },
-    json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) }
+    json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
+    // 8 cells, chat-ts and the floor in each: about 4 minutes on 2 cores. 900 of each cell's N are decided.
+    fleet: {
+      databases: ["PostgreSQL", "SQLite"],
+      workers: [1, 4],
+      conversations: [1000, 10_000],
+      warmup: 60,
+      saturation: 400,
+      rates: [0.5, 0.8],
+      openDecisions: 220,
+      window: 8,
+      pool: 4,
+      verify: 50
+    }
   },
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
@@ -84,7 +100,19 @@ export const configs: Record<Mode, Configs> = {
     store: { sizes: [4], samples: 2, warmup: 1 },
     steps: { steps: [1, 2], budget: smokeBudget },
     cold: { runs: 1, turns: 3 },
-    json: { sizes: [4], budget: smokeBudget }
+    json: { sizes: [4], budget: smokeBudget },
+    fleet: {
+      databases: ["PostgreSQL", "SQLite"],
+      workers: [2],
+      conversations: [20],
+      warmup: 2,
+      saturation: 6,
+      rates: [0.5],
+      openDecisions: 6,
+      window: 2,
+      pool: 2,
+      verify: 20
+    }
   }
 }
 
@@ -122,5 +150,7 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./cold.js")).run(config.cold)
     case "json":
       return (await import("./json.js")).run(config.json)
+    case "fleet":
+      return (await import("./fleet.js")).run(config.fleet)
   }
 }
