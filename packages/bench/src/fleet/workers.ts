@@ -12,6 +12,9 @@ import type { Recorded } from "./trace.js"
 const entry = fileURLToPath(new URL("./worker.ts", import.meta.url))
 // From the bench package, tsx maps `@chat-ts/*` to their sources (tsconfig paths): no build needed, never a stale dist.
 const cwd = fileURLToPath(new URL("../..", import.meta.url))
+// To see where a worker's CPU goes: FLEET_CPU_PROF=<dir> writes a `--cpu-prof` profile per worker (read with profile-summary.ts).
+const profile = process.env["FLEET_CPU_PROF"]
+const execArgv = ["--import", "tsx", ...(profile === undefined ? [] : ["--cpu-prof", `--cpu-prof-dir=${profile}`])]
 
 /** One worker process and what it reports. */
 export interface Handle {
@@ -36,7 +39,7 @@ const withTimeout = <A>(millis: number, what: string, promise: Promise<A>): Prom
   })
 
 const spawnOne = (index: number): Handle => {
-  const child = fork(entry, [], { cwd, execArgv: ["--import", "tsx"], stdio: ["ignore", "inherit", "inherit", "ipc"] })
+  const child = fork(entry, [], { cwd, execArgv, stdio: ["ignore", "inherit", "inherit", "ipc"] })
   live.add(child)
   const waiting = new Map<string, Array<{ readonly resolve: (m: FromWorker) => void; readonly reject: (e: Error) => void }>>()
   let exited: Error | undefined

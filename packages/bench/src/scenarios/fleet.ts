@@ -163,21 +163,22 @@ const complete = (messages: Messages.Messages): boolean => {
   return Messages.pendingTools(messages).length === 0 && last?.role === "assistant" && Messages.toolCallsOf(last).length === 0
 }
 
-interface Context {
+/** What the cells of one database share: its parent runtime, where workers connect, the template and the trace. */
+interface Setting {
   readonly database: Database
   readonly runtime: Parent
   readonly connection: Connection
   readonly dbCpu: (() => number) | undefined
   readonly template: Messages.Messages
   readonly trace: Trace.Trace
-  /** Conversation 0 once the traced resume completed it. */
+  /** Conversation 0's stored messages (JSON) once the traced resume completed it. */
   readonly tracedResult: string
   readonly config: Config
 }
 
 /** One run of a cell: seed, start the workers, warm up, saturate, the open-loop rates, stop. */
 const runOnce = async (
-  ctx: Context,
+  ctx: Setting,
   mode: Mode,
   workers: number,
   conversations: number,
@@ -234,7 +235,7 @@ const runOnce = async (
 }
 
 /** Checks what the store holds after a run. */
-const checkStore = async (ctx: Context, mode: Mode, conversations: number, decided: ReadonlyArray<number>) => {
+const checkStore = async (ctx: Setting, mode: Mode, conversations: number, decided: ReadonlyArray<number>) => {
   const census = await ctx.runtime.runPromise(Seed.census)
   const pending = await ctx.runtime.runPromise(Seed.pendingIds)
   const decidedIds = new Set(decided.map(FleetChat.conversationId))
@@ -254,7 +255,7 @@ const checkStore = async (ctx: Context, mode: Mode, conversations: number, decid
 }
 
 /** The copies, loaded back before any decision, equal the template with their own ids. */
-const checkCopies = async (ctx: Context, numbers: ReadonlyArray<number>): Promise<boolean> => {
+const checkCopies = async (ctx: Setting, numbers: ReadonlyArray<number>): Promise<boolean> => {
   for (const n of numbers) {
     const stored = await load(ctx.runtime, n)
     const expected = EffectResult.getOrThrow(Seed.expectedOf(ctx.template, n))
@@ -263,7 +264,7 @@ const checkCopies = async (ctx: Context, numbers: ReadonlyArray<number>): Promis
   return true
 }
 
-const runCell = async (ctx: Context, workers: number, conversations: number): Promise<Cell> => {
+const runCell = async (ctx: Setting, workers: number, conversations: number): Promise<Cell> => {
   const { config } = ctx
   const size = config.warmup + config.saturation + config.rates.length * config.openDecisions
   if (size > conversations - 1) throw new Error(`fleet: ${size} decisions per run need more than ${conversations} conversations`)
@@ -312,7 +313,7 @@ const runDatabase = async (
     const trace = await runtime.runPromise(Trace.capture)
     const traced = await load(runtime, 0)
     if (traced === undefined) throw new Error("fleet: the traced conversation is gone")
-    const ctx: Context = { database, runtime, connection, dbCpu, template, trace, tracedResult: json(traced.messages), config }
+    const ctx: Setting = { database, runtime, connection, dbCpu, template, trace, tracedResult: json(traced.messages), config }
     const cells: Array<Cell> = []
     for (const conversations of config.conversations) {
       for (const workers of config.workers) cells.push(await runCell(ctx, workers, conversations))

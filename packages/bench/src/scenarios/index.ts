@@ -72,15 +72,16 @@ export const configs: Record<Mode, Configs> = {
     steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
     cold: { runs: 5, turns: 100 },
     json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
-    // 8 cells, chat-ts and the floor in each: about 4 minutes on 2 cores. 900 of each cell's N are decided.
+    // 8 cells, chat-ts and the floor in each: about 2 minutes on 2 idle cores, 5 when the disk is slow (SQLite waits
+    // for it). 760 of each cell's N are decided.
     fleet: {
       databases: ["PostgreSQL", "SQLite"],
       workers: [1, 4],
       conversations: [1000, 10_000],
       warmup: 60,
-      saturation: 400,
+      saturation: 300,
       rates: [0.5, 0.8],
-      openDecisions: 220,
+      openDecisions: 200,
       window: 8,
       pool: 4,
       verify: 50
