@@ -161,7 +161,10 @@ export const section = (result: Fleet.Result): string =>
     "",
     scalingTable(result),
     "",
-    "One decision's statements (traced from chat-ts; the floor replays exactly these):",
+    "One decision's statements (traced from chat-ts; the floor replays exactly these). Round trips count each",
+    "statement and each transaction's `BEGIN` and `COMMIT`: on PostgreSQL each crosses the socket, on SQLite it is",
+    "a call into the library inside the worker; every commit (4 transactions and the 2 autocommit lease writes)",
+    "takes SQLite's one write lock and waits for its WAL sync.",
     "",
     traceTable(result)
   ].join("\n")
