@@ -225,7 +225,7 @@ export const notes = {
     "code (`packages/core` and `packages/sql` sources, Effect Schema) about 9%. The PostgreSQL server",
     "spends about 1 ms of CPU per decision. Workers, server and generator share 2 cores (`cores busy`), so",
     "4 workers add no capacity here: in the runs made while writing this, 1 → 4 workers moved decisions",
-    "per second only within the machine's noise, while each decision's worker CPU grew by half or more",
+    "per second only within the machine's noise, while each decision's worker CPU grew by 40% or more",
     "(more processes on the same cores, fewer decisions handled per wake-up of each). The",
     "pool did not show as a limit: 2, 4 and 8 connections per worker (1 worker, 8 decisions in flight),",
     "interleaved in one sitting, gave the same saturation within this shared machine's noise (a",
