@@ -6,8 +6,10 @@
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
+import * as FleetReport from "./fleet/render.js"
 import { notes } from "./notes.js"
 import type * as Cold from "./scenarios/cold.js"
+import type * as Fleet from "./scenarios/fleet.js"
 import type * as Json from "./scenarios/json.js"
 import type * as Loop from "./scenarios/loop.js"
 import type * as Many from "./scenarios/many.js"
@@ -68,6 +70,7 @@ export interface Scenarios {
   readonly cold?: Cold.Result
   readonly json?: Json.Result
   readonly memory?: Memory.Result
+  readonly fleet?: Fleet.Result
 }
 
 export interface Target {
@@ -163,6 +166,7 @@ export const evaluate = (scenarios: Scenarios): Array<Target> => {
     }
   }
   targets.push(...stepTargets(scenarios))
+  if (scenarios.fleet !== undefined) targets.push({ id: "fleet", ...FleetReport.target(scenarios.fleet) })
   targets.push(...memoryTargets(scenarios))
   return targets
 }
@@ -497,6 +501,7 @@ export const sections = (results: Results): string => {
   if (s.steps) out.push(`### ${titles.steps}\n\n${stepsSection(s.steps)}`)
   if (s.cold) out.push(`### ${titles.cold}\n\n${coldSection(s.cold)}`)
   if (s.json) out.push(`### ${titles.json}\n\n${jsonSection(s.json)}`)
+  if (s.fleet) out.push(`### ${titles.fleet}\n\n${FleetReport.section(s.fleet)}`)
   if (s.memory) out.push(`### ${titles.memory}\n\n${memorySection(s.memory)}`)
   return out.join("\n\n")
 }

@@ -3,6 +3,7 @@
  * cannot rot. They check that each scenario runs and produces well-formed
  * results; they never assert on timings.
  */
+import { existsSync } from "node:fs"
 import { describe, expect, it } from "vitest"
 import type { Timing } from "../src/harness.js"
 import { evaluate, markdown, type Results, type Scenarios } from "../src/report.js"
@@ -11,6 +12,8 @@ import { countInstructions } from "../src/instructions.js"
 import { buildBody } from "../src/sse.js"
 import * as chatts from "../src/peers/chatts.js"
 import * as Cold from "../src/scenarios/cold.js"
+import * as Fleet from "../src/scenarios/fleet.js"
+import * as FleetReport from "../src/fleet/render.js"
 import * as Json from "../src/scenarios/json.js"
 import * as Loop from "../src/scenarios/loop.js"
 import * as Many from "../src/scenarios/many.js"
@@ -194,6 +197,65 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.json = result
   }, 30_000)
 
+  it("10. a fleet: worker processes resume the decided conversations once each, the floor replays the same statements", async () => {
+    const config = smoke.fleet
+    const result = await Fleet.run(config)
+    const decided = config.warmup + config.saturation + config.rates.length * config.openDecisions
+    expect(result.cells.map((c) => [c.database, c.workers, c.conversations])).toEqual(
+      config.databases.flatMap((d) => config.workers.flatMap((w) => config.conversations.map((n) => [d, w, n])))
+    )
+    for (const cell of result.cells) {
+      // Every decided call ran exactly once, every decided conversation is complete (for the floor: stored as chat-ts
+      // stored it), the undecided ones are still paused, no lease is left, and the seeded copies load as the template.
+      expect(cell.checks).toEqual({
+        copiesDecode: true,
+        toolRanOnce: true,
+        decidedComplete: true,
+        floorSameResult: true,
+        undecidedUntouched: true
+      })
+      expect(cell.decided).toBe(decided)
+      expect(cell.decided).toBeLessThan(cell.conversations)
+      for (const run of [cell.chatTs, cell.floor]) {
+        expect(run.saturation).toBeGreaterThan(0)
+        expect(run.open.map((o) => o.fraction)).toEqual(config.rates)
+        for (const o of run.open) expect(o.p99Ms).toBeGreaterThanOrEqual(o.p50Ms)
+        expect(run.workerCpuUsPerDecision).toBeGreaterThan(0)
+        // SQLite works inside the workers; PostgreSQL's server time is read from /proc (Linux).
+        expect(run.databaseCpuUsPerDecision === undefined).toBe(cell.database === "SQLite" || !existsSync("/proc/self/stat"))
+      }
+      // The floor is offered the same arrival rates as chat-ts.
+      expect(cell.floor.open.map((o) => o.rate)).toEqual(cell.chatTs.open.map((o) => o.rate))
+    }
+    // One decision: lease, load, four checkpoints (each a row write and a message insert, in a transaction), release.
+    for (const trace of result.traces) {
+      expect(trace).toMatchObject({
+        checkpoints: 4,
+        transactions: 4,
+        statements: 11,
+        leaseAcquire: 1,
+        leaseRenew: 0,
+        leaseRelease: 1,
+        loads: 1,
+        messageWrites: 4
+      })
+    }
+    // Its target asks for every cell of the full matrix, each with its floor, every check held.
+    expect(FleetReport.target(result).met).toBe(false)
+    const full: Fleet.Result = {
+      ...result,
+      cells: FleetReport.matrix.databases.flatMap((database) =>
+        FleetReport.matrix.workers.flatMap((workers) =>
+          FleetReport.matrix.conversations.map((conversations) => ({ ...result.cells[0]!, database, workers, conversations }))
+        )
+      )
+    }
+    expect(FleetReport.target(full).met).toBe(true)
+    const broken = full.cells.map((c, i) => (i === 0 ? { ...c, checks: { ...c.checks, toolRanOnce: false } } : c))
+    expect(FleetReport.target({ ...full, cells: broken }).met).toBe(false)
+    scenarios.fleet = result
+  }, 120_000)
+
   it("11. memory: every library keeps its turns, the floor the same conversation in plain objects", async () => {
     const result = await Memory.run(smoke.memory)
     expect(result.steps).toBe(smoke.memory.steps)
@@ -214,7 +276,7 @@ describe("bench scenarios (smoke sizes)", () => {
 
   it("the targets and RESULTS.md are derived from the results", () => {
     const targets = evaluate(scenarios)
-    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "json", "memory"])
+    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "json", "fleet", "memory"])
     const results: Results = {
       mode: "smoke",
       date: new Date(0).toISOString(),
@@ -225,6 +287,6 @@ describe("bench scenarios (smoke sizes)", () => {
       targets
     }
     const md = markdown(results)
-    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6.", "### 7.", "### 8.", "### 9.", "### 11."]) expect(md).toContain(heading)
+    for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6.", "### 7.", "### 8.", "### 9.", "### 10.", "### 11."]) expect(md).toContain(heading)
   })
 })

@@ -4,6 +4,7 @@
  */
 import { type Budget, smokeBudget } from "../harness.js"
 import type * as Cold from "./cold.js"
+import type * as Fleet from "./fleet.js"
 import type * as Json from "./json.js"
 import type * as Loop from "./loop.js"
 import type * as Many from "./many.js"
@@ -16,7 +17,7 @@ import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "memory"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "fleet", "memory"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -29,6 +30,7 @@ export const titles: Record<ScenarioId, string> = {
   steps: "7. Per step: interpreter instructions, the Effect floor, growth to N=1,000",
   cold: "8. Cold start: import to first request, first 100 turns; the import cost of each entry point",
   json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse",
+  fleet: "10. A fleet: paused conversations resumed by worker processes",
   memory: "11. Memory: heap per 1,000 kept turns"
 }
 
@@ -50,6 +52,7 @@ export interface Configs {
   readonly cold: Cold.Config
   readonly json: Json.Config
   readonly memory: Memory.Config
+  readonly fleet: Fleet.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -72,6 +75,20 @@ export const configs: Record<Mode, Configs> = {
     steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
     cold: { runs: 10, turns: 100, imports: { runs: 5 } },
     json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
+    // 8 cells, chat-ts and the floor in each: about 2 minutes on 2 idle cores, 5 when the disk is slow (SQLite waits
+    // for it). 760 of each cell's N are decided.
+    fleet: {
+      databases: ["PostgreSQL", "SQLite"],
+      workers: [1, 4],
+      conversations: [1000, 10_000],
+      warmup: 60,
+      saturation: 300,
+      rates: [0.5, 0.8],
+      openDecisions: 200,
+      window: 8,
+      pool: 4,
+      verify: 50
+    },
     memory: { turns: 1000, steps: 10 }
   },
   smoke: {
@@ -89,6 +106,18 @@ export const configs: Record<Mode, Configs> = {
     steps: { steps: [1, 2], budget: smokeBudget },
     cold: { runs: 1, turns: 3, imports: { runs: 1, only: ["@chat-ts/core", "@chat-ts/core/Chat", "@chat-ts/core/testing"] } },
     json: { sizes: [4], budget: smokeBudget },
+    fleet: {
+      databases: ["PostgreSQL", "SQLite"],
+      workers: [2],
+      conversations: [20],
+      warmup: 2,
+      saturation: 6,
+      rates: [0.5],
+      openDecisions: 6,
+      window: 2,
+      pool: 2,
+      verify: 20
+    },
     memory: { turns: 5, steps: 2 }
   }
 }
@@ -129,5 +158,7 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./json.js")).run(config.json)
     case "memory":
       return (await import("./memory.js")).run(config.memory)
+    case "fleet":
+      return (await import("./fleet.js")).run(config.fleet)
   }
 }
