@@ -280,7 +280,8 @@ export const notes = {
     "With 4 processes, a writer that finds the lock taken waits in SQLite's busy handler, which sleeps and",
     "retries (1 ms growing to 100 ms) instead of queueing: more processes add idle waits and a long p99.",
     "`PRAGMA synchronous = NORMAL` (durable up to the last commits on power loss, safe in WAL) would take",
-    "the disk out of most commits; `SqliteClient` does not set it, so the scenario measures the default.",
+    "the disk out of most commits; `SqliteClient` does not set it, so the scenario measures the default."
+  ].join("\n"),
   memory: [
     "**Memory.** A kept N=10 turn is 12 messages. Counted per object in heap snapshots (`v8.writeHeapSnapshot`",
     "before and after 200 kept turns, grouped by each object's keys and size; Node 24, 8-byte pointers),",
