@@ -36,6 +36,8 @@ import * as LanguageModel from "./LanguageModel.js"
 export interface TurnEvents extends AsyncIterableIterator<ChatEvent, void, undefined> {
   /** The last event (`Paused` or `Completed`, with the turn's messages), once the loop read it. */
   readonly final: Final | undefined
+  /** Leaves the loop (what `break` calls): interrupts the turn, and answers once it ended. */
+  return(): Promise<IteratorResult<ChatEvent, void>>
 }
 
 /** Settings of `chat.events` besides the turn's own. `R`: the services the chat's strategies use. */
@@ -116,6 +118,8 @@ class Iteration<E, R> implements TurnEvents {
   /** The turn, waiting for room in the queue. */
   private space: (() => void) | undefined
   private readonly context: Context.Context<R>
+  /** The latest `next()`'s answer. */
+  private last: Promise<unknown> = Promise.resolve()
   handover: Handover | undefined
   /** While the consumer hands a part of the model's stream to the turn (see `emit`). */
   inPart = false
@@ -131,11 +135,15 @@ class Iteration<E, R> implements TurnEvents {
   }
 
   next(): Promise<IteratorResult<ChatEvent, void>> {
+    // A `next()` called before the last one answered waits its turn (`for await` never does this).
+    if (this.waiting !== undefined) return this.last.then(() => this.next(), () => this.next())
     if (this.fiber === undefined && !this.over) this.start()
-    return new Promise((resolve, reject) => {
+    const answer = new Promise<IteratorResult<ChatEvent, void>>((resolve, reject) => {
       this.waiting = { resolve, reject }
       this.pump()
     })
+    this.last = answer
+    return answer
   }
 
   /** Leaving the loop: interrupts the turn and ends once it ended (its running calls recorded as interrupted). */

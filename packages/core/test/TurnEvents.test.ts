@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Context, Effect, Layer, Schema, Stream } from "effect"
-import { Action, Chat, ChatError, ChatEvent, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
+import { Context, Effect, Layer, Result, Schema, Stream } from "effect"
+import { Action, Chat, ChatError, ChatEvent, LanguageModel, Messages, ProviderCall, ProviderStream, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { DeleteFiles, fileHandlers, files, ListFiles, recorder } from "./Chat.helpers.js"
 
@@ -104,6 +104,39 @@ describe("chat.events: the events of chat.stream", () => {
 })
 
 describe("chat.events: backpressure", () => {
+  it.effect("on a provider of ProviderStream.decodeEvents, the SDK's iterator is read only as the loop consumes", () =>
+    Effect.gen(function*() {
+      let reads = 0
+      // An endless SDK-like iterable: event n is the text "n ".
+      const iterable: AsyncIterable<string> = {
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.resolve({ done: false, value: `${++reads} ` }) })
+      }
+      const decoder = (): ProviderStream.EventDecoder<string> => ({
+        push: (text) => [{ _tag: "TextDelta", text }],
+        end: () => Result.succeed([])
+      })
+      const model = LanguageModel.make({
+        stream: () =>
+          ProviderStream.decodeEvents(
+            Effect.sync(() => ProviderCall.iterate(iterable, (error) => new ChatError.NetworkError({ message: String(error) }))),
+            false,
+            decoder
+          )
+      })
+      const chat = yield* Chat.make().pipe(Effect.provide(LanguageModel.layer(model)))
+      const got = yield* Effect.promise(async () => {
+        const out: Array<string> = []
+        for await (const event of chat.events(Messages.fromUser("Count."))) {
+          if (event._tag === "TextDelta") out.push(event.text)
+          expect(reads).toBe(out.length)
+          if (out.length === 5) break
+        }
+        return out
+      })
+      expect(got).toEqual(["1 ", "2 ", "3 ", "4 ", "5 "])
+      expect(reads).toBe(5)
+    }))
+
   it.effect("a consumer that stops after three deltas has read three parts of an endless model stream", () =>
     Effect.gen(function*() {
       let read = 0
@@ -225,5 +258,27 @@ describe("chat.events: errors", () => {
       const got = yield* Effect.promise(() => drain(iterated.chat.events(ask, { maxSteps: 1 })).then(() => undefined, (e: unknown) => e))
       expect(expected._tag).toBe("StepLimitReached")
       expect(got).toEqual(expected)
+    }))
+})
+
+describe("chat.events: the iterator protocol", () => {
+  it.effect("reads asked for before the last one answered get the events in order", () =>
+    Effect.gen(function*() {
+      const { chat } = yield* chatOn([MockLanguageModel.text("Hello there.")])
+      const expected = yield* Effect.promise(() => drain(chat.events(Messages.fromUser("Hi."))))
+      const { chat: again } = yield* chatOn([MockLanguageModel.text("Hello there.")])
+      const events = again.events(Messages.fromUser("Hi."))
+      const results = yield* Effect.promise(() => Promise.all(Array.from({ length: expected.length + 2 }, () => events.next())))
+      expect(results.map((result) => result.value)).toEqual([...expected, undefined, undefined])
+      expect(results.slice(-2).every((result) => result.done === true)).toBe(true)
+    }))
+
+  it.effect("return() before the first read starts no turn and ends the iteration", () =>
+    Effect.gen(function*() {
+      const { chat, model } = yield* chatOn([MockLanguageModel.text("Hi.")])
+      const events = chat.events(Messages.fromUser("Hi."))
+      expect(yield* Effect.promise(() => events.return())).toEqual({ done: true, value: undefined })
+      expect(yield* Effect.promise(() => events.next())).toEqual({ done: true, value: undefined })
+      expect(model.requests).toHaveLength(0)
     }))
 })
