@@ -155,7 +155,11 @@ class Iteration<E, R> implements TurnEvents {
     this.stopped ??= "return"
     const fiber = this.fiber
     return new Promise((resolve) => {
-      fiber.addObserver(() => resolve({ done: true, value: undefined }))
+      fiber.addObserver(() => {
+        // Events the turn queued before it stopped are not read any more.
+        this.finish()
+        resolve({ done: true, value: undefined })
+      })
       fiber.interruptUnsafe()
     })
   }

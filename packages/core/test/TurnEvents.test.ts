@@ -179,9 +179,10 @@ describe("chat.events: interruption", () => {
       const { chat, running } = yield* slowChat
       const saved: Array<Messages.Messages> = []
       const checkpoint = (messages: Messages.Messages) => Effect.sync(() => void saved.push(messages))
+      const events = chat.events(Messages.fromUser("Go."), { checkpoint })
       const seen = yield* Effect.promise(async () => {
         const tags: Array<string> = []
-        for await (const event of chat.events(Messages.fromUser("Go."), { checkpoint })) {
+        for await (const event of events) {
           tags.push(event._tag)
           if (event._tag === "StepFinished") {
             await running
@@ -191,6 +192,9 @@ describe("chat.events: interruption", () => {
         return tags
       })
       expect(seen).toContain("ToolCall")
+      // Left, the loop is over: what the turn queued before it stopped is not read.
+      expect(yield* Effect.promise(() => events.next())).toEqual({ done: true, value: undefined })
+      expect(events.final).toBeUndefined()
       const call = Messages.findTool(saved.at(-1)!, "s1")
       expect(call?.status).toMatchObject({ _tag: "Failed" })
       expect(JSON.stringify(call?.status)).toContain("interrupted")
