@@ -30,6 +30,7 @@ import type * as Grant from "./Grant.js"
 import * as Json from "./internal/json.js"
 import { PartialOutput } from "./internal/partialOutput.js"
 import * as Structured from "./internal/responseFormat.js"
+import * as SourcePull from "./internal/sourcePull.js"
 import * as Strategy from "./internal/strategy.js"
 import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -285,9 +286,11 @@ class Handover {
  */
 const pullHandover = (redirect: (events: Array<ChatEvent> | undefined) => void) => (handover: Handover): Stream.Stream<ChatEvent> =>
   Stream.suspend(() => {
-    const acc = new LanguageModel.Accumulator()
     const events: Array<ChatEvent> = []
     redirect(events)
+    // A provider's `decodeEvents` stream: each pull reads the SDK's iterator in place (packages/bench, scenario 3).
+    if (SourcePull.applies(handover)) return SourcePull.pull(handover, events, () => redirect(undefined))
+    const acc = new LanguageModel.Accumulator()
     const parts = Option.isSome(handover.span)
       ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
       : handover.parts

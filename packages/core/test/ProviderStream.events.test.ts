@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Fiber, Result, Stream } from "effect"
+import { Effect, Fiber, Layer, Result, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import fc from "fast-check"
-import { ChatError, type LanguageModel, ProviderCall, ProviderStream } from "../src/index.js"
-import { checkProperty } from "./Chat.helpers.js"
+import { Chat, ChatError, LanguageModel, Messages, ProviderCall, ProviderStream } from "../src/index.js"
+import { MockLanguageModel } from "../src/testing/index.js"
+import { checkProperty, fileHandlers, files, recorder } from "./Chat.helpers.js"
 
 type Part = LanguageModel.StreamPart
 
@@ -150,4 +151,59 @@ describe("ProviderStream.decodeEvents", () => {
       expect(error.message).toContain("totalTimeout")
       expect(seen).toHaveLength(4)
     }))
+})
+
+describe("chat.stream over a decodeEvents provider (each pull reads the SDK's iterator in place)", () => {
+  /** A model streaming `parts` as SDK events of `size` parts each, through `decodeEvents`, or as a plain stream. */
+  const modelOf = (parts: ReadonlyArray<Part>, size: number, viaSource: boolean): LanguageModel.Service => {
+    const events: Array<ReadonlyArray<Part>> = []
+    for (let i = 0; i < parts.length; i += size) events.push(parts.slice(i, i + size))
+    return LanguageModel.make({
+      stream: () =>
+        viaSource
+          ? ProviderStream.decodeEvents(sdkOf(events), false, () => ({ push: (event: ReadonlyArray<Part>) => event, end: () => Result.succeed([]) }))
+          : Stream.fromIterable(parts)
+    })
+  }
+  const sdkOf = <A>(events: ReadonlyArray<A>) =>
+    Effect.sync(() =>
+      ProviderCall.iterate(
+        (async function*() {
+          yield* events
+        })(),
+        toError
+      )
+    )
+
+  const scripts: ReadonlyArray<{ readonly name: string; readonly response: MockLanguageModel.ScriptedResponse }> = [
+    { name: "text", response: MockLanguageModel.text("Hello there, how are you today?") },
+    {
+      name: "reasoning, text and two calls",
+      response: MockLanguageModel.toolCalls([
+        { id: "c1", name: "list_files", arguments: { folder: "logs" } },
+        { id: "c2", name: "delete_files", arguments: { paths: ["a.log"] } }
+      ], { reasoning: "Look first.", text: "Let me check." })
+    }
+  ]
+  for (const { name, response } of scripts) {
+    for (const size of [1, 3]) {
+      it.effect(`${name}, ${size} part(s) per event: the same events (and pause) as from a plain stream`, () =>
+        Effect.gen(function*() {
+          const parts = MockLanguageModel.toStreamParts(
+            // The parts the scripted model would stream, as the provider would decode them.
+            yield* MockLanguageModel.make([response]).generate({ messages: Messages.fromUser("Hi."), tools: [], options: {} })
+          )
+          const run = (viaSource: boolean) =>
+            Effect.gen(function*() {
+              const chat = yield* Chat.make({ tools: files }).pipe(
+                Effect.provide(Layer.merge(LanguageModel.layer(modelOf(parts, size, viaSource)), fileHandlers(recorder())))
+              )
+              return yield* Stream.runCollect(Stream.take(chat.stream(Messages.fromUser("Hi.")), 200))
+            })
+          const plain = yield* run(false)
+          expect(plain.some((event) => event._tag === "TextDelta")).toBe(true)
+          expect(yield* run(true)).toEqual(plain)
+        }))
+    }
+  }
 })

@@ -59,7 +59,8 @@ export const toStream = (
   return Object.assign(stream, { [opener]: open })
 }
 
-const hasOpener = (stream: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>): stream is WithSource =>
+/** Whether `stream` opens its parts as a source without a stream stage (see `ProviderStream.decodeEvents`). */
+export const hasOpener = (stream: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>): stream is WithSource =>
   Effect.isEffect((stream as Partial<WithSource>)[opener])
 
 /**
