@@ -2,8 +2,8 @@
  * `chat.events` with the real `openai` SDK against the loopback replay server:
  * the consumer's `next()` reads the SDK's iterator itself (through
  * `ProviderStream.decodeEvents`). The same events as `chat.stream`, a break
- * that closes the HTTP stream and records the running call as interrupted,
- * typed errors for a cut stream and an idle one.
+ * that closes the HTTP stream, an abort that records the running calls as
+ * interrupted, typed errors for a cut stream and an idle one.
  */
 import { Action, Chat, ChatError, type ChatEvent, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
@@ -122,5 +122,28 @@ describe("chat.events on OpenAiChatCompletions (the real SDK over HTTP)", () => 
       expect(error).toBeInstanceOf(ChatError.NetworkError)
       expect((error as ChatError.NetworkError).message).toContain("idleTimeout")
       yield* server.waitForClientCloses(1, 5_000)
+    }))
+
+  it.effect("aborting while the response's calls run interrupts them: recorded as interrupted, the loop throws the reason", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.sse(ReplayServer.fixture("chat-completions/stream-tool-calls-parallel.sse")))
+      let started = 0
+      const controller = new AbortController()
+      const running = Toolkit.make(GetWeatherArgs, GetStockPrice).pipe(Toolkit.withStrategy(() => Action.Execute()))
+      const never = () => Effect.andThen(Effect.sync(() => ++started === 2 && controller.abort(new Error("gone"))), Effect.never)
+      const chat = yield* Chat.make({ tools: running }).pipe(
+        Effect.provide(Layer.merge(
+          OpenAiChatCompletions.layer({ model: "gpt-4o-2024-08-06", retry: false }).pipe(Layer.provide(clientLayer(server))),
+          running.toLayer({ GetWeatherArgs: never, get_stock_price: never })
+        ))
+      )
+      const saved: Array<Messages.Messages> = []
+      const checkpoint = (messages: Messages.Messages) => Effect.sync(() => void saved.push(messages))
+      const error = yield* Effect.promise(() => thrown(drain(chat.events(ask, { checkpoint, signal: controller.signal }))))
+      expect(error).toMatchObject({ message: "gone" })
+      const calls = Messages.toolCalls(saved.at(-1)!)
+      expect(calls).toHaveLength(2)
+      for (const call of calls) expect(JSON.stringify(call.status)).toContain("interrupted")
     }))
 })
