@@ -23,13 +23,14 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
-import { ChatEvent, StructuredEvent } from "./ChatEvent.js"
+import { ChatEvent, type Final, StructuredEvent } from "./ChatEvent.js"
 import * as ChatError from "./ChatError.js"
 import * as ChatOutcome from "./ChatOutcome.js"
 import type * as Grant from "./Grant.js"
 import * as Json from "./internal/json.js"
 import { PartialOutput } from "./internal/partialOutput.js"
 import * as Structured from "./internal/responseFormat.js"
+import * as SourcePull from "./internal/sourcePull.js"
 import * as Strategy from "./internal/strategy.js"
 import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "./LanguageModel.js"
@@ -37,6 +38,7 @@ import * as Messages from "./Messages.js"
 import * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 import * as Turn from "./Turn.js"
+import * as TurnEvents from "./TurnEvents.js"
 
 /** Settings of a chat. */
 export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> {
@@ -107,6 +109,9 @@ export interface TurnOptions {
   /** Whom this turn acts for (a conversation id, a user): a grant with a `scope` covers calls only when it matches (see `Grant`). */
   readonly grantContext?: Grant.Context
 }
+
+/** Settings of one call of `events`: those of a turn, a signal that stops it, and its services. */
+export interface EventsOptions<R = never> extends TurnOptions, TurnEvents.Options<R> {}
 
 /**
  * What a `checkpoint` may fail with: the store failed, another writer saved
@@ -184,6 +189,15 @@ export interface Service<R = never, E = never> {
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** The turn as a stream of events; a pause ends the stream with a `Paused` event. */
   readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError | E, R>
+  /**
+   * The events of `stream` as a plain `AsyncIterable`, for code outside Effect (see `TurnEvents`):
+   * the same events and guarantees, the turn's typed errors thrown; `options.context` gives the
+   * strategies' services, `options.signal` stops the turn.
+   */
+  readonly events: (
+    messages: Messages.Messages,
+    ...options: [R] extends [never] ? [options?: EventsOptions<R>] : [options: EventsOptions<R> & { readonly context: Context.Context<R> }]
+  ) => TurnEvents.TurnEvents
   /** Like `complete`, asking for a JSON answer decoded with `schema`; pauses and resumes the same way. */
   readonly completeStructured: <A, I>(
     messages: Messages.Messages,
@@ -272,9 +286,11 @@ class Handover {
  */
 const pullHandover = (redirect: (events: Array<ChatEvent> | undefined) => void) => (handover: Handover): Stream.Stream<ChatEvent> =>
   Stream.suspend(() => {
-    const acc = new LanguageModel.Accumulator()
     const events: Array<ChatEvent> = []
     redirect(events)
+    // A provider's `decodeEvents` stream: each pull reads the SDK's iterator in place (packages/bench, scenario 3).
+    if (SourcePull.applies(handover)) return SourcePull.pull(handover, events, () => redirect(undefined))
+    const acc = new LanguageModel.Accumulator()
     const parts = Option.isSome(handover.span)
       ? Stream.provideService(handover.parts, Tracer.ParentSpan, handover.span.value)
       : handover.parts
@@ -314,6 +330,12 @@ const pullHandover = (redirect: (events: Array<ChatEvent> | undefined) => void) 
       return Effect.succeed(next)
     })
   })
+
+/** The last event of a streamed turn. */
+const finalEvent = ({ messages, outcome }: ChatOutcome.Result): Final =>
+  outcome._tag === "Complete"
+    ? ChatEvent.Completed({ response: outcome.response, messages, usage: outcome.usage })
+    : ChatEvent.Paused({ reason: outcome.reason, messages, usage: outcome.usage })
 
 /** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model, a tool with no handler. */
 export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema | ChatError.MissingToolHandler
@@ -643,6 +665,12 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       reject,
       cancel: (messages, id, cancelOptions) => Effect.fromResult(Messages.cancel(messages, id, cancelOptions)),
       stream: (messages, turnOptions = {}) => streamTurn(messages, turnOptions),
+      // The rest parameter's type asks for `context` when the strategies need services.
+      events: ((messages: Messages.Messages, eventOptions: EventsOptions<R> = {}) =>
+        TurnEvents.make(
+          (emit, collect) => Effect.map(runTurn(messages, eventOptions, { stream: true, emit, collect }), (run) => finalEvent(toResult(run))),
+          eventOptions
+        )) as Service<R, E | RefreshError>["events"],
       completeStructured: <A, I>(messages: Messages.Messages, schema: Schema.Codec<A, I>, turnOptions: TurnOptions = {}) => {
         const made = structuredOf(schema, messages)
         if (Result.isFailure(made)) return Effect.fail(made.failure)

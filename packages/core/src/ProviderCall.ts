@@ -15,6 +15,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as ChatError from "./ChatError.js"
 import { MalformedResponse } from "./ChatError.js"
+import * as SdkSource from "./internal/sdkSource.js"
 
 /** Maps whatever an SDK threw to a model error; `now` is the current time (for `retry-after` dates). */
 export type ToError = (error: unknown, now: number) => ChatError.ModelError
@@ -105,7 +106,8 @@ export const iterate = <A>(iterable: AsyncIterable<A>, toError: ToError): Stream
   const aware: IdleAware<A> = Object.assign(read(iterator, toError, undefined), {
     [idleAware]: (millis: number, onIdle: () => ChatError.ModelError) => read(iterator, toError, { millis, onIdle })
   })
-  return aware
+  // `ProviderStream.decodeEvents` reads the iterator itself, without a Stream stage per event.
+  return SdkSource.withRaw(aware, { iterator, toError })
 }
 
 /**

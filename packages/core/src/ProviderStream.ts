@@ -11,10 +11,12 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import type * as Result from "effect/Result"
+import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as ChatError from "./ChatError.js"
+import * as PartSource from "./internal/partSource.js"
+import * as SdkSource from "./internal/sdkSource.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as ProviderCall from "./ProviderCall.js"
 import * as ProviderRetry from "./ProviderRetry.js"
@@ -106,4 +108,58 @@ export const decodeStream = <Event, Decoder extends Ending>(
       }))
   )
   return total === undefined ? stream : withDeadline(stream, total)
+}
+
+/** A decoder that maps one event at a time to stream parts (or a typed failure), for `decodeEvents`. */
+export interface EventDecoder<Event> extends Ending {
+  readonly push: (
+    event: Event
+  ) => ReadonlyArray<LanguageModel.StreamPart> | Result.Result<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>
+}
+
+const pushed = (decoded: SdkSource.Decoded): Effect.Effect<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError> =>
+  Array.isArray(decoded) ? Effect.succeed(decoded) : Effect.fromResult(decoded as Result.Result<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>)
+
+/**
+ * Like `decodeStream`, for a decoder that maps one event at a time (`push`):
+ * the same opening, retries, decoding, ending and timeouts. On a stream of
+ * `ProviderCall.openStream` each pull is one read of the SDK's iterator with
+ * its events decoded in place (no `Stream` stage per event), and a consumer
+ * outside Effect (`chat.events`) can read the SDK's iterator the same way,
+ * without a fiber per event.
+ */
+export const decodeEvents = <Event>(
+  open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,
+  policy: ProviderRetry.Policy | undefined,
+  makeDecoder: () => EventDecoder<Event>,
+  timeouts: Timeouts = {}
+): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+  const idle = timeouts.idleTimeout ?? defaultIdleTimeout
+  const total = timeouts.totalTimeout
+  return PartSource.toStream(Effect.gen(function*() {
+    const clock = yield* Clock.Clock
+    const start = clock.currentTimeMillisUnsafe()
+    const events = yield* withTotalTimeout(ProviderRetry.withRetry(open, policy), timeouts)
+    const decoder = makeDecoder()
+    const raw = SdkSource.rawOf(events)
+    const deadline = total === undefined ? undefined : start + Duration.toMillis(total)
+    if (raw !== undefined) {
+      return yield* SdkSource.open(raw, (event) => decoder.push(event), () => decoder.end(), {
+        idleMillis: idle === false ? undefined : Duration.toMillis(idle),
+        onIdle: () => idleError(idle === false ? 0 : idle),
+        deadline,
+        onDeadline: () => totalError(total!)
+      })
+    }
+    // Events from elsewhere (a test's stream): through the stages of `decodeStream`, for what is left of the total.
+    const left = deadline === undefined ? undefined : deadline - clock.currentTimeMillisUnsafe()
+    if (left !== undefined && left <= 0) return yield* Effect.fail(totalError(total!))
+    return yield* PartSource.sourceOf(decodeStream(
+      Effect.succeed(events),
+      false,
+      () => decoder,
+      (events, decoder) => Stream.flattenIterable(Stream.mapEffect(events, (event) => pushed(decoder.push(event)))),
+      { idleTimeout: idle, ...(left === undefined ? {} : { totalTimeout: left }) }
+    ))
+  }))
 }

@@ -44,6 +44,9 @@ export * as Chat from "./Chat.js"
 /** The events of a streamed turn. */
 export * as ChatEvent from "./ChatEvent.js"
 
+/** A streamed turn's events as a plain AsyncIterable (`chat.events`), for code outside Effect. */
+export * as TurnEvents from "./TurnEvents.js"
+
 /** How a turn ended. */
 export * as ChatOutcome from "./ChatOutcome.js"
 

@@ -12,6 +12,7 @@ import * as Architecture from "../src/snippets/architecture.js"
 import * as ChangingTools from "../src/snippets/changing-tools.js"
 import * as ConversationStoreSnippet from "../src/snippets/conversation-store.js"
 import * as Errors from "../src/snippets/errors.js"
+import * as Events from "../src/snippets/events.js"
 import * as Grants from "../src/snippets/grants.js"
 import * as HitlExtras from "../src/snippets/hitl-extras.js"
 import * as PersistenceExtras from "../src/snippets/persistence-extras.js"
@@ -24,6 +25,23 @@ import * as FakeOpenAi from "./support/FakeOpenAi.js"
 import { runTsx } from "./support/run.js"
 
 describe("snippets", () => {
+  it("streaming: chat.events streams a turn with for await through its pause to the completion", async () => {
+    const chat = await Events.makeChat()
+    let out = ""
+    const last = await Events.approveAll(chat, "Delete the old logs.", (text) => (out += text))
+    expect(out).toBe("I will delete them.\n-> delete_files {\"paths\":[\"jan.log\",\"feb.log\"]}\nDeleted both.")
+    expect(last?._tag).toBe("Completed")
+    expect(Messages.findTool(last!.messages, "d1")?.status).toEqual({ _tag: "Completed", result: { deleted: 2 } })
+  })
+
+  it("streaming: aborting the signal stops chat.events' turn and the loop throws the signal's reason", async () => {
+    const chat = await Events.makeChat()
+    const controller = new AbortController()
+    const error = await Events.printTurn(chat, Messages.fromUser("Delete the old logs."), () => controller.abort(new Error("closed")), controller.signal)
+      .then(() => undefined, (error: unknown) => error)
+    expect(error).toMatchObject({ message: "closed" })
+  })
+
   it.effect("tools: an image in a result is stored as a file and reaches the model as one, not as base64 text", () =>
     Effect.gen(function*() {
       const { status, seen } = yield* ToolFiles.takeScreenshot

@@ -9,6 +9,7 @@
  *   (a′) the same SDK stream pulled through `Stream.fromAsyncIterable` (the floor of any Effect-stream consumer),
  *   (b) chat-ts's provider `OpenAiChatCompletions` `stream` (gathered with `LanguageModel.collect`),
  *   (c) `chat.stream` (the turn pauses on the tool call, which needs approval),
+ *   (e) `chat.events`, the same turn's events as a plain `AsyncIterable` read with `for await`,
  *   (d) the AI SDK's `streamText` with `@ai-sdk/openai` at the same server.
  */
 import { createOpenAI } from "@ai-sdk/openai"
@@ -155,11 +156,18 @@ export const consumers = [
   "(a′) openai SDK in an Effect Stream",
   "(b) chat-ts provider stream",
   "(c) chat.stream",
+  "(e) chat.events (AsyncIterable)",
   "(d) ai streamText"
 ] as const
 
 /** The consumers built on Effect: their interpreter instructions per event are counted too. */
-export const counted: ReadonlyArray<(typeof consumers)[number]> = [consumers[1], consumers[2], consumers[3], consumers[4]]
+export const counted: ReadonlyArray<(typeof consumers)[number]> = [
+  "(a″) openai SDK, one Effect.callback per event",
+  "(a′) openai SDK in an Effect Stream",
+  "(b) chat-ts provider stream",
+  "(c) chat.stream",
+  "(e) chat.events (AsyncIterable)"
+]
 
 /**
  * Builds the consumers against `baseURL`; each streams the whole response
@@ -322,6 +330,28 @@ export const makeConsumers = async (
     return check("chat.stream", expected, deltas, text, call.name, call.arguments)
   }
 
+  // The same turn read with `for await`; its fibers (the turn's, the watchdog's) are counted through
+  // `exec` running an effect that waits for the loop.
+  const chatEvents = async (): Promise<Work> => {
+    let text = ""
+    let deltas = 0
+    let last: unknown
+    const loop = async () => {
+      for await (const event of chat.events(input)) {
+        if (event._tag === "TextDelta") {
+          deltas++
+          text += event.text
+        }
+        last = event
+      }
+    }
+    await (counting ? exec(Effect.promise(loop)) : loop())
+    const paused = last as { _tag: string; messages: Messages.Messages }
+    if (paused._tag !== "Paused") throw new Error(`chat.events ended with ${paused._tag}`)
+    const call = Messages.toolCalls(paused.messages)[0]!
+    return check("chat.events", expected, deltas, text, call.name, call.arguments)
+  }
+
   const openai = createOpenAI({ apiKey: "bench", baseURL })
   // No `execute`: the call is handed back, as chat-ts pauses on it. (The cast: ai's ToolSet does not
   // accept a tool without `execute` under exactOptionalPropertyTypes.)
@@ -355,6 +385,7 @@ export const makeConsumers = async (
     "(a′) openai SDK in an Effect Stream": effectStream,
     "(b) chat-ts provider stream": provider,
     "(c) chat.stream": chatStream,
+    "(e) chat.events (AsyncIterable)": chatEvents,
     "(d) ai streamText": ai
   }
   const count = async (name: (typeof consumers)[number]): Promise<number> => {

@@ -16,6 +16,7 @@ import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { AnthropicClient } from "./AnthropicClient.js"
 import * as Internal from "./internal/messages.js"
@@ -41,15 +42,18 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           Effect.flatMap((message) => Effect.fromResult(Internal.fromMessage(message, structuredTool)))
         ))
 
-    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrap(Effect.map(Effect.fromResult(Internal.toBody(request, options)), ({ body, structuredTool }) =>
-        ProviderStream.decodeStream(
-          client.streamMessage({ ...body, stream: true }),
-          options.retry,
-          () => new Internal.StreamState(structuredTool, client.redact),
-          (events, state) => Stream.flattenIterable(Stream.mapEffect(events, (event) => Effect.fromResult(state.push(event)))),
-          Timeouts.stream(options)
-        )))
+    // The stream of `decodeEvents` itself (no `Stream.unwrap`), so that `chat.events` reads the SDK's iterator.
+    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+      const made = Internal.toBody(request, options)
+      if (Result.isFailure(made)) return Stream.fail(made.failure)
+      const { body, structuredTool } = made.success
+      return ProviderStream.decodeEvents(
+        client.streamMessage({ ...body, stream: true }),
+        options.retry,
+        () => new Internal.StreamState(structuredTool, client.redact),
+        Timeouts.stream(options)
+      )
+    }
 
     return LanguageModel.make({ generate, stream })
   })

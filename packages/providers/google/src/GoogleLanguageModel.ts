@@ -19,6 +19,7 @@ import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import { GoogleClient } from "./GoogleClient.js"
 import type { Options } from "./internal/options.js"
@@ -44,15 +45,17 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           Effect.flatMap((response) => Effect.fromResult(Wire.fromResponse(response, client.redact)))
         ))
 
-    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrap(Effect.map(Effect.fromResult(Wire.toParams(request, options)), (params) =>
-        ProviderStream.decodeStream(
-          client.streamGenerateContent(params),
-          options.retry,
-          () => new Wire.StreamState(client.redact),
-          (chunks, state) => Stream.flattenIterable(Stream.map(chunks, (chunk) => state.push(chunk))),
-          Timeouts.stream(options)
-        )))
+    // The stream of `decodeEvents` itself (no `Stream.unwrap`), so that `chat.events` reads the SDK's iterator.
+    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+      const params = Wire.toParams(request, options)
+      if (Result.isFailure(params)) return Stream.fail(params.failure)
+      return ProviderStream.decodeEvents(
+        client.streamGenerateContent(params.success),
+        options.retry,
+        () => new Wire.StreamState(client.redact),
+        Timeouts.stream(options)
+      )
+    }
 
     return LanguageModel.make({ generate, stream })
   })

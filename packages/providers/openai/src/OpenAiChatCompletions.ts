@@ -14,6 +14,7 @@ import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/chatCompletions.js"
 import type { Options } from "./internal/chatCompletionsOptions.js"
@@ -33,19 +34,22 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           Effect.flatMap((completion) => Effect.fromResult(Internal.fromCompletion(completion, client.redact)))
         ))
 
-    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrap(Effect.map(Effect.fromResult(Internal.toBody(request, options)), (body) =>
-        ProviderStream.decodeStream(
-          client.streamChatCompletion({
-            ...(options.streamUsage === false ? {} : { stream_options: { include_usage: true } }),
-            ...body,
-            stream: true
-          }),
-          options.retry,
-          () => new Internal.StreamState(client.redact),
-          (chunks, state) => Stream.flattenIterable(Stream.map(chunks, (chunk) => state.push(chunk))),
-          Timeouts.stream(options)
-        )))
+    // Not `Stream.unwrap`: the stream of `decodeEvents` itself is returned, so that `chat.events` can read
+    // the SDK's iterator directly (see `ProviderStream.decodeEvents`).
+    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+      const body = Internal.toBody(request, options)
+      if (Result.isFailure(body)) return Stream.fail(body.failure)
+      return ProviderStream.decodeEvents(
+        client.streamChatCompletion({
+          ...(options.streamUsage === false ? {} : { stream_options: { include_usage: true } }),
+          ...body.success,
+          stream: true
+        }),
+        options.retry,
+        () => new Internal.StreamState(client.redact),
+        Timeouts.stream(options)
+      )
+    }
 
     return LanguageModel.make({ generate, stream })
   })

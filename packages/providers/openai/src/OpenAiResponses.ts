@@ -21,6 +21,7 @@ import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
 import type { Options } from "./internal/responsesOptions.js"
@@ -40,16 +41,17 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           Effect.flatMap((response) => Effect.fromResult(Internal.fromResponse(response, client.redact)))
         ))
 
-    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> =>
-      Stream.unwrap(Effect.map(Effect.fromResult(Internal.toBody(request, options)), (body) =>
-        ProviderStream.decodeStream(
-          client.streamResponse({ ...body, stream: true }),
-          options.retry,
-          () => new Internal.StreamState(client.redact),
-          (events, state) =>
-            Stream.flattenIterable(Stream.mapEffect(events, (event) => Effect.fromResult(state.push(event)))),
-          Timeouts.stream(options)
-        )))
+    // The stream of `decodeEvents` itself (no `Stream.unwrap`), so that `chat.events` reads the SDK's iterator.
+    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+      const body = Internal.toBody(request, options)
+      if (Result.isFailure(body)) return Stream.fail(body.failure)
+      return ProviderStream.decodeEvents(
+        client.streamResponse({ ...body.success, stream: true }),
+        options.retry,
+        () => new Internal.StreamState(client.redact),
+        Timeouts.stream(options)
+      )
+    }
 
     return LanguageModel.make({ generate, stream })
   })
