@@ -125,6 +125,20 @@ export const notes = {
     "each, interleaved). Once loaded, chat-ts's turns are the cheapest (the 100-turn column minus the",
     "first-turn column)."
   ].join("\n"),
+  coldBundled: [
+    "**Cold start, bundled.** The same script (`cold/start.mjs`, every library's program in it) is built",
+    "once by esbuild (`bundle`, ESM, `splitting`, platform node: each library's dynamic import becomes",
+    "its own chunks, so a process loads only the library it runs) and every library runs again from",
+    "that bundle in fresh processes, interleaved as above. This is what a deployment that bundles its",
+    "function (as serverless platforms and most production builds do) pays, and it is the same",
+    "treatment for every library. It answers what the published-code target's note names as the way",
+    "to meet it: with Node's loader out of the way (a few chunk files instead of ~190 modules",
+    "resolved, read and compiled one by one), what is left is the code that runs, and Effect's and",
+    "chat-ts's module bodies are cheap; `sideEffects: false` lets esbuild drop what the program does",
+    "not use (the router, the stores, the conformance kit). The bundles are built from the same",
+    "published code (`packages/core/dist`, the peers' `node_modules`); the banner gives ESM chunks a",
+    "`require` for the peers' CommonJS dependencies."
+  ].join("\n"),
   json: [
     "**JSON.** `Messages.toJson` and `fromJson` first run a check compiled from the messages Schema's",
     "own AST (`internal/plainCheck.ts`: structs, tagged unions, refinements, arrays, records, the",

@@ -160,10 +160,12 @@ describe("bench scenarios (smoke sizes)", () => {
     scenarios.steps = result
   }, 30_000)
 
-  it("8. cold start: every library in a fresh process reaches its first request and completes its turns", async () => {
+  it("8. cold start: every library in a fresh process reaches its first request and completes its turns, as published and bundled", async () => {
     const result = await Cold.run(smoke.cold)
     expect(result.rows.map((r) => r.library)).toEqual([...Cold.libraries])
-    for (const row of result.rows) {
+    // Every library also ran (and checked its turns) from the esbuild bundle of the same script.
+    expect(result.bundled?.map((r) => r.library)).toEqual([...Cold.libraries])
+    for (const row of [...result.rows, ...result.bundled!]) {
       expect(row.runs).toBe(smoke.cold.runs)
       expect(row.importMs).toBeGreaterThan(0)
       expect(row.firstRequestMs).toBeGreaterThanOrEqual(row.importMs)
@@ -276,7 +278,7 @@ describe("bench scenarios (smoke sizes)", () => {
 
   it("the targets and RESULTS.md are derived from the results", () => {
     const targets = evaluate(scenarios)
-    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "json", "fleet", "memory"])
+    expect(targets.map((t) => t.id)).toEqual(["loop", "streaming", "pauseSize", "resume", "instructions", "floor", "growth", "cold", "coldBundled", "json", "fleet", "memory"])
     const results: Results = {
       mode: "smoke",
       date: new Date(0).toISOString(),

@@ -73,7 +73,7 @@ export const configs: Record<Mode, Configs> = {
     many: { conversations: 10_000 },
     store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
     steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
-    cold: { runs: 10, turns: 100, imports: { runs: 5 } },
+    cold: { runs: 10, turns: 100, imports: { runs: 5 }, bundled: true },
     json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
     // 8 cells, chat-ts and the floor in each: about 2 minutes on 2 idle cores, 5 when the disk is slow (SQLite waits
     // for it). 760 of each cell's N are decided.
@@ -104,7 +104,7 @@ export const configs: Record<Mode, Configs> = {
     many: { conversations: 25 },
     store: { sizes: [4], samples: 2, warmup: 1 },
     steps: { steps: [1, 2], budget: smokeBudget },
-    cold: { runs: 1, turns: 3, imports: { runs: 1, only: ["@chat-ts/core", "@chat-ts/core/Chat", "@chat-ts/core/testing"] } },
+    cold: { runs: 1, turns: 3, imports: { runs: 1, only: ["@chat-ts/core", "@chat-ts/core/Chat", "@chat-ts/core/testing"] }, bundled: true },
     json: { sizes: [4], budget: smokeBudget },
     fleet: {
       databases: ["PostgreSQL", "SQLite"],
