@@ -59,6 +59,7 @@ import * as Expiry from "./internal/expiry.js"
 import * as Grant from "./internal/grants.js"
 import { canonicalCall } from "./internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
+import * as TaggedEnum from "./internal/taggedEnum.js"
 import * as Queued from "./internal/queued.js"
 import { isMillis, jsonProblem, Review } from "./internal/schema.js"
 import * as Messages from "./Messages.js"
@@ -98,7 +99,7 @@ export type Decision = Data.TaggedEnum<{
 }>
 
 /** Constructors of decisions. */
-export const Decision = Data.taggedEnum<Decision>()
+export const Decision = TaggedEnum.make<Decision>({ Execute: true, RequireApproval: true, Defer: true, Reject: true, Invalid: true, Granted: true })
 
 /** An invalid edit found by the shell when it checked approved calls' edited arguments. */
 export interface InvalidEdit {
@@ -136,7 +137,15 @@ export type Event = Data.TaggedEnum<{
 }>
 
 /** Constructors of events. */
-export const Event = Data.taggedEnum<Event>()
+export const Event = TaggedEnum.make<Event>({
+  Resume: true,
+  ModelResponded: true,
+  Decided: true,
+  ToolSucceeded: true,
+  ToolFailed: true,
+  InputRequested: true,
+  InputSettled: true
+})
 
 /** What the shell must do next. */
 export type Outcome = Data.TaggedEnum<{
@@ -163,7 +172,18 @@ export type Outcome = Data.TaggedEnum<{
 }>
 
 /** Constructors of outcomes. */
-export const Outcome = Data.taggedEnum<Outcome>()
+export const Outcome = TaggedEnum.make<Outcome>({
+  CallModel: true,
+  Decide: true,
+  RunTools: true,
+  AwaitTools: true,
+  Wait: true,
+  Pause: true,
+  Complete: true,
+  StepLimit: true,
+  InvalidEdits: true,
+  PendingCalls: true
+})
 
 /** The result of one step: the next messages and what to do. */
 export type Result = readonly [Messages.Messages, Outcome]
