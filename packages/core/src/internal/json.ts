@@ -43,21 +43,60 @@ export const parse = (text: string, what: string): Result.Result<unknown, string
  * model's arguments never reach this with one (`JsonText.canonicalCall` rewrote them
  * when the response came); an edit, or a state built by hand, may.
  */
-export const parseArguments = (text: string): Result.Result<unknown, string> =>
-  Result.mapError(
-    JsonText.parse(text === "" ? "{}" : text),
-    (problem) => problem.startsWith("not JSON")
+export const parseArguments = (text: string): Result.Result<unknown, string> => {
+  // Plain checks rather than `Result.mapError`: a step reads arguments twice, and the combinators cost more than the read.
+  const parsed = JsonText.parse(text === "" ? "{}" : text)
+  if (Result.isSuccess(parsed)) return parsed
+  const problem = parsed.failure
+  return Result.fail(
+    problem.startsWith("not JSON")
       ? `The arguments are not valid JSON (${problem.slice("not JSON: ".length)}).`
       : `The arguments are not accepted: ${problem.replace(/^\$/, "the value")}.`
   )
+}
+
+type Decode = (input: unknown) => Result.Result<unknown, Schema.SchemaError>
+
+/** Each tool's compiled decoder of its parameters, made once. */
+const decoders = new WeakMap<Tool.Any, Decode>()
+
+const decoderOf = (tool: Tool.Any): Decode => {
+  let decode = decoders.get(tool)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)
+    decoders.set(tool, decode)
+  }
+  return decode
+}
 
 /** Decodes a call's arguments (JSON text) with its tool's parameters; `Left` holds a message for the model. */
-export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unknown, string> =>
-  Result.flatMap(parseArguments(text), (json) =>
-    // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
-    Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, json)).pipe(
-      Result.mapError((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
-    ))
+export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unknown, string> => {
+  const json = parseArguments(text)
+  if (Result.isFailure(json)) return json
+  // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
+  const decoded = decoderOf(tool)(Tool.fromWire(tool, json.success))
+  return Result.isSuccess(decoded)
+    ? Result.succeed(decoded.success)
+    : Result.fail(`The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(decoded.failure)}`)
+}
+
+type Encode = (value: unknown) => Result.Result<unknown, Schema.SchemaError>
+
+/** Each tool's compiled encoders of its result and its failure, made once. */
+const encoders = new WeakMap<Tool.Any, { readonly success: Encode; readonly failure: Encode }>()
+
+/** Encodes a handler's result (`success`) or typed failure with its tool's Schema. */
+export const encodeResult = (tool: Tool.Any, which: "success" | "failure", value: unknown): Result.Result<unknown, Schema.SchemaError> => {
+  let known = encoders.get(tool)
+  if (known === undefined) {
+    known = {
+      success: Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>),
+      failure: Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)
+    }
+    encoders.set(tool, known)
+  }
+  return known[which](value)
+}
 
 /** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
 export const toStoredJson = (value: unknown): Result.Result<unknown, string> => {

@@ -27,7 +27,7 @@ import * as PauseReason from "../PauseReason.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as Turn from "../Turn.js"
-import { decodeArguments, formatParseError, toMessage, toStoredJson } from "./json.js"
+import { decodeArguments, encodeResult, formatParseError, toMessage, toStoredJson } from "./json.js"
 import { StreamedCalls, uniqueId } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
@@ -380,7 +380,7 @@ class Run<R, E> {
       return fail(error)
     }
     if (Exit.isSuccess(exit)) {
-      const encoded = Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>)(exit.value)
+      const encoded = encodeResult(tool, "success", exit.value)
       if (Result.isFailure(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.failure)}`)
       const split = splitFiles(tool, encoded.success)
       if (Result.isFailure(split)) return die(`its files cannot be read from its result: ${split.failure}`)
@@ -393,7 +393,7 @@ class Run<R, E> {
     }
     const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {
-      const encoded = Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)(failure.value)
+      const encoded = encodeResult(tool, "failure", failure.value)
       if (Result.isFailure(encoded)) return fail(String(failure.value))
       const split = splitFiles(tool, encoded.success, "splitFailureFiles")
       if (Result.isFailure(split)) return die(`its files cannot be read from its failure: ${split.failure}`)
