@@ -51,7 +51,7 @@ export interface Configs {
 
 export const configs: Record<Mode, Configs> = {
   full: {
-    loop: { steps: [1, 10, 100], budget: budget(500, 20, 2000, 200), allocTurns: 200 },
+    loop: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200), allocTurns: 200 },
     pause: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 3, 1000, 50) },
     // Paced at 1 ms (the target's case), at 100 µs, and the burst (a labelled extra); about 4 minutes.
     streaming: {
@@ -66,7 +66,7 @@ export const configs: Record<Mode, Configs> = {
     },
     many: { conversations: 10_000 },
     store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
-    steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
+    steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200), checks: { rounds: 15, calls: 20_000 } },
     cold: { runs: 5, turns: 100 },
     json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) }
   },
@@ -82,7 +82,7 @@ export const configs: Record<Mode, Configs> = {
     reducer: { cases: [{ steps: 3, history: 4 }], budget: smokeBudget },
     many: { conversations: 25 },
     store: { sizes: [4], samples: 2, warmup: 1 },
-    steps: { steps: [1, 2], budget: smokeBudget },
+    steps: { steps: [1, 2], budget: smokeBudget, checks: { rounds: 1, calls: 20 } },
     cold: { runs: 1, turns: 3 },
     json: { sizes: [4], budget: smokeBudget }
   }
