@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import type * as LanguageModel from "../LanguageModel.js"
 import type * as Messages from "../Messages.js"
+import type { Usage } from "../Usage.js"
 import * as Tool from "../Tool.js"
 import * as JsonText from "./jsonText.js"
 import { jsonProblem } from "./schema.js"
@@ -132,22 +133,28 @@ const storablePart = (part: Messages.Part): Messages.Part => {
   return { ...rest, ...metadataField(providerMetadata) }
 }
 
-/** Token counts as stored: a count that is not a finite number (a provider's bug) counts as 0. */
+/** A token count as stored: a count that is not a finite number (a provider's bug) counts as 0. */
+const count = (n: number | undefined): number => (typeof n === "number" && Number.isFinite(n) ? n : 0)
+
+/** Token counts as stored (written out, without spreads: this runs once a step). */
 const storableUsage = (usage: LanguageModel.Response["usage"]): LanguageModel.Response["usage"] => {
-  const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0)
-  return {
-    inputTokens: count(usage?.inputTokens),
-    outputTokens: count(usage?.outputTokens),
-    ...(usage?.reasoningTokens === undefined ? {} : { reasoningTokens: count(usage.reasoningTokens) }),
-    ...(usage?.cachedInputTokens === undefined ? {} : { cachedInputTokens: count(usage.cachedInputTokens) })
-  }
+  const out: { -readonly [K in keyof Usage]: Usage[K] } = { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
+  if (usage?.reasoningTokens !== undefined) out.reasoningTokens = count(usage.reasoningTokens)
+  if (usage?.cachedInputTokens !== undefined) out.cachedInputTokens = count(usage.cachedInputTokens)
+  return out
 }
 
 /** A model response as the assistant message it is stored as: a provider's odd metadata or counts never make the state unwritable. */
-export const toMessage = (response: LanguageModel.Response, parts: ReadonlyArray<Messages.Part>): Messages.Message => ({
-  role: "assistant",
-  parts: parts.map(storablePart),
-  usage: storableUsage(response.usage),
-  finishReason: response.finishReason,
-  ...metadataField(response.providerMetadata)
-})
+export const toMessage = (response: LanguageModel.Response, parts: ReadonlyArray<Messages.Part>): Messages.Message => {
+  const message: { -readonly [K in keyof Messages.Message]: Messages.Message[K] } = {
+    role: "assistant",
+    parts: parts.map(storablePart),
+    usage: storableUsage(response.usage),
+    finishReason: response.finishReason
+  }
+  if (response.providerMetadata !== undefined) {
+    const { providerMetadata } = metadataField(response.providerMetadata)
+    if (providerMetadata !== undefined) message.providerMetadata = providerMetadata
+  }
+  return message
+}
