@@ -72,9 +72,10 @@ export const notes = {
     "history, and writes in place the arrays the reducer made and nobody else has seen",
     "(`Position.unshared`, dropped whenever the array is handed out). What still grows with the history",
     "is one copy of the messages per model call: the model was handed the array, so the reducer copies it",
-    "before appending the response (`onModelResponded`), and the garbage that leaves. Before issue 27's",
-    "work that copy and its garbage made N=1,000 cost 1.3–2.2× N=10 a step; with less garbage per step",
-    "overall the ratio came close to 1 in the A/B runs (instructions per step are the same at every N).",
+    "before appending the response (`onModelResponded`), and the garbage that leaves: instructions per",
+    "step are the same at every N, the time is not. Before issue 27's work N=1,000 cost 1.3–2.2× N=10 a",
+    "step; after it, less garbage per step overall made the ratio 1.0–1.1× in the A/B runs made while",
+    "writing this (the build's `dist`, one process) and more in the bench's own runs under load.",
     "Handing the model the history without a copy (a frozen array the request shares, or a persistent",
     "list) would remove the rest; it changes what a provider may assume about the array it is given."
   ].join("\n"),

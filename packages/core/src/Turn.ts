@@ -316,14 +316,16 @@ const mapCalls = (
   message: Message,
   f: (call: ToolCallPart) => ToolCallPart
 ): Message => {
-  let changed = false
-  const parts = message.parts.map((part) => {
-    if (part._tag !== "ToolCall") return part
+  // The parts are copied only once a call changes: most events leave most messages as they are.
+  const source = message.parts
+  let parts: Array<Messages.Part> | undefined
+  for (let i = 0; i < source.length; i++) {
+    const part = source[i]!
+    if (part._tag !== "ToolCall") continue
     const next = f(part)
-    if (next !== part) changed = true
-    return next
-  })
-  return changed ? { ...message, parts } : message
+    if (next !== part) (parts ??= source.slice())[i] = next
+  }
+  return parts === undefined ? message : { ...message, parts }
 }
 
 /**
@@ -654,10 +656,12 @@ const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>,
       }
     }
     // A call left running by a crash or an interruption is never run again, unless it may (`rerun`).
-    const rerun = new Set(event.rerun ?? [])
+    // Made when a running call is met (rarely): a resume with none needs no set.
+    let rerun: ReadonlySet<string> | undefined
     const restarted: Array<ToolCallPart> = []
     const recovered = mapCalls(response, (call) => {
       if (call.status._tag !== "Running") return call
+      rerun ??= new Set(event.rerun ?? [])
       if (!rerun.has(call.id)) return { ...call, status: { _tag: "Failed", error: interruptedText(call), ...edited(call) } }
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call), attempt: (call.status.attempt ?? 1) + 1 } }
       restarted.push(next)
