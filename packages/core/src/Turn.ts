@@ -288,6 +288,9 @@ export const positionOf = (messages: Messages.Messages): Position => {
   return { of: messages, turnStart: i + 1, steps, settled: 0 }
 }
 
+const isProposed = (call: ToolCallPart): boolean => call.status._tag === "Proposed"
+const isRunning = (call: ToolCallPart): boolean => call.status._tag === "Running"
+
 /** Index of the last message, when it is an assistant message (then it is of this turn). */
 const lastResponseIndex = (messages: Messages.Messages): number | undefined => {
   const last = messages.length - 1
@@ -435,10 +438,9 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return [messages, Outcome.Complete({ response, usage: usageFrom(messages, position.turnStart) }), position]
   }
-  const proposed = calls.filter((call) => call.status._tag === "Proposed")
-  if (proposed.length > 0) return [messages, Outcome.Decide({ calls: proposed }), position]
-  const running = calls.filter((call) => call.status._tag === "Running")
-  if (running.length > 0) return [messages, Outcome.AwaitTools({ ids: running.map((call) => call.id) }), position]
+  // `some` first: the lists are made only when there is one to give (no garbage per event otherwise).
+  if (calls.some(isProposed)) return [messages, Outcome.Decide({ calls: calls.filter(isProposed) }), position]
+  if (calls.some(isRunning)) return [messages, Outcome.AwaitTools({ ids: calls.filter(isRunning).map((call) => call.id) }), position]
 
   // Expire approvals and start what may run.
   const started: Array<ToolCallPart> = []
