@@ -17,8 +17,8 @@ export const notes = {
     "what has not been profiled yet (issue 27). `Worker.resume` now saves a person's decisions before the",
     "turn resumes, one more write per resume that decides something (scenario 6 counts four checkpoints).",
     "toJson / fromJson ≤ 2× is met in this run (1.50× / 1.50× at 10 messages) with no change to that code:",
-    "that target sits close to its line and moves with the machine. The targets below are still this",
-    "bench's earlier ones; issue 27's tighter ones are not in it yet."
+    "that target sits close to its line and moves with the machine. Since that run, the per-step",
+    "targets below are issue 27's (scenarios 1 and 7)."
   ].join("\n"),
   effect4: [
     "The first run on Effect 4.1, Node 24 and the peers as users install them today (`ai` 7 with",
@@ -55,16 +55,16 @@ export const notes = {
   ].join("\n"),
   floor: [
     "**The Effect floor.** The floor program does one model call, one tool call and two pushes in one",
-    "`Effect.gen`: about 1 instruction and a few tenths of a microsecond a step. 10× that is what the",
-    "checks of a step alone come to: scenario 7's table (the arguments read on entry and decoded twice,",
-    "the result encoded and checked as storable JSON, the response made storable, the decision and policy",
-    "checks, the id bookkeeping, the reducer's four events) adds up to several times the floor before any",
-    "interpreter work, and those checks are the library's guarantees (exactly-once, fail-closed",
-    "decisions, storable state), which issue 27 keeps. What is left above them is the interpreter (about",
-    "15 instructions a step against the floor's 1: the model's Effect, the handler's inside",
-    "`Effect.exit`, and the turn's `Effect.gen` taking each) and the garbage of the immutable messages.",
-    "Meeting 10× would take a reducer several times cheaper than today's and a step with no Effect of its",
-    "own beyond the model's and the handler's; neither is reached here."
+    "`Effect.gen`: about 1 instruction and a few tenths of a microsecond a step. 10× that is about what",
+    "the checks of a step alone come to: scenario 7's table (the arguments read on entry and decoded",
+    "twice, the result encoded and checked as storable JSON, the response made storable, the decision",
+    "and policy checks, the id bookkeeping, the reducer's four events) adds up to about 3 µs before any",
+    "interpreter work or garbage collection, and those checks are the library's guarantees",
+    "(exactly-once, fail-closed decisions, storable state), which issue 27 keeps. Above them are the",
+    "interpreter (about 15 instructions a step against the floor's 1: the model's Effect, the handler's",
+    "inside `Effect.exit`, and the turn's `Effect.gen` taking each) and the garbage of the immutable",
+    "messages. Meeting 10× would take a reducer several times cheaper than today's and a step with no",
+    "Effect of its own beyond the model's and the handler's; neither is reached here."
   ].join("\n"),
   growth: [
     "**Flat with history (an extra, not one of issue 27's targets).** The shell carries a `Turn.Position`",
