@@ -119,12 +119,13 @@ export const evaluate = (scenarios: Scenarios): Array<Target> => {
       const ours = rows.find((r) => r.steps === steps && r.library === "chat-ts")!
       const fastest = peers(rows, steps).sort((a, b) => a.perStep.medianUs - b.perStep.medianUs)[0]!
       const r = ours.perStep.medianUs / fastest.perStep.medianUs
-      met &&= r <= (steps >= 100 ? 0.1 : 0.15)
+      met &&= r <= 0.1
       parts.push(`N=${steps}: ${fmt(ours.perStep.medianUs)} µs vs ${fastest.library} ${fmt(fastest.perStep.medianUs)} µs (${fmt(r, 2)}×)`)
     }
+    // Issue 27: the peers are ai, @openai/agents and effect/ai (the hand loop is a floor, not a peer).
     targets.push({
       id: "loop",
-      goal: "per step ≤ 0.15× the fastest peer at N=1 and N=10, ≤ 0.1× at N=100",
+      goal: `per step ≤ 0.1× the fastest peer (ai, @openai/agents, effect/ai) at N = ${[...new Set(rows.map((r) => r.steps))].join(", ")}`,
       actual: parts.join("; "),
       met
     })
@@ -197,7 +198,7 @@ const stepTargets = (scenarios: Scenarios): Array<Target> => {
     const rows = scenarios.steps.rows
     targets.push({
       id: "instructions",
-      goal: "interpreter instructions per step ≤ 60",
+      goal: "(extra) interpreter instructions per step ≤ 60",
       actual: rows.map((r) => `N=${r.steps}: ${fmt(r.instructionsPerStep)}`).join("; "),
       met: rows.every((r) => r.instructionsPerStep <= 60)
     })
@@ -205,7 +206,7 @@ const stepTargets = (scenarios: Scenarios): Array<Target> => {
     const floor = at10.perStep.medianUs / at10.floorPerStep.medianUs
     targets.push({
       id: "floor",
-      goal: "per step within 10× of the Effect floor at N=10",
+      goal: "per step ≤ 10× the Effect 4 floor at N=10",
       actual: `N=${at10.steps}: ${fmt(at10.perStep.medianUs, 2)} µs vs ${fmt(at10.floorPerStep.medianUs, 2)} µs (${fmt(floor)}×; ` +
         `instructions ${fmt(at10.instructionsPerStep)} vs ${fmt(at10.floorInstructionsPerStep)})`,
       met: floor <= 10
@@ -215,7 +216,8 @@ const stepTargets = (scenarios: Scenarios): Array<Target> => {
     const growth = large.perStep.medianUs / small.perStep.medianUs
     targets.push({
       id: "growth",
-      goal: `per step at N=${large.steps} ≤ 1.2× N=${small.steps}`,
+      // Not one of issue 27's targets: kept as an extra, so that growth with the history stays visible.
+      goal: `(extra) per step at N=${large.steps} ≤ 1.2× N=${small.steps}`,
       actual: `${fmt(large.perStep.medianUs, 2)} µs vs ${fmt(small.perStep.medianUs, 2)} µs (${fmt(growth, 2)}×); instructions ` +
         `${fmt(large.instructionsPerStep)} vs ${fmt(small.instructionsPerStep)}`,
       met: growth <= 1.2
@@ -235,7 +237,6 @@ const stepTargets = (scenarios: Scenarios): Array<Target> => {
   return targets
 }
 
-/** Cold start: chat-ts's first completed turn (importing the barrel) against the fastest peer's, medians of fresh processes. */
 /** The fastest peer's first turn and first request against chat-ts's, in `rows` (run as published or bundled). */
 const coldCompare = (rows: ReadonlyArray<Cold.Row>) => {
   const ours = rows.find((r) => r.library === "chat-ts")!
@@ -271,6 +272,27 @@ const coldBundledTarget = (rows: ReadonlyArray<Cold.Row>): Target => {
   }
 }
 
+/** A step split by check (scenario 7's `checks`), against the step's own cost at N=10. */
+const checksSection = (result: Steps.Result): string => {
+  const checks = result.checks ?? []
+  if (checks.length === 0) return ""
+  const at10 = result.rows.find((r) => r.steps === 10) ?? result.rows[result.rows.length - 1]!
+  const step = at10.perStep.medianUs
+  return "\n\nA step by check: each function a loop step calls for its checks, timed on the inputs that step gives it " +
+    `(CPU per call, median of interleaved rounds), against the step's own ${fmt(step, 2)} µs at N=${at10.steps} above. ` +
+    "The checks are plain functions: they cost no interpreter instructions.\n\n" +
+    table(
+      ["Check", "per step", "µs per call", "µs per step", "share of a step"],
+      checks.map((c) => [
+        c.check,
+        fmt(c.perStep, c.perStep < 1 ? 2 : 0),
+        fmt(c.usPerCall, 3),
+        fmt(c.usPerStep, 3),
+        c.perStep === 0 ? "–" : `${fmt((100 * c.usPerStep) / step)}%`
+      ])
+    )
+}
+
 const stepsSection = (result: Steps.Result): string =>
   table(
     ["N", "instructions/step", "floor instructions/step", "median µs/step", "p95 µs/step", "floor µs/step", "× floor", "× N=10"],
@@ -287,7 +309,7 @@ const stepsSection = (result: Steps.Result): string =>
         fmt(r.perStep.medianUs / at10.perStep.medianUs, 2)
       ]
     })
-  )
+  ) + checksSection(result)
 
 const coldTable = (rows: ReadonlyArray<Cold.Row>): string => {
   const ours = rows.find((r) => r.library === "chat-ts")!

@@ -152,6 +152,12 @@ describe("bench scenarios (smoke sizes)", () => {
       expectTiming(row.perStep)
       expectTiming(row.floorPerStep)
     }
+    // A step split by check: every check timed, the loop's own ones counted per step.
+    expect(result.checks?.length).toBeGreaterThan(0)
+    for (const check of result.checks ?? []) {
+      expect(Number.isFinite(check.usPerCall) && check.usPerCall >= 0).toBe(true)
+      expect(check.usPerStep).toBeCloseTo(check.usPerCall * check.perStep, 2)
+    }
     // The count is a property of the code: the same turn counts the same, run after run.
     const turn = await chatts.loopTurnEffect(3)
     const counts = [await countInstructions(turn), await countInstructions(turn), await countInstructions(turn)]
@@ -290,5 +296,6 @@ describe("bench scenarios (smoke sizes)", () => {
     }
     const md = markdown(results)
     for (const heading of ["## Targets", "### 1.", "### 2.", "### 3.", "### 4.", "### 5.", "### 6.", "### 7.", "### 8.", "### 9.", "### 10.", "### 11."]) expect(md).toContain(heading)
+    expect(md).toContain("A step by check")
   })
 })

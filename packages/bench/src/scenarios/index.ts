@@ -57,7 +57,7 @@ export interface Configs {
 
 export const configs: Record<Mode, Configs> = {
   full: {
-    loop: { steps: [1, 10, 100], budget: budget(500, 20, 2000, 200), allocTurns: 200 },
+    loop: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200), allocTurns: 200 },
     pause: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 3, 1000, 50) },
     // Paced at 1 ms (the target's case), at 100 µs, and the burst (a labelled extra); about 4 minutes.
     streaming: {
@@ -72,7 +72,7 @@ export const configs: Record<Mode, Configs> = {
     },
     many: { conversations: 10_000 },
     store: { sizes: [10, 1000, 10_000], samples: 15, warmup: 3 },
-    steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200) },
+    steps: { steps: [1, 10, 100, 1000], budget: budget(500, 20, 2000, 200), checks: { rounds: 15, calls: 20_000 } },
     cold: { runs: 10, turns: 100, imports: { runs: 5 }, bundled: true },
     json: { sizes: [10, 100, 1000, 10_000], budget: budget(200, 5, 1000, 30) },
     // 8 cells, chat-ts and the floor in each: about 2 minutes on 2 idle cores, 5 when the disk is slow (SQLite waits
@@ -103,7 +103,7 @@ export const configs: Record<Mode, Configs> = {
     reducer: { cases: [{ steps: 3, history: 4 }], budget: smokeBudget },
     many: { conversations: 25 },
     store: { sizes: [4], samples: 2, warmup: 1 },
-    steps: { steps: [1, 2], budget: smokeBudget },
+    steps: { steps: [1, 2], budget: smokeBudget, checks: { rounds: 1, calls: 20 } },
     cold: { runs: 1, turns: 3, imports: { runs: 1, only: ["@chat-ts/core", "@chat-ts/core/Chat", "@chat-ts/core/testing"] }, bundled: true },
     json: { sizes: [4], budget: smokeBudget },
     fleet: {

@@ -66,9 +66,14 @@ export const run = async (config: Config): Promise<Result> => {
   const rows: Array<Row> = []
   for (const steps of config.steps) {
     const turns = await Promise.all(libraries.map(async (library) => ({ library, fn: await makeTurn(library, steps) })))
-    // Fewer samples for long turns keep the scenario's time bounded.
+    // Fewer samples (and warm-up turns) for long turns keep the scenario's time bounded: at N=1,000
+    // a peer's turn takes about a second (their cost per step grows with the history).
     const scale = Math.max(1, Math.floor(steps / 10))
-    const budget: Budget = { ...config.budget, iterations: Math.max(2, Math.floor(config.budget.iterations / scale)) }
+    const budget: Budget = {
+      ...config.budget,
+      iterations: Math.max(2, Math.floor(config.budget.iterations / scale)),
+      warmupIterations: Math.max(1, Math.floor(config.budget.warmupIterations / scale))
+    }
     const timings = await timeTasks(turns.map((t) => ({ name: t.library, fn: t.fn })), budget)
     for (const turn of turns) {
       const allocTurns = Math.max(1, Math.floor(config.allocTurns / scale))

@@ -7,6 +7,7 @@
  * counted by a supervisor, see `instructions.ts`) and CPU time per step.
  * Every chat-ts turn is checked to complete with all its messages.
  */
+import * as Checks from "../checks.js"
 import { countInstructions } from "../instructions.js"
 import { type Budget, timeTasks, type Timing } from "../harness.js"
 import * as chatts from "../peers/chatts.js"
@@ -16,6 +17,8 @@ import * as Effect from "effect/Effect"
 export interface Config {
   readonly steps: ReadonlyArray<number>
   readonly budget: Budget
+  /** The cost of each check of a step (`checks.ts`); not measured without. */
+  readonly checks?: Checks.Config
 }
 
 export interface Row {
@@ -31,6 +34,8 @@ export interface Row {
 
 export interface Result {
   readonly rows: ReadonlyArray<Row>
+  /** What each check of a step costs (see `checks.ts`). */
+  readonly checks?: ReadonlyArray<Checks.Row>
 }
 
 const perStep = (timing: Timing, calls: number): Timing => ({
@@ -72,5 +77,5 @@ export const run = async (config: Config): Promise<Result> => {
       floorPerStep: perStep(timings["floor"]!, steps + 1)
     })
   }
-  return { rows }
+  return config.checks === undefined ? { rows } : { rows, checks: await Checks.measure(config.checks) }
 }

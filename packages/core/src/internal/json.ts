@@ -11,6 +11,7 @@ import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import type * as LanguageModel from "../LanguageModel.js"
 import type * as Messages from "../Messages.js"
+import type { Usage } from "../Usage.js"
 import * as Tool from "../Tool.js"
 import * as JsonText from "./jsonText.js"
 import { jsonProblem } from "./schema.js"
@@ -43,21 +44,60 @@ export const parse = (text: string, what: string): Result.Result<unknown, string
  * model's arguments never reach this with one (`JsonText.canonicalCall` rewrote them
  * when the response came); an edit, or a state built by hand, may.
  */
-export const parseArguments = (text: string): Result.Result<unknown, string> =>
-  Result.mapError(
-    JsonText.parse(text === "" ? "{}" : text),
-    (problem) => problem.startsWith("not JSON")
+export const parseArguments = (text: string): Result.Result<unknown, string> => {
+  // Plain checks rather than `Result.mapError`: a step reads arguments twice, and the combinators cost more than the read.
+  const parsed = JsonText.parse(text === "" ? "{}" : text)
+  if (Result.isSuccess(parsed)) return parsed
+  const problem = parsed.failure
+  return Result.fail(
+    problem.startsWith("not JSON")
       ? `The arguments are not valid JSON (${problem.slice("not JSON: ".length)}).`
       : `The arguments are not accepted: ${problem.replace(/^\$/, "the value")}.`
   )
+}
+
+type Decode = (input: unknown) => Result.Result<unknown, Schema.SchemaError>
+
+/** Each tool's compiled decoder of its parameters, made once. */
+const decoders = new WeakMap<Tool.Any, Decode>()
+
+const decoderOf = (tool: Tool.Any): Decode => {
+  let decode = decoders.get(tool)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)
+    decoders.set(tool, decode)
+  }
+  return decode
+}
 
 /** Decodes a call's arguments (JSON text) with its tool's parameters; `Left` holds a message for the model. */
-export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unknown, string> =>
-  Result.flatMap(parseArguments(text), (json) =>
-    // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
-    Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, json)).pipe(
-      Result.mapError((error) => `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(error)}`)
-    ))
+export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unknown, string> => {
+  const json = parseArguments(text)
+  if (Result.isFailure(json)) return json
+  // `fromWire` undoes what strict mode changed on the wire (a `null` for an optional field left out).
+  const decoded = decoderOf(tool)(Tool.fromWire(tool, json.success))
+  return Result.isSuccess(decoded)
+    ? Result.succeed(decoded.success)
+    : Result.fail(`The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(decoded.failure)}`)
+}
+
+type Encode = (value: unknown) => Result.Result<unknown, Schema.SchemaError>
+
+/** Each tool's compiled encoders of its result and its failure, made once. */
+const encoders = new WeakMap<Tool.Any, { readonly success: Encode; readonly failure: Encode }>()
+
+/** Encodes a handler's result (`success`) or typed failure with its tool's Schema. */
+export const encodeResult = (tool: Tool.Any, which: "success" | "failure", value: unknown): Result.Result<unknown, Schema.SchemaError> => {
+  let known = encoders.get(tool)
+  if (known === undefined) {
+    known = {
+      success: Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>),
+      failure: Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)
+    }
+    encoders.set(tool, known)
+  }
+  return known[which](value)
+}
 
 /** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
 export const toStoredJson = (value: unknown): Result.Result<unknown, string> => {
@@ -93,26 +133,28 @@ const storablePart = (part: Messages.Part): Messages.Part => {
   return { ...rest, ...metadataField(providerMetadata) }
 }
 
-/** Token counts as stored: a count that is not a finite number (a provider's bug) counts as 0. */
+/** A token count as stored: a count that is not a finite number (a provider's bug) counts as 0. */
+const count = (n: number | undefined): number => (typeof n === "number" && Number.isFinite(n) ? n : 0)
+
+/** Token counts as stored (written out, without spreads: this runs once a step). */
 const storableUsage = (usage: LanguageModel.Response["usage"]): LanguageModel.Response["usage"] => {
-  const count = (n: number | undefined) => (typeof n === "number" && Number.isFinite(n) ? n : 0)
-  // The usual counts as a plain literal: V8 sizes it to its two keys (with the spreads below it keeps room for more).
-  if (usage?.reasoningTokens === undefined && usage?.cachedInputTokens === undefined) {
-    return { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
-  }
-  return {
-    inputTokens: count(usage?.inputTokens),
-    outputTokens: count(usage?.outputTokens),
-    ...(usage?.reasoningTokens === undefined ? {} : { reasoningTokens: count(usage.reasoningTokens) }),
-    ...(usage?.cachedInputTokens === undefined ? {} : { cachedInputTokens: count(usage.cachedInputTokens) })
-  }
+  const out: { -readonly [K in keyof Usage]: Usage[K] } = { inputTokens: count(usage?.inputTokens), outputTokens: count(usage?.outputTokens) }
+  if (usage?.reasoningTokens !== undefined) out.reasoningTokens = count(usage.reasoningTokens)
+  if (usage?.cachedInputTokens !== undefined) out.cachedInputTokens = count(usage.cachedInputTokens)
+  return out
 }
 
 /** A model response as the assistant message it is stored as: a provider's odd metadata or counts never make the state unwritable. */
-export const toMessage = (response: LanguageModel.Response, parts: ReadonlyArray<Messages.Part>): Messages.Message => ({
-  role: "assistant",
-  parts: parts.map(storablePart),
-  usage: storableUsage(response.usage),
-  finishReason: response.finishReason,
-  ...metadataField(response.providerMetadata)
-})
+export const toMessage = (response: LanguageModel.Response, parts: ReadonlyArray<Messages.Part>): Messages.Message => {
+  const message: { -readonly [K in keyof Messages.Message]: Messages.Message[K] } = {
+    role: "assistant",
+    parts: parts.map(storablePart),
+    usage: storableUsage(response.usage),
+    finishReason: response.finishReason
+  }
+  if (response.providerMetadata !== undefined) {
+    const { providerMetadata } = metadataField(response.providerMetadata)
+    if (providerMetadata !== undefined) message.providerMetadata = providerMetadata
+  }
+  return message
+}

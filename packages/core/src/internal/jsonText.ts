@@ -91,7 +91,13 @@ const scan = (text: string): Finding => {
 }
 
 /** The scan of text `JSON.parse` accepted; never throws (a scan that fails says nothing). */
-const findingOf = (text: string): Finding => Result.getOrUndefined(Result.try(() => scan(text)))
+const findingOf = (text: string): Finding => {
+  try {
+    return scan(text)
+  } catch {
+    return undefined
+  }
+}
 
 const tooDeep = `nests deeper than ${maxJsonDepth} levels`
 

@@ -27,7 +27,7 @@ import * as PauseReason from "../PauseReason.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
 import * as Turn from "../Turn.js"
-import { decodeArguments, formatParseError, toMessage, toStoredJson } from "./json.js"
+import { decodeArguments, encodeResult, formatParseError, toMessage, toStoredJson } from "./json.js"
 import { StreamedCalls, uniqueId } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
@@ -187,6 +187,15 @@ const saver = (
   }))
 }
 
+/** `position` marked as handed out (written out: a spread adding the key takes V8's slow path, about 0.7 µs). */
+const handedOut = (position: Turn.Position): Turn.Position => ({
+  of: position.of,
+  turnStart: position.turnStart,
+  steps: position.steps,
+  settled: position.settled,
+  unshared: false
+})
+
 /** The state of one running turn and the steps it takes. */
 class Run<R, E> {
   /** The latest state; read when the turn fails or is interrupted. */
@@ -211,7 +220,9 @@ class Run<R, E> {
     readonly mode: Mode,
     readonly input: Messages.Messages,
     /** Whether a tracer is installed: without one, the model and tool spans are not made at all. */
-    readonly traced: boolean
+    readonly traced: boolean,
+    /** The turn's clock (its fiber's, read once: a turn's fiber keeps its services), read without an Effect per step. */
+    readonly clock: Clock.Clock
   ) {
     this.current = input
     this.tools = env.tools()
@@ -224,19 +235,35 @@ class Run<R, E> {
     const [messages, outcome, position] = Turn.stepAt(this.current, event, this.mode.config, this.position)
     this.current = messages
     // Outside the quiet mode every state is emitted or saved: the next step must not write it in place.
-    this.position = this.quiet || position.unshared !== true ? position : { ...position, unshared: false }
+    this.position = this.quiet || position.unshared !== true ? position : handedOut(position)
     return [messages, outcome]
   }
 
   /** The latest messages, handed out (to the model): from now on the reducer copies them before a change. */
   private shared(messages: Messages.Messages): Messages.Messages {
-    if (this.position?.unshared === true) this.position = { ...this.position, unshared: false }
+    if (this.position?.unshared === true) this.position = handedOut(this.position)
     return messages
+  }
+
+  /** The clock's time now (as `Clock.currentTimeMillis` reads it). */
+  now(): number {
+    return this.clock.currentTimeMillisUnsafe()
+  }
+
+  /**
+   * `apply` without an Effect when there is nothing to announce or save (the quiet mode): the
+   * reducer's result itself. Otherwise the same Effect as `apply`.
+   */
+  applyNow(event: Turn.Event): Turn.Result | Effect.Effect<Turn.Result, CheckpointError> {
+    return this.quiet ? this.stepNow(event) : this.announceAndSave(event)
   }
 
   /** Steps the reducer, announces the calls it resolved, then checkpoints. */
   apply(event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> {
-    if (this.quiet) return Effect.sync(() => this.stepNow(event))
+    return this.quiet ? Effect.sync(() => this.stepNow(event)) : this.announceAndSave(event)
+  }
+
+  private announceAndSave(event: Turn.Event): Effect.Effect<Turn.Result, CheckpointError> {
     return Effect.suspend(() => {
       const before = this.current
       const result = this.stepNow(event)
@@ -250,6 +277,13 @@ class Run<R, E> {
   /** Applies a tool's result; a failing checkpoint is kept for later, so sibling calls are not interrupted. */
   record(event: Turn.Event): Effect.Effect<void> {
     return this.apply(event).pipe(Effect.catch((error) => Effect.sync(() => void (this.checkpointFailure ??= error))))
+  }
+
+  /** `record`, done at once in the quiet mode (`undefined`: recorded), else its Effect. */
+  private recordNow(event: Turn.Event): Effect.Effect<void> | undefined {
+    if (!this.quiet) return this.record(event)
+    this.stepNow(event)
+    return undefined
   }
 
   /** An error that carries the latest messages when the turn changed state. */
@@ -355,7 +389,7 @@ class Run<R, E> {
       return fail(error)
     }
     if (Exit.isSuccess(exit)) {
-      const encoded = Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>)(exit.value)
+      const encoded = encodeResult(tool, "success", exit.value)
       if (Result.isFailure(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.failure)}`)
       const split = splitFiles(tool, encoded.success)
       if (Result.isFailure(split)) return die(`its files cannot be read from its result: ${split.failure}`)
@@ -368,7 +402,7 @@ class Run<R, E> {
     }
     const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {
-      const encoded = Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)(failure.value)
+      const encoded = encodeResult(tool, "failure", failure.value)
       if (Result.isFailure(encoded)) return fail(String(failure.value))
       const split = splitFiles(tool, encoded.success, "splitFailureFiles")
       if (Result.isFailure(split)) return die(`its files cannot be read from its failure: ${split.failure}`)
@@ -380,11 +414,15 @@ class Run<R, E> {
     return die(Cause.pretty(exit.cause))
   }
 
-  /** Calls a person rejected or someone cancelled during the pause got their answer outside any stream: announce them once. */
-  announceRejections(): Effect.Effect<void> {
-    if (this.rejectionsAnnounced) return Effect.void
+  /**
+   * Calls a person rejected or someone cancelled during the pause got their answer outside any
+   * stream: announce them once (`undefined`: nothing to announce).
+   */
+  announceRejections(): Effect.Effect<void> | undefined {
+    if (this.rejectionsAnnounced) return undefined
     this.rejectionsAnnounced = true
     const rejected = lastCalls(this.input).filter((call) => (call.status._tag === "Rejected" && call.status.by === "user") || call.status._tag === "Cancelled")
+    if (rejected.length === 0) return undefined
     return Effect.forEach(rejected, (call) => this.mode.emit(ChatEvent.ToolResult({ call })), { discard: true })
   }
 
@@ -399,15 +437,15 @@ class Run<R, E> {
     )
   }
 
-  /** Does what one outcome asks and returns the next result, or how the turn ended. */
-  next([messages, outcome]: Turn.Result): Effect.Effect<Turn.Result | Ended, TurnError | E, R> {
+  /**
+   * Does what one outcome asks and returns the next result, or how the turn ended; an Effect of
+   * it only when something must run (the model, a handler, an effectful strategy, a checkpoint,
+   * an announcement): the rest of a step is plain function calls, not interpreter work.
+   */
+  next([messages, outcome]: Turn.Result): Step<R, E> {
     switch (outcome._tag) {
       case "CallModel": {
-        const call = () =>
-          this.announceRejections().pipe(
-            Effect.andThen(this.callModel(messages, outcome.step)),
-            Effect.flatMap((message) => this.apply(Turn.Event.ModelResponded({ message })))
-          )
+        const call = () => this.modelStep(messages, outcome.step)
         // The tools are read again first, so the request and the handling of its response use the same, current ones.
         return this.env.refresh === undefined ? call() : Effect.flatMap(this.refreshTools(this.env.refresh), call)
       }
@@ -417,12 +455,12 @@ class Run<R, E> {
         return this.runTools(outcome.calls)
       case "AwaitTools":
         // Only seen while tools run; reaching it here means the messages hold calls nobody runs.
-        return this.resume
+        return this.resumeNow()
       case "Wait":
         return this.wait(messages, outcome)
       case "Pause":
       case "Complete":
-        return Effect.succeed({ messages, outcome })
+        return { messages, outcome }
       case "StepLimit":
         return new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages })
       case "InvalidEdits": {
@@ -439,35 +477,66 @@ class Run<R, E> {
     }
   }
 
+  /** Calls the model and applies its response (after announcing the rejections of the pause, once). */
+  private modelStep(messages: Messages.Messages, step: number): Effect.Effect<Turn.Result, TurnError> {
+    const message = this.callModel(messages, step)
+    const responded = this.quiet
+      ? Effect.map(message, (message) => this.stepNow(Turn.Event.ModelResponded({ message })))
+      : Effect.flatMap(message, (message) => this.apply(Turn.Event.ModelResponded({ message })))
+    const announce = this.announceRejections()
+    return announce === undefined ? responded : Effect.andThen(announce, responded)
+  }
+
+  /** `Resume` at the clock's time now: the result itself in the quiet mode, else its Effect. */
+  private resumeNow(): Turn.Result | Effect.Effect<Turn.Result, CheckpointError> {
+    return this.applyNow(Turn.Event.Resume({ now: this.now() }))
+  }
+
+  /** `Resume`, as an Effect that reads the clock when it runs. */
   private get resume(): Effect.Effect<Turn.Result, CheckpointError> {
-    return Effect.flatMap(Clock.currentTimeMillis, (now) => this.apply(Turn.Event.Resume({ now })))
+    return Effect.suspend(() => asEffect(this.resumeNow()))
   }
 
-  private decide(messages: Messages.Messages, calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, CheckpointError, R> {
-    return Effect.gen({ self: this }, function*() {
-      const now = yield* Clock.currentTimeMillis
-      const context = this.mode.grants
-      const decisions = yield* Effect.forEach(
-        calls,
-        (call) => Effect.map(this.tools.decide(call, now, messages, context), (decision) => ({ id: call.id, decision })),
-        // One call needs no child fiber: forking one costs more than the rest of the step.
-        calls.length > 1 ? { concurrency: this.env.concurrency } : undefined
-      )
-      return yield* this.apply(Turn.Event.Decided({ now, decisions, ...(context === undefined ? {} : { grants: context }) }))
-    })
+  /**
+   * Asks the strategies about the proposed calls, then applies their decisions. A decision that
+   * is already made (no strategy, an unknown tool, arguments that do not decode: `Strategy.decide`
+   * gives a succeeded `Exit`) is taken at once; otherwise every call's decision runs as an Effect.
+   */
+  private decide(messages: Messages.Messages, calls: ReadonlyArray<ToolCallPart>): Step<R, E> {
+    const now = this.now()
+    const context = this.mode.grants
+    const pending = calls.map((call) => this.tools.decide(call, now, messages, context))
+    const decided = (decisions: ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>) =>
+      Turn.Event.Decided({ now, decisions, ...(context === undefined ? {} : { grants: context }) })
+    if (pending.every(isDone)) {
+      return this.applyNow(decided(calls.map((call, i) => ({ id: call.id, decision: (pending[i] as Exit.Success<Turn.Decision>).value }))))
+    }
+    return Effect.forEach(
+      calls,
+      (call, i) => Effect.map(pending[i]!, (decision) => ({ id: call.id, decision })),
+      // One call needs no child fiber: forking one costs more than the rest of the step.
+      calls.length > 1 ? { concurrency: this.env.concurrency } : undefined
+    ).pipe(Effect.flatMap((decisions) => this.apply(decided(decisions))))
   }
 
+  /** Runs the started calls (each result recorded as it comes), then resumes, or fails with a checkpoint's failure or a handler's defect. */
   private runTools(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, TurnError> {
-    return Effect.gen({ self: this }, function*() {
-      yield* Effect.forEach(
-        calls,
-        (call) => this.runOne(call),
-        calls.length > 1 ? { concurrency: this.env.concurrency, discard: true } : { discard: true }
-      )
-      if (this.checkpointFailure !== undefined) return yield* Effect.fail(this.checkpointFailure)
-      if (this.defect !== undefined) return yield* new ChatError.ToolHandlerDefect({ ...this.defect, messages: this.current })
-      return yield* this.resume
-    })
+    if (calls.length === 1) {
+      return Effect.flatMap(this.toolEvent(calls[0]!), (event) => {
+        const recorded = this.recordNow(event)
+        return recorded === undefined ? this.afterTools() : Effect.andThen(recorded, Effect.suspend(() => this.afterTools()))
+      })
+    }
+    return Effect.forEach(calls, (call) => this.runOne(call), { concurrency: this.env.concurrency, discard: true }).pipe(
+      Effect.andThen(Effect.suspend(() => this.afterTools()))
+    )
+  }
+
+  /** Once every started call finished: the failure of a checkpoint or a handler's defect, else `Resume`. */
+  private afterTools(): Effect.Effect<Turn.Result, TurnError> {
+    if (this.checkpointFailure !== undefined) return Effect.fail(this.checkpointFailure)
+    if (this.defect !== undefined) return Effect.fail(new ChatError.ToolHandlerDefect({ ...this.defect, messages: this.current }))
+    return asEffect(this.resumeNow())
   }
 
   private wait(
@@ -497,20 +566,34 @@ const inputEvent = (event: Turn.Event, after: Messages.Messages, emit: Mode["emi
 
 const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
 
+/** What `Run.next` gives: the next result or the end at once, or an Effect of it. */
+type Step<R, E> = Turn.Result | Ended | Effect.Effect<Turn.Result | Ended, TurnError | E, R>
+
+/** Whether an Effect has already succeeded (a succeeded `Exit`, as `Effect.succeed` makes): its value needs no interpreter. */
+const isDone = <A, E, R>(effect: Effect.Effect<A, E, R>): boolean => Exit.isExit(effect) && Exit.isSuccess(effect)
+
+/** A result, or the Effect of one, as an Effect. */
+const asEffect = <A, E, R>(value: A | Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.isEffect(value) ? value : Effect.succeed(value)
+
 /** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
 export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, TurnError | E, R> =>
-  Effect.flatMap(Effect.tracer, (tracer) => {
+  Effect.withFiber((fiber) => {
     // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
     // when someone records them, that is when a tracer other than Effect's built-in one is installed.
-    const traced = tracer !== Tracer.nativeTracer
-    const turn = new Run(env, mode, input, traced)
+    const traced = fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer
+    const turn = new Run(env, mode, input, traced, fiber.getRef(Clock.Clock))
     const loop = Effect.gen(function*() {
       if (env.refresh !== undefined) yield* turn.refreshTools(env.refresh)
-      const now = yield* Clock.currentTimeMillis
-      let step: Turn.Result | Ended = yield* turn.apply(
-        Turn.Event.Resume({ now, invalidEdits: turn.tools.checkEdits(input), rerun: turn.tools.rerunnable(input) })
+      const first = turn.applyNow(
+        Turn.Event.Resume({ now: turn.now(), invalidEdits: turn.tools.checkEdits(input), rerun: turn.tools.rerunnable(input) })
       )
-      while (!isEnded(step)) step = yield* turn.next(step)
+      let step: Turn.Result | Ended = Effect.isEffect(first) ? yield* first : first
+      // Only what must run is an Effect (see `Run.next`); the rest of a step is done here at once.
+      while (!isEnded(step)) {
+        const next = turn.next(step)
+        step = Effect.isEffect(next) ? yield* next : next
+      }
       return step
     })
     return (traced
@@ -526,8 +609,11 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
       )
   })
 
-/** Whether spans are recorded: a tracer other than Effect's built-in one is installed. */
-const traced: Effect.Effect<boolean> = Effect.map(Effect.tracer, (tracer) => tracer !== Tracer.nativeTracer)
+/** A run of one outcome's work in the current fiber: spans only when a tracer other than Effect's built-in one is installed. */
+const runIn = <R, E>(env: Env<R, E>, mode: Mode, messages: Messages.Messages): Effect.Effect<Run<R, E>> =>
+  Effect.withFiber((fiber) =>
+    Effect.succeed(new Run(env, mode, messages, fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer, fiber.getRef(Clock.Clock)))
+  )
 
 /** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
 export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
@@ -543,14 +629,12 @@ export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
     call: ToolCallPart
   ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
 } => ({
-  callModel: (messages, step) => Effect.flatMap(traced, (on) => new Run(env, mode, messages, on).callModel(messages, step)),
+  callModel: (messages, step) => Effect.flatMap(runIn(env, mode, messages), (turn) => turn.callModel(messages, step)),
   decide: (calls, now, messages, context) =>
     Effect.forEach(calls, (call) => Effect.map(env.tools().decide(call, now, messages, context), (decision) => ({ id: call.id, decision })), {
       concurrency: env.concurrency
     }),
   runTool: (messages, call) =>
-    Effect.flatMap(traced, (on) => {
-      const turn = new Run(env, mode, messages, on)
-      return Effect.map(turn.toolEvent(call), (event) => ({ event, defect: turn.defect?.detail }))
-    })
+    Effect.flatMap(runIn(env, mode, messages), (turn) =>
+      Effect.map(turn.toolEvent(call), (event) => ({ event, defect: turn.defect?.detail })))
 })
