@@ -13,6 +13,7 @@ import type * as LanguageModel from "../LanguageModel.js"
 import type * as Messages from "../Messages.js"
 import type { Usage } from "../Usage.js"
 import * as Tool from "../Tool.js"
+import { makeCompactor } from "./compact.js"
 import * as JsonText from "./jsonText.js"
 import { jsonProblem } from "./schema.js"
 
@@ -86,12 +87,24 @@ type Encode = (value: unknown) => Result.Result<unknown, Schema.SchemaError>
 /** Each tool's compiled encoders of its result and its failure, made once. */
 const encoders = new WeakMap<Tool.Any, { readonly success: Encode; readonly failure: Encode }>()
 
+/**
+ * An encoder whose successful output is copied compactly (`compact.ts`): the conversation keeps
+ * every result, and the Schema's own output holds room for keys it does not have.
+ */
+const compacting = (encode: Encode): Encode => {
+  const compact = makeCompactor()
+  return (value) => {
+    const encoded = encode(value)
+    return Result.isSuccess(encoded) ? Result.succeed(compact(encoded.success)) : encoded
+  }
+}
+
 /** Encodes a handler's result (`success`) or typed failure with its tool's Schema. */
 export const encodeResult = (tool: Tool.Any, which: "success" | "failure", value: unknown): Result.Result<unknown, Schema.SchemaError> => {
   let known = encoders.get(tool)
   if (known === undefined) {
     known = {
-      success: Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>),
+      success: compacting(Schema.encodeUnknownResult(tool.success as Schema.Codec<unknown, unknown>)),
       failure: Schema.encodeUnknownResult(tool.failure as Schema.Codec<unknown, unknown>)
     }
     encoders.set(tool, known)
