@@ -585,6 +585,10 @@ export const markdown = (results: Results): string => {
       `${results.carried.scenarios.join(", ")}. Their targets and tables are from those runs.`
     ]),
     "",
+    "## What changed with issue 27 (performance)",
+    "",
+    notes.issue27,
+    "",
     "## What changed with the approval features",
     "",
     notes.approvals,
