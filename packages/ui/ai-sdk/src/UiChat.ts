@@ -197,7 +197,7 @@ export const make = <R>(
 
     /**
      * The client's next message, sent by `identity` (recorded as its sender, for four-eyes): appended
-     * to a conversation whose turn is over, or steering a paused one (see `Options.whilePaused`).
+     * to a conversation whose turn is over, or steering a paused one (see `Options.steering`).
      */
     const appendMessage = (
       stored: ConversationStore.Stored,
