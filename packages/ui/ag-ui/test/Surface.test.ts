@@ -7,11 +7,11 @@
  * `Sec-Fetch-Site` is refused; `access` guards every run, resumes too.
  */
 import { HttpAgent } from "@ag-ui/client"
-import { AgUiError } from "@chat-ts/ag-ui"
-import { Messages } from "@chat-ts/core"
+import { AgUi, AgUiError, AgUiHttp } from "@chat-ts/ag-ui"
+import { Chat, ConversationStore, Messages } from "@chat-ts/core"
 import { Approver } from "@chat-ts/inbox"
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Option } from "effect"
+import { ByteSize, Effect, Layer, Option } from "effect"
 import * as Support from "./support.js"
 
 const email = (id: string, to: string) => ({ id, name: "send_email", arguments: { to, subject: "hi" } })
@@ -122,4 +122,47 @@ describe("refusals", () => {
       assert.strictEqual(Messages.findTool(stored.messages, "e1")!.status._tag, "AwaitingApproval")
       assert.deepStrictEqual(env.runs, [])
     }))
+
+  it.effect("mayRun, the deprecated name of access, still refuses", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make({ mayRun: (identity) => Effect.succeed(identity.id !== "mallory") })
+      const refused = yield* Effect.flip(Support.events(env, Support.say("m-1", "hello"), new Approver.Identity({ id: "mallory" })))
+      assert.strictEqual(refused.code, "forbidden")
+      assert.isTrue(Option.isNone(yield* env.store.load("m-1")))
+    }))
+})
+
+describe("toWebHandler's options", () => {
+  const handlerWith = (options: AgUiHttp.Options) =>
+    Effect.gen(function*() {
+      const mock = Support.model()
+      const chat = yield* Chat.make({ tools: Support.toolkit }).pipe(Effect.provide(Layer.merge(mock.layer, Support.handlers([]))))
+      const web = AgUiHttp.toWebHandler(
+        AgUi.layer({ chat }).pipe(
+          Layer.provideMerge(Layer.succeed(Approver.Approver, Approver.fromTrustedHeader("x-test-user"))),
+          Layer.provide(ConversationStore.layerMemory)
+        ),
+        options
+      )
+      yield* Effect.addFinalizer(() => Effect.promise(web.dispose))
+      return (text: string) =>
+        Effect.promise(() =>
+          web.handler(new Request("http://127.0.0.1/agent", {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-test-user": "alice" },
+            body: JSON.stringify(Support.say(`s-${text.length}`, text))
+          })).then(async (response) => (await response.text(), response.status))
+        )
+    })
+
+  it.effect("maxBodyBytes (default 1 MiB, as /api/chat), and the deprecated maxBodySize", () =>
+    Effect.gen(function*() {
+      const byDefault = yield* handlerWith({})
+      // Over 1 MB, under 1 MiB: read (0.2's default refused it).
+      assert.strictEqual(yield* byDefault("x".repeat(1_010_000)), 200)
+      assert.strictEqual(yield* byDefault("x".repeat(1024 * 1024)), 400)
+      assert.strictEqual(yield* (yield* handlerWith({ maxBodyBytes: 200 }))("x".repeat(300)), 400)
+      assert.strictEqual(yield* (yield* handlerWith({ maxBodySize: ByteSize.bytes(200) }))("x".repeat(300)), 400)
+      assert.strictEqual(yield* (yield* handlerWith({ maxBodyBytes: 200 }))("hi"), 200)
+    }).pipe(Effect.scoped))
 })
