@@ -7,12 +7,15 @@
  * once every call is answered, `useChat` sends the responses by itself and
  * the stream goes on. Bundled by esbuild (no CDN).
  */
+// #region types
 import { useChat } from "@ai-sdk/react"
 import type { UiMessageChunk } from "@chat-ts/ai-sdk-ui"
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai"
 import { type FormEvent, useRef, useState } from "react"
 import { createRoot } from "react-dom/client"
+import { readRefusal } from "./refusal.js"
 
+// The page's messages, typed with chat-ts's data parts and metadata.
 type Message = UIMessage<UiMessageChunk.Metadata, UiMessageChunk.DataTypes>
 type Part = Message["parts"][number]
 type ToolPart = Extract<Part, { readonly toolCallId: string }>
@@ -23,9 +26,10 @@ const isTool = (part: Part): part is ToolPart => part.type.startsWith("tool-") |
 
 const when = (millis: number) => new Date(millis).toLocaleTimeString()
 
-/** What chat-ts says about each call, from the data parts of every message. */
+/** What chat-ts says about each call, from the data parts of every message (a later part of a call replaces an earlier one). */
 const callData = (messages: ReadonlyArray<Message>): ReadonlyMap<string, UiMessageChunk.CallData> =>
   new Map(messages.flatMap((m) => m.parts.flatMap((p) => p.type === "data-chat-ts-call" ? [[p.data.callId, p.data] as const] : [])))
+// #endregion types
 
 function ToolCard(props: {
   readonly part: ToolPart
@@ -83,7 +87,7 @@ function App() {
   // #region usechat
   // Edited arguments of every approval of this pause: sent with the request useChat makes once all are answered.
   const edits = useRef<Record<string, unknown>>({})
-  const { addToolApprovalResponse, error, messages, sendMessage, status } = useChat<Message>({
+  const { addToolApprovalResponse, clearError, error, messages, sendMessage, status } = useChat<Message>({
     id: chatId,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses
   })
@@ -106,6 +110,15 @@ function App() {
     })
   }
   // #endregion usechat
+  // #region retry
+  // A refusal, readable; a retryable one (Busy: another tab's request held the conversation) is sent again as it was:
+  // sendMessage() without a message posts the current messages (the same user message, or the same approval responses).
+  const refusal = error === undefined ? undefined : readRefusal(error)
+  const retry = () => {
+    clearError()
+    void sendMessage(undefined, { body: { chatTs: { edits: edits.current } } })
+  }
+  // #endregion retry
   return (
     <main>
       <h1>chat-ts × useChat</h1>
@@ -125,7 +138,12 @@ function App() {
         ))}
       </div>
       <div className="status" data-status={status}>{status}</div>
-      {error === undefined ? null : <div className="error">{error.message}</div>}
+      {refusal === undefined ? null : (
+        <div className="error" data-reason={refusal.reason}>
+          {refusal.message}
+          {refusal.retryable ? <button type="button" onClick={retry}>Try again</button> : null}
+        </div>
+      )}
       <form onSubmit={send}>
         <input aria-label="message" value={text} onChange={(e) => setText(e.target.value)} placeholder="Ask the agent…" />
         <button type="submit" disabled={status !== "ready"}>Send</button>

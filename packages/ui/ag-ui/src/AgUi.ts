@@ -63,7 +63,14 @@ export type SteeringRule = Decisions.SteeringRule
 export interface Options<R> {
   /** The chat whose turns run (its tools check edits; their strategies decide calls). */
   readonly chat: Chat.Service<R>
-  /** Whether a person may run turns of a conversation (default: everyone identified may). Decisions ask the `Approver`. */
+  /**
+   * Whether `identity` may use conversation `conversationId` at all (send messages to it, answer its
+   * interrupts, read its runs); `false` is `forbidden` (403) before anything is read or stored.
+   * Default: everyone identified may, so thread ids must then be unguessable. The `Approver` still
+   * decides each answer. (The same option as `@chat-ts/ai-sdk-ui`'s `UiChat.Options.access`.)
+   */
+  readonly access?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
+  /** @deprecated Use `access` (now asked for every run, not only for new messages); read when `access` is not given. */
   readonly mayRun?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
   /** Settings of the runs (lease length, owner, max steps…). */
   readonly resume?: Worker.Options
@@ -98,6 +105,15 @@ const refusalOf = (error: unknown): AgUiError.Refused => {
   }
 }
 
+/** The calls `after` runs with edited arguments that `before` did not have (call id -> the arguments that run). */
+const editedCalls = (before: Messages.Messages, after: Messages.Messages): ReadonlyMap<string, string> =>
+  new Map(Messages.toolCalls(after).flatMap((call) => {
+    const edited = "editedArguments" in call.status ? call.status.editedArguments : undefined
+    const earlier = Messages.findTool(before, call.id)?.status
+    const was = earlier !== undefined && "editedArguments" in earlier ? earlier.editedArguments : undefined
+    return edited !== undefined && edited !== was ? [[call.id, edited] as const] : []
+  }))
+
 /** A request seen before: nothing to run (internal signal out of `Worker.resume`'s decisions). */
 class Replayed {
   readonly _tag = "Replayed"
@@ -112,7 +128,7 @@ export const make = <R>(
     const approver = yield* Approver.Approver
     const context = yield* Effect.context<ConversationStore.ConversationStore | R>()
     const chat = options.chat
-    const mayRun = options.mayRun ?? (() => Effect.succeed(true))
+    const access = options.access ?? options.mayRun ?? (() => Effect.succeed(true))
 
     /** The stored conversation, or an empty one not stored yet when the thread is new. */
     const load = (id: string): Effect.Effect<ConversationStore.Stored, AgUiError.Refused> =>
@@ -151,7 +167,10 @@ export const make = <R>(
       Effect.gen(function*() {
         const id = input.threadId
         const events = new RunEvents(id, input.runId)
-        const planContext: Decisions.Context = { chat, approver, identity, mayRun, steering: options.steering ?? "cancel" }
+        if (!(yield* access(identity, id))) {
+          return yield* AgUiError.refuse("forbidden", `${identity.id} may not use conversation '${id}'`)
+        }
+        const planContext: Decisions.Context = { chat, approver, identity, steering: options.steering ?? "cancel" }
         // A first look without the lease: refusals and repeats answer at once, with a status.
         const stored = yield* load(id)
         const first = yield* Decisions.plan(planContext, stored, input)
@@ -187,7 +206,10 @@ export const make = <R>(
             Effect.flatMap((plan) =>
               plan._tag === "Replay"
                 ? Effect.fail(new Replayed())
-                : Effect.as(offer(events.settled(plan.settled ?? [])), plan.messages)
+                : Effect.as(
+                  Effect.andThen(offer(events.edited(input.messages, editedCalls(stored.messages, plan.messages))), offer(events.settled(plan.settled ?? []))),
+                  plan.messages
+                )
             ),
             Effect.tap(() => Deferred.succeed(accepted, undefined)),
             Effect.tapError((error) => Deferred.fail(accepted, error))

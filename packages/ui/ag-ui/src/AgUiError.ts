@@ -18,15 +18,15 @@ export const statuses = {
   forbidden: 403,
   /** A resume names an interrupt that is no call of this conversation. */
   unknown_interrupt: 404,
-  /** A resume for a conversation that waits for nothing. */
+  /** @deprecated No longer sent: a resume naming a call that no longer waits is `already_decided`, whether or not others wait. */
   not_paused: 409,
-  /** A resume decides, differently, a call that was already decided (by another tab, say). */
+  /** A resume decides, differently, a call that no longer waits (decided by another tab, expired, withdrawn, or the conversation went on). */
   already_decided: 409,
   /** New input while calls wait, under `steering: "refuse"`: the run must carry a `resume` answering every interrupt. */
   interrupts_pending: 409,
   /** A resume that leaves some of the open interrupts unanswered. */
   interrupts_not_addressed: 409,
-  /** Another run holds the conversation's lease right now: try again when it ended. */
+  /** Another run holds the conversation's lease right now: retryable, send the same request again (after `Retry-After` seconds). */
   conversation_busy: 409,
   /** The edited arguments do not fit the tool's parameters. */
   invalid_edit: 422,
@@ -55,7 +55,20 @@ export class Refused extends Schema.TaggedError<Refused>("@chat-ts/ag-ui/Refused
   get status(): number {
     return statuses[this.code]
   }
+
+  /** Whether the same request, sent again unchanged, may succeed (`conversation_busy`): nothing was stored. */
+  get retryable(): boolean {
+    return this.code === "conversation_busy"
+  }
+
+  /** The seconds to wait before sending it again (`Retry-After`), when `retryable`. */
+  get retryAfter(): number | undefined {
+    return this.retryable ? busyRetryAfter : undefined
+  }
 }
+
+/** The seconds a `conversation_busy` refusal asks a client to wait before sending the same request again. */
+export const busyRetryAfter = 1
 
 /** Makes a refusal. */
 export const refuse = (code: Code, message: string, problems?: ReadonlyArray<string>): Refused =>

@@ -6,24 +6,26 @@
  * Before the stream starts, a refused request is answered with its status
  * and a `RUN_ERROR` event as the JSON body: a body that is not a
  * `RunAgentInput` (400: not JSON, a key given twice, `__proto__`, too large),
- * no identity (401), a request from another site, one the `Approver` or the
- * call's decision policy refuses (403), an unknown interrupt (404), a decision that comes too late or
- * a busy conversation (409), a body that is not JSON (415), an edit that does
- * not fit the tool (422). Once it started, a failure is a `RUN_ERROR` event.
+ * no identity (401), a request from another site (`Sec-Fetch-Site`, or,
+ * without it, an `Origin` other than the endpoint's own host or
+ * `allowedOrigins`), one the `Approver`, `access` or the call's decision
+ * policy refuses (403), an unknown interrupt (404), a decision that comes too
+ * late or a busy conversation (409; busy: retryable, with `Retry-After`), a
+ * body that is not JSON (415), an edit that does not fit the tool (422). Once
+ * it started, a failure is a `RUN_ERROR` event.
  *
  * @since 0.2.0
  */
 import * as Messages from "@chat-ts/core/Messages"
 import { Approver } from "@chat-ts/inbox"
 import * as ByteSize from "effect/ByteSize"
-import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as HttpEffect from "effect/http/HttpEffect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -31,17 +33,33 @@ import * as Stream from "effect/Stream"
 import * as AgUi from "./AgUi.js"
 import * as AgUiError from "./AgUiError.js"
 import * as AgUiProtocol from "./AgUiProtocol.js"
+import { crossSite } from "./internal/origin.js"
 
-/** Settings of the endpoint. */
+/** Settings of the endpoint (the same names as `@chat-ts/ai-sdk-ui`'s `UiHttp.Options`). */
 export interface Options {
-  /** The largest body read (default 1 MB); a larger one is a 400. */
+  /** The route's path, for `layer` (default `/agent`). */
+  readonly path?: HttpRouter.PathInput
+  /** The largest body read (default 1 MiB, 1,048,576 bytes); a larger one is a 400. */
+  readonly maxBodyBytes?: number
+  /** @deprecated Use `maxBodyBytes`; read when it is not given. */
   readonly maxBodySize?: ByteSize.ByteSize
+  /**
+   * Origins (`https://app.example.com`) besides the endpoint's own whose pages may call it with the
+   * browser's credentials (you answer their CORS preflight yourself). Default: none.
+   */
+  readonly allowedOrigins?: ReadonlyArray<string>
 }
+
+/** The largest body read by default: 1 MiB. */
+export const defaultMaxBodyBytes = 1024 * 1024
 
 const decodeInput = Schema.decodeUnknownResult(AgUiProtocol.RunAgentInput)
 
 const refusal = (error: AgUiError.Refused) =>
-  HttpServerResponse.jsonUnsafe(AgUi.refusalBody(error), { status: error.status, headers: { "cache-control": "no-store" } })
+  HttpServerResponse.jsonUnsafe(AgUi.refusalBody(error), {
+    status: error.status,
+    headers: { "cache-control": "no-store", ...(error.retryAfter === undefined ? {} : { "retry-after": String(error.retryAfter) }) }
+  })
 
 const encoder = new TextEncoder()
 
@@ -60,7 +78,10 @@ const readInput = (request: HttpServerRequest.HttpServerRequest, options: Option
       return yield* AgUiError.refuse("unsupported_media_type", "send the RunAgentInput as application/json")
     }
     const text = yield* request.text.pipe(
-      Effect.provideService(HttpIncomingMessage.MaxBodySize, options.maxBodySize ?? ByteSize.megabytes(1)),
+      Effect.provideService(
+        HttpIncomingMessage.MaxBodySize,
+        options.maxBodyBytes !== undefined ? ByteSize.bytes(options.maxBodyBytes) : options.maxBodySize ?? ByteSize.bytes(defaultMaxBodyBytes)
+      ),
       Effect.mapError(() => AgUiError.refuse("bad_request", "the body could not be read (too large?)"))
     )
     const json = Messages.parseJson(text)
@@ -69,12 +90,6 @@ const readInput = (request: HttpServerRequest.HttpServerRequest, options: Option
       Effect.mapError((issue) => AgUiError.refuse("bad_request", `the body is not a RunAgentInput: ${String(issue)}`.slice(0, 2_000)))
     )
   })
-
-/** A request the browser says comes from another site (a forged cross-site request riding a cookie session). */
-const crossSite = (request: HttpServerRequest.HttpServerRequest): boolean => {
-  const site = request.headers["sec-fetch-site"]
-  return site !== undefined && site !== "same-origin" && site !== "none"
-}
 
 /** The endpoint as an `effect/http` handler: POST a `RunAgentInput`, get its events. */
 export const handler = (options: Options = {}): Effect.Effect<
@@ -86,7 +101,8 @@ export const handler = (options: Options = {}): Effect.Effect<
     const request = yield* HttpServerRequest.HttpServerRequest
     const agent = yield* AgUi.AgUi
     const approver = yield* Approver.Approver
-    if (crossSite(request)) return yield* AgUiError.refuse("forbidden", "a run from another site is refused")
+    const foreign = crossSite(request, options.allowedOrigins)
+    if (foreign !== undefined) return yield* AgUiError.refuse("forbidden", foreign)
     const identity = yield* approver.identify(request)
     if (Option.isNone(identity)) return yield* AgUiError.refuse("unauthorized", "no identity: sign in first")
     const input = yield* readInput(request, options)
@@ -94,7 +110,7 @@ export const handler = (options: Options = {}): Effect.Effect<
   }).pipe(Effect.catchTag("Refused", (error) => Effect.succeed(refusal(error))))
 
 /** The endpoint as a route (`POST path`, default `/agent`) of an `HttpRouter`. */
-export const layer = (options: Options & { readonly path?: HttpRouter.PathInput } = {}): Layer.Layer<
+export const layer = (options: Options = {}): Layer.Layer<
   never,
   never,
   HttpRouter.HttpRouter | AgUi.AgUi | Approver.Approver
@@ -106,14 +122,41 @@ export const layer = (options: Options & { readonly path?: HttpRouter.PathInput 
     })
   )
 
-/**
- * The endpoint as a plain `(request: Request) => Promise<Response>` function (a Next.js route handler,
- * Deno, Bun, a Worker), given the agent and the approver (e.g. from a `ManagedRuntime` or `Layer.build`).
- */
-export const toWebHandler = (
-  context: Context.Context<AgUi.AgUi | Approver.Approver>,
+/** The endpoint as a `(Request) => Promise<Response>` function, with the agent and the approver in context. */
+export const webHandler = (
   options: Options = {}
-): (request: Request) => Promise<Response> => {
-  const web = HttpEffect.toWebHandler(Effect.provideContext(handler(options), context))
-  return (request) => web(request)
+): Effect.Effect<(request: Request) => Promise<Response>, never, AgUi.AgUi | Approver.Approver> =>
+  Effect.map(Effect.context<AgUi.AgUi | Approver.Approver>(), (context) => (request: Request) =>
+    Effect.runPromise(
+      handler(options).pipe(
+        Effect.map((response) => HttpServerResponse.toWeb(response, { context })),
+        Effect.provideService(HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(request)),
+        Effect.provideContext(context)
+      )
+    ))
+
+/** A `(Request) => Promise<Response>` function that owns its services, and how to release them. */
+export interface WebHandler {
+  /** Answers one request (a Next.js route handler: `export const POST = handler`). */
+  readonly handler: (request: Request) => Promise<Response>
+  /** Ends the runs still going and releases the services (on shutdown; later requests fail). */
+  readonly dispose: () => Promise<void>
+}
+
+/**
+ * The endpoint as a `(Request) => Promise<Response>` function over `services` (`AgUi` and the
+ * `Approver`), built once on first use and kept for every later request (make it once per process,
+ * at module level, not per request) until `dispose`. The same shape as `@chat-ts/ai-sdk-ui`'s
+ * `UiHttp.toWebHandler` and effect's `HttpRouter.toWebHandler`.
+ */
+export const toWebHandler = <E>(
+  services: Layer.Layer<AgUi.AgUi | Approver.Approver, E>,
+  options: Options = {}
+): WebHandler => {
+  const runtime = ManagedRuntime.make(services)
+  let made: Promise<(request: Request) => Promise<Response>> | undefined
+  return {
+    handler: (request) => (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
+    dispose: () => runtime.dispose()
+  }
 }

@@ -34,12 +34,16 @@ export const ResumeEntry = Schema.Struct({
 })
 export type ResumeEntry = typeof ResumeEntry.Type
 
-/** A message of `RunAgentInput.messages`, as far as chat-ts reads it (only the last one, if it is the user's). */
-export const InputMessage = Schema.Struct({
+/**
+ * A message of `RunAgentInput.messages`, as far as chat-ts reads it (only the last one, if it is the
+ * user's); its other fields (`toolCalls`, `toolCallId`…) are kept as sent, only to be given back in
+ * the `MESSAGES_SNAPSHOT` that follows an edit.
+ */
+export const InputMessage = Schema.StructWithRest(Schema.Struct({
   id: Id,
   role: Schema.String,
   content: Schema.optional(Schema.Unknown)
-})
+}), [Schema.Record(Schema.String, Schema.Unknown)])
 export type InputMessage = typeof InputMessage.Type
 
 /**

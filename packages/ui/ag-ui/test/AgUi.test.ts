@@ -213,7 +213,7 @@ describe("refused inputs change nothing and run nothing", () => {
       assert.strictEqual(env.runs.length, 0)
     }))
 
-  it.effect("a resume of a conversation that waits for nothing: not_paused (409)", () =>
+  it.effect("a resume deciding a call that no longer waits, in a conversation that waits for nothing: already_decided (409), as the table says", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
       // A thread never seen: nothing is created.
@@ -225,7 +225,7 @@ describe("refused inputs change nothing and run nothing", () => {
       yield* paused(env, "c2", [email])
       yield* Support.events(env, Support.resume("c2", [approve("e1")]))
       const again = yield* refused(env, Support.resume("c2", [decline("e1")]))
-      assert.strictEqual(again.code, "not_paused")
+      assert.strictEqual(again.code, "already_decided")
       assert.strictEqual(again.status, 409)
       assert.strictEqual(env.runs.length, 1)
     }))
@@ -320,7 +320,7 @@ describe("refused inputs change nothing and run nothing", () => {
 
   it.effect("a decision the Approver refuses, a malformed answer, an interrupt answered twice: refused", () =>
     Effect.gen(function*() {
-      const env = yield* Support.make({ mayRun: (identity) => Effect.succeed(identity.id !== "mallory") })
+      const env = yield* Support.make({ access: (identity) => Effect.succeed(identity.id !== "mallory") })
       yield* paused(env, "c1", [transfer])
       const before = yield* stored(env, "c1")
       assert.strictEqual((yield* refused(env, Support.resume("c1", [approve("t1")]), Support.bob)).code, "forbidden")

@@ -71,6 +71,19 @@ describe("the event mapping", () => {
           expect(out.filter((e) => e.type === "TOOL_CALL_START" && e.toolCallId === id)).toHaveLength(1)
         }
         expect(out[out.length - 1]!.type).toBe("RUN_FINISHED")
+        // One assistant message per model call: its calls name it as their parent, and its text is it.
+        let step: Array<any> = []
+        for (const event of out as Array<any>) {
+          if (event.type === "STEP_STARTED") step = []
+          step.push(event)
+          if (event.type !== "STEP_FINISHED") continue
+          const parents = new Set(step.filter((e) => e.type === "TOOL_CALL_START").map((e) => e.parentMessageId))
+          const texts = new Set(step.filter((e) => e.type === "TEXT_MESSAGE_START").map((e) => e.messageId))
+          expect(parents.has(undefined)).toBe(false)
+          expect(parents.size).toBeLessThanOrEqual(1)
+          expect(texts.size).toBeLessThanOrEqual(1)
+          if (parents.size === 1 && texts.size === 1) expect([...parents]).toEqual([...texts])
+        }
       }),
       { numRuns: 200 }
     )

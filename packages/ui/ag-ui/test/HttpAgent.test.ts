@@ -59,7 +59,11 @@ describe("HttpAgent against the endpoint", () => {
         resume: [{ interruptId: "e1", status: "resolved", payload: { approved: true, editedArgs: { to: "bo@example.com", subject: "hi" } } }]
       })
       assert.strictEqual(valid.error, undefined)
-      assert.deepStrictEqual(kinds(valid.events), Support.resumedRun)
+      // After an edit the run gives the client's copy back with the arguments that run (a messages snapshot).
+      assert.deepStrictEqual(kinds(valid.events), ["RUN_STARTED", "MESSAGES_SNAPSHOT", ...Support.resumedRun.slice(1)])
+      const edited = agent.messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls ?? [] : [])).find((c) => c.id === "e1")!
+      assert.deepStrictEqual(JSON.parse(edited.function.arguments), { to: "bo@example.com", subject: "hi" })
+      assert.deepStrictEqual(agent.messages.filter((m) => m.role === "user").map((m) => m.id), ["u1"])
       const finished = valid.events[valid.events.length - 1] as any
       assert.deepStrictEqual([finished.outcome, finished.result], [{ type: "success" }, "All done."])
       assert.deepStrictEqual(agent.pendingInterrupts, [])

@@ -20,6 +20,18 @@ export const AgentServer = (chat: Chat.Service, approver: Approver.Service, port
   )
 // #endregion serve
 
+// #region web
+// …or as a (Request) => Promise<Response> function for Next.js, Bun, Deno: built once per process (module level),
+// it keeps the store and the runs between requests. In a Next.js route file: `export const POST = agent.handler`.
+export const webAgent = (chat: Chat.Service, approver: Approver.Service) =>
+  AgUiHttp.toWebHandler(
+    AgUi.layer({ chat }).pipe(
+      Layer.provideMerge(Layer.succeed(Approver.Approver, approver)),
+      Layer.provide(ConversationStore.layerMemory)
+    )
+  )
+// #endregion web
+
 // #region client
 // A client: say something, then answer every interrupt (approve, or approve with edited arguments).
 export const converse = async (url: string, text: string, edit: (details: AgUiProtocol.InterruptDetails) => unknown) => {

@@ -9,7 +9,7 @@ import { MockLanguageModel } from "@chat-ts/core/testing"
 import { AgUi, AgUiHttp } from "@chat-ts/ag-ui"
 import { Approver } from "@chat-ts/inbox"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
-import { ByteSize, Clock, Effect, Layer, Schema, Stream } from "effect"
+import { Clock, Effect, Layer, Schema, Stream } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
 import { createServer } from "node:http"
@@ -122,7 +122,7 @@ export interface Env {
 
 /** The agent over a fresh memory store. */
 export const make = (
-  options: { readonly mayRun?: AgUi.Options<never>["mayRun"]; readonly steering?: AgUi.SteeringRule } = {}
+  options: { readonly access?: AgUi.Options<never>["access"]; readonly mayRun?: AgUi.Options<never>["mayRun"]; readonly steering?: AgUi.SteeringRule } = {}
 ) =>
   Effect.gen(function*() {
     const runs: Runs = []
@@ -131,6 +131,7 @@ export const make = (
     const chat = yield* Chat.make({ tools: toolkit }).pipe(Effect.provide(Layer.merge(mock.layer, handlers(runs))))
     const agent = yield* AgUi.make({
       chat,
+      ...(options.access === undefined ? {} : { access: options.access }),
       ...(options.mayRun === undefined ? {} : { mayRun: options.mayRun }),
       ...(options.steering === undefined ? {} : { steering: options.steering })
     }).pipe(
@@ -171,7 +172,7 @@ export const serve = Effect.gen(function*() {
     Layer.succeed(Approver.Approver, { ...approver, identify: Approver.fromTrustedHeader("x-test-user").identify })
   )
   const services = Layer.merge(AgUi.layer({ chat }).pipe(Layer.provide(base)), base)
-  const server = HttpRouter.serve(AgUiHttp.layer({ path: "/agent", maxBodySize: ByteSize.kilobytes(64) }), {
+  const server = HttpRouter.serve(AgUiHttp.layer({ path: "/agent", maxBodyBytes: 64 * 1024 }), {
     disableLogger: true,
     disableListenLog: true
   }).pipe(
@@ -181,7 +182,7 @@ export const serve = Effect.gen(function*() {
   const context = yield* Layer.build(server)
   const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
   const url = address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${address.port}/agent`
-  const web = AgUiHttp.toWebHandler(yield* Layer.build(services))
+  const web = yield* AgUiHttp.webHandler().pipe(Effect.provideContext(yield* Layer.build(services)))
   return { url, store, runs, mock, web }
 })
 

@@ -76,13 +76,16 @@ export interface Options<R> {
    */
   readonly access?: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
   /**
-   * A new user message while calls of the conversation wait: `"steer"` (default) follows
-   * `Steering.steer`'s default rule, every call no one decided yet becomes `Cancelled` (by
-   * `"user-message"`, the model is told why) and the message is answered in the same stream;
+   * A new user message while calls of the conversation wait: `"cancel"` (default, core's
+   * `Steering.steer` rule of that name) makes every call no one decided yet `Cancelled` (by
+   * `"user-message"`, the model is told why) and answers the message in the same stream;
    * `"refuse"` keeps the conversation as it is and answers 409 `Paused` (decide the calls first).
    * Either way, while a call already approved is still pending (it runs first), the message is a
-   * 409 `Paused`: send it again once that call has run.
+   * 409 `Paused`: send it again once that call has run. (The same option, and values, as
+   * `@chat-ts/ag-ui`'s, which also has `"queue"`.)
    */
+  readonly steering?: "cancel" | "refuse"
+  /** @deprecated Use `steering` (`"steer"` is `"cancel"`); read when `steering` is not given. */
   readonly whilePaused?: "steer" | "refuse"
 }
 
@@ -135,7 +138,7 @@ const turnError = (error: Worker.ResumeError | UiError.UiError | Duplicate): UiE
   switch (error._tag) {
     case "ConversationBusy":
     case "ConcurrentModification":
-      return new UiError.Conflict({ reason: "Busy", message: "another run holds this conversation now: try again" })
+      return UiError.busy()
     case "ConversationNotFound":
       return new UiError.NotFound({ message: "no conversation with this chat id" })
     case "StoreError":
@@ -147,6 +150,7 @@ const turnError = (error: Worker.ResumeError | UiError.UiError | Duplicate): UiE
     case "Forbidden":
     case "NotFound":
     case "Conflict":
+    case "UnsupportedMediaType":
     case "InvalidEdit":
     case "StoreFailure":
     case "Duplicate":
@@ -167,10 +171,33 @@ export const make = <R>(
     const context = yield* Effect.context<ConversationStore.ConversationStore | R>()
     const chat = options.chat
     const schemas = new Map(chat.tools.map((tool) => [tool.name, tool.parameters]))
+    const rule = options.steering ?? (options.whilePaused === "refuse" ? "refuse" : "cancel")
+
+    /**
+     * `regenerate()` of the response to the stored user message `messageId`: allowed only for the
+     * last user message, and only when what answered it holds no tool call (a call could then be
+     * proposed and run twice); the answer is dropped and the turn runs again from the message.
+     */
+    const regenerate = (messages: Messages.Messages, messageId: string) =>
+      Effect.gen(function*() {
+        let index = messages.length - 1
+        while (index >= 0 && messages[index]!.role !== "user") index--
+        if (index < 0 || !userMessageIds([messages[index]!]).has(messageId)) {
+          return yield* new UiError.Conflict({ reason: "NotRegenerable", message: "only the answer to the last message can be regenerated: send a new message instead" })
+        }
+        const calls = messages.slice(index + 1).flatMap((message) => Messages.toolCallsOf(message))
+        if (calls.length > 0) {
+          return yield* new UiError.Conflict({
+            reason: "NotRegenerable",
+            message: `the last answer called tools (${calls.map((call) => call.name).join(", ").slice(0, 200)}): regenerating it could run them again; send a new message instead`
+          })
+        }
+        return messages.slice(0, index + 1)
+      })
 
     /**
      * The client's next message, sent by `identity` (recorded as its sender, for four-eyes): appended
-     * to a conversation whose turn is over, or steering a paused one (see `Options.whilePaused`).
+     * to a conversation whose turn is over, or steering a paused one (see `Options.steering`).
      */
     const appendMessage = (
       stored: ConversationStore.Stored,
@@ -178,13 +205,16 @@ export const make = <R>(
       identity: Approver.Identity
     ) =>
       Effect.gen(function*() {
-        if (userMessageIds(stored.messages).has(input.messageId)) return yield* Effect.fail<Duplicate>({ _tag: "Duplicate" })
+        if (userMessageIds(stored.messages).has(input.messageId)) {
+          if (input.regenerate === true) return yield* regenerate(stored.messages, input.messageId)
+          return yield* Effect.fail<Duplicate>({ _tag: "Duplicate" })
+        }
         const message: Messages.Message = {
           ...Messages.user(input.text, { sender: Approver.deciderOf(identity) }),
           providerMetadata: { [metadataKey]: { messageId: input.messageId } }
         }
         if (Messages.pendingTools(stored.messages).length === 0) return [...stored.messages, message]
-        if (options.whilePaused === "refuse") {
+        if (rule === "refuse") {
           return yield* new UiError.Conflict({ reason: "Paused", message: "calls of this conversation wait for a decision: decide them first" })
         }
         const at = yield* Effect.clockWith((clock) => clock.currentTimeMillis)

@@ -30,12 +30,31 @@ export type StoreFailure = InboxError.StoreFailure
 /**
  * The request does not fit the stored conversation (409): the call was already decided otherwise
  * (`AlreadyDecided`), nothing waits for a decision (`NotPaused`), calls still wait and a new message
- * is refused (`Paused`: `whilePaused: "refuse"`, or an approved call still to run), or another run holds the conversation now (`Busy`: try again).
+ * is refused (`Paused`: `steering: "refuse"`, or an approved call still to run), the last response
+ * cannot be regenerated (`NotRegenerable`: it holds tool calls, or it is not the last), or another
+ * run holds the conversation now (`Busy`: `retryable`, send the same request again after
+ * `retryAfter` seconds, also the `Retry-After` header).
  */
 export class Conflict extends Schema.TaggedError<Conflict>()("Conflict", {
   message: Schema.String,
-  reason: Schema.Literals(["AlreadyDecided", "NotPaused", "Paused", "Busy"])
+  reason: Schema.Literals(["AlreadyDecided", "NotPaused", "Paused", "NotRegenerable", "Busy"]),
+  /** The same request, sent again unchanged, may succeed (only `Busy`): nothing was stored. */
+  retryable: Schema.optional(Schema.Boolean),
+  /** How many seconds to wait before sending it again (with `retryable`). */
+  retryAfter: Schema.optional(Schema.Number)
 }, { httpApiStatus: 409 }) {}
+
+/** The seconds a `Busy` refusal asks a client to wait before sending the same request again. */
+export const busyRetryAfter = 1
+
+/** Another run holds the conversation now: a retryable 409 (`Retry-After`); nothing was stored or run. */
+export const busy = (message = "another run holds this conversation now: send the same request again in a moment"): Conflict =>
+  new Conflict({ reason: "Busy", message, retryable: true, retryAfter: busyRetryAfter })
+
+/** The body is not `application/json` (415); nothing was read. */
+export class UnsupportedMediaType extends Schema.TaggedError<UnsupportedMediaType>()("UnsupportedMediaType", {
+  message: Schema.String
+}, { httpApiStatus: 415 }) {}
 
 /** The edited arguments do not fit the tool's parameters (422); nothing was stored. */
 export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit", {
@@ -46,7 +65,7 @@ export class InvalidEdit extends Schema.TaggedError<InvalidEdit>()("InvalidEdit"
 }, { httpApiStatus: 422 }) {}
 
 /** Every refusal of a request. */
-export type UiError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | InvalidEdit | StoreFailure
+export type UiError = BadRequest | Unauthorized | Forbidden | NotFound | Conflict | UnsupportedMediaType | InvalidEdit | StoreFailure
 
 /** The HTTP status of a refusal. */
 export const statusOf = (error: UiError): number => {
@@ -61,6 +80,8 @@ export const statusOf = (error: UiError): number => {
       return 404
     case "Conflict":
       return 409
+    case "UnsupportedMediaType":
+      return 415
     case "InvalidEdit":
       return 422
     case "StoreFailure":

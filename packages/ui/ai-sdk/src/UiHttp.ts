@@ -5,11 +5,13 @@
  *
  * Every request asks the `Approver` who is calling (none: 401); its
  * `authorize` decides each approval (403), and the identity's id is recorded
- * on the decided call. A request must be `application/json` (a cross-site
- * form cannot send it without a CORS preflight) and is refused when the
- * browser says it comes from another site (`sec-fetch-site`), so a session
- * cookie alone cannot decide a call from another page. A refusal is a JSON
- * body `{ _tag, message, … }` with its status; an accepted request is the UI
+ * on the decided call. A request must be `application/json` (415: a
+ * cross-site form cannot send it without a CORS preflight) and is refused
+ * when the browser says it comes from another site (`Sec-Fetch-Site`, or,
+ * without it, an `Origin` other than the endpoint's own host or
+ * `allowedOrigins`), so a session cookie alone cannot decide a call from
+ * another page. A refusal is a JSON body `{ _tag, message, … }` with its
+ * status (a `Busy` one also `Retry-After`); an accepted request is the UI
  * message stream.
  *
  * @since 0.2.0
@@ -25,29 +27,39 @@ import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
+import { crossSite } from "./internal/origin.js"
 import * as UiChat from "./UiChat.js"
 import * as UiError from "./UiError.js"
 import * as UiMessageChunk from "./UiMessageChunk.js"
 import * as UiRequest from "./UiRequest.js"
 
-/** Settings of the endpoint. */
+/** Settings of the endpoint (the same names as `@chat-ts/ag-ui`'s `AgUiHttp.Options`). */
 export interface Options {
   /** The route's path (default `/api/chat`, where `useChat` posts by default). */
   readonly path?: HttpRouter.PathInput
-  /** The largest body read (default 1 MiB): the client sends its whole history, of which only the last message is read. */
+  /** The largest body read (default 1 MiB, 1,048,576 bytes; larger: 400): the client sends its whole history, of which only the last message is read. */
   readonly maxBodyBytes?: number
+  /**
+   * Origins (`https://app.example.com`) besides the endpoint's own whose pages may call it with the
+   * browser's credentials (you answer their CORS preflight yourself). Default: none.
+   */
+  readonly allowedOrigins?: ReadonlyArray<string>
 }
 
 const refuse = (error: UiError.UiError): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.jsonUnsafe(error.toJSON(), { status: UiError.statusOf(error), headers: { "cache-control": "no-store" } })
+  HttpServerResponse.jsonUnsafe(error.toJSON(), {
+    status: UiError.statusOf(error),
+    headers: {
+      "cache-control": "no-store",
+      ...(error._tag === "Conflict" && error.retryAfter !== undefined ? { "retry-after": String(error.retryAfter) } : {})
+    }
+  })
 
-const checkOrigin = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<void, UiError.UiError> => {
-  const site = request.headers["sec-fetch-site"]
-  if (site !== undefined && site !== "same-origin" && site !== "none") {
-    return Effect.fail(new UiError.Forbidden({ message: `a request from another site (${site}) is refused` }))
-  }
+const checkOrigin = (request: HttpServerRequest.HttpServerRequest, options: Options): Effect.Effect<void, UiError.UiError> => {
+  const foreign = crossSite(request, options.allowedOrigins)
+  if (foreign !== undefined) return Effect.fail(new UiError.Forbidden({ message: foreign }))
   const type = request.headers["content-type"] ?? ""
-  if (!/^application\/json\s*(;|$)/i.test(type)) return Effect.fail(new UiError.BadRequest({ message: "the body must be application/json" }))
+  if (!/^application\/json\s*(;|$)/i.test(type)) return Effect.fail(new UiError.UnsupportedMediaType({ message: "the body must be application/json" }))
   return Effect.void
 }
 
@@ -58,7 +70,7 @@ export const handle = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, UiChat.UiChat | Approver.Approver> =>
   Effect.gen(function*() {
     if (request.method !== "POST") return yield* new UiError.BadRequest({ message: "POST the request of useChat" })
-    yield* checkOrigin(request)
+    yield* checkOrigin(request, options)
     const approver = yield* Approver.Approver
     const identity = yield* approver.identify(request)
     if (Option.isNone(identity)) return yield* new UiError.Unauthorized({ message: "no identity: sign in first" })
@@ -96,14 +108,24 @@ export const webHandler = (
       )
     ))
 
+/** A `(Request) => Promise<Response>` function that owns its services, and how to release them. */
+export interface WebHandler {
+  /** Answers one request (a Next.js route handler: `export const POST = handler`). */
+  readonly handler: (request: Request) => Promise<Response>
+  /** Ends the turns still running and releases the services (on shutdown; later requests fail). */
+  readonly dispose: () => Promise<void>
+}
+
 /**
  * The endpoint as a `(Request) => Promise<Response>` function over `services` (`UiChat` and the
- * `Approver`), built once on first use; turns run in its runtime until `dispose`.
+ * `Approver`), built once on first use and kept for every later request (make it once per
+ * process, at module level, not per request): turns run in its runtime until `dispose`. The same
+ * shape as `@chat-ts/ag-ui`'s `AgUiHttp.toWebHandler` and effect's `HttpRouter.toWebHandler`.
  */
 export const toWebHandler = <E>(
   services: Layer.Layer<UiChat.UiChat | Approver.Approver, E>,
   options: Options = {}
-): { readonly handler: (request: Request) => Promise<Response>; readonly dispose: () => Promise<void> } => {
+): WebHandler => {
   const runtime = ManagedRuntime.make(services)
   let made: Promise<(request: Request) => Promise<Response>> | undefined
   return {

@@ -27,7 +27,17 @@ export interface ApprovalResponse {
 
 /** What a request asks. */
 export type Input =
-  | { readonly _tag: "Message"; readonly chatId: string; readonly messageId: string; readonly text: string }
+  | {
+    readonly _tag: "Message"
+    readonly chatId: string
+    readonly messageId: string
+    readonly text: string
+    /**
+     * `regenerate()` (trigger `regenerate-message`): a message the store holds already answered
+     * again (see `UiChat`); one it does not hold is sent as new.
+     */
+    readonly regenerate?: boolean
+  }
   | {
     readonly _tag: "Decisions"
     readonly chatId: string
@@ -77,15 +87,15 @@ export const parse = (body: string): Result.Result<Input, UiError.BadRequest> =>
   const envelope = decodeEnvelope(json.success)
   if (Result.isFailure(envelope)) return bad(`not a useChat request: ${envelope.failure.message}`)
   const { chatTs, id, messages, trigger } = envelope.success
-  if (trigger === "regenerate-message") return bad("regenerating a message is not served: the stored conversation is the truth")
   const last = messages[messages.length - 1]!
   if (last.role === "user") {
     const text = last.parts.flatMap((part) => Option.toArray(decodeText(part))).map((part) => part.text).join("")
     if (last.id === "") return bad("the user message has no id")
     if (text.trim() === "") return bad("the user message has no text")
     if (text.length > limits.text) return bad(`the user message is longer than ${limits.text} characters`)
-    return Result.succeed({ _tag: "Message", chatId: id, messageId: last.id, text })
+    return Result.succeed({ _tag: "Message", chatId: id, messageId: last.id, text, ...(trigger === "regenerate-message" ? { regenerate: true } : {}) })
   }
+  if (trigger === "regenerate-message") return bad("regenerate-message must end with the user message whose answer is regenerated")
   if (last.role !== "assistant") return bad("the last message is neither the user's nor the assistant's")
   const responses = last.parts.flatMap((part) => Option.toArray(decodeResponded(part))).map((part): ApprovalResponse => ({
     approvalId: part.approval.id,

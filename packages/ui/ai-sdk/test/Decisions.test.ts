@@ -5,7 +5,7 @@
  * stream and the call data tell Expired and Cancelled apart and show the
  * policy and the quorum's votes; a new message while calls wait steers the
  * conversation (the undecided calls are cancelled, the message answered), or
- * is refused with `whilePaused: "refuse"`.
+ * is refused with `steering: "refuse"` (or its deprecated name, `whilePaused: "refuse"`).
  */
 import { UiChat, type UiMessageChunk } from "@chat-ts/ai-sdk-ui"
 import { Action, Chat, ConversationStore, Messages, Steering, Tool, Toolkit } from "@chat-ts/core"
@@ -271,7 +271,8 @@ describe("expired and cancelled calls", () => {
         expect(env.runs).toEqual([])
       })))
 
-  it.effect("with whilePaused: refuse, a new message while calls wait is 409 Paused and changes nothing", () =>
+  for (const options of [{ steering: "refuse" }, { whilePaused: "refuse" }] as const) {
+  it.effect(`with ${JSON.stringify(options)}, a new message while calls wait is 409 Paused and changes nothing`, () =>
     withEndpoint((env) =>
       Effect.gen(function*() {
         yield* post(say("rf-1", Fixture.asking([{ id: "m1", name: "send_email", arguments: { to: "a@b.c" } }])))
@@ -281,7 +282,8 @@ describe("expired and cancelled calls", () => {
         expect([answer.status, answer.error?.reason]).toEqual([409, "Paused"])
         expect(yield* stored(env, "rf-1")).toEqual(before)
         expect(env.model.requests.length).toBe(calls)
-      }), { whilePaused: "refuse" }))
+      }), options))
+  }
 })
 
 describe("the call data", () => {

@@ -20,5 +20,6 @@ export const ChatServer = (chat: Chat.Service, approver: Approver.Service, port:
     Layer.provideMerge(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" }))
   )
 
-// …or as a (Request) => Promise<Response> function, e.g. a Next.js route handler: `export const POST = handler`.
+// …or as a (Request) => Promise<Response> function, built once per process (module level): it keeps the store
+// and the running turns between requests. In a Next.js route file: `export const POST = routeHandler(chat, approver).handler`.
 export const routeHandler = (chat: Chat.Service, approver: Approver.Service) => UiHttp.toWebHandler(services(chat, approver))

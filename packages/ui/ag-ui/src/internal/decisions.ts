@@ -40,8 +40,6 @@ export interface Context {
   readonly chat: Pick<Chat.Service, "approve" | "reject">
   readonly approver: Approver.Service
   readonly identity: Approver.Identity
-  /** Whether `identity` may run turns of this conversation. */
-  readonly mayRun: (identity: Approver.Identity, conversationId: string) => Effect.Effect<boolean>
   /** What a new user message does while calls wait. */
   readonly steering: SteeringRule
 }
@@ -188,9 +186,8 @@ const planResume = (
       const decision = yield* Effect.fromResult(decisionOf(entry, call.status._tag === "Scheduled"))
       if (holds(call, decision, context.identity.id)) repeated += 1
       else if (waits(call)) work.push({ call, decision })
-      else if (pending.length === 0 && repeated === 0 && work.length === 0) {
-        return yield* AgUiError.refuse("not_paused", `conversation '${stored.id}' waits for no decision`)
-      } else {
+      else {
+        // Whether or not other calls wait: the call named is decided (or withdrawn, expired) already.
         return yield* AgUiError.refuse("already_decided", `the call '${call.id}' no longer waits for a decision (${call.status._tag})`)
       }
     }
@@ -272,9 +269,6 @@ const planMessage = (
     if (seen(stored.messages, last.id)) return { _tag: "Replay" } as const
     const text = textOf(last.content)
     if (text.trim() === "") return yield* AgUiError.refuse("bad_request", "the user message has no text")
-    if (!(yield* context.mayRun(context.identity, stored.id))) {
-      return yield* AgUiError.refuse("forbidden", `${context.identity.id} may not run turns of conversation '${stored.id}'`)
-    }
     const message: Messages.Message = {
       ...Messages.user(text, { sender: Approver.deciderOf(context.identity) }),
       providerMetadata: { [AgUiProtocol.metadataKey]: { messageId: last.id } }

@@ -64,6 +64,8 @@ export const resultMetadata = (call: Messages.ToolCallPart): AgUiProtocol.Result
 /** The AG-UI events of one run, made one chat event at a time. */
 export class RunEvents {
   private text: string | undefined
+  /** The assistant message of the current step: its text and every call it makes (`parentMessageId`). */
+  private assistant: string | undefined
   private reasoning: string | undefined
   private step: string | undefined
   private steps = 0
@@ -84,6 +86,11 @@ export class RunEvents {
   private nextId(kind: string): string {
     this.messages += 1
     return `${this.runId}:${kind}:${this.messages}`
+  }
+
+  /** The id of the current step's assistant message (made on first use). */
+  private assistantId(): string {
+    return (this.assistant ??= this.nextId("text"))
   }
 
   private inStep(out: Array<Event>): void {
@@ -109,7 +116,7 @@ export class RunEvents {
     this.closeText(out)
     this.closeReasoning(out)
     this.open.add(id)
-    out.push({ type: "TOOL_CALL_START", toolCallId: id, toolCallName: name })
+    out.push({ type: "TOOL_CALL_START", toolCallId: id, toolCallName: name, parentMessageId: this.assistantId() })
   }
 
   /** Closes the open text and reasoning messages and tool calls. */
@@ -125,6 +132,7 @@ export class RunEvents {
     this.closeContent(out)
     if (this.step !== undefined) out.push({ type: "STEP_FINISHED", stepName: this.step })
     this.step = undefined
+    this.assistant = undefined
   }
 
   /** The AG-UI events of one chat event (none for the final ones: see `paused`, `completed`). */
@@ -136,7 +144,7 @@ export class RunEvents {
         this.inStep(out)
         this.closeReasoning(out)
         if (this.text === undefined) {
-          this.text = this.nextId("text")
+          this.text = this.assistantId()
           out.push({ type: "TEXT_MESSAGE_START", messageId: this.text, role: "assistant" })
         }
         out.push({ type: "TEXT_MESSAGE_CONTENT", messageId: this.text, delta: event.text })
@@ -184,6 +192,7 @@ export class RunEvents {
           metadata: { [AgUiProtocol.metadataKey]: { finishReason: event.finishReason, usage: usageOf(event.usage)[0] } }
         })
         this.step = undefined
+        this.assistant = undefined
         break
       }
       case "ToolResult": {
@@ -208,6 +217,30 @@ export class RunEvents {
       content: Messages.projectToolCall(call).result?.text ?? "",
       metadata: resultMetadata(call)
     }
+  }
+
+  /**
+   * A `MESSAGES_SNAPSHOT` of the client's own messages (as it sent them) with the arguments of the
+   * `edited` calls (call id -> the arguments that run, as JSON text) replaced: AG-UI has no event that
+   * replaces a finished call's arguments, and without it the client's copy keeps the model's.
+   * None when no message of the client carries one of those calls.
+   */
+  edited(messages: ReadonlyArray<AgUiProtocol.InputMessage>, edited: ReadonlyMap<string, string>): ReadonlyArray<Event> {
+    let changed = false
+    const patched = messages.map((message) => {
+      const calls = message.role === "assistant" && Array.isArray(message.toolCalls) ? message.toolCalls : undefined
+      if (calls === undefined) return message
+      const toolCalls = calls.map((call: unknown) => {
+        if (typeof call !== "object" || call === null) return call
+        const { function: fn, id } = call as { readonly id?: unknown; readonly function?: unknown }
+        const args = typeof id === "string" ? edited.get(id) : undefined
+        if (args === undefined || typeof fn !== "object" || fn === null) return call
+        changed = true
+        return { ...call, function: { ...fn, arguments: args } }
+      })
+      return { ...message, toolCalls }
+    })
+    return changed ? [{ type: "MESSAGES_SNAPSHOT", messages: patched }] : []
   }
 
   /** The `TOOL_CALL_RESULT`s of calls resolved before the turn ran (cancelled by a steering message). */
@@ -260,9 +293,15 @@ export class RunEvents {
 }
 
 /** A `RUN_ERROR` event for a refusal (also the JSON body of a refusal answered with a status). */
-export const runError = (error: AgUiError.Refused): Event => ({
-  type: "RUN_ERROR",
-  message: error.message,
-  code: error.code,
-  ...(error.problems === undefined ? {} : { metadata: { [AgUiProtocol.metadataKey]: { problems: error.problems } } })
-})
+export const runError = (error: AgUiError.Refused): Event => {
+  const details = {
+    ...(error.problems === undefined ? {} : { problems: error.problems }),
+    ...(error.retryable ? { retryable: true, retryAfter: error.retryAfter } : {})
+  }
+  return {
+    type: "RUN_ERROR",
+    message: error.message,
+    code: error.code,
+    ...(Object.keys(details).length === 0 ? {} : { metadata: { [AgUiProtocol.metadataKey]: details } })
+  }
+}

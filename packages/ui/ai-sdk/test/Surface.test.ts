@@ -1,0 +1,168 @@
+/**
+ * The endpoint's edges that a page meets (issue 32): a `Busy` refusal is
+ * typed and retryable (`Retry-After`, `retryable` in the body) and the same
+ * request sent again succeeds; `regenerate()` re-runs an answer that called
+ * no tool and is refused, readably, otherwise; a wrong content type is 415;
+ * and a request with a foreign `Origin` and no `Sec-Fetch-Site` is refused
+ * (the cookie-riding case), nothing stored or run.
+ */
+import { UiChat, UiError } from "@chat-ts/ai-sdk-ui"
+import { type ConversationStore, Messages } from "@chat-ts/core"
+import type { Approver } from "@chat-ts/inbox"
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option } from "effect"
+import { approvals, post, respond, resume, say } from "./support/client.js"
+import * as Fixture from "./support/fixture.js"
+
+type Env = Effect.Success<typeof Fixture.make>
+
+const withEndpoint = <A, E>(
+  f: (env: Env) => Effect.Effect<A, E, UiChat.UiChat | Approver.Approver | ConversationStore.ConversationStore>
+) =>
+  Effect.gen(function*() {
+    const env = yield* Fixture.make
+    return yield* Effect.provide(f(env), UiChat.layer({ chat: env.chat }).pipe(Layer.provideMerge(env.services)))
+  })
+
+const stored = (env: Env, id: string) => Effect.map(env.store.load(id), Option.getOrUndefined)
+
+const regenerate = (chatId: string, messageId: string, text: string) => ({
+  id: chatId,
+  trigger: "regenerate-message",
+  messages: [{ id: messageId, role: "user", parts: [{ type: "text", text }] }]
+})
+
+describe("a busy conversation", () => {
+  it.effect("is a typed, retryable 409: Retry-After, retryable in the body; the same request sent again then runs", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const first = yield* post(say("b-1", Fixture.asking([{ id: "c1", name: "send_email", arguments: { to: "a@b.c", subject: "hi" } }])))
+        const approval = approvals(first).get("c1")!
+        const body = resume("b-1", respond(first.message!, approval, true))
+        const lease = yield* env.store.acquire("b-1", "another-tab", "30 seconds")
+        const before = yield* stored(env, "b-1")
+        const busy = yield* post(body)
+        expect(busy.status).toBe(409)
+        expect(busy.headers.get("retry-after")).toBe(String(UiError.busyRetryAfter))
+        expect(busy.error).toMatchObject({ _tag: "Conflict", reason: "Busy", retryable: true, retryAfter: UiError.busyRetryAfter })
+        expect(env.runs).toEqual([])
+        yield* env.store.release(lease)
+        expect((yield* stored(env, "b-1"))!.messages).toEqual(before!.messages)
+        // What the page does on a retryable refusal: send the same request again.
+        const again = yield* post(body)
+        expect(again.status).toBe(200)
+        expect(again.chunks).toContainEqual({ type: "tool-output-available", toolCallId: "c1", output: { sent: true } })
+        expect(env.runs).toHaveLength(1)
+      })))
+
+  it.effect("other refusals are not retryable and carry no Retry-After", () =>
+    withEndpoint(() =>
+      Effect.gen(function*() {
+        const answer = yield* post(resume("b-2", { id: "a", role: "assistant", parts: [] }))
+        expect(answer.status).toBe(404)
+        expect(answer.headers.get("retry-after")).toBeNull()
+        expect(answer.error).not.toHaveProperty("retryable")
+      })))
+})
+
+describe("regenerate()", () => {
+  it.effect("of an answer that called no tool: the answer is replaced, the model asked again", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        expect((yield* post(say("r-1", "hello", [], "m-1"))).status).toBe(200)
+        const calls = env.model.requests.length
+        const again = yield* post(regenerate("r-1", "m-1", "hello"))
+        expect(again.status).toBe(200)
+        expect(again.message!.parts).toContainEqual(expect.objectContaining({ type: "text", text: "you said: hello" }))
+        expect(env.model.requests.length).toBe(calls + 1)
+        const messages = (yield* stored(env, "r-1"))!.messages
+        expect(messages.map((message) => message.role)).toEqual(["user", "assistant"])
+        expect(Messages.textOf(messages[1]!)).toBe("you said: hello")
+      })))
+
+  it.effect("of an answer that called tools, or of an earlier message: 409 NotRegenerable with a readable reason, nothing run", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        yield* post(say("r-2", "hello", [], "m-1"))
+        yield* post(say("r-2", Fixture.asking([{ id: "l1", name: "lookup", arguments: { word: "x" } }]), [], "m-2"))
+        const before = yield* stored(env, "r-2")
+        const calls = env.model.requests.length
+        const tools = yield* post(regenerate("r-2", "m-2", "whatever"))
+        expect([tools.status, tools.error?.reason]).toEqual([409, "NotRegenerable"])
+        expect(tools.error?.message).toMatch(/called tools \(lookup\).*send a new message/)
+        const earlier = yield* post(regenerate("r-2", "m-1", "hello"))
+        expect([earlier.status, earlier.error?.reason]).toEqual([409, "NotRegenerable"])
+        expect(yield* stored(env, "r-2")).toEqual(before)
+        expect(env.model.requests.length).toBe(calls)
+        expect(env.runs).toHaveLength(1)
+      })))
+
+  it.effect("of a paused answer: 409 NotRegenerable, the calls still wait", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        yield* post(say("r-3", Fixture.asking([{ id: "c1", name: "send_email", arguments: { to: "a@b.c", subject: "hi" } }]), [], "m-1"))
+        const answer = yield* post(regenerate("r-3", "m-1", "x"))
+        expect([answer.status, answer.error?.reason]).toEqual([409, "NotRegenerable"])
+        expect(Messages.pendingTools((yield* stored(env, "r-3"))!.messages).map((call) => call.id)).toEqual(["c1"])
+      })))
+
+  it.effect("of a message the store does not hold (its first send failed): it is sent as new", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const answer = yield* post(regenerate("r-4", "m-1", "hello"))
+        expect(answer.status).toBe(200)
+        expect((yield* stored(env, "r-4"))!.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+      })))
+})
+
+describe("the request's origin", () => {
+  it.effect("a wrong content type is 415 UnsupportedMediaType, nothing stored", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const answer = yield* post(say("o-1", "hello"), { headers: { "content-type": "text/plain" } })
+        expect([answer.status, answer.error?._tag]).toEqual([415, "UnsupportedMediaType"])
+        expect(yield* stored(env, "o-1")).toBeUndefined()
+      })))
+
+  it.effect("a foreign Origin without Sec-Fetch-Site is refused (403) before anything is stored or run", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const first = yield* post(say("o-2", Fixture.asking([{ id: "c1", name: "send_email", arguments: { to: "a@b.c", subject: "hi" } }])))
+        const body = resume("o-2", respond(first.message!, approvals(first).get("c1")!, true))
+        const before = yield* stored(env, "o-2")
+        for (const origin of ["https://evil.example", "http://127.0.0.1.evil.example", "null"]) {
+          const answer = yield* post(body, { headers: { origin } })
+          expect([answer.status, answer.error?._tag], origin).toEqual([403, "Forbidden"])
+        }
+        const message = yield* post(say("o-3", "hello"), { headers: { origin: "https://evil.example" } })
+        expect(message.status).toBe(403)
+        expect(yield* stored(env, "o-3")).toBeUndefined()
+        expect(yield* stored(env, "o-2")).toEqual(before)
+        expect(env.runs).toEqual([])
+        // The page's own origin (the request's host) is let through.
+        const own = yield* post(body, { headers: { origin: "http://127.0.0.1" } })
+        expect(own.status).toBe(200)
+        expect(env.runs).toHaveLength(1)
+      })))
+
+  it.effect("allowedOrigins lets another origin's page through; no Origin and no Sec-Fetch-Site (not a browser) too", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const layer = UiChat.layer({ chat: env.chat }).pipe(Layer.provideMerge(env.services))
+      const { UiHttp } = yield* Effect.promise(() => import("@chat-ts/ai-sdk-ui"))
+      const web = UiHttp.toWebHandler(layer, { allowedOrigins: ["https://app.example"] })
+      yield* Effect.addFinalizer(() => Effect.promise(web.dispose))
+      const send = (chatId: string, headers: Record<string, string>) =>
+        Effect.promise(() =>
+          web.handler(new Request("http://127.0.0.1/api/chat", {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-test-user": "alice", ...headers },
+            body: JSON.stringify(say(chatId, "hello"))
+          })).then((response) => response.status)
+        )
+      expect(yield* send("a-1", { origin: "https://app.example" })).toBe(200)
+      expect(yield* send("a-2", { origin: "https://app.example", "sec-fetch-site": "cross-site" })).toBe(200)
+      expect(yield* send("a-3", { origin: "https://other.example" })).toBe(403)
+      expect(yield* send("a-4", {})).toBe(200)
+    }).pipe(Effect.scoped))
+})
