@@ -30,23 +30,28 @@ export type JsonSchema = { readonly [key: string]: unknown }
 /** The deepest schema rewritten; deeper ones are refused. */
 export const maxDepth = 64
 
-/** Keywords copied as they are. */
-const kept: ReadonlyArray<string> = [
-  "title",
-  "description",
-  "nullable",
-  "minItems",
-  "maxItems",
-  "minLength",
-  "maxLength",
-  "pattern",
-  "minimum",
-  "maximum",
-  "minProperties",
-  "maxProperties",
-  "example",
-  "default",
-  "propertyOrdering"
+const isString = (u: unknown): boolean => typeof u === "string"
+const isCount = (u: unknown): boolean => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
+const isFiniteNumber = (u: unknown): boolean => typeof u === "number" && Number.isFinite(u)
+const isAny = (u: unknown): boolean => u !== undefined
+
+/** Keywords copied as they are, when their value has the form Gemini's schema gives them (others are dropped). */
+const kept: ReadonlyArray<readonly [string, (u: unknown) => boolean]> = [
+  ["title", isString],
+  ["description", isString],
+  ["nullable", (u) => typeof u === "boolean"],
+  ["minItems", isCount],
+  ["maxItems", isCount],
+  ["minLength", isCount],
+  ["maxLength", isCount],
+  ["pattern", isString],
+  ["minimum", isFiniteNumber],
+  ["maximum", isFiniteNumber],
+  ["minProperties", isCount],
+  ["maxProperties", isCount],
+  ["example", isAny],
+  ["default", isAny],
+  ["propertyOrdering", (u) => Array.isArray(u) && u.every(isString)]
 ]
 
 /** The `format`s Gemini takes, per type. */
@@ -168,7 +173,7 @@ class Rewriter {
       return this.rewrite({ ...target, ...rest }, depth + 1, [...stack, $ref], path)
     }
     const out: Record<string, unknown> = {}
-    for (const key of kept) if (schema[key] !== undefined) put(out, key, schema[key])
+    for (const [key, fits] of kept) if (fits(schema[key])) put(out, key, schema[key])
 
     // anyOf / oneOf: `null` members make the schema nullable; one member left is inlined.
     const alternatives = Array.isArray(schema.anyOf) ? schema.anyOf : Array.isArray(schema.oneOf) ? schema.oneOf : undefined

@@ -259,3 +259,40 @@ describe("GoogleSchema: every schema has a type (issue 32)", () => {
     )
   })
 })
+
+describe("GoogleSchema: any JSON Schema at all (issue 32)", () => {
+  const keyword = fc.constantFrom(
+    "type", "format", "title", "description", "nullable", "enum", "const", "items", "prefixItems", "properties", "required",
+    "anyOf", "oneOf", "allOf", "minItems", "maxItems", "minLength", "maxLength", "pattern", "minimum", "maximum",
+    "minProperties", "maxProperties", "example", "default", "propertyOrdering", "additionalProperties", "$ref", "$defs", "not",
+    "examples", "__proto__"
+  )
+  const scalar = fc.oneof(
+    fc.constantFrom("string", "number", "integer", "boolean", "array", "object", "null", "int64", "date-time", null, true, false, 0, 1, -1, 2.5, "5"),
+    fc.string({ maxLength: 3 })
+  )
+  const { schema } = fc.letrec<{ schema: unknown; value: unknown }>((tie) => ({
+    value: fc.oneof(
+      { depthSize: "small" },
+      scalar,
+      fc.array(tie("value"), { maxLength: 3 }),
+      tie("schema"),
+      fc.dictionary(fc.string({ maxLength: 3 }), tie("schema"), { maxKeys: 3 })
+    ),
+    schema: fc.oneof({ depthSize: "small" }, fc.constant(true), fc.dictionary(keyword, tie("value"), { maxKeys: 5 }))
+  }))
+
+  it("property: whatever the JSON, the rewrite is a valid v1beta Schema (keywords of the wrong form dropped) or a refusal with a reason", () => {
+    fc.assert(
+      fc.property(schema, (json) => {
+        const out = GoogleSchema.rewrite(json as GoogleSchema.JsonSchema)
+        return Result.isSuccess(out) ? violations(out.success).length === 0 : out.failure.reason.length > 0
+      }),
+      { numRuns: 1000 }
+    )
+    expect(rewrite({ type: "array", minItems: [], maxItems: -1, items: { type: "string", pattern: 5, title: "t" } })).toEqual({
+      type: "ARRAY",
+      items: { type: "STRING", title: "t" }
+    })
+  })
+})
