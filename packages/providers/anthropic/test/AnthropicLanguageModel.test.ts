@@ -456,7 +456,9 @@ describe("sampling parameters (issue 32): the API version the SDK sends refuses 
       yield* m.generate(request([Messages.user("Hi")])).pipe(Effect.provide(logged(logs)))
       expect(logs).toHaveLength(1)
       // providerOptions are the caller's own body fields, for an endpoint that still takes them.
-      yield* m.generate(request([Messages.user("Hi")], [], { providerOptions: { temperature: 0.2 } })).pipe(Effect.provide(logged(logs)))
+      yield* m.generate(request([Messages.user("Hi")], [], { temperature: 0.9, providerOptions: { temperature: 0.2 } })).pipe(
+        Effect.provide(logged(logs))
+      )
       expect(bodyOf(server, 2)["temperature"]).toBe(0.2)
       expect(logs).toHaveLength(1)
       expect(server.requests[0]!.headers["anthropic-version"]).toBe("2026-10-21")

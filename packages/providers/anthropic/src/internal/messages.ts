@@ -273,7 +273,11 @@ export const toBody = (request: LanguageModel.Request, options: Options): Result
       ))
     }
     // Set on a request (provider-neutral options, which another model of a Router may take): not sent, with a warning.
-    const asked = (["temperature", "topP"] as const).filter((key) => o[key] !== undefined)
+    // (Unless the caller's providerOptions send the same field themselves.)
+    const wireName = { temperature: "temperature", topP: "top_p" } as const
+    const asked = (["temperature", "topP"] as const).filter((key) =>
+      o[key] !== undefined && (o.providerOptions === undefined || !Object.hasOwn(o.providerOptions, wireName[key]))
+    )
     const notSent = asked.length === 0
       ? undefined
       : `The request's ${asked.map((key) => `${key} (${o[key]})`).join(" and ")} ${asked.length === 1 ? "is" : "are"} not sent: ${refusedSampling}.`
