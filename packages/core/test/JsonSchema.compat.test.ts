@@ -4,7 +4,8 @@
  * declaration (`Tool.wire`) and response format (`Chat.responseFormat`) that
  * 0.1's tests and examples built; each schema of those tests rebuilt here with
  * Effect 4 must give a deep-equal declaration (or format), the same reasons
- * for going non-strict, and the same refusals.
+ * for going non-strict, and the same refusals, but for the `$id`s 0.1 left on
+ * `unknown`, `any` and `object` (`/schemas/unknown`…), which are no longer sent.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
@@ -52,6 +53,21 @@ const entries: ReadonlyArray<Entry> = JSON.parse(
 
 /** What is sent: the value as JSON carries it. */
 const sent = (value: unknown): unknown => JSON.parse(JSON.stringify(value))
+
+/** The `$id`s 0.1 wrote on `unknown`, `any` and `object` (`/schemas/unknown`…): recorded in the fixture, no longer sent (issue 32). */
+const markers = new Set(["/schemas/unknown", "/schemas/any", "/schemas/object", "/schemas/never", "/schemas/void", "/schemas/%7B%7D", "/schemas/enums"])
+
+/** A recorded declaration as it is sent now: 0.1's, without its markers. */
+const unmarked = (value: unknown): unknown =>
+  Array.isArray(value)
+    ? value.map(unmarked)
+    : typeof value === "object" && value !== null
+    ? Object.fromEntries(
+      Object.entries(value).flatMap(([key, v]) =>
+        (key === "$id" || key === "$comment") && typeof v === "string" && markers.has(v) ? [] : [[key, unmarked(v)]]
+      )
+    )
+    : value
 
 /** The index of the one tool entry 0.1 recorded for this name, description and `strict` option, among those `pick` keeps. */
 const toolEntry = (
@@ -223,7 +239,8 @@ const expectTool = (tool: Tool.Any, entry: ToolEntry, rename?: { readonly name: 
   }
   expect(Result.isSuccess(wire), Result.isFailure(wire) ? wire.failure.detail : "").toBe(true)
   if (Result.isFailure(wire)) return
-  const expected = rename === undefined ? entry.result.declaration : { ...entry.result.declaration, ...rename }
+  const declaration = unmarked(entry.result.declaration) as Node
+  const expected = rename === undefined ? declaration : { ...declaration, ...rename }
   expect(sent(wire.success.declaration)).toStrictEqual(expected)
   expect(wire.success.notStrict).toStrictEqual(entry.result.notStrict)
   expect(sent(tool.declaration)).toStrictEqual(expected)
@@ -275,5 +292,53 @@ describe("json-schemas.json coverage", () => {
       ["Chat.helpers delete_files", "v0.1 fixtures delete_files"],
       ["Chat.helpers read_file", "v0.1 fixtures read_file"]
     ])
+  })
+})
+
+describe("no marker $id is sent (issue 32)", () => {
+  const ids = (value: unknown): Array<string> =>
+    Array.isArray(value)
+      ? value.flatMap(ids)
+      : typeof value === "object" && value !== null
+      ? Object.entries(value).flatMap(([key, v]) => [...(key === "$id" || key === "$comment" ? [`${key}: ${String(v)}`] : []), ...ids(v)])
+      : []
+  class Node extends Schema.Class<Node>("Node")({
+    data: Schema.Unknown,
+    children: Schema.Array(Schema.suspend((): Schema.Codec<Node, unknown> => Node))
+  }) {}
+  enum Colour { Red = "red", Blue = "blue" }
+  const fields = {
+    unknown: Schema.Unknown,
+    any: Schema.Any,
+    object: Schema.ObjectKeyword,
+    empty: Schema.Struct({}),
+    enums: Schema.Enum(Colour),
+    list: Schema.Array(Schema.Unknown),
+    record: Schema.Record(Schema.String, Schema.Unknown),
+    union: Schema.Union([Schema.String, Schema.Unknown]),
+    tuple: Schema.Tuple([Schema.String, Schema.Unknown]),
+    annotated: Schema.Unknown.annotate({ description: "anything" }),
+    optional: Schema.optional(Schema.Unknown),
+    tree: Node
+  }
+
+  it("in a tool's parameters (strict or not) and in a response format, at any depth, $defs included", () => {
+    const tool = Tool.make("anything", { description: "Takes anything.", parameters: fields })
+    expect(ids(sent(tool.declaration))).toEqual([])
+    const wire = Tool.wire(tool)
+    expect(Result.isSuccess(wire) && ids(sent(wire.success.declaration))).toEqual([])
+    expect(ids(sent(Chat.responseFormat(Schema.Struct(fields))))).toEqual([])
+  })
+
+  it("annotations on those nodes are kept: the title and description the model reads", () => {
+    const tool = Tool.make("anything", { description: "Takes anything.", parameters: fields })
+    const properties = (sent(tool.declaration) as { parameters: { properties: Record<string, unknown> } }).parameters.properties
+    expect(properties["unknown"]).toEqual({ title: "unknown" })
+    expect(properties["annotated"]).toEqual({ title: "unknown", description: "anything" })
+    expect(properties["object"]).toEqual({
+      anyOf: [{ type: "object" }, { type: "array" }],
+      title: "object",
+      description: "an object in the TypeScript meaning, i.e. the `object` type"
+    })
   })
 })

@@ -7,6 +7,8 @@ export default defineProject({
     name: "google",
     // A bound, not a measure: generous so a busy CI machine does not fail a correct test.
     testTimeout: 30_000,
-    include: ["test/**/*.test.ts"]
+    include: ["test/**/*.test.ts"],
+    // Every schema a test sends is checked against Gemini's v1beta Schema rules.
+    setupFiles: ["test/support/specCheck.ts"]
   }
 })

@@ -12,6 +12,8 @@
  *
  * The top is always an object schema where it can be: providers reject a
  * top-level `$ref`, and an empty struct is sent as a closed, empty object.
+ * The `$id`s Effect 3 wrote on `unknown`, `any`, `object`… (`/schemas/unknown`)
+ * are not sent.
  *
  * What 0.1 could not write (a declaration such as `Date`, a symbol, a bigint,
  * `undefined` outside an optional property, recursion without an identifier)
@@ -36,7 +38,63 @@ export const make = (ast: AST.AST): JsonSchema => {
   }
   const defs: Record<string, JsonSchema> = {}
   const root = go(ast, { defs, path: [], ignoreIdentifier: false })
-  return Object.keys(defs).length === 0 ? root : { ...root, $defs: defs }
+  return unmark(Object.keys(defs).length === 0 ? root : { ...root, $defs: defs })
+}
+
+/**
+ * The `$id`s (and the `$comment`) this module writes to recognise its own
+ * nodes while it builds (`/schemas/unknown`…): Effect 3 left them in what it
+ * sent, where they say nothing to a model and may be read as a base URI; they
+ * are taken out once the schema is made.
+ */
+const markers: ReadonlySet<string> = new Set([
+  "/schemas/never",
+  "/schemas/void",
+  "/schemas/unknown",
+  "/schemas/any",
+  "/schemas/object",
+  "/schemas/%7B%7D",
+  "/schemas/enums"
+])
+
+/** Keywords whose value is a map of names to subschemas. */
+const schemaMaps: ReadonlySet<string> = new Set(["properties", "patternProperties", "$defs"])
+
+/** Keywords whose value is a subschema or a list of them. */
+const schemaValues: ReadonlySet<string> = new Set([
+  "items",
+  "additionalItems",
+  "additionalProperties",
+  "propertyNames",
+  "not",
+  "anyOf",
+  "allOf",
+  "oneOf"
+])
+
+const isNode = (u: unknown): u is Node => typeof u === "object" && u !== null && !Array.isArray(u)
+
+/** Sets a key without touching the prototype (a property may be called `__proto__`). */
+const put = (target: Node, key: string, value: unknown): void => {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true })
+}
+
+/** The schema without this module's markers, in every subschema (values such as `default` and `enum` untouched). */
+const unmark = (json: Node): Node => {
+  const out: Node = {}
+  for (const [key, value] of Object.entries(json)) {
+    if ((key === "$id" || key === "$comment") && typeof value === "string" && markers.has(value)) continue
+    if (schemaMaps.has(key) && isNode(value)) {
+      const map: Node = {}
+      for (const [name, schema] of Object.entries(value)) put(map, name, isNode(schema) ? unmark(schema) : schema)
+      put(out, key, map)
+    } else if (schemaValues.has(key)) {
+      put(out, key, Array.isArray(value) ? value.map((v) => isNode(v) ? unmark(v) : v) : isNode(value) ? unmark(value) : value)
+    } else {
+      put(out, key, value)
+    }
+  }
+  return out
 }
 
 interface Context {

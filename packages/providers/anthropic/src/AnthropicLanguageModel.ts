@@ -36,9 +36,10 @@ export type { Options } from "./internal/options.js"
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, AnthropicClient> =>
   AnthropicClient.useSync((client) => {
     const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
-      Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), ({ body, structuredTool }) =>
+      Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), ({ body, notSent, structuredTool }) =>
         ProviderRetry.withRetry(client.createMessage({ ...body, stream: false }), options.retry).pipe(
           (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
+          (call) => notSent === undefined ? call : Effect.andThen(Effect.logWarning(notSent), call),
           Effect.flatMap((message) => Effect.fromResult(Internal.fromMessage(message, structuredTool)))
         ))
 
@@ -46,9 +47,12 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
     const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
       const made = Internal.toBody(request, options)
       if (Result.isFailure(made)) return Stream.fail(made.failure)
-      const { body, structuredTool } = made.success
+      const { body, notSent, structuredTool } = made.success
+      // Warned once per call, not once per attempt.
+      let warned = notSent === undefined
+      const warning = Effect.suspend(() => warned ? Effect.void : (warned = true, Effect.logWarning(notSent)))
       return ProviderStream.decodeEvents(
-        client.streamMessage({ ...body, stream: true }),
+        Effect.andThen(warning, client.streamMessage({ ...body, stream: true })),
         options.retry,
         () => new Internal.StreamState(structuredTool, client.redact),
         Timeouts.stream(options)

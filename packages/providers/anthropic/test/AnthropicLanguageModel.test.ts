@@ -6,6 +6,8 @@
 import { ChatError, type LanguageModel, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Logger from "effect/Logger"
+import * as Stream from "effect/Stream"
 import * as AnthropicLanguageModel from "../src/AnthropicLanguageModel.js"
 import { apiKey, bodyOf, clientLayer, model, request, testTool, weatherTool } from "./support/helpers.js"
 import * as ReplayServer from "./support/ReplayServer.js"
@@ -62,15 +64,14 @@ describe("generate", () => {
       expect(server.requests[0]!.headers["anthropic-beta"]).toBe("files-api-2025-04-14")
     }))
 
-  it.effect("sends tool choice, parallel-call switch, sampling, stop sequences, user and provider options", () =>
+  it.effect("sends tool choice, parallel-call switch, stop sequences, user and provider options", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text(), text())
-      const m = yield* model(server, { temperature: 0.3, topK: 5, user: "user-42" })
+      const m = yield* model(server, { user: "user-42" })
       yield* m.generate(request([Messages.user("Hi")], [testTool], {
         toolChoice: "required",
         parallelToolCalls: false,
-        topP: 0.5,
         stop: ["END"],
         maxTokens: 100,
         providerOptions: { service_tier: "standard_only" }
@@ -78,9 +79,6 @@ describe("generate", () => {
       expect(bodyOf(server, 0)).toMatchObject({
         max_tokens: 100,
         tool_choice: { type: "any", disable_parallel_tool_use: true },
-        temperature: 0.3,
-        top_p: 0.5,
-        top_k: 5,
         stop_sequences: ["END"],
         metadata: { user_id: "user-42" },
         service_tier: "standard_only"
@@ -276,21 +274,18 @@ describe("extended thinking", () => {
       ])
     }))
 
-  it.effect("temperature and top_k are not sent while thinking; top_p only from 0.95; adaptive thinking", () =>
+  it.effect("adaptive thinking; reasoningEffort as output_config.effort", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make
       server.enqueue(text(), text())
-      const m = yield* model(server, { thinking: { type: "enabled", budgetTokens: 1024 }, temperature: 0.2, topK: 3, topP: 0.5 })
-      yield* m.generate(request([Messages.user("Hi")]))
-      const body = bodyOf(server, 0)
-      expect(body["temperature"]).toBeUndefined()
-      expect(body["top_k"]).toBeUndefined()
-      expect(body["top_p"]).toBeUndefined()
-      const adaptive = yield* model(server, { thinking: { type: "adaptive" }, topP: 0.95 })
+      const adaptive = yield* model(server, { thinking: { type: "adaptive" } })
       yield* adaptive.generate(request([Messages.user("Hi")], [], { reasoningEffort: "minimal", seed: 7 }))
-      expect(bodyOf(server, 1)).toMatchObject({ thinking: { type: "adaptive" }, top_p: 0.95, max_tokens: 4096, output_config: { effort: "low" } })
+      expect(bodyOf(server, 0)).toMatchObject({ thinking: { type: "adaptive" }, max_tokens: 4096, output_config: { effort: "low" } })
+      const enabled = yield* model(server, { thinking: { type: "enabled", budgetTokens: 1024 } })
+      yield* enabled.generate(request([Messages.user("Hi")]))
+      expect(bodyOf(server, 1)).toMatchObject({ thinking: { type: "enabled", budget_tokens: 1024 }, max_tokens: 5120 })
       // The Messages API has no seed.
-      expect(bodyOf(server, 1)["seed"]).toBeUndefined()
+      expect(bodyOf(server, 0)["seed"]).toBeUndefined()
     }))
 
   it.effect("refuses a thinking budget below 1024 or not below maxTokens, before sending", () =>
@@ -438,3 +433,65 @@ describe("hostile or odd answers", () => {
     }))
 })
 
+
+describe("sampling parameters (issue 32): the API version the SDK sends refuses them", () => {
+  const logged = (logs: Array<string>) =>
+    Logger.layer([Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${Array.isArray(message) ? message.join(" ") : String(message)}`))])
+
+  it.effect("a request's temperature and topP are not sent, with one warning naming them; providerOptions are sent as given", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(text(), text(), text())
+      const logs: Array<string> = []
+      const m = yield* model(server)
+      yield* m.generate(request([Messages.user("Hi")], [], { temperature: 0.3, topP: 0.5 })).pipe(Effect.provide(logged(logs)))
+      const body = bodyOf(server, 0)
+      expect(body).not.toHaveProperty("temperature")
+      expect(body).not.toHaveProperty("top_p")
+      expect(body).not.toHaveProperty("top_k")
+      expect(logs).toEqual([
+        "Warn The request's temperature (0.3) and topP (0.5) are not sent: the Anthropic Messages API (version 2026-10-21) refuses sampling parameters (temperature, top_p, top_k)."
+      ])
+      // Nothing to say when nothing was asked.
+      yield* m.generate(request([Messages.user("Hi")])).pipe(Effect.provide(logged(logs)))
+      expect(logs).toHaveLength(1)
+      // providerOptions are the caller's own body fields, for an endpoint that still takes them.
+      yield* m.generate(request([Messages.user("Hi")], [], { temperature: 0.9, providerOptions: { temperature: 0.2 } })).pipe(
+        Effect.provide(logged(logs))
+      )
+      expect(bodyOf(server, 2)["temperature"]).toBe(0.2)
+      expect(logs).toHaveLength(1)
+      expect(server.requests[0]!.headers["anthropic-version"]).toBe("2026-10-21")
+    }))
+
+  it.effect("streamed: the same body, warned once per call", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.sse(ReplayServer.fixture("stream/text.sse")))
+      const logs: Array<string> = []
+      const m = yield* model(server)
+      yield* Stream.runDrain(m.stream(request([Messages.user("Hi")], [], { temperature: 1 }))).pipe(Effect.provide(logged(logs)))
+      expect(bodyOf(server, 0)).not.toHaveProperty("temperature")
+      expect(bodyOf(server, 0)["stream"]).toBe(true)
+      expect(logs).toEqual([
+        "Warn The request's temperature (1) is not sent: the Anthropic Messages API (version 2026-10-21) refuses sampling parameters (temperature, top_p, top_k)."
+      ])
+    }))
+
+  it.effect("on the layer they are a compile error; set anyway, every call is an InvalidRequest and nothing is sent", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      // @ts-expect-error temperature is not an option of the layer
+      const typed: AnthropicLanguageModel.Options = { model: "claude-opus-4-8", temperature: 0.3 }
+      const m = yield* model(server, typed)
+      const error = yield* Effect.flip(m.generate(request([Messages.user("Hi")])))
+      expect(error).toBeInstanceOf(ChatError.InvalidRequest)
+      expect(error.message).toBe(
+        "AnthropicLanguageModel's temperature cannot be sent: the Anthropic Messages API (version 2026-10-21) refuses sampling parameters (temperature, top_p, top_k). Remove it from the layer's options."
+      )
+      const loose = { topP: 0.9, topK: 40 } as unknown as Partial<AnthropicLanguageModel.Options>
+      const streamed = yield* Effect.flip(Stream.runDrain((yield* model(server, loose)).stream(request([Messages.user("Hi")]))))
+      expect(streamed.message).toContain("AnthropicLanguageModel's topP, topK cannot be sent")
+      expect(server.requests).toHaveLength(0)
+    }))
+})

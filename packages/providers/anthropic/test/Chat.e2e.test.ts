@@ -137,3 +137,27 @@ describe("Chat end to end: AnthropicLanguageModel", () => {
       expect(answer.finishReason).toBe("stop")
     }))
 })
+
+describe("tool parameters on the wire", () => {
+  it.effect("a Schema.Unknown parameter is sent as its title alone, without the $id Effect 3 wrote", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("messages/text-after-tool.json")))
+      const Annotate = Tool.make("annotate", { description: "Attach free-form data.", parameters: { data: Schema.Unknown } })
+      const kit = Toolkit.make(Annotate)
+      const layer = Layer.merge(
+        AnthropicLanguageModel.layer({ model: "claude-opus-4-8", retry: false }).pipe(Layer.provide(clientLayer(server))),
+        kit.toLayer({ annotate: () => Effect.void })
+      )
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(layer))
+      yield* chat.complete(Messages.fromUser("Hi"))
+      const body = server.requests[0]!.body as { readonly tools: ReadonlyArray<{ readonly input_schema: unknown }> }
+      expect(body.tools[0]!.input_schema).toStrictEqual({
+        type: "object",
+        required: ["data"],
+        properties: { data: { title: "unknown" } },
+        additionalProperties: false
+      })
+      expect(JSON.stringify(body)).not.toContain("$id")
+    }))
+})

@@ -210,6 +210,25 @@ describe("EffectAi bridge: tool calls through Chat", () => {
       ])
     }))
 
+  it.effect("a Schema.Unknown parameter is sent as its title alone, without the $id Effect 3 wrote", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(ReplayServer.json(ReplayServer.fixture("responses/text.json")))
+      const Annotate = Tool.make("annotate", { description: "Attach free-form data.", parameters: { data: Schema.Unknown } })
+      const kit = Toolkit.make(Annotate)
+      const context = yield* Layer.build(Layer.merge(bridged(server), kit.toLayer({ annotate: () => Effect.void })))
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(context))
+      yield* chat.complete(Messages.fromUser("Hi"))
+      const tools = body(server, 0)["tools"] as ReadonlyArray<Record<string, unknown>>
+      expect(tools[0]!["parameters"]).toStrictEqual({
+        type: "object",
+        required: ["data"],
+        properties: { data: { title: "unknown" } },
+        additionalProperties: false
+      })
+      expect(JSON.stringify(body(server, 0))).not.toContain("$id")
+    }))
+
   it.effect("streams the same turn through Chat.stream", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make

@@ -2,9 +2,10 @@
  * GoogleLanguageModel against the replay server: the real `@google/genai`
  * SDK over HTTP, recorded Gemini bodies back, the requests checked as sent.
  */
-import { ChatError, LanguageModel, Messages } from "@chat-ts/core"
+import { Chat, ChatError, LanguageModel, Messages, Tool } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Retry } from "../src/index.js"
 import {
@@ -18,6 +19,7 @@ import {
 } from "./support/helpers.js"
 import { ReplayServer } from "@chat-ts/core/testing"
 import { fixture } from "./support/fixtures.js"
+import { violations } from "./support/geminiSpec.js"
 
 type Body = {
   readonly contents: ReadonlyArray<{ readonly role: string; readonly parts: ReadonlyArray<Record<string, unknown>> }>
@@ -575,6 +577,75 @@ describe("hostile input", () => {
       expect(bodyOf(server).contents[1]).toEqual({
         role: "model",
         parts: [{ text: "Checking." }, { functionCall: { name: "get_weather", args: { city: "Paris" } } }]
+      })
+    }))
+})
+
+enum Colour {
+  Red = "red",
+  Blue = "blue"
+}
+
+describe("schemas on the wire (issue 32): every Gemini schema has a type, or the JSON Schema is sent", () => {
+  const Paint = Tool.make("paint", {
+    description: "Paint a point.",
+    parameters: { colour: Schema.Enum(Colour), at: Schema.Tuple([Schema.Number, Schema.Number]) }
+  })
+  const Draw = Tool.make("draw", {
+    description: "Draw a shape.",
+    parameters: {
+      shape: Schema.Union([
+        Schema.Struct({ kind: Schema.Literal("circle"), radius: Schema.Number }),
+        Schema.Struct({ kind: Schema.Literal("square"), side: Schema.Number })
+      ])
+    }
+  })
+  const Annotate = Tool.make("annotate", { description: "Attach free-form data.", parameters: { data: Schema.Unknown } })
+
+  it.effect("Schema.Enum and tuple items go as `parameters` with their types; a union of structs and a Schema.Unknown as `parametersJsonSchema`, without $id", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/text.json")))
+      const model = yield* geminiModel(server)
+      yield* model.generate(request([Messages.user("Hi")], [Paint.declaration, Draw.declaration, Annotate.declaration]))
+      const [paint, draw, annotate] = (bodyOf(server)["tools"] as ReadonlyArray<{ readonly functionDeclarations: ReadonlyArray<Record<string, unknown>> }>)[0]!
+        .functionDeclarations
+      expect(violations(paint!["parameters"])).toEqual([])
+      expect(paint!["parameters"]).toEqual({
+        type: "OBJECT",
+        properties: {
+          colour: { type: "STRING", enum: ["red", "blue"] },
+          at: { type: "ARRAY", minItems: 2, items: { type: "NUMBER" } }
+        },
+        required: ["colour", "at"]
+      })
+      expect(draw).toEqual({ name: "draw", description: "Draw a shape.", parametersJsonSchema: Draw.declaration.parameters })
+      expect(annotate).toEqual({
+        name: "annotate",
+        description: "Attach free-form data.",
+        parametersJsonSchema: {
+          type: "object",
+          required: ["data"],
+          properties: { data: { title: "unknown" } },
+          additionalProperties: false
+        }
+      })
+      expect(JSON.stringify(bodyOf(server))).not.toContain("$id")
+    }))
+
+  it.effect("a response format with no Gemini type is sent as responseJsonSchema; one with types as responseSchema (streamed too)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(ReplayServer.json(fixture("generate/structured.json")), ReplayServer.sse(fixture("stream/text.sse")))
+      const model = yield* geminiModel(server)
+      const loose = Chat.responseFormat(Schema.Struct({ recipeName: Schema.String, extra: Schema.Unknown }))
+      yield* model.generate(request([Messages.user("A recipe")], [], { responseFormat: loose }))
+      expect(bodyOf(server, 0)["generationConfig"]).toEqual({ responseMimeType: "application/json", responseJsonSchema: loose.schema })
+      const typed = Chat.responseFormat(Schema.Struct({ colour: Schema.Enum(Colour) }))
+      yield* Stream.runDrain(model.stream(request([Messages.user("A colour")], [], { responseFormat: typed })))
+      expect(bodyOf(server, 1)["generationConfig"]).toMatchObject({
+        responseMimeType: "application/json",
+        responseSchema: { type: "OBJECT", properties: { colour: { type: "STRING", enum: ["red", "blue"] } } }
       })
     }))
 })

@@ -102,6 +102,30 @@ describe("strict mode: tools", () => {
       expect(respAnnotate.strict).toBe(false)
     }))
 
+  it.effect("a Schema.Unknown parameter is sent as its title alone, without the $id Effect 3 wrote (both APIs)", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make
+      server.enqueue(
+        ReplayServer.json(ReplayServer.fixture("chat-completions/text.json")),
+        ReplayServer.json(ReplayServer.fixture("responses/text.json"))
+      )
+      const kit = Toolkit.make(Annotate)
+      const handlers = kit.toLayer({ annotate: () => Effect.void })
+      for (const model of [chatLayer(server), responsesLayer(server)]) {
+        const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model, handlers)))
+        yield* chat.complete(Messages.fromUser("Hi"))
+      }
+      const expected = {
+        type: "object",
+        required: ["data"],
+        properties: { data: { title: "unknown" } },
+        additionalProperties: false
+      }
+      expect(bodyOf(server, 0).tools[0].function.parameters).toStrictEqual(expected)
+      expect(bodyOf(server, 1).tools[0].parameters).toStrictEqual(expected)
+      expect(JSON.stringify(server.requests.map((r) => r.body))).not.toContain("$id")
+    }))
+
   it.effect("strict: false on the model layer: no strict field on Chat Completions, strict: false everywhere on Responses", () =>
     Effect.gen(function*() {
       const server = yield* ReplayServer.make

@@ -242,7 +242,18 @@ const toToolChoice = (choice: LanguageModel.ToolChoice, disableParallel: boolean
 export interface Body {
   readonly body: MessageCreateParamsNonStreaming
   readonly structuredTool: string | undefined
+  /** What the request asked for that is not sent, to be logged as a warning (`undefined`: nothing). */
+  readonly notSent: string | undefined
 }
+
+/**
+ * The sampling parameters the Messages API refuses: version `2026-10-21`
+ * (what `@anthropic-ai/sdk` 1.x sends) answers `temperature`, `top_p` and
+ * `top_k` with a 400, even at their defaults, and the SDK no longer declares them.
+ */
+const sampling = ["temperature", "topP", "topK"] as const
+
+const refusedSampling = "the Anthropic Messages API (version 2026-10-21) refuses sampling parameters (temperature, top_p, top_k)"
 
 const effortOf = (effort: LanguageModel.Options["reasoningEffort"]): "low" | "medium" | "high" | undefined =>
   effort === undefined ? undefined : effort === "minimal" ? "low" : effort
@@ -251,6 +262,25 @@ const effortOf = (effort: LanguageModel.Options["reasoningEffort"]): "low" | "me
 export const toBody = (request: LanguageModel.Request, options: Options): Result.Result<Body, ChatError.InvalidRequest> =>
   Result.flatMap(toMessages(request.messages), ({ messages, system }): Result.Result<Body, ChatError.InvalidRequest> => {
     const o = request.options
+    // Set on the layer (past its `never` types): a setting of this provider that cannot be honoured, refused.
+    const given: { readonly [K in (typeof sampling)[number]]?: unknown } = options
+    const configured = sampling.filter((key) => given[key] !== undefined)
+    if (configured.length > 0) {
+      return Result.fail(unsupported(
+        `AnthropicLanguageModel's ${configured.join(", ")} cannot be sent: ${refusedSampling}. Remove ${
+          configured.length === 1 ? "it" : "them"
+        } from the layer's options.`
+      ))
+    }
+    // Set on a request (provider-neutral options, which another model of a Router may take): not sent, with a warning.
+    // (Unless the caller's providerOptions send the same field themselves.)
+    const wireName = { temperature: "temperature", topP: "top_p" } as const
+    const asked = (["temperature", "topP"] as const).filter((key) =>
+      o[key] !== undefined && (o.providerOptions === undefined || !Object.hasOwn(o.providerOptions, wireName[key]))
+    )
+    const notSent = asked.length === 0
+      ? undefined
+      : `The request's ${asked.map((key) => `${key} (${o[key]})`).join(" and ")} ${asked.length === 1 ? "is" : "are"} not sent: ${refusedSampling}.`
     const thinking = options.thinking
     const thinkingOn = thinking !== undefined
     const budget = thinking?.type === "enabled" ? thinking.budgetTokens : undefined
@@ -294,8 +324,6 @@ export const toBody = (request: LanguageModel.Request, options: Options): Result
       : chosen === undefined
       ? (disableParallel ? { type: "auto", disable_parallel_tool_use: true } : undefined)
       : toToolChoice(chosen, disableParallel)
-    const temperature = o.temperature ?? options.temperature
-    const topP = o.topP ?? options.topP
     const stop = o.stop ?? options.stop
     const effort = effortOf(o.reasoningEffort)
     const systemBlocks: Array<TextBlockParam> = system.map((text) => ({ type: "text", text }))
@@ -308,6 +336,7 @@ export const toBody = (request: LanguageModel.Request, options: Options): Result
     }
     return Result.succeed({
       structuredTool,
+      notSent,
       body: {
         model: options.model,
         max_tokens: maxTokens,
@@ -318,10 +347,6 @@ export const toBody = (request: LanguageModel.Request, options: Options): Result
         ...(thinking === undefined
           ? {}
           : { thinking: thinking.type === "enabled" ? { type: "enabled", budget_tokens: thinking.budgetTokens } : { type: "adaptive" } }),
-        // While thinking, the API refuses temperature and top_k, and top_p below 0.95.
-        ...(temperature === undefined || thinkingOn ? {} : { temperature }),
-        ...(topP === undefined || (thinkingOn && topP < 0.95) ? {} : { top_p: topP }),
-        ...(options.topK === undefined || thinkingOn ? {} : { top_k: options.topK }),
         ...(stop === undefined || stop.length === 0 ? {} : { stop_sequences: [...stop] }),
         ...(Object.keys(outputConfig).length === 0 ? {} : { output_config: outputConfig }),
         ...(options.user === undefined ? {} : { metadata: { user_id: options.user } }),

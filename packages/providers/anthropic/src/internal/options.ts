@@ -26,12 +26,19 @@ export interface Options {
   readonly model: string
   /** The most tokens the response may use (`max_tokens`, required by the API; default 4096, or the thinking budget + 4096). */
   readonly maxTokens?: number
-  /** Sampling temperature (not sent while thinking is on: the API refuses it then). */
-  readonly temperature?: number
-  /** Nucleus sampling (while thinking is on, sent only from 0.95 up, as the API requires). */
-  readonly topP?: number
-  /** Top-k sampling (not sent while thinking is on). */
-  readonly topK?: number
+  /**
+   * Not an option: the Messages API of version `2026-10-21` (the one
+   * `@anthropic-ai/sdk` 1.x sends) refuses `temperature`, `top_p` and `top_k`
+   * with a 400, even at their defaults. Setting one is a compile error; set
+   * anyway (JavaScript, a cast), every call fails with `InvalidRequest` before
+   * anything is sent. `providerOptions` are sent as given, for an endpoint
+   * that still takes them.
+   */
+  readonly temperature?: never
+  /** Not an option: refused by the API like `temperature`. */
+  readonly topP?: never
+  /** Not an option: refused by the API like `temperature`. */
+  readonly topK?: never
   /** Stop sequences (`stop_sequences`). */
   readonly stop?: ReadonlyArray<string>
   /** Extended thinking (default: off). */

@@ -196,16 +196,29 @@ export const toContents = (
   return Result.succeed({ contents, system })
 }
 
-/** A schema as Gemini takes it: rewritten to its subset, or sent as JSON Schema. */
+/** A schema as it is sent: in Gemini's own dialect (`parameters`, `responseSchema`) or as JSON Schema (`parametersJsonSchema`, `responseJsonSchema`). */
+interface Sent {
+  readonly dialect: "openapi" | "json-schema"
+  readonly schema: LanguageModel.JsonSchema
+}
+
+/**
+ * A schema as Gemini takes it: rewritten to its subset, or sent as JSON
+ * Schema (with `schemas: "json-schema"`, or when some subschema has no type
+ * Gemini's own schema can state, which its v1beta spec requires).
+ */
 const schemaOf = (
   schema: LanguageModel.JsonSchema,
   what: string,
   options: Options
-): Result.Result<LanguageModel.JsonSchema, ChatError.InvalidRequest> =>
-  options.schemas === "json-schema"
-    ? Result.succeed(schema)
-    : Result.mapError(GoogleSchema.fromJsonSchema(schema), (reason) =>
-      unsupported(`The schema of ${what} cannot be expressed in Gemini's schema subset: ${reason}.`))
+): Result.Result<Sent, ChatError.InvalidRequest> => {
+  if (options.schemas === "json-schema") return Result.succeed({ dialect: "json-schema", schema })
+  const rewritten = GoogleSchema.rewrite(schema)
+  if (Result.isSuccess(rewritten)) return Result.succeed({ dialect: "openapi", schema: rewritten.success })
+  return rewritten.failure._tag === "Untyped"
+    ? Result.succeed({ dialect: "json-schema", schema })
+    : Result.fail(unsupported(`The schema of ${what} cannot be expressed in Gemini's schema subset: ${rewritten.failure.reason}.`))
+}
 
 const isEmptyObject = (schema: LanguageModel.JsonSchema): boolean => {
   const properties = schema.properties
@@ -220,14 +233,15 @@ export const toTools = (
 ): Result.Result<Array<Tool>, ChatError.InvalidRequest> => {
   const functions: NonNullable<Tool["functionDeclarations"]> = []
   for (const declaration of declarations) {
-    const schema = schemaOf(declaration.parameters, `tool '${declaration.name}'`, options)
-    if (Result.isFailure(schema)) return Result.fail(schema.failure)
+    const sent = schemaOf(declaration.parameters, `tool '${declaration.name}'`, options)
+    if (Result.isFailure(sent)) return Result.fail(sent.failure)
+    const { dialect, schema } = sent.success
     // A function without parameters declares none (Gemini refuses an OBJECT without properties).
-    const parameters = isEmptyObject(schema.success)
+    const parameters = isEmptyObject(schema)
       ? {}
-      : options.schemas === "json-schema"
-      ? { parametersJsonSchema: schema.success }
-      : { parameters: schema.success }
+      : dialect === "json-schema"
+      ? { parametersJsonSchema: schema }
+      : { parameters: schema }
     functions.push({
       name: declaration.name,
       ...(declaration.description === "" ? {} : { description: declaration.description }),
@@ -289,7 +303,7 @@ export const toParams = (
     const o = request.options
     const tools = yield* toTools(request.tools, options)
     const format = o.responseFormat
-    const responseSchema = format === undefined ? undefined : yield* schemaOf(format.schema, `the response format '${format.name}'`, options)
+    const response = format === undefined ? undefined : yield* schemaOf(format.schema, `the response format '${format.name}'`, options)
     const toolConfig = tools.length === 0 ? undefined : toToolConfig(o.toolChoice ?? options.toolChoice, options)
     const thinkingConfig = toThinkingConfig(request, options)
     const stop = o.stop ?? options.stop
@@ -305,9 +319,9 @@ export const toParams = (
       ...optional("seed", o.seed ?? options.seed),
       ...(stop === undefined ? {} : { stopSequences: [...stop] }),
       ...(thinkingConfig === undefined ? {} : { thinkingConfig }),
-      ...(responseSchema === undefined ? {} : {
+      ...(response === undefined ? {} : {
         responseMimeType: "application/json",
-        ...(options.schemas === "json-schema" ? { responseJsonSchema: responseSchema } : { responseSchema })
+        ...(response.dialect === "json-schema" ? { responseJsonSchema: response.schema } : { responseSchema: response.schema })
       }),
       ...(options.safetySettings === undefined ? {} : { safetySettings: options.safetySettings.map((s) => ({ ...s })) }),
       ...o.providerOptions
