@@ -495,7 +495,8 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       return { ...call, status: { _tag: "AwaitingApproval" } }
     }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
-      const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
+      // A call run at its time runs the model's arguments: only an approval carries an edit.
+      const next: ToolCallPart = { ...call, status: { _tag: "Running", ...(status._tag === "Approved" ? edited(call) : decided(call)) } }
       started.push(next)
       return next
     }

@@ -263,12 +263,15 @@ export const satisfied = (messages: ReadonlyArray<S.Message>, call: S.ToolCallPa
 
 /**
  * Whether a call left running may start again (`Resume`'s `rerun`): decided under no policy, or
- * deferred under one to a time that has come, or its approvals meet the policy (`satisfied`).
+ * deferred under one to a time that has come (with the model's arguments: its time runs no edit),
+ * or its approvals meet the policy (`satisfied`).
  */
 export const mayRerun = (messages: ReadonlyArray<S.Message>, call: S.ToolCallPart, now: number): boolean => {
   const under = call.decidedUnder
   if (under === undefined) return true
-  if (under.at !== undefined && S.isMillis(now) && under.at <= now) return true
+  const status = call.status
+  const edited = status._tag === "Running" && status.editedArguments !== undefined
+  if (!edited && under.at !== undefined && S.isMillis(now) && under.at <= now) return true
   return satisfied(messages, call)
 }
 
