@@ -166,6 +166,33 @@ describe("a decision policy no status write can drop", () => {
   })
 })
 
+describe("documents stored before the policy was fixed on the call", () => {
+  it.effect("a 0.2 document (the policy on the waiting status only), decoded and resumed by Worker.resume with a fresh approval: the policy holds", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const runs: Array<string> = []
+      const chat = yield* chatWith(runs, [
+        MockLanguageModel.toolCalls([{ id: "t1", name: "transfer", arguments: { amount: 7 } }]),
+        MockLanguageModel.text("Sent.")
+      ])
+      const paused = yield* chat.complete(Messages.fromUser("Send 7."))
+      // What 0.2 wrote: no `decidedUnder`, the policy on `AwaitingApproval`.
+      const json = Result.getOrThrow(Messages.toJson(paused.messages)).replace(/,"decidedUnder":\{"policy":\{"approve":\{"ids":\["bob"\]\}\}\}/, "")
+      expect(json).not.toContain("decidedUnder")
+      expect(json).toContain("\"status\":{\"_tag\":\"AwaitingApproval\",\"policy\":{\"approve\":{\"ids\":[\"bob\"]}}}")
+      yield* store.save("old", Result.getOrThrow(Messages.fromJson(json)), { expectedVersion: 0 })
+
+      const forged = yield* Worker.resume(chat, "old", (stored) => Effect.succeed(write(stored.messages, "t1", { _tag: "Approved" })))
+      expect(forged.outcome._tag).toBe("Paused")
+      expect(runs).toEqual([])
+      expect(Messages.findTool(forged.messages, "t1")!.decidedUnder).toStrictEqual({ policy: { approve: { ids: ["bob"] } } })
+      const done = yield* Worker.resume(chat, "old", (stored) =>
+        Effect.fromResult(Messages.approve(stored.messages, "t1", undefined, { decider: bob, at: 1 })))
+      expect(done.outcome._tag).toBe("Complete")
+      expect(runs).toEqual(["transfer:7"])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})
+
 describe("a decision names the exact text that runs", () => {
   const script = (amount: number) => [
     MockLanguageModel.toolCalls([{ id: "t1", name: "transfer", arguments: { amount } }]),
