@@ -6,18 +6,25 @@
  *
  * A tool declares one (`Tool.make({ decisionPolicy })`), or its strategy picks
  * one per call (`Action.RequireApproval({ policy })`, for example from the
- * tool's metadata and the arguments). The reducer records it on the waiting
- * call, so the stored state alone says who may decide, in every shell.
+ * tool's metadata and the arguments). The reducer fixes it on the call when it
+ * sends the call to a person (`decidedUnder`; a copy on the waiting status),
+ * so the stored state alone says who may decide, in every shell, and no status
+ * written later (`Messages.updateTool`, a `Worker.resume` decide) drops it.
  * Decisions (`Messages.approve` / `approveJson` / `reject`, `chat.approve`…,
  * the workflow client, the inbox) are checked against it before anything
  * changes (`DecisionNotAllowed`, `DuplicateVote`), and recorded with who, when
- * and the hash of the arguments the decider saw. The reducer runs an approved
- * call only if its recorded approvals meet the policy; a quorum's call keeps
- * waiting until enough distinct people approved, and one rejection rejects it.
+ * and the hash of the text that runs (the arguments, or for an edit the
+ * edited arguments' canonical text). The reducer runs a call whose status
+ * claims an approval only if its recorded approvals meet the fixed policy for
+ * that text; a quorum's call keeps waiting until enough distinct people
+ * approved, and one rejection rejects it. A document edited by hand can forge
+ * a complete record of votes: only a signature (`SignedState`) tells that.
  *
- * The requester is the `sender` of the user message that started the turn
- * (`Messages.user(text, { sender })`): under four-eyes, a call whose requester
- * is unknown cannot be approved by anyone.
+ * The requesters are the `sender`s of the user messages the model answered
+ * with the call (`Messages.user(text, { sender })`): the user messages
+ * delivered together before its response (several when queued messages are
+ * delivered at once). Under four-eyes none of them may approve, and a call one
+ * of whose messages has no sender cannot be approved by anyone.
  *
  * @since 0.3.0
  */
@@ -40,13 +47,21 @@ export const make = (policy: DecisionPolicy): DecisionPolicy => policy
 /** Whether a value is a valid policy (a strategy's invalid policy makes its call rejected by policy). */
 export const isValid: (policy: unknown) => policy is DecisionPolicy = Policy.isValid
 
-/** The policy a waiting or approved call is decided under, if any. */
+/** The policy a waiting or approved call is decided under, if any (the one fixed on the call, whatever its status says). */
 export const of: (call: Messages.ToolCallPart) => DecisionPolicy | undefined = Policy.policyOf
 
-/** Who asked for a call: the sender of the user message that started its turn, if recorded. */
+/** Who asked for a call: the sender of the last user message its response answers, if recorded (see `requestersOf`). */
 export const requesterOf: (messages: Messages.Messages, callId: string) => Messages.Identity | undefined = Policy.requesterOf
 
-/** The hash a decision records of the arguments its decider saw (`sha256:<hex>` of the arguments text). */
+/**
+ * Everyone who asked for a call, as four-eyes counts them: the senders of the user messages its
+ * response answers (the user messages delivered together before it), one entry each, `undefined`
+ * for a message without a sender.
+ */
+export const requestersOf: (messages: Messages.Messages, callId: string) => ReadonlyArray<Messages.Identity | undefined> =
+  Policy.requestersOf
+
+/** The hash a decision records of the text it decided (`sha256:<hex>` of the arguments text, or of an edit's canonical text). */
 export const argumentsHash: (text: string) => string = Policy.argumentsHash
 
 /** A waiting call's quorum progress: the yeses so far and how many it needs (1 without a quorum). */

@@ -20,7 +20,7 @@
  *
  * @since 0.2.0
  */
-import type * as Effect from "effect/Effect"
+import * as Effect from "effect/Effect"
 import * as Action from "./Action.js"
 import * as Grants from "./internal/grants.js"
 import type * as Tool from "./Tool.js"
@@ -67,13 +67,26 @@ export type Grant = Grants.Grant
 export const Grant = Grants.Grant
 
 /**
- * A strategy that settles a call with the first live grant covering it
- * (`Action.Granted`), and asks `fallback` about every other call.
+ * A strategy that asks `fallback` about every call, and settles with the first
+ * live grant covering it (`Action.Granted`) only a call the fallback sends to
+ * a person with no policy of its own (`Action.RequireApproval` without
+ * `policy`): a grant stands for one person's yes, so it never replaces the
+ * people or the quorum a per-call policy names, nor runs a call the fallback
+ * defers or rejects. (A call under its tool's `decisionPolicy` is never
+ * settled by a grant either: the reducer sends it to the people it names.)
  */
 export const grantedOr = <Tools extends Record<string, Tool.Any>, R = never>(
   fallback: Toolkit.Strategy<Tools, R>
 ): Toolkit.Strategy<Tools, R> =>
 (call, metadata): Action.Action | Effect.Effect<Action.Action, never, R> => {
   const grant = call.grants?.[0]
-  return grant === undefined ? fallback(call, metadata) : Action.Granted({ grant: grant.id })
+  const decided = fallback(call, metadata)
+  if (grant === undefined) return decided
+  const settle = (action: Action.Action): Action.Action => grantable(action) ? Action.Granted({ grant: grant.id }) : action
+  return Effect.isEffect(decided) ? Effect.map(decided, settle) : settle(decided)
 }
+
+/** Whether a grant may stand for the person `action` asks for: it asks one, under no per-call policy. */
+const grantable = (action: unknown): boolean =>
+  typeof action === "object" && action !== null && "_tag" in action && action._tag === "RequireApproval" &&
+  (!("policy" in action) || action.policy === undefined)

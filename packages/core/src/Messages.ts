@@ -30,6 +30,8 @@ export {
   CancelledBy,
   /** Who decided a call and when: an audit record the model never sees. */
   Decision,
+  /** The decision policy a call waiting for a person is decided under, fixed on the call. */
+  DecidedUnder,
   /** A person who asks or decides: an id and roles. */
   Identity,
   /** Who may decide a call waiting for a person (see `DecisionPolicy`). */
@@ -261,7 +263,10 @@ export const parsedArguments = (call: S.ToolCallPart): unknown => {
 
 /**
  * Replaces the tool call with `id` by `f(call)`. Returns the same array when no
- * call has that id. Only the message holding the call is copied.
+ * call has that id. Only the message holding the call is copied. The decision
+ * policy the call is decided under (`decidedUnder`, or in an older document the
+ * policy of its waiting status) stays on it whatever `f` returns: an update
+ * writes statuses, it never drops or loosens the rule they are judged by.
  */
 export const updateTool: {
   (id: string, f: (call: S.ToolCallPart) => S.ToolCallPart): (messages: Messages) => Messages
@@ -272,7 +277,8 @@ export const updateTool: {
     const index = message.parts.findIndex((part) => part._tag === "ToolCall" && part.id === id)
     if (index === -1) continue
     const parts = message.parts.slice()
-    parts[index] = f(parts[index] as S.ToolCallPart)
+    const call = parts[index] as S.ToolCallPart
+    parts[index] = Policy.keepDecidedUnder(call, f(call))
     const next = messages.slice()
     next[i] = { ...message, parts }
     return next
@@ -352,6 +358,7 @@ const approveWith = (
     const problem = edit === undefined ? undefined : S.jsonProblem(edit.value)
     if (problem !== undefined) return Result.fail(invalidEdit(messages, call, `the edit is not JSON data: ${problem}`))
     const kind = edit === undefined ? "approve" : "edit"
+    const editedText = edit === undefined ? undefined : edit.text ?? JSON.stringify(edit.value)
     return Result.map(checkDecider(messages, call, kind, options), () => {
       const status = call.status
       const policy = Policy.policyOf(call)
@@ -365,10 +372,11 @@ const approveWith = (
         ...call,
         status: {
           _tag: "Approved",
-          ...(edit === undefined ? {} : { editedArguments: edit.text ?? JSON.stringify(edit.value) }),
+          ...(editedText === undefined ? {} : { editedArguments: editedText }),
           ...(status._tag === "AwaitingApproval" && status.expiresAt !== undefined ? { expiresAt: status.expiresAt } : {}),
           ...(status._tag === "Scheduled" ? { scheduledAt: status.at } : {}),
-          ...(options === undefined ? {} : { decision: Policy.recordOf(options.decider, options.at, kind, call, votes) }),
+          // The record names the text that runs: the edited arguments' canonical text for an edit.
+          ...(options === undefined ? {} : { decision: Policy.recordOf(options.decider, options.at, kind, call, votes, editedText) }),
           ...(policy === undefined ? {} : { policy })
         }
       }))

@@ -10,7 +10,9 @@
  * `onRefuse: "reject"`, rejects the call). A reviewer that fails, answers something that
  * is not a verdict, or is slower than its timeout sends the call to a person:
  * it fails closed. Calls the strategy already sends to a person or refuses are
- * not reviewed: a reviewer only ever tightens a strategy, never loosens it.
+ * not reviewed: a reviewer only ever tightens a strategy, never loosens it; a
+ * call it sends to a person keeps the strategy's per-call decision policy
+ * (`Action.Defer({ …, policy })`), so the people that policy names decide it.
  *
  * A reviewer is a filter, not a guarantee: it is a model reading text a model
  * wrote, and arguments shaped by an attacker may talk it into "safe". It sees
@@ -32,7 +34,7 @@ import * as Json from "./internal/json.js"
 import * as JsonText from "./internal/jsonText.js"
 import * as Lazy from "./internal/lazy.js"
 import * as Structured from "./internal/responseFormat.js"
-import type { Review } from "./internal/schema.js"
+import type { Policy as DecisionPolicy, Review } from "./internal/schema.js"
 import type * as LanguageModel from "./LanguageModel.js"
 import * as Messages from "./Messages.js"
 import type * as Tool from "./Tool.js"
@@ -141,18 +143,23 @@ const ask = (tool: Tool.Any, args: unknown, options: Options): Effect.Effect<Res
   )
 }
 
-/** The action for a verdict: `undefined` to keep the strategy's own. */
-const judge = (verdict: Verdict, options: Options): Action.Action | undefined => {
+/** The per-call decision policy of a strategy's action (a `Defer`'s), to keep when the call goes to a person instead. */
+const policyOf = (action: Action.Action): { readonly policy?: DecisionPolicy } =>
+  "policy" in action && action.policy !== undefined ? { policy: action.policy } : {}
+
+/** The action for a verdict: `undefined` to keep the strategy's own (`action`, whose policy a person's decision stays under). */
+const judge = (verdict: Verdict, action: Action.Action, options: Options): Action.Action | undefined => {
   const review: Review = { verdict: verdict.verdict, reason: cut(verdict.reason), confidence: verdict.confidence }
+  const toPerson = Action.RequireApproval({ review, ...policyOf(action) })
   switch (verdict.verdict) {
     case "safe":
-      return verdict.confidence >= (options.minConfidence ?? defaultMinConfidence) ? undefined : Action.RequireApproval({ review })
+      return verdict.confidence >= (options.minConfidence ?? defaultMinConfidence) ? undefined : toPerson
     case "needs-person":
-      return Action.RequireApproval({ review })
+      return toPerson
     case "refuse":
       return options.onRefuse === "reject"
         ? Action.Reject({ reason: `A reviewer refused this call: ${review.reason}` })
-        : Action.RequireApproval({ review })
+        : toPerson
   }
 }
 
@@ -169,7 +176,7 @@ const reviewCall = (
   if (typeof action !== "object" || action === null || !runsUnattended(action)) return Effect.succeed(action)
   const toPerson = (why: string) =>
     Effect.logWarning(`The reviewer of tool '${call.name}' (call ${call.id}) gave no verdict: ${why}; a person decides.`).pipe(
-      Effect.as(Action.RequireApproval({ review: unavailable(cut(`The reviewer gave no verdict: ${why}.`)) }))
+      Effect.as(Action.RequireApproval({ review: unavailable(cut(`The reviewer gave no verdict: ${why}.`)), ...policyOf(action) }))
     )
   if (tool === undefined) return toPerson("the tool is not in the reviewed toolkit")
   const max = options.maxArgumentsLength ?? defaultMaxArgumentsLength
@@ -179,7 +186,7 @@ const reviewCall = (
   return ask(tool, args.success, options).pipe(
     Effect.flatMap(Result.match({
       onFailure: toPerson,
-      onSuccess: (verdict) => Effect.succeed(judge(verdict, options) ?? action)
+      onSuccess: (verdict) => Effect.succeed(judge(verdict, action, options) ?? action)
     })),
     Effect.annotateLogs({ tool: call.name, callId: call.id })
   )

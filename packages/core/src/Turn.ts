@@ -36,10 +36,15 @@
  *   the value the handler gets.
  * - A call's decision record (`decision { by, at }`) stays on it through every
  *   change of status, unless its approval is undone (a refused edit).
- * - A call that waits under a decision policy keeps it; an approval recorded
- *   under one runs only if its approvals meet it (enough distinct approvers,
- *   each allowed, none the requester under four-eyes, of the arguments the call
- *   holds), else the call waits again (see `DecisionPolicy`).
+ * - A call sent to a person under a decision policy has that policy fixed on
+ *   it (`decidedUnder`, with the time it was deferred to, if it was), where no
+ *   status written later drops it. Every status that claims an approval
+ *   (`Approved`, a `Running` call to run again) runs only if its approvals meet
+ *   that policy (enough distinct approvers, each allowed, none a requester
+ *   under four-eyes, each naming the text that runs: the arguments, or the
+ *   edited arguments' canonical text for an edit), else the call waits again;
+ *   a scheduled time it was not deferred to does not run it (see
+ *   `DecisionPolicy`). A model response never carries `decidedUnder`.
  * - A running call may wait on requests for a person's input (`InputRequested`,
  *   `InputSettled`: an MCP server's elicitation); they live on its `Running`
  *   status and change nothing else. Its result ends them; after a crash they
@@ -457,7 +462,10 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
 
   // Expire approvals and start what may run.
   const started: Array<ToolCallPart> = []
-  response = mapCalls(response, (call) => {
+  response = mapCalls(response, (given) => {
+    // A scheduled time the call's fixed policy does not allow (written past it) does not count.
+    const lawful = Policy.lawfulSchedule(given)
+    const call = lawful === undefined ? given : { ...given, status: lawful }
     const status = call.status
     // A time that is not a valid instant (state built by hand) never counts as "not yet": fail closed.
     if (status._tag === "Scheduled" && !isMillis(status.at)) {
@@ -480,14 +488,15 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       // Who approved (too late) stays on the record.
       return Expiry.expired(call, status.expiresAt, true)
     }
-    // An approval recorded under a decision policy that does not meet it does not count: the call waits again.
-    if (status._tag === "Approved" && !Policy.satisfied(messages, call)) return { ...call, status: Policy.unmet(status) }
+    // An approval that does not meet the decision policy fixed on the call does not count: the call waits again.
+    if (status._tag === "Approved" && !Policy.satisfied(messages, call)) return { ...call, status: Policy.unmet(call) }
     // A call approved by a grant runs only while that grant may still settle it (revoked or expired since: a person decides).
     if (status._tag === "Approved" && status.decision?.grant !== undefined && !grantHolds(messages, status.decision.grant, now)) {
       return { ...call, status: { _tag: "AwaitingApproval" } }
     }
     if (status._tag === "Approved" || (now !== undefined && status._tag === "Scheduled" && status.at <= now)) {
-      const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call) } }
+      // A call run at its time runs the model's arguments: only an approval carries an edit.
+      const next: ToolCallPart = { ...call, status: { _tag: "Running", ...(status._tag === "Approved" ? edited(call) : decided(call)) } }
       started.push(next)
       return next
     }
@@ -621,6 +630,19 @@ const applyDecision = (call: ToolCallPart, decision: Decision, now: number): Too
   }
 }
 
+/**
+ * A call just decided, with the decision policy it now waits under fixed on it (`decidedUnder`:
+ * the policy, and the time it is deferred to): from now on every approval of it is judged by that
+ * rule, whatever status is written later. A policy fixed earlier (a call decided again) is kept.
+ */
+const fixPolicy = (call: ToolCallPart): ToolCallPart => {
+  if (call.decidedUnder !== undefined) return call
+  const status = call.status
+  if (status._tag === "AwaitingApproval" && status.policy !== undefined) return { ...call, decidedUnder: { policy: status.policy } }
+  if (status._tag === "Scheduled" && status.policy !== undefined) return { ...call, decidedUnder: { policy: status.policy, at: status.at } }
+  return call
+}
+
 /** Whether a decision (not a valid one) names a policy. */
 const hasPolicy = (decision: unknown): boolean =>
   typeof decision === "object" && decision !== null && "policy" in decision && decision.policy !== undefined
@@ -635,10 +657,11 @@ const invalidPolicy = (call: ToolCallPart): ToolCallPart => ({
 // ---------------------------------------------------------------------------
 
 /** The status an approved call had before the person approved it (the approval undone: no decision record). */
-const unapproved = (status: ToolCallPart["status"]): ToolCallPart["status"] => {
+const unapproved = (call: ToolCallPart): ToolCallPart["status"] => {
+  const status = call.status
   if (status._tag !== "Approved") return status
   // Its decision policy stays: the new decision is judged by the same rule.
-  if (status.policy !== undefined) return Policy.unmet(status)
+  if (Policy.decidedUnderOf(call) !== undefined) return Policy.unmet(call)
   if (status.scheduledAt !== undefined) return { _tag: "Scheduled", at: status.scheduledAt }
   return status.expiresAt === undefined ? { _tag: "AwaitingApproval" } : { _tag: "AwaitingApproval", expiresAt: status.expiresAt }
 }
@@ -666,7 +689,7 @@ const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>,
         // Nothing runs; the refused calls are put back exactly as they were before the
         // approval (deadline or scheduled time included) and wait for a new decision.
         const refused = new Set(edits.map((edit) => edit.id))
-        const reverted = mapCalls(response, (call) => refused.has(call.id) ? { ...call, status: unapproved(call.status) } : call)
+        const reverted = mapCalls(response, (call) => refused.has(call.id) ? { ...call, status: unapproved(call) } : call)
         const next = replaceMessage(position, lastIndex, reverted, false)
         return [next.of, Outcome.InvalidEdits({ edits }), next]
       }
@@ -678,7 +701,10 @@ const onResume = (position: Position, event: Extract<Event, { _tag: "Resume" }>,
     const recovered = mapCalls(response, (call) => {
       if (call.status._tag !== "Running") return call
       rerun ??= new Set(event.rerun ?? [])
-      if (!rerun.has(call.id)) return { ...call, status: { _tag: "Failed", error: interruptedText(call), ...edited(call) } }
+      // A run claims an approval: under a decision policy it starts again only if that approval meets it.
+      if (!rerun.has(call.id) || !Policy.mayRerun(messages, call, event.now)) {
+        return { ...call, status: { _tag: "Failed", error: interruptedText(call), ...edited(call) } }
+      }
       const next: ToolCallPart = { ...call, status: { _tag: "Running", ...edited(call), attempt: (call.status.attempt ?? 1) + 1 } }
       restarted.push(next)
       return next
@@ -711,7 +737,7 @@ const onModelResponded = (
     parts: event.message.parts.map((part) =>
       part._tag !== "ToolCall"
         ? part
-        : { ...canonicalCall(part), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
+        : { ...canonicalCall(undecided(part)), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
     )
   }
   const before = current[2]
@@ -722,6 +748,13 @@ const onModelResponded = (
     undefined,
     true
   )
+}
+
+/** A call of a model response without a decision policy it claims (only the reducer fixes one, when the call is decided). */
+const undecided = (part: ToolCallPart): ToolCallPart => {
+  if (part.decidedUnder === undefined) return part
+  const { decidedUnder: _, ...rest } = part
+  return rest
 }
 
 /** `Array.prototype.toSpliced` (ES2023, in every Node chat-ts supports), typed here: the build's lib is ES2022. */
@@ -766,9 +799,11 @@ const onDecided = (
     // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
     if (!decisions.has(call.id) || call.status._tag !== "Proposed") return call
     const decision = decisions.get(call.id)!
-    return isValidDecision(decision) && decision._tag === "Granted"
-      ? applyGrant(messages, call, decision, event.now, event.grants)
-      : applyDecision(call, decision, event.now)
+    return fixPolicy(
+      isValidDecision(decision) && decision._tag === "Granted"
+        ? applyGrant(messages, call, decision, event.now, event.grants)
+        : applyDecision(call, decision, event.now)
+    )
   })
   return advance(replaceMessage(position, lastIndex, response, owned), config, event.now, true)
 }

@@ -151,4 +151,52 @@ describe("Chat: grants", () => {
       expect(own.outcome._tag).toBe("Complete")
       expect(sent).toEqual(["b@x.com", "b@x.com", "a@x.com"])
     }))
+  it.effect("grantedOr asks its fallback: a * grant never settles a call the fallback put under a per-call quorum, nor one it rejects", () =>
+    Effect.gen(function*() {
+      const Refund = Tool.make("refund", {
+        description: "Refund a customer.",
+        parameters: { amount: Schema.Number },
+        success: Schema.Struct({ refunded: Schema.Number })
+      })
+      // Large refunds need two of finance; refunds of a million are refused; the rest need a person.
+      const refunds = Toolkit.withStrategy(
+        Toolkit.make(Refund),
+        Grant.grantedOr((call) =>
+          call.params.amount >= 1_000_000
+            ? Action.Reject({ reason: "Too large." })
+            : call.params.amount > 1_000
+            ? Action.RequireApproval({ policy: { approve: { roles: ["finance"] }, quorum: 2 } })
+            : Effect.succeed(Action.RequireApproval()))
+      )
+      const refunded: Array<number> = []
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "r0", name: "refund", arguments: { amount: 1 } }]),
+        MockLanguageModel.toolCalls([
+          { id: "big", name: "refund", arguments: { amount: 5_000 } },
+          { id: "small", name: "refund", arguments: { amount: 50 } },
+          { id: "huge", name: "refund", arguments: { amount: 1_000_000 } }
+        ]),
+        MockLanguageModel.text("ok")
+      ])
+      const chat = yield* Chat.make({ tools: refunds }).pipe(
+        Effect.provide(Layer.merge(model.layer, refunds.toLayer({ refund: ({ amount }) => Effect.sync(() => (refunded.push(amount), { refunded: amount })) })))
+      )
+      const first = yield* chat.complete(Messages.fromUser("Refund them."))
+      const now = yield* Clock.currentTimeMillis
+      const granted = yield* Effect.fromResult(Messages.grant(first.messages, { id: "g-all", tool: "*", by: "alice", at: now, expiresAfter: "1 hour" }))
+      const second = yield* chat.resume(yield* chat.approve(granted, "r0"))
+      // The small refund ran on alice's grant; the 5,000 waits for two of finance; the million is refused.
+      expect(waiting(second)).toEqual(["big"])
+      expect(refunded).toEqual([1, 50])
+      expect(Messages.findTool(second.messages, "small")!.status).toMatchObject({ _tag: "Completed", decision: { by: "alice", grant: "g-all" } })
+      expect(Messages.findTool(second.messages, "big")!.status).toStrictEqual({
+        _tag: "AwaitingApproval",
+        policy: { approve: { roles: ["finance"] }, quorum: 2 }
+      })
+      expect(Messages.findTool(second.messages, "huge")!.status).toMatchObject({ _tag: "Rejected", by: "policy" })
+      // Alice alone cannot run it either.
+      const one = yield* chat.approve(second.messages, "big", undefined, { decider: { id: "alice", roles: ["finance"] } })
+      expect(waiting(yield* chat.resume(one))).toEqual(["big"])
+      expect(refunded).toEqual([1, 50])
+    }))
 })

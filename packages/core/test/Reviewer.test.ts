@@ -336,4 +336,26 @@ describe("Reviewer", () => {
           if (given !== undefined && Schema.is(Messages.Review)(given)) expect(kept).toBe(given)
         }).pipe(Effect.provide(Logger.layer([]))), { numRuns: 200 })
     }))
+  it.effect("a call the reviewer sends to a person keeps the strategy's per-call policy (needs-person, unavailable, a safe not sure enough)", () =>
+    Effect.gen(function*() {
+      const policy = { approve: { ids: ["carol"] } }
+      const deferred = Toolkit.withStrategy(kit, () => Action.Defer({ after: "1 hour", policy }))
+      const reviewers = [
+        MockLanguageModel.make([verdict({ verdict: "needs-person", reason: "Deletes files.", confidence: 0.9 })]),
+        MockLanguageModel.make([verdict("not a verdict")]),
+        MockLanguageModel.make([verdict({ verdict: "safe", reason: "Probably fine.", confidence: 0.5 })])
+      ]
+      for (const reviewer of reviewers) {
+        const { call, chat, rec, result } = yield* run(reviewer, {}, deferred)
+        expect(call.status).toMatchObject({ _tag: "AwaitingApproval", policy, review: {} })
+        expect(call.decidedUnder).toStrictEqual({ policy })
+        // Anyone but carol is refused; carol's approval runs it.
+        const refused = yield* Effect.flip(chat.approve(result.messages, "c1", undefined, { decider: { id: "bob" } }))
+        expect(refused).toBeInstanceOf(ChatError.DecisionNotAllowed)
+        expect((yield* Effect.flip(chat.approve(result.messages, "c1")))._tag).toBe("DecisionNotAllowed")
+        const done = yield* chat.resume(yield* chat.approve(result.messages, "c1", undefined, { decider: { id: "carol" } }))
+        expect(done.outcome._tag).toBe("Complete")
+        expect(ran(rec)).toEqual(["delete_files"])
+      }
+    }))
 })

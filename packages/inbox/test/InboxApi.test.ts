@@ -173,7 +173,7 @@ describe("the inbox API", () => {
       ])
       const after = yield* load(env, "c1")
       assert.strictEqual(after.version, reject.json.version)
-      // Who, their roles, when, what, and the hash of the arguments they saw (the model's, for the edit too).
+      // Who, their roles, when, what, and the hash of the text decided (the model's arguments; for the edit, the edited ones).
       const hashOf = (id: string) => DecisionPolicy.argumentsHash(Messages.findTool(after.messages, id)!.arguments)
       assert.deepStrictEqual(statusOf(after, "e1"), {
         _tag: "Completed",
@@ -184,7 +184,13 @@ describe("the inbox API", () => {
         _tag: "Completed",
         result: { moved: 20 },
         editedArguments: JSON.stringify({ amount: 20, to: "acct-1" }),
-        decision: { by: "carol", at: 1_000_000, roles: ["finance"], kind: "edit", argumentsHash: hashOf("t1") }
+        decision: {
+          by: "carol",
+          at: 1_000_000,
+          roles: ["finance"],
+          kind: "edit",
+          argumentsHash: DecisionPolicy.argumentsHash(JSON.stringify({ amount: 20, to: "acct-1" }))
+        }
       })
       assert.deepStrictEqual(statusOf(after, "d1"), {
         _tag: "Rejected",

@@ -353,6 +353,42 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
+  it.effect("four-eyes after turns.steer (queue): both senders of the messages delivered together asked for the call, neither may approve", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      ...seedScript("unused").slice(0, 1),
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Deleted.")
+    ])
+    const ann = { id: "ann", roles: ["ops"] }
+    const ben = { id: "ben", roles: ["ops"] }
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-vault-queue", Messages.fromUser("Delete the old logs.", { sender: { id: "dan" } }))
+      yield* waiting(id)
+      // Ann asks for the vault's deletion and Ben says thanks, both while c2 waits: delivered together.
+      yield* turns.steer(id, Messages.user("Delete the vault keys.", { sender: ann }), { rule: "queue" })
+      yield* eventually(turns.read(id), (view) => view.messages.at(-1)?.queued?.length === 1)
+      yield* turns.steer(id, Messages.user("Thanks!", { sender: ben }), { rule: "queue" })
+      yield* eventually(turns.read(id), (view) => view.messages.at(-1)?.queued?.length === 2)
+      yield* turns.decide(id, "c2", Decision.approve())
+      const paused = yield* eventually(turns.read(id), (view) => statusOf(view.messages, "v1")?._tag === "AwaitingApproval")
+      for (const decider of [ann, ben]) {
+        const refused = yield* Effect.flip(turns.decide(id, "v1", Decision.approve(undefined, { decider })))
+        expect(refused._tag).toBe("DecisionNotAllowed")
+      }
+      expect(statusOf(paused.messages, "v1")).toEqual({ _tag: "AwaitingApproval", policy: vaultPolicy })
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: { id: "cid", roles: ["ops"] } }))
+      yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return status?._tag === "AwaitingApproval" && status.votes?.length === 1
+      })
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: { id: "dot", roles: ["ops"] } }))
+      const done = yield* ended(id)
+      expect(done.status._tag).toBe("Complete")
+      expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files", "delete_files"])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
   it.effect("who may decide: one rejection by someone the policy names rejects a quorum's call; nothing runs", () => {
     const rec = recorder()
     const model = MockLanguageModel.make([

@@ -317,6 +317,19 @@ export const ReasoningPart = Schema.TaggedStruct("Reasoning", {
 })
 export type ReasoningPart = typeof ReasoningPart.Type
 
+/**
+ * What a call waiting for a person is decided under, fixed by the reducer when its strategy sent it
+ * to a person (see `DecisionPolicy`): the policy every approval of it must meet and, for a call
+ * deferred under it, the time it may run at without anyone's approval. It lives on the call, not on
+ * a status, so that no status written afterwards drops it.
+ */
+export const DecidedUnder = Schema.Struct({
+  policy: Policy,
+  /** When the call runs without a decision (it was deferred to then); absent: only approvals that meet `policy` run it. */
+  at: Schema.optional(Millis)
+})
+export type DecidedUnder = typeof DecidedUnder.Type
+
 export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
   id: Schema.NonEmptyString,
   name: Schema.String,
@@ -328,7 +341,12 @@ export const ToolCallPart = Schema.TaggedStruct("ToolCall", {
   arguments: Schema.String,
   /** The arguments exactly as the model sent them, when `arguments` is their canonical text (audit only: never sent or run). */
   rawArguments: Schema.optional(Schema.String),
-  status: ToolCallStatus
+  status: ToolCallStatus,
+  /**
+   * The decision policy the call is decided under, fixed when it was sent to a person (absent for calls
+   * sent to nobody, and in documents written before it was kept here: then its waiting status's policy).
+   */
+  decidedUnder: Schema.optional(DecidedUnder)
 })
 export type ToolCallPart = typeof ToolCallPart.Type
 

@@ -380,6 +380,24 @@ describe("decision policies, outcomes and steering", () => {
       assert.deepStrictEqual(env.runs, [{ tool: "payout", params: payout.arguments }])
     }))
 
+  it.effect("four-eyes under steering \"queue\": everyone whose queued message the call answers asked for it; bob's thanks makes bob a requester", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make({ steering: "queue" })
+      yield* paused(env, "c1", [email])
+      // While e1 waits: bob says thanks, then alice asks for the payout; both are delivered together.
+      yield* Support.events(env, Support.say("c1", "thanks"), Support.bob)
+      yield* Support.events(env, Support.say("c1", Support.asking([payout])))
+      const second = conform(yield* Support.events(env, Support.resume("c1", [approve("e1")])))
+      assert.strictEqual(interruptsOf(second)[0].id, "p1")
+      for (const identity of [Support.alice, Support.bob]) {
+        const error = yield* refused(env, Support.resume("c1", [approve("p1")]), identity)
+        assert.deepStrictEqual([error.code, error.status], ["forbidden", 403])
+      }
+      assert.strictEqual((yield* statusOf(env, "c1", "p1"))._tag, "AwaitingApproval")
+      conform(yield* Support.events(env, Support.resume("c1", [approve("p1")]), new Approver.Identity({ id: "carol" })))
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }, { tool: "payout", params: payout.arguments }])
+    }))
+
   it.effect("a quorum of two: the first yes is a vote (the call waits, shown in the interrupt), a second person's runs it once", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
