@@ -18,8 +18,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Layer, Option } from "effect"
 import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServer from "effect/http/HttpServer"
+import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import * as Reconnect from "./reconnect-example.js"
 import * as Support from "./support.js"
+
+const here = fileURLToPath(new URL(".", import.meta.url))
 
 /** The endpoint on 127.0.0.1, mallory may run no thread; `x-test-user` names the person. */
 const serve = Effect.gen(function*() {
@@ -172,4 +178,25 @@ describe("a client connecting to a thread", () => {
       assert.strictEqual(nobody.error?.status, 401)
       assert.deepStrictEqual(env.runs, [])
     }))
+
+  it.effect("the README's reconnect snippet, run: a new client sees the interrupts of the paused thread", () =>
+    Effect.gen(function*() {
+      const env = yield* serve
+      const first = fresh(env.url, "thread-x")
+      first.addMessage({ id: "u1", role: "user", content: Support.asking([email]) })
+      yield* runOnce(first)
+      const agent = yield* Effect.promise(() => Reconnect.reconnect(env.url, "thread-x", { "x-test-user": "alice" }))
+      assert.deepStrictEqual(agent.pendingInterrupts.map((i) => i.id), ["e1"])
+      assert.deepStrictEqual(agent.messages.map((m) => m.role), ["user", "reasoning", "assistant"])
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
+  it("the README and docs/ui.md show test/reconnect-example.ts#reconnect word for word", () => {
+    const lines = readFileSync(join(here, "reconnect-example.ts"), "utf8").split("\n")
+    const region = lines.slice(lines.indexOf("// #region reconnect") + 1, lines.indexOf("// #endregion reconnect")).join("\n")
+    const readme = readFileSync(join(here, "..", "README.md"), "utf8")
+    const docs = readFileSync(join(here, "..", "..", "..", "..", "docs", "ui.md"), "utf8")
+    assert.include(readme, "```ts\n" + region + "\n```")
+    assert.include(docs, `<!-- snippet: packages/ui/ag-ui/test/reconnect-example.ts#reconnect -->\n\`\`\`ts\n${region}\n\`\`\``)
+  })
 })

@@ -10,9 +10,12 @@
 import { UiChat, UiHttp, type UiMessageChunk, UiRequest } from "@chat-ts/ai-sdk-ui"
 import { type ConversationStore, Messages, Steering } from "@chat-ts/core"
 import type { Approver } from "@chat-ts/inbox"
-import { describe, expect, it } from "@effect/vitest"
+import { assert, describe, expect, it } from "@effect/vitest"
 import { type UIMessage, validateUIMessages } from "ai"
 import { Effect, Layer, Option } from "effect"
+import { readFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { approvals, post, respond, resume, say } from "./support/client.js"
@@ -195,4 +198,11 @@ describe("a page loading the stored conversation", () => {
         const messages = yield* Effect.promise(() => validateUIMessages({ messages: body.messages }))
         expect(toolParts(messages[1]!).map((p) => p.state)).toEqual(["approval-requested", "approval-requested"])
       })))
+
+  it("the README shows the example page's restore region word for word", () => {
+    const here = fileURLToPath(new URL(".", import.meta.url))
+    const lines = readFileSync(join(here, "..", "..", "..", "examples", "src", "ui", "page.tsx"), "utf8").split("\n")
+    const region = lines.slice(lines.indexOf("// #region restore") + 1, lines.indexOf("// #endregion restore")).join("\n")
+    assert.include(readFileSync(join(here, "..", "README.md"), "utf8"), "```tsx\n" + region + "\n```")
+  })
 })
