@@ -10,7 +10,9 @@
  * browser says it comes from another site (`sec-fetch-site`), so a session
  * cookie alone cannot decide a call from another page. A refusal is a JSON
  * body `{ _tag, message, … }` with its status; an accepted request is the UI
- * message stream.
+ * message stream. A `GET ?id=<chat id>` on the same path (`history`) gives the
+ * stored conversation as `useChat`'s initial messages, for a page that starts
+ * again (a reload), under the same identity, `access` and site checks.
  *
  * @since 0.2.0
  */
