@@ -28,7 +28,7 @@ import * as Support from "./support.js"
 const here = fileURLToPath(new URL(".", import.meta.url))
 
 /** The endpoint on 127.0.0.1, mallory may run no thread; `x-test-user` names the person. */
-const serve = Effect.gen(function*() {
+const serveWith = (steering?: AgUi.SteeringRule) => Effect.gen(function*() {
   const runs: Support.Runs = []
   const store = yield* ConversationStore.makeMemory
   const chat = yield* Chat.make({ tools: Support.toolkit }).pipe(Effect.provide(Layer.merge(Support.model().layer, Support.handlers(runs))))
@@ -36,7 +36,9 @@ const serve = Effect.gen(function*() {
     Layer.succeed(ConversationStore.ConversationStore, store),
     Layer.succeed(Approver.Approver, { ...Support.approver, identify: Approver.fromTrustedHeader("x-test-user").identify })
   )
-  const agent = AgUi.layer({ chat, mayRun: (identity) => Effect.succeed(identity.id !== "mallory") }).pipe(Layer.provide(base))
+  const agent = AgUi.layer({ chat, mayRun: (identity) => Effect.succeed(identity.id !== "mallory"), ...(steering === undefined ? {} : { steering }) }).pipe(
+    Layer.provide(base)
+  )
   const server = HttpRouter.serve(AgUiHttp.layer({ path: "/agent" }), { disableLogger: true, disableListenLog: true }).pipe(
     Layer.provide(Layer.merge(agent, base)),
     Layer.provideMerge(NodeHttpServer.layer(() => createServer(), { port: 0, host: "127.0.0.1" }))
@@ -45,6 +47,8 @@ const serve = Effect.gen(function*() {
   const url = address._tag === "UnixPathAddress" ? "" : `http://127.0.0.1:${address.port}/agent`
   return { url, store, runs }
 })
+
+const serve = serveWith()
 
 /** Runs the agent once, bounded; the events it parsed (after its verifier), or the error it failed with. */
 const runOnce = (agent: HttpAgent, parameters: Parameters<HttpAgent["runAgent"]>[0] = {}) =>
@@ -158,6 +162,23 @@ describe("a client connecting to a thread", () => {
       assert.deepStrictEqual(env.runs, [])
       const stored = Option.getOrThrow(yield* env.store.load("thread-s")).messages
       assert.strictEqual(Messages.findTool(stored, "e1")!.status._tag, "Cancelled")
+    }))
+
+  it.effect("a message held on the paused response (steering: queue) comes after it in the snapshot; the interrupt still waits", () =>
+    Effect.gen(function*() {
+      const env = yield* serveWith("queue")
+      const first = fresh(env.url, "thread-q")
+      first.addMessage({ id: "u1", role: "user", content: Support.asking([email]) })
+      yield* runOnce(first)
+      const other = fresh(env.url, "thread-q")
+      other.addMessage({ id: "u2", role: "user", content: "and then this" })
+      assert.strictEqual((yield* runOnce(other)).error, undefined)
+      const reloaded = fresh(env.url, "thread-q")
+      assert.strictEqual((yield* runOnce(reloaded)).error, undefined)
+      assert.deepStrictEqual(reloaded.pendingInterrupts.map((i) => i.id), ["e1"])
+      assert.deepStrictEqual(reloaded.messages.map((m) => [m.role, m.id]), [["user", "u1"], ["reasoning", "thread-q:1:reasoning"], ["assistant", "thread-q:1"], ["user", "u2"]])
+      assert.deepInclude(reloaded.messages[3], { content: "and then this" })
+      assert.deepStrictEqual(env.runs, [])
     }))
 
   it.effect("a new thread: an empty snapshot, success, nothing stored; mayRun and the identity are checked", () =>

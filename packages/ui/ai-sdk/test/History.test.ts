@@ -7,7 +7,7 @@
  * the reason; the same checks as a post (identity, `access`, another site),
  * and nothing is stored or run by a read.
  */
-import { UiChat, UiHttp, type UiMessageChunk, UiRequest } from "@chat-ts/ai-sdk-ui"
+import { UiChat, UiHistory, UiHttp, type UiMessageChunk, UiRequest } from "@chat-ts/ai-sdk-ui"
 import { type ConversationStore, Messages, Steering } from "@chat-ts/core"
 import type { Approver } from "@chat-ts/inbox"
 import { assert, describe, expect, it } from "@effect/vitest"
@@ -198,6 +198,24 @@ describe("a page loading the stored conversation", () => {
         const messages = yield* Effect.promise(() => validateUIMessages({ messages: body.messages }))
         expect(toolParts(messages[1]!).map((p) => p.state)).toEqual(["approval-requested", "approval-requested"])
       })))
+
+  it.effect("a message held on a paused response comes after it (with its id); system messages are not shown", () =>
+    Effect.gen(function*() {
+      const call: Messages.ToolCallPart = { ...Messages.toolCall({ id: "p1", name: "send_email", arguments: "{\"to\":\"a@b.c\",\"subject\":\"x\"}" }), status: { _tag: "AwaitingApproval" } }
+      const messages: Messages.Messages = [
+        Messages.system("be brief"),
+        { ...Messages.user("mail a"), providerMetadata: { "@chat-ts/ai-sdk-ui": { messageId: "m1" } } },
+        {
+          role: "assistant",
+          parts: [Messages.text("On it."), call],
+          queued: [{ parts: [Messages.text("and b")], providerMetadata: { "@chat-ts/ai-sdk-ui": { messageId: "m2" } } }]
+        }
+      ]
+      const ui = yield* Effect.promise(() => validateUIMessages({ messages: UiHistory.toUiMessages("h-6", messages) }))
+      expect(ui.map((m) => [m.role, m.id])).toEqual([["user", "m1"], ["assistant", "h-6:2"], ["user", "m2"]])
+      expect(ui[2]!.parts).toEqual([{ type: "text", text: "and b" }])
+      expect(toolParts(ui[1]!)[0]).toMatchObject({ state: "approval-requested", approval: { id: UiRequest.approvalId("h-6", "p1") } })
+    }))
 
   it("the README shows the example page's restore region word for word", () => {
     const here = fileURLToPath(new URL(".", import.meta.url))
