@@ -13,12 +13,14 @@ import type { Approver } from "@chat-ts/inbox"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { type UIMessage, validateUIMessages } from "ai"
 import { Effect, Layer, Option } from "effect"
+import fc from "fast-check"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { approvals, post, respond, resume, say } from "./support/client.js"
+import * as Conversations from "./support/conversations.js"
 import * as Fixture from "./support/fixture.js"
 
 type Env = Effect.Success<typeof Fixture.make>
@@ -216,6 +218,36 @@ describe("a page loading the stored conversation", () => {
       expect(ui[2]!.parts).toEqual([{ type: "text", text: "and b" }])
       expect(toolParts(ui[1]!)[0]).toMatchObject({ state: "approval-requested", approval: { id: UiRequest.approvalId("h-6", "p1") } })
     }))
+
+  it("any stored conversation gives UI messages the AI SDK accepts: one tool part and one data part per call, in the stream's state", async () => {
+    await fc.assert(
+      fc.asyncProperty(Conversations.conversation, async (messages) => {
+        const built = UiHistory.toUiMessages("p-1", messages)
+        // The SDK's schema takes no empty list: an empty conversation is `[]` (a chat with nothing yet).
+        const ui = built.length === 0 ? [] : await validateUIMessages({ messages: built })
+        expect(built.length === 0).toBe(messages.length === 0)
+        const calls = Messages.toolCalls(messages)
+        const tools = ui.flatMap((m) => toolParts(m))
+        expect(tools.map((p) => p.toolCallId)).toEqual(calls.map((c) => c.id))
+        expect(ui.flatMap((m) => dataParts(m)).map((d) => d.callId)).toEqual(calls.map((c) => c.id))
+        calls.forEach((call, i) => {
+          const state = tools[i]!.state
+          const tag = call.status._tag
+          if (tag === "AwaitingApproval") expect(tools[i]!.approval).toEqual({ id: UiRequest.approvalId("p-1", call.id) })
+          expect(state).toBe(
+            tag === "AwaitingApproval" ? "approval-requested"
+            : tag === "Completed" ? "output-available"
+            : tag === "Rejected" && call.status.by === "user" ? "output-denied"
+            : ["Failed", "Rejected", "Expired", "Cancelled"].includes(tag) ? "output-error"
+            : "input-available"
+          )
+        })
+        // Messages alternate as useChat builds them: never two assistant messages in a row.
+        ui.forEach((m, i) => i > 0 && m.role === "assistant" && expect(ui[i - 1]!.role).toBe("user"))
+      }),
+      { numRuns: 200 }
+    )
+  })
 
   it("the README shows the example page's restore region word for word", () => {
     const here = fileURLToPath(new URL(".", import.meta.url))
