@@ -22,6 +22,11 @@ import { readFileSync } from "node:fs"
 import { createServer } from "node:http"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { EventSchema } from "@ag-ui/core/schemas"
+import fc from "fast-check"
+import { RunEvents } from "../src/internal/events.js"
+import { snapshotOf } from "../src/internal/snapshot.js"
+import * as Conversations from "./conversations.js"
 import * as Reconnect from "./reconnect-example.js"
 import * as Support from "./support.js"
 
@@ -211,6 +216,22 @@ describe("a client connecting to a thread", () => {
       assert.deepStrictEqual(agent.messages.map((m) => m.role), ["user", "reasoning", "assistant"])
       assert.deepStrictEqual(env.runs, [])
     }))
+
+  it("any stored thread: the snapshot is an event @ag-ui/core accepts, every call once in an assistant's toolCalls, a tool message per resolved call", () => {
+    fc.assert(
+      fc.property(Conversations.conversation, (messages) => {
+        const event = new RunEvents("p-1", "run-1").snapshot(snapshotOf("p-1", messages))
+        const parsed = EventSchema.parse(event) as { readonly messages: ReadonlyArray<Message> }
+        const calls = Messages.toolCalls(messages)
+        const announced = parsed.messages.flatMap((m) => m.role === "assistant" ? m.toolCalls ?? [] : [])
+        assert.deepStrictEqual(announced.map((c) => c.id), calls.map((c) => c.id))
+        const results = parsed.messages.flatMap((m) => m.role === "tool" ? [m.toolCallId] : [])
+        assert.deepStrictEqual(results, calls.filter(Messages.isResolved).map((c) => c.id))
+        assert.strictEqual(new Set(parsed.messages.map((m) => m.id)).size, parsed.messages.length)
+      }),
+      { numRuns: 300 }
+    )
+  })
 
   it("the README and docs/ui.md show test/reconnect-example.ts#reconnect word for word", () => {
     const lines = readFileSync(join(here, "reconnect-example.ts"), "utf8").split("\n")
