@@ -201,6 +201,21 @@ describe("a page loading the stored conversation", () => {
         expect(toolParts(messages[1]!).map((p) => p.state)).toEqual(["approval-requested", "approval-requested"])
       })))
 
+  it.effect("through toWebHandler over the services: a GET is the load too", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      yield* Effect.provide(post(say("h-7", emailAndTransfer)), UiChat.layer({ chat: env.chat }).pipe(Layer.provideMerge(env.services)))
+      // Read without assuming the function's packaging (a function, or `{ handler, dispose }`).
+      const made: unknown = UiHttp.toWebHandler(UiChat.layer({ chat: env.chat }).pipe(Layer.provideMerge(env.services)))
+      const handler = (typeof made === "function" ? made : (made as { readonly handler: unknown }).handler) as (request: Request) => Promise<Response>
+      const response = yield* Effect.promise(() => handler(new Request("http://127.0.0.1/api/chat?id=h-7", { headers: { "x-test-user": "alice" } })))
+      const body = yield* Effect.promise(() => response.json() as Promise<Loaded["body"]>)
+      const dispose = typeof made === "object" && made !== null && "dispose" in made ? (made.dispose as () => Promise<void>) : undefined
+      if (dispose !== undefined) yield* Effect.promise(dispose)
+      expect(response.status).toBe(200)
+      expect(toolParts(body.messages![1]!).map((p) => p.state)).toEqual(["approval-requested", "approval-requested"])
+    }))
+
   it.effect("a message held on a paused response comes after it (with its id); system messages are not shown", () =>
     Effect.gen(function*() {
       const call: Messages.ToolCallPart = { ...Messages.toolCall({ id: "p1", name: "send_email", arguments: "{\"to\":\"a@b.c\",\"subject\":\"x\"}" }), status: { _tag: "AwaitingApproval" } }
