@@ -169,6 +169,25 @@ describe("a client connecting to a thread", () => {
       assert.strictEqual(Messages.findTool(stored, "e1")!.status._tag, "Cancelled")
     }))
 
+  it.effect("a repeated message re-announces the interrupts only to whom mayRun lets run the thread", () =>
+    Effect.gen(function*() {
+      const env = yield* serve
+      const first = fresh(env.url, "thread-p")
+      first.addMessage({ id: "u1", role: "user", content: Support.asking([email]) })
+      yield* runOnce(first)
+      // The same message id again: for alice a repeat (the thread as stored); for mallory a refusal.
+      const again = fresh(env.url, "thread-p")
+      again.addMessage({ id: "u1", role: "user", content: Support.asking([email]) })
+      assert.deepStrictEqual((yield* runOnce(again)).error, undefined)
+      assert.deepStrictEqual(again.pendingInterrupts.map((i) => i.id), ["e1"])
+      const mallory = fresh(env.url, "thread-p", "mallory")
+      mallory.addMessage({ id: "u1", role: "user", content: Support.asking([email]) })
+      const refused = yield* runOnce(mallory)
+      assert.deepStrictEqual([refused.error?.status, refused.error?.payload?.code], [403, "forbidden"])
+      assert.deepStrictEqual(mallory.pendingInterrupts, [])
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
   it.effect("a message held on the paused response (steering: queue) comes after it in the snapshot; the interrupt still waits", () =>
     Effect.gen(function*() {
       const env = yield* serveWith("queue")

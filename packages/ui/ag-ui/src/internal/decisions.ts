@@ -269,12 +269,13 @@ const planMessage = (
     if (last === undefined || last.role !== "user") {
       return yield* AgUiError.refuse("bad_request", "nothing to run: the last message must be the user's, or the run must carry a resume")
     }
-    if (seen(stored.messages, last.id)) return { _tag: "Replay" } as const
-    const text = textOf(last.content)
-    if (text.trim() === "") return yield* AgUiError.refuse("bad_request", "the user message has no text")
+    // Asked before a repeat is recognised: a repeat reports the thread (its interrupts) as stored.
     if (!(yield* context.mayRun(context.identity, stored.id))) {
       return yield* AgUiError.refuse("forbidden", `${context.identity.id} may not run turns of conversation '${stored.id}'`)
     }
+    if (seen(stored.messages, last.id)) return { _tag: "Replay" } as const
+    const text = textOf(last.content)
+    if (text.trim() === "") return yield* AgUiError.refuse("bad_request", "the user message has no text")
     const message: Messages.Message = {
       ...Messages.user(text, { sender: Approver.deciderOf(context.identity) }),
       providerMetadata: { [AgUiProtocol.metadataKey]: { messageId: last.id } }
