@@ -4,7 +4,8 @@
  * agent pauses on `delete_files` and deletes the old logs once approved,
  * through the useChat endpoint; and an AG-UI client (`@ag-ui/client`'s
  * `HttpAgent`) runs the same agent through the AG-UI endpoint: interrupt,
- * approve, completion. (The page itself in Chromium:
+ * approve, completion; a reloaded page (a GET of the conversation, a new
+ * `HttpAgent` on the thread) sees the waiting call again. (The page itself in Chromium:
  * packages/ui/ai-sdk/test/Browser.test.ts.)
  */
 import { type BaseEvent, HttpAgent } from "@ag-ui/client"
@@ -50,6 +51,11 @@ describe("the ui example", () => {
       const input = paused.find((c) => c.type === "tool-input-available" && c.toolCallId === request.toolCallId)
       assert.strictEqual(input.toolName, "delete_files")
       assert.strictEqual(request.approvalId, UiRequest.approvalId("c-1", request.toolCallId))
+      // A reload: the page loads the stored conversation (with the session cookie only) and sees the call wait.
+      assert.strictEqual((yield* call(`${base}/api/chat?id=c-1`)).status, 401)
+      const loaded = JSON.parse((yield* call(`${base}/api/chat?id=c-1`, { headers: { cookie } })).text)
+      const waiting = loaded.messages[1].parts.find((p: { type: string }) => p.type === "tool-delete_files")
+      assert.deepInclude(waiting, { toolCallId: request.toolCallId, state: "approval-requested", approval: { id: request.approvalId } })
 
       const answer = {
         id: "a-1",
@@ -88,6 +94,11 @@ describe("the ui example", () => {
       assert.strictEqual((started as { toolCallName?: string }).toolCallName, "delete_files")
       const args = agent.messages.flatMap((m) => (m.role === "assistant" ? m.toolCalls ?? [] : [])).find((c) => c.id === interrupt!.toolCallId)!
       const paths = (JSON.parse(args.function.arguments) as { paths: ReadonlyArray<string> }).paths
+
+      // A reloaded page: a new client on the thread gets the interrupt again.
+      const reloaded = new HttpAgent({ url: endpoint, threadId: "t-1", headers: { cookie } })
+      yield* Effect.promise(() => reloaded.runAgent())
+      assert.deepStrictEqual(reloaded.pendingInterrupts, agent.pendingInterrupts)
 
       const second = yield* run({ resume: [{ interruptId: interrupt!.id, status: "resolved", payload: { approved: true } }] })
       assert.strictEqual(second.at(-1)?.type, "RUN_FINISHED")

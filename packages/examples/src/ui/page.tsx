@@ -5,13 +5,17 @@
  * arguments, its deadline (from chat-ts's `data-chat-ts-call` part) and
  * Approve / Reject buttons (with a reason, and optional edited arguments);
  * once every call is answered, `useChat` sends the responses by itself and
- * the stream goes on. Bundled by esbuild (no CDN).
+ * the stream goes on. At start the page loads the stored conversation from
+ * the same endpoint (`GET /api/chat?id=…`) as `useChat`'s initial messages,
+ * so a reload mid-pause shows the calls that wait (and what a new message
+ * cancelled, with the reason) instead of an empty chat. Bundled by esbuild
+ * (no CDN).
  */
 // #region types
 import { useChat } from "@ai-sdk/react"
-import type { UiMessageChunk } from "@chat-ts/ai-sdk-ui"
+import type { UiHistory, UiMessageChunk } from "@chat-ts/ai-sdk-ui"
 import { lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai"
-import { type FormEvent, useRef, useState } from "react"
+import { type FormEvent, useEffect, useRef, useState } from "react"
 import { createRoot } from "react-dom/client"
 import { readRefusal } from "./refusal.js"
 
@@ -21,6 +25,8 @@ type Part = Message["parts"][number]
 type ToolPart = Extract<Part, { readonly toolCallId: string }>
 
 const chatId = new URLSearchParams(location.search).get("chat") ?? crypto.randomUUID()
+// A reload comes back to this conversation: its id goes in the address.
+if (new URLSearchParams(location.search).get("chat") === null) history.replaceState(null, "", `?chat=${encodeURIComponent(chatId)}`)
 
 const isTool = (part: Part): part is ToolPart => part.type.startsWith("tool-") || part.type === "dynamic-tool"
 
@@ -58,7 +64,8 @@ function ToolCard(props: {
       {data?.deadline === undefined ? null : <div className="deadline">decide before {when(data.deadline)}</div>}
       {data?.decidedBy === undefined ? null : <div className="decided">decided by {data.decidedBy}{data.edited ? " (edited)" : ""}</div>}
       {part.state === "output-available" ? <pre className="output">{JSON.stringify(part.output)}</pre> : null}
-      {part.state === "output-error" ? <pre className="error">{part.errorText}</pre> : null}
+      {/* A cancelled or expired call says so below, in its own words: the text the model was told is not repeated. */}
+      {part.state === "output-error" && data?.status !== "cancelled" && data?.status !== "expired" ? <pre className="error">{part.errorText}</pre> : null}
       {part.state === "output-denied" ? <div className="denied">rejected{data?.reason ? `: ${data.reason}` : ""}</div> : null}
       {data?.review === undefined ? null : <div className="review">reviewer: {data.review.verdict} ({data.review.reason})</div>}
       {data?.policy?.quorum === undefined ? null : (
@@ -83,12 +90,14 @@ function ToolCard(props: {
   )
 }
 
-function App() {
+function Conversation(props: { readonly initial: Array<Message> }) {
   // #region usechat
   // Edited arguments of every approval of this pause: sent with the request useChat makes once all are answered.
   const edits = useRef<Record<string, unknown>>({})
   const { addToolApprovalResponse, clearError, error, messages, sendMessage, status } = useChat<Message>({
     id: chatId,
+    // The stored conversation, loaded before the chat starts (see `App`): a reload shows what waits.
+    messages: props.initial,
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses
   })
   const [text, setText] = useState("")
@@ -151,5 +160,22 @@ function App() {
     </main>
   )
 }
+
+// #region restore
+/** The stored conversation as `useChat`'s initial messages: the endpoint's `GET ?id=` (same sign-in, same checks). */
+const load = async (id: string): Promise<Array<Message>> => {
+  const response = await fetch(`/api/chat?id=${encodeURIComponent(id)}`, { headers: { accept: "application/json" } })
+  if (!response.ok) throw new Error(((await response.json()) as { readonly message?: string }).message ?? `HTTP ${response.status}`)
+  return [...((await response.json()) as UiHistory.History).messages] as Array<Message>
+}
+
+function App() {
+  const [initial, setInitial] = useState<Array<Message> | Error>()
+  useEffect(() => void load(chatId).then(setInitial, (e: unknown) => setInitial(e instanceof Error ? e : new Error(String(e)))), [])
+  if (initial === undefined) return <main><div className="status" data-status="loading">loading…</div></main>
+  if (initial instanceof Error) return <main><div className="error">could not load the conversation: {initial.message}</div></main>
+  return <Conversation initial={initial} />
+}
+// #endregion restore
 
 createRoot(document.getElementById("root")!).render(<App />)

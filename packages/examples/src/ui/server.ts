@@ -44,7 +44,7 @@ main{max-width:640px;margin:0 auto;padding:16px}h1{font-size:18px}
 pre{white-space:pre-wrap;margin:4px 0;font-size:13px}.deadline,.decided{font-size:12px;color:#556}
 .denied,.error{color:#a11}.output{color:#075}.decide{display:flex;flex-wrap:wrap;gap:6px}
 .decide textarea{flex-basis:100%;height:2.5em}form{display:flex;gap:8px}form input{flex:1;padding:8px}
-.status{font-size:12px;color:#889;margin:4px 0}`
+.status{font-size:12px;color:#889;margin:4px 0}.cancelled,.expired{color:#8a5a00}`
 
 const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>chat-ts × useChat</title>
 <meta name="viewport" content="width=device-width,initial-scale=1"><link rel="stylesheet" href="/page.css"></head>

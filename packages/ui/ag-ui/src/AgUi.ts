@@ -40,6 +40,7 @@ import type * as AgUiProtocol from "./AgUiProtocol.js"
 import * as Decisions from "./internal/decisions.js"
 import { RunEvents, runError } from "./internal/events.js"
 import { interruptsOf } from "./internal/interrupts.js"
+import { snapshotOf } from "./internal/snapshot.js"
 
 /** The agent. */
 export interface Service {
@@ -163,6 +164,22 @@ export const make = <R>(
         ]))
       })
 
+    /**
+     * The events of a client connecting to a thread (no message, no resume; `access` asked first): the stored messages as a
+     * `MESSAGES_SNAPSHOT`, and the interrupts still pending again as the run's interrupt outcome.
+     */
+    const connect = (events: RunEvents, id: string) =>
+      Effect.gen(function*() {
+        const stored = yield* load(id)
+        const last = stored.messages[stored.messages.length - 1]
+        const answered = last !== undefined && last.role === "assistant" && Messages.toolCallsOf(last).length === 0
+        return Stream.fromIterable([
+          events.started(),
+          events.snapshot(snapshotOf(id, stored.messages)),
+          ...events.connected(interruptsOf(stored.messages, chat.tools), answered ? Messages.textOf(last) : undefined)
+        ])
+      })
+
     const run: Service["run"] = (input, identity) =>
       Effect.gen(function*() {
         const id = input.threadId
@@ -170,6 +187,7 @@ export const make = <R>(
         if (!(yield* access(identity, id))) {
           return yield* AgUiError.refuse("forbidden", `${identity.id} may not use conversation '${id}'`)
         }
+        if (Decisions.isConnect(input)) return yield* connect(events, id)
         const planContext: Decisions.Context = { chat, approver, identity, steering: options.steering ?? "cancel" }
         // A first look without the lease: refusals and repeats answer at once, with a status.
         const stored = yield* load(id)

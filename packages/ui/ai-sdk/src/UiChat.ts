@@ -46,6 +46,7 @@ import * as Stream from "effect/Stream"
 import * as Chunks from "./internal/chunks.js"
 import type * as UiMessageChunk from "./UiMessageChunk.js"
 import * as UiError from "./UiError.js"
+import * as UiHistory from "./UiHistory.js"
 import * as UiRequest from "./UiRequest.js"
 
 /** The key under a user message's `providerMetadata` that keeps the client's message id (to know a retried request). */
@@ -58,6 +59,12 @@ export interface Service {
     input: UiRequest.Input,
     identity: Approver.Identity
   ) => Effect.Effect<Stream.Stream<UiMessageChunk.UiMessageChunk>, UiError.UiError>
+  /**
+   * The stored conversation `conversationId` as `useChat`'s initial messages, read as `identity`
+   * (under `access`, as `run`): what a page loads when it starts. A conversation not stored yet is
+   * empty (version 0). Nothing is stored or run.
+   */
+  readonly history: (conversationId: string, identity: Approver.Identity) => Effect.Effect<UiHistory.History, UiError.UiError>
 }
 
 /** The UI chat in use. */
@@ -400,7 +407,21 @@ export const make = <R>(
         )
       })
 
-    return { run }
+    const history: Service["history"] = (id, identity) =>
+      Effect.gen(function*() {
+        if (options.access !== undefined && !(yield* options.access(identity, id))) {
+          return yield* new UiError.Forbidden({ message: `${identity.id} may not use this conversation` })
+        }
+        const stored = yield* Effect.mapError(store.load(id), storeFailure)
+        if (Option.isNone(stored)) return { conversationId: id, version: 0, messages: [] }
+        return {
+          conversationId: id,
+          version: stored.value.version,
+          messages: UiHistory.toUiMessages(id, stored.value.messages, (tool) => schemas.get(tool))
+        }
+      })
+
+    return { run, history }
   })
 
 /** A layer providing the service (it needs the store and the approver; turns run in the layer's scope). */

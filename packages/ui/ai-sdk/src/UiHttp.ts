@@ -13,6 +13,9 @@
  * another page. A refusal is a JSON body `{ _tag, message, … }` with its
  * status (a `Busy` one also `Retry-After`); an accepted request is the UI
  * message stream.
+ * A `GET ?id=<chat id>` on the same path (`history`) gives the stored
+ * conversation as `useChat`'s initial messages, for a page that starts again
+ * (a reload), under the same identity, `access` and site checks.
  *
  * @since 0.2.0
  */
@@ -88,21 +91,48 @@ export const handle = (
     return HttpServerResponse.stream(body, { headers: UiMessageChunk.headers })
   }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
 
-/** The endpoint as a route, for `HttpRouter.serve` (it needs `UiChat` and the `Approver`). */
+/**
+ * Answers a page loading a conversation, `GET <path>?id=<chat id>`: the stored conversation as
+ * `useChat`'s initial messages (`UiHistory.History`, JSON), under the same checks as a post (another
+ * site, by `Sec-Fetch-Site` or without it `Origin`: 403, no identity: 401, `access`: 403). Nothing is
+ * stored or run.
+ */
+export const history = (
+  request: HttpServerRequest.HttpServerRequest,
+  options: Options = {}
+): Effect.Effect<HttpServerResponse.HttpServerResponse, never, UiChat.UiChat | Approver.Approver> =>
+  Effect.gen(function*() {
+    if (request.method !== "GET") return yield* new UiError.BadRequest({ message: "GET the stored conversation" })
+    const foreign = crossSite(request, options.allowedOrigins)
+    if (foreign !== undefined) return yield* new UiError.Forbidden({ message: foreign })
+    const approver = yield* Approver.Approver
+    const identity = yield* approver.identify(request)
+    if (Option.isNone(identity)) return yield* new UiError.Unauthorized({ message: "no identity: sign in first" })
+    const id = new URL(request.url, "http://localhost").searchParams.get("id") ?? ""
+    if (id === "" || id.length > UiRequest.limits.id) {
+      return yield* new UiError.BadRequest({ message: `name the conversation: ?id=<chat id> (1 to ${UiRequest.limits.id} characters)` })
+    }
+    const service = yield* UiChat.UiChat
+    const loaded = yield* service.history(id, identity.value)
+    return HttpServerResponse.jsonUnsafe(loaded, { headers: { "cache-control": "no-store" } })
+  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
+
+/** The endpoint as routes, for `HttpRouter.serve`: `POST` a `useChat` request, `GET ?id=` a stored conversation (it needs `UiChat` and the `Approver`). */
 export const layer = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | UiChat.UiChat | Approver.Approver> =>
   HttpRouter.use((router) =>
     Effect.gen(function*() {
       const context = yield* Effect.context<UiChat.UiChat | Approver.Approver>()
       yield* router.add("POST", options.path ?? "/api/chat", (request) => Effect.provide(handle(request, options), context))
+      yield* router.add("GET", options.path ?? "/api/chat", (request) => Effect.provide(history(request, options), context))
     }))
 
-/** The endpoint as a `(Request) => Promise<Response>` function (Next.js route handlers, Bun, Deno…), with the services in context. */
+/** The endpoint as a `(Request) => Promise<Response>` function (Next.js route handlers, Bun, Deno…), with the services in context: a `GET` is `history`, anything else `handle`. */
 export const webHandler = (
   options: Options = {}
 ): Effect.Effect<(request: Request) => Promise<Response>, never, UiChat.UiChat | Approver.Approver> =>
   Effect.map(Effect.context<UiChat.UiChat | Approver.Approver>(), (context) => (request: Request) =>
     Effect.runPromise(
-      handle(HttpServerRequest.fromWeb(request), options).pipe(
+      (request.method === "GET" ? history(HttpServerRequest.fromWeb(request), options) : handle(HttpServerRequest.fromWeb(request), options)).pipe(
         Effect.map((response) => HttpServerResponse.toWeb(response, { context })),
         Effect.provide(context)
       )

@@ -15,6 +15,9 @@ export * as UiRequest from "./UiRequest.js"
 /** The errors of the endpoint, with their HTTP statuses. */
 export * as UiError from "./UiError.js"
 
+/** The stored conversation as `useChat`'s initial messages (what a page loads after a reload). */
+export * as UiHistory from "./UiHistory.js"
+
 /** The service: checks a request against the store and streams the turn. */
 export * as UiChat from "./UiChat.js"
 

@@ -6,14 +6,17 @@
  * `@sparticuz/chromium` package. A person sends a message, sees two approval
  * requests, approves one and rejects the other with a reason; `useChat`
  * sends both responses by itself and the turn goes on: the approved tool ran
- * exactly once and the model read the reason. Screenshots go to
- * test-output/ and docs/images/.
+ * exactly once and the model read the reason. A page reloaded mid-pause
+ * loads the stored conversation and shows both calls again, to be decided
+ * from there (the tool runs once); calls a new message cancelled show as
+ * cancelled with the reason, live and after a reload. Screenshots go to
+ * test-output/ only (`npm run docs:images` copies them into docs/images).
  */
-import { Messages } from "@chat-ts/core"
+import { Messages, Steering } from "@chat-ts/core"
 import { assert, describe, it } from "@effect/vitest"
 import sparticuz from "@sparticuz/chromium"
 import { Effect, Option } from "effect"
-import { copyFileSync, mkdirSync, mkdtempSync, rmSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -22,7 +25,6 @@ import * as UiServer from "../../../examples/src/ui/server.js"
 import * as Fixture from "./support/fixture.js"
 
 const output = fileURLToPath(new URL("../test-output/", import.meta.url))
-const images = fileURLToPath(new URL("../../../../docs/images/", import.meta.url))
 
 const launch = Effect.acquireRelease(
   Effect.promise(async () => {
@@ -54,10 +56,7 @@ const launch = Effect.acquireRelease(
 const step = <A>(f: () => Promise<A>) => Effect.promise(f)
 
 const shoot = (page: import("playwright-core").Page, name: string) =>
-  step(async () => {
-    await page.screenshot({ path: join(output, name), fullPage: true })
-    copyFileSync(join(output, name), join(images, name))
-  })
+  step(() => page.screenshot({ path: join(output, name), fullPage: true }))
 
 describe("useChat in Chromium", () => {
   it.live("send a message, approve one call, reject one with a reason: it ran once and the model saw the reason", () =>
@@ -105,6 +104,102 @@ describe("useChat in Chromium", () => {
       const stored = Option.getOrThrow(yield* env.store.load("browser-1")).messages
       assert.deepInclude(Messages.findTool(stored, "c1")!.status, { _tag: "Completed" })
       assert.deepInclude(Messages.findTool(stored, "c2")!.status, { _tag: "Rejected", reason: "not this month", by: "user" })
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped))
+
+  it.live("reload mid-pause: the page loads both waiting calls, decides them from there, the tool runs once", () =>
+    Effect.gen(function*() {
+      mkdirSync(output, { recursive: true })
+      const env = yield* Fixture.make
+      const base = yield* UiServer.serve({ chat: env.chat, store: env.store, approver: Fixture.approver, port: 0 })
+      const { context } = yield* launch
+      const page = yield* step(() => context.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      page.on("console", (message) => message.type() === "error" && problems.push(message.text()))
+
+      yield* step(() => page.goto(`${base}/?chat=browser-reload`))
+      yield* step(() => page.getByLabel("message").fill(Fixture.asking([
+        { id: "r1", name: "send_email", arguments: { to: "ann@example.com", subject: "Your order shipped" } },
+        { id: "r2", name: "transfer", arguments: { amount: 250, to: "acct-9" } }
+      ])))
+      yield* step(() => page.getByRole("button", { name: "Send" }).click())
+      const waiting = page.locator("[data-state=approval-requested]")
+      yield* step(() => page.locator(".tool[data-call=r2]").and(waiting).waitFor())
+
+      // A reload: useChat starts again, from the stored conversation the page loads first.
+      yield* step(() => page.reload())
+      const email = page.locator(".tool[data-call=r1]")
+      const transfer = page.locator(".tool[data-call=r2]")
+      yield* step(() => email.and(waiting).waitFor())
+      yield* step(() => transfer.and(waiting).waitFor())
+      yield* step(() => transfer.locator(".deadline").waitFor())
+      assert.include(yield* step(() => page.locator(".message[data-role=user]").innerText()), "please do")
+      assert.deepStrictEqual(env.runs, [])
+      yield* shoot(page, "ui-usechat-reloaded.png")
+
+      yield* step(() => email.getByRole("button", { name: "Approve" }).click())
+      yield* step(() => transfer.getByLabel("reason for rejecting transfer").fill("not after a reload"))
+      yield* step(() => transfer.getByRole("button", { name: "Reject" }).click())
+      yield* step(() => email.and(page.locator("[data-state=output-available]")).waitFor())
+      yield* step(() => transfer.and(page.locator("[data-state=output-denied]")).waitFor())
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "all done" }).waitFor())
+      yield* step(() => page.locator(".status[data-status=ready]").waitFor())
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: { to: "ann@example.com", subject: "Your order shipped" } }])
+
+      // Reloaded once more: the decided calls as they ended, nothing runs again.
+      yield* step(() => page.reload())
+      yield* step(() => email.and(page.locator("[data-state=output-available]")).waitFor())
+      yield* step(() => transfer.and(page.locator("[data-state=output-denied]")).waitFor())
+      assert.include(yield* step(() => transfer.innerText()), "rejected: not after a reload")
+      assert.include(yield* step(() => email.innerText()), "decided by alice")
+      assert.strictEqual(env.runs.length, 1)
+      const stored = Option.getOrThrow(yield* env.store.load("browser-reload")).messages
+      assert.deepInclude(Messages.findTool(stored, "r1")!.status, { _tag: "Completed" })
+      assert.deepInclude(Messages.findTool(stored, "r2")!.status, { _tag: "Rejected", reason: "not after a reload", by: "user" })
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped))
+
+  it.live("a new message while calls wait: they show as cancelled with the reason, live and after a reload; nothing ran", () =>
+    Effect.gen(function*() {
+      mkdirSync(output, { recursive: true })
+      const env = yield* Fixture.make
+      const base = yield* UiServer.serve({ chat: env.chat, store: env.store, approver: Fixture.approver, port: 0 })
+      const { context } = yield* launch
+      const page = yield* step(() => context.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      page.on("console", (message) => message.type() === "error" && problems.push(message.text()))
+
+      yield* step(() => page.goto(`${base}/?chat=browser-steer`))
+      yield* step(() => page.getByLabel("message").fill(Fixture.asking([
+        { id: "s1", name: "send_email", arguments: { to: "ann@example.com", subject: "Your order shipped" } },
+        { id: "s2", name: "transfer", arguments: { amount: 250, to: "acct-9" } }
+      ])))
+      yield* step(() => page.getByRole("button", { name: "Send" }).click())
+      yield* step(() => page.locator(".tool[data-call=s2][data-state=approval-requested]").waitFor())
+      yield* step(() => page.locator(".status[data-status=ready]").waitFor())
+
+      // The user types instead of deciding: the calls are withdrawn and the message answered.
+      yield* step(() => page.getByLabel("message").fill("never mind"))
+      yield* step(() => page.getByRole("button", { name: "Send" }).click())
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "you said: never mind" }).waitFor())
+      const cancelled = (call: string) => page.locator(`.tool[data-call=${call}] .cancelled`)
+      for (const call of ["s1", "s2"]) {
+        assert.include(yield* step(() => cancelled(call).innerText()), `cancelled: ${Steering.defaultReason}`)
+      }
+      assert.strictEqual(yield* step(() => page.getByRole("button", { name: "Approve" }).count()), 0)
+
+      yield* step(() => page.reload())
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "you said: never mind" }).waitFor())
+      for (const call of ["s1", "s2"]) {
+        assert.include(yield* step(() => cancelled(call).innerText()), `cancelled: ${Steering.defaultReason}`)
+      }
+      assert.strictEqual(yield* step(() => page.getByRole("button", { name: "Approve" }).count()), 0)
+      yield* shoot(page, "ui-usechat-steered.png")
+      assert.deepStrictEqual(env.runs, [])
+      const stored = Option.getOrThrow(yield* env.store.load("browser-steer")).messages
+      assert.deepInclude(Messages.findTool(stored, "s1")!.status, { _tag: "Cancelled", by: "user-message" })
       assert.deepStrictEqual(problems, [])
     }).pipe(Effect.scoped))
 })

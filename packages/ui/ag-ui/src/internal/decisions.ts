@@ -292,6 +292,13 @@ const planMessage = (
     return { _tag: "Run", messages, settled } as const
   })
 
+/**
+ * Whether `input` only connects to its thread (no message of the client's, no resume: a page that
+ * starts again): it is answered with the thread as stored, its pending interrupts again.
+ */
+export const isConnect = (input: AgUiProtocol.RunAgentInput): boolean =>
+  input.messages.length === 0 && (input.resume === undefined || input.resume.length === 0)
+
 /** What a run of `input` does to the stored conversation (nothing is stored here). */
 export const plan = (
   context: Context,

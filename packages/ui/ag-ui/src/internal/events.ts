@@ -281,6 +281,21 @@ export class RunEvents {
     return this.finish({ outcome: { type: "interrupt", interrupts } })
   }
 
+  /** `MESSAGES_SNAPSHOT`: the thread's messages as stored (see `snapshotOf`), for a client that connects. */
+  snapshot(messages: ReadonlyArray<unknown>): Event {
+    return { type: "MESSAGES_SNAPSHOT", messages }
+  }
+
+  /**
+   * Ends a run that only reported the thread: `RUN_FINISHED` with the pending interrupts as its
+   * interrupt outcome, or a success outcome (with the last answer's text as `result`, when there is one).
+   */
+  connected(interrupts: ReadonlyArray<unknown>, result: string | undefined): ReadonlyArray<Event> {
+    return interrupts.length > 0
+      ? this.paused(interrupts)
+      : this.finish({ ...(result === undefined ? {} : { result }), outcome: { type: "success" } })
+  }
+
   /** Ends the run complete: `RUN_FINISHED` with a success outcome and the answer's text as `result`. */
   completed(text: string): ReadonlyArray<Event> {
     return this.finish({ result: text, outcome: { type: "success" } })
