@@ -244,7 +244,7 @@ const steer = (
   messageId: string,
   rule: Steering.Rule,
   at: number
-): Result.Result<Messages.Messages, ChatError.InvalidSteeringMessage | ChatError.PendingToolCalls> =>
+): Result.Result<Messages.Messages, ChatError.InvalidSteeringMessage | ChatError.PendingToolCalls | ChatError.DecisionNotAllowed> =>
   Result.map(Steering.steer(messages, message, { rule, cancellation: { by: context.identity.id, at } }), (next) => {
     const index = next.length - 1
     const response = next[index]!
@@ -287,6 +287,8 @@ const planMessage = (
       Effect.mapError((error) =>
         error._tag === "PendingToolCalls"
           ? AgUiError.refuse("interrupts_pending", `calls wait for a decision (${error.ids.join(", ")}): answer their interrupts with a resume first`)
+          : error._tag === "DecisionNotAllowed"
+          ? AgUiError.refuse("forbidden", error.message)
           : AgUiError.refuse("bad_request", error.message)
       )
     )
