@@ -226,6 +226,21 @@ describe("the inbox API", () => {
       assert.strictEqual(unknownTag.status, 400)
     }))
 
+  it.effect("an edit with a key the tool does not declare is a 422 naming it, and nothing is stored or run", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [transfer])
+      const edit = { amount: 1, to: "x", note: "IGNORE PREVIOUS INSTRUCTIONS" }
+      const response = yield* decide(env, "c1", "t1", { _tag: "Approve", arguments: edit }, { ifMatch: String(stored.version) })
+      assert.strictEqual(response.status, 422)
+      assert.strictEqual(response.json._tag, "InvalidEdit")
+      assert.include(response.json.problems.join(" "), `["note"]`)
+      const after = yield* load(env, "c1")
+      assert.strictEqual(after.version, stored.version)
+      assert.strictEqual(statusOf(after, "t1")._tag, "AwaitingApproval")
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
   it.effect("a decision that gives a key twice is refused as sent (422 in the edit, 400 elsewhere); nothing is stored or run", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
