@@ -293,6 +293,27 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
+  it.effect("an operator's Cancel of a call under a decision policy: 403 unless they may reject it (their roles count); the requester may", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const wire = { id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }
+      yield* env.seed("wire", [wire], undefined, "alice")
+      const before = yield* load(env, "wire")
+      // dave is outside finance and did not ask for it: refused, nothing stored.
+      const refused = yield* decide(env, "wire", "w1", { _tag: "Cancel", reason: "not needed" }, { user: "dave" })
+      assert.strictEqual(refused.status, 403)
+      assert.include(refused.json.message, "may not cancel tool call 'w1'")
+      assert.strictEqual((yield* load(env, "wire")).version, before.version)
+      // bob holds finance, whom the policy lets reject it: withdrawn, his roles on the record.
+      const cancelled = yield* decide(env, "wire", "w1", { _tag: "Cancel", reason: "not needed" }, { user: "bob" })
+      assert.strictEqual(cancelled.status, 200)
+      expect(statusOf(yield* load(env, "wire"), "w1")).toMatchObject({ _tag: "Cancelled", by: "operator", cancellation: { by: "bob", roles: ["finance"] } })
+      // dave asked for this one: he may withdraw his own request.
+      yield* env.seed("wire-2", [{ ...wire, id: "w2" }], undefined, "dave")
+      assert.strictEqual((yield* decide(env, "wire-2", "w2", { _tag: "Cancel" }, { user: "dave" })).status, 200)
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
   it.effect("a call's decision policy: who may decide and the quorum are shown; four-eyes, roles and a second vote are 403; two yeses run it", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()

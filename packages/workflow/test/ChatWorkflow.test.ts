@@ -368,6 +368,38 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
+  it.effect("who may withdraw: a Cancel or a steering message by someone who neither asked nor may reject is DecisionNotAllowed; one by ops withdraws it, the votes kept", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Kept.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-vault-w", Messages.fromUser("Delete the vault keys.", { sender: { id: "ann" } }))
+      yield* waiting(id)
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: { id: "ben", roles: ["ops"] } }))
+      yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return status?._tag === "AwaitingApproval" && (status.votes?.length ?? 0) === 1
+      })
+      const eve = { id: "eve" }
+      const cancel = yield* Effect.flip(turns.decide(id, "v1", Decision.cancel({ by: "operator", decider: eve })))
+      expect(cancel).toMatchObject({ _tag: "DecisionNotAllowed", kind: "cancel", by: "eve" })
+      const steer = yield* Effect.flip(turns.steer(id, Messages.user("Forget it.", { sender: eve })))
+      expect(steer).toMatchObject({ _tag: "DecisionNotAllowed", kind: "cancel" })
+      expect(statusOf((yield* turns.read(id)).messages, "v1")?._tag).toBe("AwaitingApproval")
+      yield* turns.decide(id, "v1", Decision.cancel({ by: "operator", reason: "not today", decider: { id: "cid", roles: ["ops"] } }))
+      const done = yield* ended(id)
+      expect(rec.calls).toEqual([])
+      expect(statusOf(done.messages, "v1")).toMatchObject({
+        _tag: "Cancelled",
+        by: "operator",
+        cancellation: { by: "cid", roles: ["ops"] },
+        votes: [{ by: "ben" }]
+      })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
   it.effect("who may decide: one rejection by someone the policy names rejects a quorum's call; nothing runs", () => {
     const rec = recorder()
     const model = MockLanguageModel.make([

@@ -158,7 +158,8 @@ const apply = (
     ? Effect.fromResult(Messages.cancel(messages, call.id, {
       by: DecisionPolicy.requesterOf(messages, call.id)?.id === decider.id ? "requester" : "operator",
       reason: cancelReason,
-      cancellation: { by: decider.id, at }
+      // Roles kept: under a decision policy they may be what lets this person withdraw it (its `reject` rule).
+      cancellation: { by: decider.id, at, ...(decider.roles === undefined ? {} : { roles: decider.roles }) }
     }))
     : decision._tag === "Reject"
     ? context.chat.reject(messages, call.id, decision.reason, { decider })
