@@ -80,6 +80,13 @@ describe("canonical identities", () => {
     expect(Result.isSuccess(Messages.approve(plain, "c1", undefined, as({ id: "Bob" })))).toBe(true)
   })
 
+  it("ids are case-sensitive: bob and Bob are two people (give ids as the identity provider issues them)", () => {
+    const quorum = paused({ approve: { roles: ["finance"] }, quorum: 2 })
+    const once = Result.getOrThrow(Messages.approve(quorum, "c1", undefined, as(bob)))
+    const twice = Result.getOrThrow(Messages.approve(once, "c1", undefined, as({ id: "Bob", roles: ["finance"] }, NOW + 2)))
+    expect(started(twice)).toStrictEqual(["c1"])
+  })
+
   it("a vote written past the check by a look-alike id counts for nobody", () => {
     const once = Result.getOrThrow(Messages.approve(paused({ approve: { roles: ["finance"] }, quorum: 2 }), "c1", undefined, as(bob)))
     const vote = DecisionPolicy.progress(Messages.findTool(once, "c1")!).votes[0]!
@@ -247,6 +254,29 @@ describe("withdrawing a call under a decision policy", () => {
     // Queued, nothing is withdrawn: anyone may send it.
     const queued = Result.getOrThrow(Steering.steer(messages, Messages.user("And then?", { sender: bob }), { rule: "queue" }))
     expect(statusOf(queued)._tag).toBe("AwaitingApproval")
+  })
+
+  it("property: a withdrawal succeeds exactly for the requester or someone the reject rule (else the approve rule) names; a refused one changes nothing", () => {
+    const people = ["ann", "ben", "cid"]
+    const roles = ["finance", "ops"]
+    const deciders = fc.option(fc.record({ ids: fc.option(fc.subarray(people), { nil: undefined }), roles: fc.option(fc.subarray(roles), { nil: undefined }) }, { requiredKeys: [] }), { nil: undefined })
+    const person = fc.record({ id: fc.constantFrom(...people), roles: fc.subarray(roles) })
+    fc.assert(
+      fc.property(deciders, deciders, fc.constantFrom(...people), person, (approve, reject, requester, who) => {
+        const policy = { ...(approve === undefined ? {} : { approve }), ...(reject === undefined ? {} : { reject }) }
+        const messages = paused(policy, { id: requester })
+        const rule = reject ?? approve
+        const named = rule === undefined ||
+          (rule.ids ?? []).includes(who.id) || (rule.roles ?? []).some((role) => who.roles.includes(role))
+        const expected = who.id === requester || named
+        const result = Messages.cancel(messages, "c1", { by: "operator", cancellation: { by: who.id, roles: who.roles, at: NOW + 1 } })
+        expect(Result.isSuccess(result)).toBe(expected)
+        if (Result.isFailure(result)) expect(result.failure).toMatchObject({ _tag: "DecisionNotAllowed", kind: "cancel" })
+        const steered = Steering.steer(messages, Messages.user("Never mind.", { sender: who }))
+        expect(Result.isSuccess(steered)).toBe(expected)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("Messages.append with supersede follows the same rule", () => {
