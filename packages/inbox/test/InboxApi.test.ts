@@ -293,6 +293,17 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
+  it.effect("an identity whose id is not canonical (an invisible soft hyphen in it) decides nothing: 403, nothing stored or run", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const stored = yield* env.seed("c1", [transfer])
+      const refused = yield* decide(env, "c1", "t1", { _tag: "Approve" }, { user: "carol\u00ad" })
+      assert.strictEqual(refused.status, 403)
+      assert.include(refused.json.message, "is not a canonical id")
+      assert.strictEqual((yield* load(env, "c1")).version, stored.version)
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
   it.effect("an operator's Cancel of a call under a decision policy: 403 unless they may reject it (their roles count); the requester may", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
