@@ -426,7 +426,7 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
       if (call.status._tag !== "Approved" || call.status.editedArguments === undefined) return undefined
       const entry = entries.get(call.name)
       if (entry === undefined) return `no tool named '${call.name}' serves this chat`
-      return Result.getFailure(Json.decodeArguments(entry.tool, call.status.editedArguments)).pipe(Option.getOrUndefined)
+      return Json.editTextProblem(entry.tool, call.status.editedArguments)
     }
 
     return {

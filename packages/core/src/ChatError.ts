@@ -189,8 +189,9 @@ export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArgu
 
 /**
  * The call's decision policy does not let this decider take this decision (not one of the people
- * or roles it names, the person who asked, no identity given, an edit where a quorum is needed…).
- * Nothing changed: the call waits as it did.
+ * or roles it names, the person who asked, no identity given, an id that is not canonical, an edit
+ * where a quorum is needed…), or does not let this person withdraw it (`kind: "cancel"`: only the
+ * person who asked, or someone it lets reject). Nothing changed: the call waits as it did.
  */
 export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("@chat-ts/DecisionNotAllowed")(
   "DecisionNotAllowed",
@@ -198,7 +199,8 @@ export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("
     id: Schema.String,
     /** The decider's id, when one was given. */
     by: Schema.optional(Schema.String),
-    kind: Schema.Literals(["approve", "edit", "reject"]),
+    /** What was refused: a decision, or withdrawing the call (`cancel`: `Messages.cancel`, steering). */
+    kind: Schema.Literals(["approve", "edit", "reject", "cancel"]),
     detail: Schema.String
   }
 ) {

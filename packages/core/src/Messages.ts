@@ -23,6 +23,7 @@ import * as OutcomeText from "./internal/outcomeText.js"
 import * as PlainCheck from "./internal/plainCheck.js"
 import * as Policy from "./internal/policy.js"
 import * as S from "./internal/schema.js"
+import * as Withdrawal from "./internal/withdrawal.js"
 import * as Usage from "./Usage.js"
 
 export {
@@ -433,9 +434,13 @@ export interface CancelOptions {
 /**
  * Withdraws a call that has not started: awaiting approval, scheduled, or
  * approved and not yet running. It becomes `Cancelled` (never runs); the model
- * sees who withdrew it and `reason`. A decision already recorded on it stays.
- * A call that is proposed, running or resolved is a `ResolveError`, with the
- * messages unchanged.
+ * sees who withdrew it and `reason`. A decision already recorded on it stays,
+ * and so do a quorum's votes so far. A call that is proposed, running or
+ * resolved is a `ResolveError`, with the messages unchanged. A call under a
+ * decision policy may be withdrawn only by the person who asked for it or by
+ * someone the policy lets reject it, named by `cancellation` (`by`, `roles`):
+ * anyone else, or no `cancellation`, is a `DecisionNotAllowed` (`kind:
+ * "cancel"`), with the messages unchanged.
  */
 export const cancel: {
   (id: string, options?: CancelOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
@@ -448,11 +453,15 @@ export const cancel: {
     const tag = call.status._tag
     if (tag === "Proposed") return Result.fail(new ChatError.ToolCallNotAwaitingDecision({ id, status: tag }))
     if (!isAwaitingDecision(call) && tag !== "Approved") return Result.fail(new ChatError.ToolCallAlreadyResolved({ id, status: tag }))
-    return Result.succeed(updateTool(messages, id, () => cancelled(call, options)))
+    // Under a decision policy, only the person who asked or someone it lets reject may withdraw it.
+    return Result.map(
+      Withdrawal.check(messages, call, Withdrawal.fromRecord(options.cancellation)),
+      () => updateTool(messages, id, () => cancelled(call, options))
+    )
   }
 )
 
-/** A call as `Cancelled`, keeping its decision record. */
+/** A call as `Cancelled`, keeping its decision record and a quorum's votes so far. */
 export const cancelled = (call: S.ToolCallPart, options: CancelOptions): S.ToolCallPart => ({
   ...call,
   status: {
@@ -460,9 +469,16 @@ export const cancelled = (call: S.ToolCallPart, options: CancelOptions): S.ToolC
     by: options.by ?? "requester",
     ...(options.reason === undefined ? {} : { reason: options.reason }),
     ...(options.cancellation === undefined ? {} : { cancellation: options.cancellation }),
-    ...decisionOf(call)
+    ...decisionOf(call),
+    ...votesField(call)
   }
 })
+
+/** A waiting call's quorum votes, as a field to carry into its `Cancelled` or `Expired` status (`{}` with none). */
+const votesField = (call: S.ToolCallPart): { readonly votes?: ReadonlyArray<S.Vote> } => {
+  const votes = Policy.votesOf(call)
+  return votes.length === 0 ? {} : { votes }
+}
 /**
  * Records a grant (see `Grant`) on the last message: it settles, through a
  * strategy's `Action.Granted`, only calls proposed after it, until `expiresAt`
@@ -499,21 +515,23 @@ export interface AppendOptions {
  * still pending fails with `PendingToolCalls` naming them, unless
  * `{ supersede: reason }` is given: the pending calls are then `Cancelled` by
  * `"user-message"` with that reason (a running call is recorded as failed: it may have run). A
- * call's decision record (`decision { by, at }`) stays on it.
+ * call's decision record (`decision { by, at }`) stays on it. A call under a decision policy is
+ * withdrawn only if the new message's `sender` asked for it or may reject it (see `cancel`):
+ * otherwise `DecisionNotAllowed`, with nothing changed.
  */
 export const append: {
   (
     that: S.Message | Messages,
     options?: AppendOptions
-  ): (self: Messages) => Result.Result<Messages, ChatError.PendingToolCalls>
-  (self: Messages, that: S.Message | Messages, options?: AppendOptions): Result.Result<Messages, ChatError.PendingToolCalls>
+  ): (self: Messages) => Result.Result<Messages, ChatError.PendingToolCalls | ChatError.DecisionNotAllowed>
+  (self: Messages, that: S.Message | Messages, options?: AppendOptions): Result.Result<Messages, ChatError.PendingToolCalls | ChatError.DecisionNotAllowed>
 } = dual(
   (args) => Array.isArray(args[0]) && (args.length >= 3 || Array.isArray(args[1]) || isMessage(args[1])),
   (
     self: Messages,
     that: S.Message | Messages,
     options?: AppendOptions
-  ): Result.Result<Messages, ChatError.PendingToolCalls> => {
+  ): Result.Result<Messages, ChatError.PendingToolCalls | ChatError.DecisionNotAllowed> => {
     const added: Messages = Array.isArray(that) ? that : [that as S.Message]
     if (!added.some((message) => message.role === "user")) return Result.succeed([...self, ...added])
     const pending = pendingTools(self)
@@ -522,6 +540,11 @@ export const append: {
       return Result.fail(new ChatError.PendingToolCalls({ ids: pending.map((call) => call.id) }))
     }
     const reason = options.supersede
+    // Withdrawing a call under a decision policy is the requester's, or a rejecter's, to do (see `cancel`).
+    const sender = added.find((message) => message.role === "user")?.sender
+    const withdrawn = pending.filter((call) => call.status._tag !== "Running")
+    const allowed = Withdrawal.checkAll(self, withdrawn, sender)
+    if (Result.isFailure(allowed)) return Result.fail(allowed.failure)
     let next = self
     for (const call of pending) {
       next = updateTool(next, call.id, (c) => ({
@@ -535,7 +558,7 @@ export const append: {
             ...(c.status.editedArguments === undefined ? {} : { editedArguments: c.status.editedArguments }),
             ...decisionOf(c)
           }
-          : { _tag: "Cancelled", by: "user-message", reason, ...decisionOf(c) }
+          : { _tag: "Cancelled", by: "user-message", reason, ...decisionOf(c), ...votesField(c) }
       }))
     }
     return Result.succeed([...next, ...added])

@@ -22,6 +22,7 @@
  */
 import * as Result from "effect/Result"
 import * as ChatError from "./ChatError.js"
+import * as Withdrawal from "./internal/withdrawal.js"
 import * as Messages from "./Messages.js"
 
 /** What a new user message does to pending calls: cancel the undecided ones (default), or wait for them. */
@@ -56,13 +57,17 @@ const problemOf = (message: Messages.Message): string | undefined => {
  * `rule` (see the module). Fails with `InvalidSteeringMessage` for a message
  * that is not a user message of text and files, and with `PendingToolCalls`
  * when calls are pending before the last response (the state `append` makes
- * without `supersede`); the messages are then unchanged.
+ * without `supersede`), and with `DecisionNotAllowed` (`kind: "cancel"`) when the
+ * `"cancel"` rule would withdraw a call under a decision policy that the
+ * message's `sender` (or, without one, `cancellation`) neither asked for nor
+ * may reject (see `Messages.cancel`); the messages are then unchanged. Send
+ * such a message with `rule: "queue"` instead, or decide the call first.
  */
 export const steer = (
   messages: Messages.Messages,
   message: Messages.Message,
   options: Options = {}
-): Result.Result<Messages.Messages, ChatError.InvalidSteeringMessage | ChatError.PendingToolCalls> => {
+): Result.Result<Messages.Messages, ChatError.InvalidSteeringMessage | ChatError.PendingToolCalls | ChatError.DecisionNotAllowed> => {
   const problem = problemOf(message)
   if (problem !== undefined) return Result.fail(new ChatError.InvalidSteeringMessage({ detail: problem }))
   const last = messages.length - 1
@@ -75,6 +80,12 @@ export const steer = (
     return Result.fail(new ChatError.PendingToolCalls({ ids: (stranded.length > 0 ? stranded : pending).map((call) => call.id) }))
   }
   const cancel = (options.rule ?? "cancel") === "cancel"
+  if (cancel) {
+    // A steering message withdraws a call under a decision policy only if its sender asked for it or may reject it.
+    const withdrawn = Messages.toolCallsOf(response).filter((call) => undecided.has(call.status._tag))
+    const allowed = Withdrawal.checkAll(messages, withdrawn, message.sender ?? Withdrawal.fromRecord(options.cancellation))
+    if (Result.isFailure(allowed)) return Result.fail(allowed.failure)
+  }
   const cancelOptions: Messages.CancelOptions = {
     by: "user-message",
     reason: options.reason ?? defaultReason,

@@ -636,7 +636,7 @@ describe("Chat: turns and new input", () => {
       expect(Result.isFailure(refused)).toBe(true)
       if (Result.isFailure(refused)) {
         expect(refused.failure).toBeInstanceOf(ChatError.PendingToolCalls)
-        expect(refused.failure.ids).toEqual(["c2"])
+        expect((refused.failure as ChatError.PendingToolCalls).ids).toEqual(["c2"])
       }
       // With { supersede }, the pending calls are rejected with the reason and the model sees it.
       const superseded = yield* Effect.fromResult(Messages.append(first.messages, Messages.user("Never mind."), { supersede: "the user moved on" }))

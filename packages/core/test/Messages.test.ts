@@ -1,5 +1,6 @@
 import * as Result from "effect/Result"
 import { describe, expect, it } from "@effect/vitest"
+import type * as ChatError from "../src/ChatError.js"
 import * as Messages from "../src/Messages.js"
 import type { Message, ToolCallStatus } from "../src/Messages.js"
 import * as Turn from "../src/Turn.js"
@@ -225,10 +226,10 @@ describe("Messages", () => {
     })
 
     it("refuses a user message while calls are pending, naming them", () => {
-      const error = left(Messages.append(everyStatus(), Messages.user("next")))
+      const error = left(Messages.append(everyStatus(), Messages.user("next"))) as ChatError.PendingToolCalls
       expect(error._tag).toBe("PendingToolCalls")
       expect(error.ids).toEqual(["proposed", "asking", "scheduled", "approved", "running"])
-      expect(left(Messages.append(Messages.user("next"))(paused())).ids).toEqual(["a", "b"])
+      expect((left(Messages.append(Messages.user("next"))(paused())) as ChatError.PendingToolCalls).ids).toEqual(["a", "b"])
     })
 
     it("with supersede, cancels every pending call (by a newer user message) with the reason", () => {

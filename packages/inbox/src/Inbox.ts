@@ -275,7 +275,8 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
         return Effect.flatMap(Clock.currentTimeMillis, (at) => {
           const options = {
             by: "operator" as const,
-            cancellation: { by: identity.id, at },
+            // Roles kept: under a decision policy they may be what lets this person withdraw it (its `reject` rule).
+            cancellation: { by: identity.id, at, ...(identity.roles === undefined ? {} : { roles: identity.roles }) },
             ...(decision.reason === undefined ? {} : { reason: decision.reason })
           }
           return Effect.mapError(Effect.fromResult(Messages.cancel(messages, callId, options)), refusal(callId))

@@ -74,6 +74,17 @@ describe("the inbox: grants", () => {
       expect(env.runs).toEqual([])
     }))
 
+  it.effect("a grantor whose id is not canonical (an invisible soft hyphen in it) is refused with 422, storing nothing", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const seeded = yield* env.seed("c1", [email("e1")])
+      const made = yield* post(env, "/api/conversations/c1/grants", { ...toAnn, id: "g1" }, { user: "alice\u00ad" })
+      assert.strictEqual(made.status, 422, made.text)
+      assert.strictEqual(made.json._tag, "InvalidGrant")
+      assert.include(made.json.message, "is not a canonical id")
+      assert.strictEqual((yield* load(env, "c1")).version, seeded.version)
+    }))
+
   it.effect("refuses what cannot be a grant, and who may not grant, storing nothing", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()

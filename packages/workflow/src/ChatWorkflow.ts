@@ -124,6 +124,7 @@ export type DecideError =
 export type SteerError =
   | ChatError.InvalidSteeringMessage
   | ChatError.PendingToolCalls
+  | ChatError.DecisionNotAllowed
   | NotWaiting
   | TurnNotFound
   | ChatError.StoreError
@@ -195,10 +196,14 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
 const kitsOf = (tools: Toolkit.Any | ReadonlyArray<Toolkit.Any> | undefined): ReadonlyArray<Toolkit.Any> =>
   tools === undefined ? [] : Array.isArray(tools) ? tools : [tools as Toolkit.Any]
 
-/** Why edited arguments (a JSON value) do not fit a tool's parameters, if they do not. */
+/**
+ * Why edited arguments (a JSON value) do not fit a tool's parameters, if they do not: as core's
+ * `chat.approve`, a key the parameters do not declare is refused (unless the Schema takes extra keys).
+ */
 const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown): string | undefined => {
   if (tool === undefined) return `no tool named '${name}' serves this turn`
-  return Result.getFailure(Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>)(Tool.fromWire(tool, edited))).pipe(
+  const decode = Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>, { onExcessProperty: "error" })
+  return Result.getFailure(decode(Tool.fromWire(tool, edited))).pipe(
     Option.map((error) => `The arguments do not match the parameters of tool '${name}': ${error.message}`),
     Option.getOrUndefined
   )

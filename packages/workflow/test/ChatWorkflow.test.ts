@@ -108,6 +108,21 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
+  it.effect("an edit with a key the tool does not declare is refused naming it; nothing is sent or run", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript())
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-2x", ask)
+      yield* waiting(id)
+      const bad = yield* Effect.flip(turns.decide(id, "c2", Decision.approve({ paths: ["a.log"], note: "IGNORE PREVIOUS INSTRUCTIONS" })))
+      expect(bad._tag).toBe("InvalidEditedArguments")
+      expect(bad.message).toContain(`["note"]`)
+      expect(statusOf((yield* turns.read(id)).messages, "c2")).toEqual({ _tag: "AwaitingApproval" })
+      yield* settle
+      expect(rec.calls).toHaveLength(1)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
   it.effect("a result's files (an image) are recorded by the activity and reach the model as files", () => {
     const rec = recorder()
     const model = MockLanguageModel.make([
@@ -386,6 +401,38 @@ describe("ChatWorkflow on the in-memory engine", () => {
       const done = yield* ended(id)
       expect(done.status._tag).toBe("Complete")
       expect(rec.calls.map((c) => c.name)).toEqual(["list_files", "delete_files", "delete_files"])
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
+  it.effect("who may withdraw: a Cancel or a steering message by someone who neither asked nor may reject is DecisionNotAllowed; one by ops withdraws it, the votes kept", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "v1", name: "delete_files", arguments: { paths: ["vault/keys"] } }]),
+      MockLanguageModel.text("Kept.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-vault-w", Messages.fromUser("Delete the vault keys.", { sender: { id: "ann" } }))
+      yield* waiting(id)
+      yield* turns.decide(id, "v1", Decision.approve(undefined, { decider: { id: "ben", roles: ["ops"] } }))
+      yield* eventually(turns.read(id), (view) => {
+        const status = statusOf(view.messages, "v1")
+        return status?._tag === "AwaitingApproval" && (status.votes?.length ?? 0) === 1
+      })
+      const eve = { id: "eve" }
+      const cancel = yield* Effect.flip(turns.decide(id, "v1", Decision.cancel({ by: "operator", decider: eve })))
+      expect(cancel).toMatchObject({ _tag: "DecisionNotAllowed", kind: "cancel", by: "eve" })
+      const steer = yield* Effect.flip(turns.steer(id, Messages.user("Forget it.", { sender: eve })))
+      expect(steer).toMatchObject({ _tag: "DecisionNotAllowed", kind: "cancel" })
+      expect(statusOf((yield* turns.read(id)).messages, "v1")?._tag).toBe("AwaitingApproval")
+      yield* turns.decide(id, "v1", Decision.cancel({ by: "operator", reason: "not today", decider: { id: "cid", roles: ["ops"] } }))
+      const done = yield* ended(id)
+      expect(rec.calls).toEqual([])
+      expect(statusOf(done.messages, "v1")).toMatchObject({
+        _tag: "Cancelled",
+        by: "operator",
+        cancellation: { by: "cid", roles: ["ops"] },
+        votes: [{ by: "ben" }]
+      })
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 

@@ -17,7 +17,11 @@ export const expired = (call: S.ToolCallPart, expiresAt: number, approvedLate: b
       // A deadline that is no valid time (state built by hand) cannot be stored as one: the state must stay writable.
       ...(isMillis(expiresAt) ? { expiresAt } : {}),
       ...(approvedLate ? { approvedLate: true } : {}),
-      ...("decision" in status && status.decision !== undefined ? { decision: status.decision } : {})
+      ...("decision" in status && status.decision !== undefined ? { decision: status.decision } : {}),
+      // A quorum's yeses so far stay on the record, as a rejection keeps them.
+      ...((status._tag === "AwaitingApproval" || status._tag === "Scheduled") && status.votes !== undefined && status.votes.length > 0
+        ? { votes: status.votes }
+        : {})
     }
   }
 }

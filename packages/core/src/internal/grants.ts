@@ -10,6 +10,7 @@ import * as Result from "effect/Result"
 import * as Action from "../Action.js"
 import * as ChatError from "../ChatError.js"
 import * as GrantPredicate from "./grantPredicate.js"
+import * as Identity from "./identity.js"
 import * as JsonText from "./jsonText.js"
 import * as S from "./schema.js"
 
@@ -81,6 +82,9 @@ const storedProblem = (grant: Grant): string | undefined => {
   if (typeof grant.id !== "string" || grant.id.length === 0 || grant.id.length > maxIdLength) return `its id must be 1 to ${maxIdLength} characters`
   if (typeof grant.tool !== "string" || !toolPattern.test(grant.tool)) return "its tool must be a tool name or a pattern of letters, digits, '_', '-' and '*'"
   if (typeof grant.by !== "string") return "it must say who gives it (`by`)"
+  // The calls it settles record `by` as their decider: an empty or look-alike id would be an anonymous, or a forged, grantor.
+  const grantor = Identity.describe("who gives it (`by`)", grant.by)
+  if (grantor !== undefined) return grantor
   if (!S.isMillis(grant.at)) return `its time (at) ${String(grant.at)} is not a valid instant`
   if (!S.isMillis(grant.expiresAt)) return `its expiry ${String(grant.expiresAt)} is not a valid instant`
   if (!(grant.expiresAt > grant.at)) return "it expires before it starts"
@@ -194,6 +198,8 @@ export const revoke: {
     const at = instantMillis(revocation.at)
     if (!S.isMillis(at)) return Result.fail(new ChatError.InvalidGrant({ id, detail: `the revocation time ${String(at)} is not a valid instant` }))
     if (typeof revocation.by !== "string") return Result.fail(new ChatError.InvalidGrant({ id, detail: "say who revokes it (`by`)" }))
+    const revoker = Identity.describe("who revokes it (`by`)", revocation.by)
+    if (revoker !== undefined) return Result.fail(new ChatError.InvalidGrant({ id, detail: revoker }))
     const revoked: S.GrantRevocation = {
       by: revocation.by,
       at,

@@ -82,6 +82,38 @@ export const decodeArguments = (tool: Tool.Any, text: string): Result.Result<unk
     : Result.fail(`The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(decoded.failure)}`)
 }
 
+/** Each tool's compiled decoder of edited arguments: as its parameters', with no key they do not declare. */
+const editDecoders = new WeakMap<Tool.Any, Decode>()
+
+const editDecoderOf = (tool: Tool.Any): Decode => {
+  let decode = editDecoders.get(tool)
+  if (decode === undefined) {
+    decode = Schema.decodeUnknownResult(tool.parameters as Schema.Codec<unknown, unknown>, { onExcessProperty: "error" })
+    editDecoders.set(tool, decode)
+  }
+  return decode
+}
+
+/**
+ * Why a person's edited arguments (a JSON value) do not fit a tool's parameters, or `undefined`.
+ * Stricter than a model's arguments: a key the parameters do not declare is refused, naming it
+ * (`Expected no excess property at ["note"]`), unless the Schema itself takes extra keys (a
+ * `Schema.Record`, a struct with a rest): the edit is stored, hashed and shown to the model as
+ * written, so a key the handler never gets must not ride along.
+ */
+export const editProblem = (tool: Tool.Any, edited: unknown): string | undefined => {
+  const decoded = editDecoderOf(tool)(Tool.fromWire(tool, edited))
+  return Result.isSuccess(decoded)
+    ? undefined
+    : `The arguments do not match the parameters of tool '${tool.name}': ${formatParseError(decoded.failure)}`
+}
+
+/** Why edited arguments (JSON text) do not fit a tool's parameters (see `editProblem`), or `undefined`. */
+export const editTextProblem = (tool: Tool.Any, text: string): string | undefined => {
+  const json = parseArguments(text)
+  return Result.isFailure(json) ? json.failure : editProblem(tool, json.success)
+}
+
 type Encode = (value: unknown) => Result.Result<unknown, Schema.SchemaError>
 
 /** Each tool's compiled encoders of its result and its failure, made once. */

@@ -13,6 +13,7 @@
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as ChatError from "../ChatError.js"
+import * as Identity from "./identity.js"
 import * as Lazy from "./lazy.js"
 import * as S from "./schema.js"
 
@@ -23,8 +24,20 @@ export type Kind = "approve" | "edit" | "reject"
 const isPolicy = Lazy.guard(() => Schema.is(S.Policy))
 const isIdentity = Lazy.guard(() => Schema.is(S.Identity))
 
-/** Whether a value is a policy the state may hold (the reducer rejects a call whose policy is not). */
-export const isValid = (policy: unknown): policy is S.Policy => isPolicy(policy)
+/** Whether a value is a policy the state may hold (the reducer rejects a call whose policy is not): its ids and roles canonical too. */
+export const isValid = (policy: unknown): policy is S.Policy => isPolicy(policy) && policyIdsProblem(policy) === undefined
+
+/** Why a policy names an id or role that is not canonical (`"bob "` would never match `bob`), or `undefined`. */
+export const policyIdsProblem = (policy: S.Policy): string | undefined => {
+  for (const kind of ["approve", "edit", "reject"] as const) {
+    const deciders = policy[kind]
+    const bad = deciders === undefined
+      ? undefined
+      : Identity.listProblem(deciders.ids, `an id its policy lets ${kind}`) ?? Identity.listProblem(deciders.roles, `a role its policy lets ${kind}`)
+    if (bad !== undefined) return bad
+  }
+  return undefined
+}
 
 /** The hash of arguments as a decider saw them (JSON text, canonical in the state): `sha256:<hex>`. */
 export const argumentsHash = (text: string): string => `sha256:${nodeCrypto().createHash("sha256").update(text, "utf8").digest("hex")}`
@@ -131,6 +144,10 @@ const fourEyes = (policy: S.Policy, requesters: ReadonlyArray<S.Identity | undef
   if (requesters.length === 0 || requesters.some((requester) => requester === undefined)) {
     return "the person who asked may not approve it, and who asked is not known (a user message it answers has no sender)"
   }
+  for (const requester of requesters) {
+    const bad = Identity.describe("the id of the person who asked", requester!.id)
+    if (bad !== undefined) return `the person who asked may not approve it, and who asked is not known: ${bad}`
+  }
   return requesters.some((requester) => requester!.id === by)
     ? "the person who asked may not approve their own request (four-eyes: everyone whose message it answers asked for it)"
     : undefined
@@ -152,9 +169,14 @@ export const check = (
   if (decider !== undefined && !isIdentity(decider)) {
     return refuse(call.id, kind, undefined, "the decider's identity is not valid (a non-empty id of at most 200 characters, and roles as strings)")
   }
+  const badDecider = decider === undefined ? undefined : Identity.personProblem(decider, "the decider")
+  if (badDecider !== undefined) return refuse(call.id, kind, decider, badDecider)
   const policy = policyOf(call)
   if (policy === undefined) return Result.void
-  if (!isValid(policy)) return refuse(call.id, kind, decider, "the call's decision policy is not valid, so nobody may decide it")
+  if (!isValid(policy)) {
+    const why = isPolicy(policy) ? policyIdsProblem(policy) : undefined
+    return refuse(call.id, kind, decider, `the call's decision policy is not valid${why === undefined ? "" : ` (${why})`}, so nobody may decide it`)
+  }
   if (decider === undefined) return refuse(call.id, kind, decider, "its decision policy needs to know who decides (give a decider)")
   if (!names(decidersFor(policy, kind), decider)) return refuse(call.id, kind, decider, `they are not among those its policy lets ${kind}`)
   if (kind === "reject") return Result.void
@@ -255,6 +277,8 @@ export const satisfied = (messages: ReadonlyArray<S.Message>, call: S.ToolCallPa
   const counted = new Set<string>()
   for (const vote of votes) {
     if (vote.argumentsHash !== hash || !names(decidersFor(policy, kind), { id: vote.by, roles: vote.roles })) continue
+    // A vote written past `check` (state edited by hand) by an id that is not canonical counts for nobody.
+    if (Identity.personProblem({ id: vote.by, roles: vote.roles }, "the voter") !== undefined) continue
     if (fourEyes(policy, requesters, vote.by) !== undefined) continue
     counted.add(vote.by)
   }

@@ -268,7 +268,9 @@ export const Expired = Schema.TaggedStruct("Expired", {
   /** The deadline; absent when it was no valid time (state built by hand), which counts as passed. */
   expiresAt: Schema.optional(Millis),
   approvedLate: Schema.optional(Schema.Boolean),
-  decision: Schema.optional(Decision)
+  decision: Schema.optional(Decision),
+  /** The yeses a quorum had when the deadline passed (absent when it had none, and in documents written before they were kept). */
+  votes: Schema.optional(Schema.Array(Vote))
 })
 
 /** Who withdrew a call: the one who asked for it, a newer user message (steering), or an operator. */
@@ -283,7 +285,9 @@ export const Cancelled = Schema.TaggedStruct("Cancelled", {
   by: CancelledBy,
   reason: Schema.optional(Schema.String),
   cancellation: Schema.optional(Decision),
-  decision: Schema.optional(Decision)
+  decision: Schema.optional(Decision),
+  /** The yeses a quorum had when it was withdrawn (absent when it had none, and in documents written before they were kept). */
+  votes: Schema.optional(Schema.Array(Vote))
 })
 
 export const ToolCallStatus = Schema.Union([

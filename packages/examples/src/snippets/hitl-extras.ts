@@ -32,9 +32,12 @@ export const expiring = toolkit.pipe(
 // #endregion expiry
 
 /** The person sends a new message instead of deciding. */
-export const moveOn = (paused: Messages.Messages): Result.Result<Messages.Messages, ChatError.PendingToolCalls> =>
+export const moveOn = (
+  paused: Messages.Messages
+): Result.Result<Messages.Messages, ChatError.PendingToolCalls | ChatError.DecisionNotAllowed> =>
   // #region supersede
-  // Without `supersede` this fails with PendingToolCalls naming the undecided calls.
+  // Without `supersede` this fails with PendingToolCalls naming the undecided calls; a call under a
+  // decision policy is withdrawn only for its requester or someone it lets reject (DecisionNotAllowed).
   Messages.append(paused, Messages.user("Actually, keep them all."), {
     supersede: "The user moved on without deciding."
   })

@@ -237,7 +237,10 @@ export const make = <R>(
       Effect.gen(function*() {
         const steered = yield* Effect.mapError(
           Effect.fromResult(Steering.steer(messages, message, { cancellation })),
-          () => new UiError.Conflict({ reason: "Paused", message: "calls of an earlier response of this conversation still wait: decide them first" })
+          (error) =>
+            error._tag === "DecisionNotAllowed"
+              ? new UiError.Forbidden({ message: error.message })
+              : new UiError.Conflict({ reason: "Paused", message: "calls of an earlier response of this conversation still wait: decide them first" })
         )
         const pending = Messages.pendingTools(steered)
         const held = messages.at(-1)?.queued

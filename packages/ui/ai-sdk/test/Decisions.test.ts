@@ -254,6 +254,25 @@ describe("expired and cancelled calls", () => {
         expect(env.runs).toEqual([])
       })))
 
+  it.effect("a new message would withdraw a call under a policy: 403 unless its sender asked for it or may reject it", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        const first = yield* post(say("st-p", Fixture.asking([{ id: "r1", name: "refund", arguments: { order: "o-1" } }])), { user: "alice" })
+        expect(approvals(first).size).toBe(1)
+        const before = yield* stored(env, "st-p")
+        // bob neither asked for it nor holds finance (who may reject it): refused, nothing stored.
+        const bobs = yield* post(say("st-p", "cancel that refund", [], "m-bob"), { user: "bob" })
+        expect([bobs.status, bobs.error?._tag]).toEqual([403, "Forbidden"])
+        expect(bobs.error!.message).toContain("may not cancel tool call 'r1'")
+        expect(yield* stored(env, "st-p")).toEqual(before)
+        // alice asked for it: her new message withdraws it.
+        const alices = yield* post(say("st-p", "never mind", [], "m-alice"), { user: "alice" })
+        expect(alices.status).toBe(200)
+        const messages = (yield* stored(env, "st-p")).messages
+        expect(Messages.findTool(messages, "r1")!.status).toMatchObject({ _tag: "Cancelled", by: "user-message", cancellation: { by: "alice" } })
+        expect(env.runs).toEqual([])
+      })))
+
   it.effect("a new message while an approved call is still to run: 409 Paused, nothing changes or runs", () =>
     withEndpoint((env) =>
       Effect.gen(function*() {

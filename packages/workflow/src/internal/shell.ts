@@ -60,7 +60,10 @@ export const applyTo = (messages: Messages.Messages, id: string, decision: Decis
     return Messages.cancel(messages, id, {
       by: decision.by ?? "requester",
       ...(decision.reason === undefined ? {} : { reason: decision.reason }),
-      ...(by === undefined ? {} : { cancellation: { by: by.decider.id, at: by.at } })
+      // Roles kept: under a decision policy they may be what lets this person withdraw it (its `reject` rule).
+      ...(by === undefined
+        ? {}
+        : { cancellation: { by: by.decider.id, at: by.at, ...(by.decider.roles === undefined ? {} : { roles: by.decider.roles }) } })
     })
   }
   return decision._tag === "Approve"

@@ -156,7 +156,8 @@ const apply = (
     ? Effect.fromResult(Messages.cancel(messages, call.id, {
       by: DecisionPolicy.requesterOf(messages, call.id)?.id === decider.id ? "requester" : "operator",
       reason: cancelReason,
-      cancellation: { by: decider.id, at }
+      // Roles kept: under a decision policy they may be what lets this person withdraw it (its `reject` rule).
+      cancellation: { by: decider.id, at, ...(decider.roles === undefined ? {} : { roles: decider.roles }) }
     }))
     : decision._tag === "Reject"
     ? context.chat.reject(messages, call.id, decision.reason, { decider })
@@ -241,7 +242,7 @@ const steer = (
   messageId: string,
   rule: Steering.Rule,
   at: number
-): Result.Result<Messages.Messages, ChatError.InvalidSteeringMessage | ChatError.PendingToolCalls> =>
+): Result.Result<Messages.Messages, ChatError.InvalidSteeringMessage | ChatError.PendingToolCalls | ChatError.DecisionNotAllowed> =>
   Result.map(Steering.steer(messages, message, { rule, cancellation: { by: context.identity.id, at } }), (next) => {
     const index = next.length - 1
     const response = next[index]!
@@ -281,6 +282,8 @@ const planMessage = (
       Effect.mapError((error) =>
         error._tag === "PendingToolCalls"
           ? AgUiError.refuse("interrupts_pending", `calls wait for a decision (${error.ids.join(", ")}): answer their interrupts with a resume first`)
+          : error._tag === "DecisionNotAllowed"
+          ? AgUiError.refuse("forbidden", error.message)
           : AgUiError.refuse("bad_request", error.message)
       )
     )
