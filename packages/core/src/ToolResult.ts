@@ -1,0 +1,225 @@
+/**
+ * Tool results with a size: every call's result (or failure) is cut to a
+ * number of characters of the text the model reads, so that one call cannot
+ * fill the next model request or the stored conversation.
+ *
+ * The cap of a call is its tool's `maxResultChars` (`Tool.make`), else its
+ * toolkit's (`Toolkit.withMaxResultChars`), else `defaultMaxChars` (50,000
+ * characters, about 12,500 tokens: where Claude Code keeps an MCP result
+ * aside instead of sending it). A result whose text is longer is recorded as
+ * that text's first `maxChars` characters followed by a marker the model
+ * reads, saying how much was cut and how the rest can be had; the stored
+ * state holds only that. The full result goes to the application's `Store`,
+ * when it gives one (a database, a bucket, a folder): the reference it returns
+ * is named in the marker. Without one, the rest is dropped.
+ *
+ * The cut is made where a handler's result is encoded (the one place every
+ * shell, `Chat`, `Worker.resume` and the workflow, records results through):
+ * the reducer is never given more. A shell driving `Turn.step` by hand cuts
+ * with `cut` itself.
+ *
+ * @since 0.3.0
+ */
+import * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Tool from "./Tool.js"
+import type * as Toolkit from "./Toolkit.js"
+
+/** The cap when neither the tool nor its toolkit gives one: 50,000 characters of the text the model reads. */
+export const defaultMaxChars = 50_000
+
+/** The longest marker `cut` appends (the reference it names is shortened to fit). */
+export const markerMaxChars = 400
+
+/** The longest reference a marker names in full (longer ones are shortened, ending in `…`). */
+const maxRefChars = 200
+
+/** A cap as given (`Tool.make`, `Toolkit.withMaxResultChars`, an MCP server's metadata): a whole number ≥ 0, `Infinity` for none; anything else is not a cap. */
+export const isMaxChars: (value: unknown) => value is number = Tool.isMaxChars
+
+/** The cap of a call of `tool` in `kit`: the tool's own, else the toolkit's, else `defaultMaxChars`. */
+export const maxCharsOf = (tool: Tool.Any, kit?: Pick<Toolkit.Any, "resultLimits">): number =>
+  tool.maxResultChars ?? kit?.resultLimits?.get(tool.name) ?? defaultMaxChars
+
+/** The text the model reads for a result (`isError`: a failure, which it reads as `{"error": …}`). */
+export const modelText = (value: unknown, isError: boolean): string => {
+  const shown = isError ? { error: value } : value
+  return typeof shown === "string" ? shown : JSON.stringify(shown) ?? "null"
+}
+
+/** How many characters `char` (one UTF-16 unit) takes inside a JSON string. */
+const escapedLength = (code: number): number =>
+  code === 0x22 || code === 0x5c || code === 0x08 || code === 0x0c || code === 0x0a || code === 0x0d || code === 0x09
+    ? 2
+    : code < 0x20
+    ? 6
+    : 1
+
+/** Whether `code` is the first half of a surrogate pair (a cut after it would split a character). */
+const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
+
+/**
+ * How many leading units of `text` fit in `budget` characters: as they are, or (`escaped`) inside a
+ * JSON string; never ending inside a surrogate pair.
+ */
+const prefixLength = (text: string, budget: number, escaped: boolean): number => {
+  let end = 0
+  if (!escaped) end = Math.min(text.length, budget)
+  else {
+    let used = 0
+    while (end < text.length) {
+      const next = used + escapedLength(text.charCodeAt(end))
+      if (next > budget) break
+      used = next
+      end++
+    }
+  }
+  return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) ? end - 1 : end
+}
+
+/** A number with thousands separators (the marker is read by a model and by people). */
+const count = (n: number): string => n.toLocaleString("en-US")
+
+/** What `marker` says about a cut. */
+export interface Marker {
+  /** How many characters of the text the model is shown. */
+  readonly shown: number
+  /** How many characters the whole text had. */
+  readonly chars: number
+  /** The cap that cut it. */
+  readonly maxChars: number
+  /** Where the application keeps the full result (its `Store`'s reference), if it kept it. */
+  readonly kept?: string | undefined
+}
+
+/** The text appended to a cut result: how much was cut, and how the full result can be had (at most `markerMaxChars`). */
+export const marker = (cut: Marker): string => {
+  const ref = cut.kept === undefined
+    ? undefined
+    : cut.kept.length > maxRefChars
+    ? `${cut.kept.slice(0, prefixLength(cut.kept, maxRefChars - 1, false))}…`
+    : cut.kept
+  const where = ref === undefined
+    ? "The rest was not kept: call the tool again asking for less (a part, a page, a filter) if you need more."
+    : `The full result is kept by the application as ${JSON.stringify(ref)}; ask for a part of it if you need more.`
+  return `\n[chat-ts cut this result: shown ${count(cut.shown)} of ${count(cut.chars)} characters (the limit is ${count(cut.maxChars)}). ${where}]`
+}
+
+/** A result cut to its cap: what is recorded, and how long its text was. */
+export interface Cut {
+  /** What the conversation records: the first characters of the text, then the marker (a string). */
+  readonly value: string
+  /** How many characters the whole text had. */
+  readonly chars: number
+}
+
+/** Whether a result's text (see `modelText`) is longer than `maxChars` (a string result is not written out). */
+export const exceeds = (value: unknown, maxChars: number, isError: boolean): boolean => {
+  if (maxChars === Number.POSITIVE_INFINITY) return false
+  if (typeof value === "string") {
+    // A string's text is itself; a failure's is `{"error":"…"}`, each unit taking at most 6.
+    if (!isError) return value.length > maxChars
+    if (value.length * 6 + 12 <= maxChars) return false
+  }
+  return modelText(value, isError).length > maxChars
+}
+
+/**
+ * A result (`isError`: a failure) cut to `maxChars` characters of the text the model reads, with the
+ * marker (naming `kept`, where the application keeps the full result); `undefined` when it fits.
+ * The model then reads at most `maxChars + markerMaxChars` characters (a failure: inside its
+ * `{"error": …}`).
+ */
+export const cut = (
+  value: unknown,
+  options: { readonly maxChars: number; readonly isError?: boolean | undefined; readonly kept?: string | undefined }
+): Cut | undefined => {
+  const isError = options.isError === true
+  if (!exceeds(value, options.maxChars, isError)) return undefined
+  // A failure's text is its error inside `{"error": …}`: the error is cut as the text it is shown as.
+  const text = isError ? (typeof value === "string" ? value : JSON.stringify(value) ?? "null") : modelText(value, false)
+  const chars = modelText(value, isError).length
+  // `{"error":""}` takes 12 of a failure's characters.
+  const shown = prefixLength(text, isError ? Math.max(0, options.maxChars - 12) : options.maxChars, isError)
+  return { value: text.slice(0, shown) + marker({ shown, chars, maxChars: options.maxChars, kept: options.kept }), chars }
+}
+
+/** A result too long for the model, as the application's `Store` is given it. */
+export interface FullResult {
+  /** The call's id (unique within its conversation). */
+  readonly id: string
+  /** The call's tool. */
+  readonly tool: string
+  /** Whether it is a failure (the model reads it as `{"error": …}`). */
+  readonly isError: boolean
+  /** The result as it would have been recorded: the encoded JSON value. */
+  readonly value: unknown
+  /** How many characters the model would have read. */
+  readonly chars: number
+  /** The cap that cut it. */
+  readonly maxChars: number
+}
+
+/** Where full results too long for the model go. */
+export interface StoreService {
+  /**
+   * Keeps a full result and returns how it can be had (an id, a path, a URL: the marker names it), or
+   * `undefined` when it is not kept. A failure or defect here counts as not kept; the turn goes on.
+   */
+  readonly keep: (full: FullResult) => Effect.Effect<string | undefined>
+}
+
+/** The store of full results in use (optional: without one, what is cut is dropped). */
+export class Store extends Context.Service<Store, StoreService>()("@chat-ts/core/ToolResult/Store") {}
+
+/** A layer providing a store of full results made from a function. */
+export const layerStore = (keep: StoreService["keep"]): Layer.Layer<Store> => Layer.succeed(Store, { keep })
+
+/** A store that keeps full results in memory, with `get` to read them back by reference (for tests and development: it grows without bound). */
+export const makeMemoryStore: Effect.Effect<{ readonly store: StoreService; readonly get: (ref: string) => FullResult | undefined }> =
+  Effect.sync(() => {
+    const kept = new Map<string, FullResult>()
+    return {
+      store: {
+        keep: (full) =>
+          Effect.sync(() => {
+            const ref = `tool-result:${kept.size + 1}:${full.id}`
+            kept.set(ref, full)
+            return ref
+          })
+      },
+      get: (ref) => kept.get(ref)
+    }
+  })
+
+/**
+ * A result over its cap, cut: the full one given to `store` first (the chat's, else the `Store` in
+ * the context the call runs in; none: not kept), so that the marker can name where it is; `undefined`
+ * when the result is within its cap (as nearly every one is).
+ */
+export const limit = (
+  value: unknown,
+  options: {
+    readonly id: string
+    readonly tool: string
+    readonly maxChars: number
+    readonly isError: boolean
+    readonly store?: StoreService | undefined
+  }
+): Effect.Effect<unknown> | undefined => {
+  if (!exceeds(value, options.maxChars, options.isError)) return undefined
+  const given = options.store
+  const store = given === undefined
+    ? Effect.map(Effect.serviceOption(Store), (found) => (found._tag === "Some" ? found.value : undefined))
+    : Effect.succeed(given)
+  return Effect.flatMap(store, (store) => {
+    const chars = modelText(value, options.isError).length
+    const keep = store === undefined
+      ? Effect.succeed(undefined)
+      : Effect.exit(Effect.suspend(() =>
+        store.keep({ id: options.id, tool: options.tool, isError: options.isError, value, chars, maxChars: options.maxChars })
+      )).pipe(Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined)))
+    return Effect.map(keep, (kept) => cut(value, { maxChars: options.maxChars, isError: options.isError, kept })?.value ?? value)
+  })
+}

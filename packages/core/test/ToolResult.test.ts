@@ -1,0 +1,249 @@
+/**
+ * Tool results with a size (issue 32, section 4): a call's result (or failure)
+ * is cut to its cap (the tool's, else its toolkit's, else 50,000 characters of
+ * the text the model reads) with a marker saying how much was cut and how the
+ * rest can be had; the full result goes to the application's `ToolResult.Store`
+ * when it gives one. Every shell records results through the same encoding:
+ * `Chat` and `Worker.resume` are checked here, a 4 MB result giving neither a
+ * 4 MB model request nor a 4 MB stored document.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Effect, Layer, Option, Result, Schema } from "effect"
+import fc from "fast-check"
+import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, ToolResult, Worker } from "../src/index.js"
+import { MockLanguageModel } from "../src/testing/index.js"
+import { lastRequest, seen } from "./Chat.helpers.js"
+
+/** A 4 MB text, with newlines and quotes (which JSON escapes) in it. */
+const big = ("line \"x\" of a large file\n".repeat(160_000)).slice(0, 4_000_000)
+
+const Read = Tool.make("read", {
+  description: "Read a file.",
+  parameters: { path: Schema.String },
+  success: Schema.String
+})
+
+/** A tool whose result is an object holding the big text. */
+const Dump = Tool.make("dump", {
+  description: "Dump a table.",
+  parameters: {},
+  success: Schema.Struct({ rows: Schema.String })
+})
+
+/** A tool failing with a big typed failure. */
+class Huge extends Schema.TaggedError<Huge>()("Huge", { log: Schema.String }) {}
+const Crash = Tool.make("crash", {
+  description: "Crash loudly.",
+  parameters: {},
+  failure: Huge
+})
+
+const handlers = {
+  read: () => Effect.succeed(big),
+  dump: () => Effect.succeed({ rows: big }),
+  crash: () => Effect.fail(new Huge({ log: big }))
+}
+
+/** A chat over `kit` (the handlers above), a model that calls `name` once, then answers. */
+const chatOver = (kit: Toolkit.Any, name: string, extra: Layer.Layer<never> = Layer.empty) =>
+  Effect.gen(function*() {
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "c1", name, arguments: name === "read" ? { path: "big.txt" } : {} }]),
+      MockLanguageModel.text("Done.")
+    ])
+    const chat = yield* Chat.make({ tools: kit as Toolkit.Toolkit<Record<string, Tool.Any>> }).pipe(
+      Effect.provide(Layer.mergeAll(model.layer, (kit as Toolkit.Toolkit<Record<string, Tool.Any>>).toLayer(handlers as never), extra))
+    )
+    return { chat, model }
+  })
+
+const documentSize = (messages: Messages.Messages): number => Result.getOrThrow(Messages.toJson(messages)).length
+
+describe("ToolResult.cut", () => {
+  it("leaves a result within its cap as it is", () => {
+    expect(ToolResult.cut("short", { maxChars: 5 })).toBeUndefined()
+    expect(ToolResult.cut({ a: 1 }, { maxChars: 7 })).toBeUndefined()
+    expect(ToolResult.cut(true, { maxChars: 4 })).toBeUndefined()
+    expect(ToolResult.cut(12345678, { maxChars: 1 })?.chars).toBe(8)
+    expect(ToolResult.cut(big, { maxChars: Number.POSITIVE_INFINITY })).toBeUndefined()
+  })
+
+  it("cuts a string to its first maxChars characters, then a marker saying how much and how to get the rest", () => {
+    const cut = ToolResult.cut("abcdefghij", { maxChars: 4 })!
+    expect(cut.chars).toBe(10)
+    expect(cut.value.startsWith("abcd\n[chat-ts cut this result: shown 4 of 10 characters (the limit is 4).")).toBe(true)
+    expect(cut.value).toContain("The rest was not kept: call the tool again asking for less")
+    const kept = ToolResult.cut("abcdefghij", { maxChars: 4, kept: "s3://results/c1" })!
+    expect(kept.value).toContain("The full result is kept by the application as \"s3://results/c1\"")
+  })
+
+  it("cuts an object as the JSON text the model reads", () => {
+    const cut = ToolResult.cut({ rows: "0123456789" }, { maxChars: 10 })!
+    expect(cut.value.startsWith("{\"rows\":\"0")).toBe(true)
+    expect(cut.chars).toBe(JSON.stringify({ rows: "0123456789" }).length)
+  })
+
+  it("never splits a surrogate pair; a long reference is shortened in the marker", () => {
+    const cut = ToolResult.cut("a😀b", { maxChars: 2 })!
+    expect(cut.value.startsWith("a\n[")).toBe(true)
+    const ref = "r".repeat(1000)
+    const marker = ToolResult.marker({ shown: 1, chars: 2, maxChars: 1, kept: ref })
+    expect(marker.length).toBeLessThanOrEqual(ToolResult.markerMaxChars)
+    expect(marker).toContain("…")
+  })
+
+  it("a failure is cut as the text it is shown as, inside {\"error\": …}", () => {
+    const cut = ToolResult.cut("\n".repeat(100), { maxChars: 52, isError: true })!
+    // Each newline takes two characters in JSON: 20 of them fit in the 40 left after `{"error":""}`.
+    expect(cut.value.startsWith(`${"\n".repeat(20)}\n[chat-ts cut`)).toBe(true)
+  })
+
+  it("property: whatever the result, the model reads at most cap + marker; within the cap, the result is unchanged", () => {
+    const json = fc.jsonValue({ maxDepth: 3 })
+    fc.assert(
+      fc.property(fc.oneof(json, fc.string({ unit: "binary", maxLength: 400 })), fc.nat(300), fc.boolean(), (value, maxChars, isError) => {
+        const text = ToolResult.modelText(value, isError)
+        const cut = ToolResult.cut(value, { maxChars, isError })
+        if (text.length <= maxChars) {
+          expect(cut).toBeUndefined()
+          return
+        }
+        expect(cut).toBeDefined()
+        const status: Messages.ToolCallPart["status"] = isError ? { _tag: "Failed", error: cut!.value } : { _tag: "Completed", result: cut!.value }
+        const shown = Messages.projectToolCall({ _tag: "ToolCall", id: "c", name: "t", arguments: "{}", status }).result!.text
+        expect(shown.length).toBeLessThanOrEqual(maxChars + ToolResult.markerMaxChars + (isError ? 12 : 0))
+        expect(cut!.chars).toBe(text.length)
+      }),
+      { numRuns: 300 }
+    )
+  })
+})
+
+describe("caps per tool and per toolkit", () => {
+  const Small = Tool.make("read", {
+    description: "Read a file.",
+    parameters: { path: Schema.String },
+    success: Schema.String,
+    maxResultChars: 100
+  })
+
+  it("the tool's own cap, else its toolkit's, else the default; merge keeps each toolkit's", () => {
+    expect(ToolResult.maxCharsOf(Read)).toBe(ToolResult.defaultMaxChars)
+    expect(ToolResult.defaultMaxChars).toBe(50_000)
+    expect(ToolResult.maxCharsOf(Small)).toBe(100)
+    const kit = Toolkit.make(Read, Dump).pipe(Toolkit.withMaxResultChars(2_000))
+    expect(ToolResult.maxCharsOf(Read, kit)).toBe(2_000)
+    expect(ToolResult.maxCharsOf(Small, Toolkit.withMaxResultChars(Toolkit.make(Small), 2_000))).toBe(100)
+    // (`merge`'s types take toolkits of any tools.)
+    const merged = Toolkit.merge(...([kit, Toolkit.make(Crash)] as unknown as ReadonlyArray<Toolkit.Toolkit<Record<string, Tool.Any>>>))
+    expect(ToolResult.maxCharsOf(Dump, merged)).toBe(2_000)
+    expect(ToolResult.maxCharsOf(Crash, merged)).toBe(ToolResult.defaultMaxChars)
+    // A strategy added afterwards keeps the toolkit's cap.
+    expect(ToolResult.maxCharsOf(Read, Toolkit.withStrategy(kit, () => Action.Execute()))).toBe(2_000)
+  })
+
+  it.effect("a cap that is not a whole number >= 0 is refused at Chat.make, naming the tool", () =>
+    Effect.gen(function*() {
+      for (const bad of [-1, 1.5, Number.NaN]) {
+        const tool = Tool.make("read", { description: "Read.", parameters: {}, success: Schema.String, maxResultChars: bad })
+        const own = yield* Effect.flip(Chat.make({ tools: Toolkit.make(tool) }).pipe(Effect.provide(Toolkit.make(tool).toLayer({ read: () => Effect.succeed("") }))))
+        expect(own).toMatchObject({ _tag: "InvalidToolSchema", tool: "read" })
+        expect(own.message).toContain("maxResultChars")
+        const kit = Toolkit.withMaxResultChars(Toolkit.make(Read), bad)
+        const ofKit = yield* Effect.flip(Chat.make({ tools: kit }).pipe(Effect.provide(kit.toLayer({ read: () => Effect.succeed("") }))))
+        expect(ofKit).toMatchObject({ _tag: "InvalidToolSchema", tool: "read" })
+      }
+    }).pipe(Effect.provide(MockLanguageModel.make([]).layer)))
+})
+
+describe("Chat records results within their cap", () => {
+  it.effect("a 4 MB result: the next request and the stored state hold its first 50,000 characters and the marker", () =>
+    Effect.gen(function*() {
+      const { chat, model } = yield* chatOver(Toolkit.make(Read), "read")
+      const done = yield* chat.complete(Messages.fromUser("Read big.txt"))
+      const shown = seen(lastRequest(model), "c1").result!
+      expect(shown.isError).toBe(false)
+      expect(shown.text.length).toBeLessThanOrEqual(ToolResult.defaultMaxChars + ToolResult.markerMaxChars)
+      expect(shown.text.startsWith(big.slice(0, ToolResult.defaultMaxChars))).toBe(true)
+      expect(shown.text).toContain("shown 50,000 of 4,000,000 characters")
+      expect(shown.text).toContain("The rest was not kept")
+      // The whole request (every message) and the stored document: about 50 kB, not 4 MB.
+      expect(JSON.stringify(lastRequest(model).messages).length).toBeLessThan(60_000)
+      expect(documentSize(done.messages)).toBeLessThan(60_000)
+    }))
+
+  it.effect("a result within its cap is recorded exactly as before", () =>
+    Effect.gen(function*() {
+      const Short = Tool.make("read", { description: "Read.", parameters: { path: Schema.String }, success: Schema.String })
+      const kit = Toolkit.make(Short)
+      const model = MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "c1", name: "read", arguments: { path: "a" } }]), MockLanguageModel.text("ok")])
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, kit.toLayer({ read: () => Effect.succeed("x".repeat(50_000)) }))))
+      const done = yield* chat.complete(Messages.fromUser("Read a"))
+      expect(Messages.findTool(done.messages, "c1")!.status).toEqual({ _tag: "Completed", result: "x".repeat(50_000) })
+    }))
+
+  it.effect("an object result and a typed failure are cut too, under the toolkit's cap", () =>
+    Effect.gen(function*() {
+      const kit = Toolkit.withMaxResultChars(Toolkit.make(Dump, Crash), 1_000)
+      for (const name of ["dump", "crash"]) {
+        const { chat, model } = yield* chatOver(kit, name)
+        const done = yield* chat.complete(Messages.fromUser("Go"))
+        const shown = seen(lastRequest(model), "c1").result!
+        expect(shown.isError).toBe(name === "crash")
+        expect(shown.text.length).toBeLessThanOrEqual(1_000 + ToolResult.markerMaxChars + 12)
+        expect(shown.text).toContain("(the limit is 1,000)")
+        expect(documentSize(done.messages)).toBeLessThan(3_000)
+      }
+    }))
+
+  it.effect("the tool's own cap wins over its toolkit's", () =>
+    Effect.gen(function*() {
+      const Own = Tool.make("read", { description: "Read.", parameters: { path: Schema.String }, success: Schema.String, maxResultChars: 300 })
+      const { chat, model } = yield* chatOver(Toolkit.withMaxResultChars(Toolkit.make(Own), 5_000), "read")
+      yield* chat.complete(Messages.fromUser("Read big.txt"))
+      expect(seen(lastRequest(model), "c1").result!.text).toContain("shown 300 of 4,000,000 characters (the limit is 300)")
+    }))
+
+  it.effect("with a Store, the full result goes there and the marker names where; the state still holds only the cut", () =>
+    Effect.gen(function*() {
+      const memory = yield* ToolResult.makeMemoryStore
+      const { chat, model } = yield* chatOver(Toolkit.make(Read), "read", Layer.succeed(ToolResult.Store, memory.store))
+      const done = yield* chat.complete(Messages.fromUser("Read big.txt"))
+      const text = seen(lastRequest(model), "c1").result!.text
+      const ref = /kept by the application as "([^"]+)"/.exec(text)?.[1]
+      expect(ref).toBeDefined()
+      expect(memory.get(ref!)).toEqual({ id: "c1", tool: "read", isError: false, value: big, chars: big.length, maxChars: 50_000 })
+      expect(documentSize(done.messages)).toBeLessThan(60_000)
+    }))
+
+  it.effect("a Store that fails or dies counts as not kept: the turn goes on with the cut", () =>
+    Effect.gen(function*() {
+      for (const keep of [() => Effect.die("disk full"), () => Effect.succeed(undefined)]) {
+        const { chat, model } = yield* chatOver(Toolkit.make(Read), "read", ToolResult.layerStore(keep))
+        const done = yield* chat.complete(Messages.fromUser("Read big.txt"))
+        expect(done.outcome._tag).toBe("Complete")
+        expect(seen(lastRequest(model), "c1").result!.text).toContain("The rest was not kept")
+      }
+    }))
+})
+
+describe("Worker.resume records results within their cap", () => {
+  it.effect("an approved call's 4 MB result: the stored conversation and the next request stay about 50 kB", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const kit = Toolkit.withStrategy(Toolkit.make(Read), () => Action.RequireApproval())
+      const waiting: Messages.Messages = [
+        Messages.user("Read big.txt"),
+        { role: "assistant", parts: [{ _tag: "ToolCall", id: "c1", name: "read", arguments: "{\"path\":\"big.txt\"}", status: { _tag: "AwaitingApproval" } }] }
+      ]
+      yield* store.save("conv", waiting, { expectedVersion: 0 })
+      const model = MockLanguageModel.make([MockLanguageModel.text("Read it.")])
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, kit.toLayer(handlers as never))))
+      const result = yield* Worker.resume(chat, "conv", (stored) => Effect.fromResult(Messages.approve(stored.messages, "c1")))
+      expect(result.outcome._tag).toBe("Complete")
+      const saved = Option.getOrThrow(yield* store.load("conv"))
+      expect(documentSize(saved.messages)).toBeLessThan(60_000)
+      expect(JSON.stringify(lastRequest(model).messages).length).toBeLessThan(60_000)
+      expect(seen(lastRequest(model), "c1").result!.text).toContain("shown 50,000 of 4,000,000 characters")
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})
