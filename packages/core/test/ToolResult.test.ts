@@ -216,6 +216,36 @@ describe("Chat records results within their cap", () => {
       expect(documentSize(done.messages)).toBeLessThan(60_000)
     }))
 
+  it.effect("a Store given to the turn (not to Chat.make) is used too", () =>
+    Effect.gen(function*() {
+      const memory = yield* ToolResult.makeMemoryStore
+      const { chat, model } = yield* chatOver(Toolkit.make(Read), "read")
+      yield* chat.complete(Messages.fromUser("Read big.txt")).pipe(Effect.provideService(ToolResult.Store, memory.store))
+      const ref = /kept by the application as "([^"]+)"/.exec(seen(lastRequest(model), "c1").result!.text)?.[1]
+      expect(memory.get(ref!)?.value).toBe(big)
+    }))
+
+  it.effect("the files a splitFiles takes out are sent as files and not counted: only the text is capped", () =>
+    Effect.gen(function*() {
+      const Shot = Tool.make("shot", {
+        description: "A screenshot.",
+        parameters: {},
+        success: Schema.Struct({ caption: Schema.String, png: Schema.String }),
+        maxResultChars: 100,
+        splitFiles: ({ caption, png }) => ({ result: { caption, png: { file: 0 } }, files: [Messages.file({ mediaType: "image/png", base64: png })] })
+      })
+      const kit = Toolkit.make(Shot)
+      const png = "A".repeat(400_000)
+      const model = MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "c1", name: "shot", arguments: {} }]), MockLanguageModel.text("ok")])
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, kit.toLayer({ shot: () => Effect.succeed({ caption: "login", png }) }))))
+      const done = yield* chat.complete(Messages.fromUser("Look"))
+      expect(Messages.findTool(done.messages, "c1")!.status).toEqual({
+        _tag: "Completed",
+        result: { caption: "login", png: { file: 0 } },
+        files: [Messages.file({ mediaType: "image/png", base64: png })]
+      })
+    }))
+
   it.effect("a Store that fails or dies counts as not kept: the turn goes on with the cut", () =>
     Effect.gen(function*() {
       for (const keep of [() => Effect.die("disk full"), () => Effect.succeed(undefined)]) {
