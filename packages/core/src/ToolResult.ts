@@ -48,34 +48,44 @@ export const modelText = (value: unknown, isError: boolean): string => {
   return typeof shown === "string" ? shown : JSON.stringify(shown) ?? "null"
 }
 
-/** How many characters `char` (one UTF-16 unit) takes inside a JSON string. */
+/** How many characters the UTF-16 unit `code` takes inside a JSON string, when it is not half of a surrogate pair. */
 const escapedLength = (code: number): number =>
   code === 0x22 || code === 0x5c || code === 0x08 || code === 0x0c || code === 0x0a || code === 0x0d || code === 0x09
     ? 2
-    : code < 0x20
+    : code < 0x20 || (code >= 0xd800 && code <= 0xdfff)
+    // Other control characters, and a lone surrogate (`JSON.stringify` writes both as `\uXXXX`).
     ? 6
     : 1
 
 /** Whether `code` is the first half of a surrogate pair (a cut after it would split a character). */
 const isHighSurrogate = (code: number): boolean => code >= 0xd800 && code <= 0xdbff
 
+/** Whether `code` is the second half of a surrogate pair. */
+const isLowSurrogate = (code: number): boolean => code >= 0xdc00 && code <= 0xdfff
+
 /**
  * How many leading units of `text` fit in `budget` characters: as they are, or (`escaped`) inside a
  * JSON string; never ending inside a surrogate pair.
  */
 const prefixLength = (text: string, budget: number, escaped: boolean): number => {
-  let end = 0
-  if (!escaped) end = Math.min(text.length, budget)
-  else {
-    let used = 0
-    while (end < text.length) {
-      const next = used + escapedLength(text.charCodeAt(end))
-      if (next > budget) break
-      used = next
-      end++
-    }
+  if (!escaped) {
+    const end = Math.min(text.length, budget)
+    return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) && isLowSurrogate(text.charCodeAt(end))
+      ? end - 1
+      : end
   }
-  return end > 0 && end < text.length && isHighSurrogate(text.charCodeAt(end - 1)) ? end - 1 : end
+  let end = 0
+  let used = 0
+  while (end < text.length) {
+    const code = text.charCodeAt(end)
+    // A pair is written as it is (two units); half of one alone is escaped.
+    const pair = isHighSurrogate(code) && end + 1 < text.length && isLowSurrogate(text.charCodeAt(end + 1))
+    const size = pair ? 2 : escapedLength(code)
+    if (used + size > budget) break
+    used += size
+    end += pair ? 2 : 1
+  }
+  return end
 }
 
 /** A number with thousands separators (the marker is read by a model and by people). */
@@ -95,11 +105,13 @@ export interface Marker {
 
 /** The text appended to a cut result: how much was cut, and how the full result can be had (at most `markerMaxChars`). */
 export const marker = (cut: Marker): string => {
+  // The reference is named as a JSON string: at most `maxRefChars` characters as written.
+  const fits = cut.kept === undefined ? 0 : prefixLength(cut.kept, maxRefChars, true)
   const ref = cut.kept === undefined
     ? undefined
-    : cut.kept.length > maxRefChars
-    ? `${cut.kept.slice(0, prefixLength(cut.kept, maxRefChars - 1, false))}…`
-    : cut.kept
+    : fits === cut.kept.length
+    ? cut.kept
+    : `${cut.kept.slice(0, prefixLength(cut.kept, maxRefChars - 1, true))}…`
   const where = ref === undefined
     ? "The rest was not kept: call the tool again asking for less (a part, a page, a filter) if you need more."
     : `The full result is kept by the application as ${JSON.stringify(ref)}; ask for a part of it if you need more.`
@@ -128,8 +140,8 @@ export const exceeds = (value: unknown, maxChars: number, isError: boolean): boo
 /**
  * A result (`isError`: a failure) cut to `maxChars` characters of the text the model reads, with the
  * marker (naming `kept`, where the application keeps the full result); `undefined` when it fits.
- * The model then reads at most `maxChars + markerMaxChars` characters (a failure: inside its
- * `{"error": …}`).
+ * The model then reads at most `maxChars + markerMaxChars` characters (a failure's `{"error": …}`
+ * and escaping included).
  */
 export const cut = (
   value: unknown,
@@ -137,12 +149,42 @@ export const cut = (
 ): Cut | undefined => {
   const isError = options.isError === true
   if (!exceeds(value, options.maxChars, isError)) return undefined
-  // A failure's text is its error inside `{"error": …}`: the error is cut as the text it is shown as.
-  const text = isError ? (typeof value === "string" ? value : JSON.stringify(value) ?? "null") : modelText(value, false)
-  const chars = modelText(value, isError).length
-  // `{"error":""}` takes 12 of a failure's characters.
-  const shown = prefixLength(text, isError ? Math.max(0, options.maxChars - 12) : options.maxChars, isError)
-  return { value: text.slice(0, shown) + marker({ shown, chars, maxChars: options.maxChars, kept: options.kept }), chars }
+  return cutMeasured(measure(value, isError), options.maxChars, isError, options.kept)
+}
+
+/** A result's text as it is cut (a failure: its error, as the JSON string content it is shown as) and the length of what the model reads. */
+interface Measured {
+  readonly text: string
+  readonly chars: number
+}
+
+const measure = (value: unknown, isError: boolean): Measured => {
+  if (!isError) {
+    const text = modelText(value, false)
+    return { text, chars: text.length }
+  }
+  const text = typeof value === "string" ? value : JSON.stringify(value) ?? "null"
+  return { text, chars: modelText(value, true).length }
+}
+
+const cutMeasured = (measured: Measured, maxChars: number, isError: boolean, kept: string | undefined): Cut => {
+  const { chars, text } = measured
+  if (!isError) {
+    const shown = prefixLength(text, maxChars, false)
+    return { value: text.slice(0, shown) + marker({ shown, chars, maxChars, kept }), chars }
+  }
+  // A failure is shown inside `{"error":"…"}` (12 characters), its error escaped as a JSON string:
+  // the marker too, so what escaping adds to it comes off the text shown.
+  // `shown` counts what the model reads of it, in the same characters as `chars`.
+  const shownOf = (units: number) => 12 + JSON.stringify(text.slice(0, units)).length - 2
+  let units = prefixLength(text, Math.max(0, maxChars - 12), true)
+  let mark = marker({ shown: shownOf(units), chars, maxChars, kept })
+  const added = JSON.stringify(mark).length - 2 - mark.length
+  if (added > 0) {
+    units = prefixLength(text, Math.max(0, maxChars - 12 - added), true)
+    mark = marker({ shown: shownOf(units), chars, maxChars, kept })
+  }
+  return { value: text.slice(0, units) + mark, chars }
 }
 
 /** A result too long for the model, as the application's `Store` is given it. */
@@ -214,12 +256,13 @@ export const limit = (
     ? Effect.map(Effect.serviceOption(Store), (found) => (found._tag === "Some" ? found.value : undefined))
     : Effect.succeed(given)
   return Effect.flatMap(store, (store) => {
-    const chars = modelText(value, options.isError).length
+    const measured = measure(value, options.isError)
+    const chars = measured.chars
     const keep = store === undefined
       ? Effect.succeed(undefined)
       : Effect.exit(Effect.suspend(() =>
         store.keep({ id: options.id, tool: options.tool, isError: options.isError, value, chars, maxChars: options.maxChars })
       )).pipe(Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined)))
-    return Effect.map(keep, (kept) => cut(value, { maxChars: options.maxChars, isError: options.isError, kept })?.value ?? value)
+    return Effect.map(keep, (kept) => cutMeasured(measured, options.maxChars, options.isError, kept).value)
   })
 }

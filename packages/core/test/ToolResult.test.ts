@@ -94,16 +94,32 @@ describe("ToolResult.cut", () => {
 
   it("a failure is cut as the text it is shown as, inside {\"error\": …}", () => {
     const cut = ToolResult.cut("\n".repeat(100), { maxChars: 52, isError: true })!
-    // Each newline takes two characters in JSON: 20 of them fit in the 40 left after `{"error":""}`.
-    expect(cut.value.startsWith(`${"\n".repeat(20)}\n[chat-ts cut`)).toBe(true)
+    // `{"error":""}` takes 12, the marker's own newline one more when escaped; each newline of the text
+    // takes two characters in JSON: 19 of them fit in the 39 left.
+    expect(cut.value.startsWith(`${"\n".repeat(19)}\n[chat-ts cut`)).toBe(true)
+    // What the model reads of it, counted as the whole was: `{"error":"` + 19 escaped newlines + `"}`.
+    expect(cut.value).toContain("shown 50 of 212 characters")
+    expect(JSON.stringify({ error: cut.value }).length).toBeLessThanOrEqual(52 + ToolResult.markerMaxChars)
+  })
+
+  /** Any UTF-16 units: lone surrogates and control characters included. */
+  const units = fc.string({ unit: fc.nat(0xffff).map((code) => String.fromCharCode(code)), maxLength: 400 })
+
+  it("property: a marker is at most markerMaxChars, whatever the reference and the counts", () => {
+    fc.assert(
+      fc.property(fc.option(units, { nil: undefined }), fc.nat(), fc.nat(), fc.nat(), (kept, shown, chars, maxChars) => {
+        expect(ToolResult.marker({ shown, chars: chars * 1_000, maxChars, kept }).length).toBeLessThanOrEqual(ToolResult.markerMaxChars)
+      }),
+      { numRuns: 300 }
+    )
   })
 
   it("property: whatever the result, the model reads at most cap + marker; within the cap, the result is unchanged", () => {
     const json = fc.jsonValue({ maxDepth: 3 })
     fc.assert(
-      fc.property(fc.oneof(json, fc.string({ unit: "binary", maxLength: 400 })), fc.nat(300), fc.boolean(), (value, maxChars, isError) => {
+      fc.property(fc.oneof(json, fc.string({ unit: "binary", maxLength: 400 }), units), fc.nat(300), fc.boolean(), fc.option(units, { nil: undefined }), (value, maxChars, isError, kept) => {
         const text = ToolResult.modelText(value, isError)
-        const cut = ToolResult.cut(value, { maxChars, isError })
+        const cut = ToolResult.cut(value, { maxChars, isError, kept })
         if (text.length <= maxChars) {
           expect(cut).toBeUndefined()
           return
@@ -111,7 +127,7 @@ describe("ToolResult.cut", () => {
         expect(cut).toBeDefined()
         const status: Messages.ToolCallPart["status"] = isError ? { _tag: "Failed", error: cut!.value } : { _tag: "Completed", result: cut!.value }
         const shown = Messages.projectToolCall({ _tag: "ToolCall", id: "c", name: "t", arguments: "{}", status }).result!.text
-        expect(shown.length).toBeLessThanOrEqual(maxChars + ToolResult.markerMaxChars + (isError ? 12 : 0))
+        expect(shown.length).toBeLessThanOrEqual(maxChars + ToolResult.markerMaxChars)
         expect(cut!.chars).toBe(text.length)
       }),
       { numRuns: 300 }
@@ -190,7 +206,7 @@ describe("Chat records results within their cap", () => {
         const done = yield* chat.complete(Messages.fromUser("Go"))
         const shown = seen(lastRequest(model), "c1").result!
         expect(shown.isError).toBe(name === "crash")
-        expect(shown.text.length).toBeLessThanOrEqual(1_000 + ToolResult.markerMaxChars + 12)
+        expect(shown.text.length).toBeLessThanOrEqual(1_000 + ToolResult.markerMaxChars)
         expect(shown.text).toContain("(the limit is 1,000)")
         expect(documentSize(done.messages)).toBeLessThan(3_000)
       }
