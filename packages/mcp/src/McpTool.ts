@@ -95,19 +95,20 @@ export const maxResultSizeKey = "anthropic/maxResultSizeChars"
 export const defaultServerMaxResultChars = 500_000
 
 /**
- * A tool's cap on its results: the toolkit's `maxResultChars` (default core's `ToolResult.defaultMaxChars`),
- * unless the server gives the tool `_meta["anthropic/maxResultSizeChars"]` (a whole number ≥ 0; anything
- * else is ignored): a lower one is taken as it is, a higher one up to `ceiling` (default
- * `defaultServerMaxResultChars`; a ceiling at or under the toolkit's cap lets no server raise it).
+ * A tool's cap on its results: the toolkit's `maxResultChars`, unless the server gives the tool
+ * `_meta["anthropic/maxResultSizeChars"]` (a whole number ≥ 0; anything else is ignored): one under
+ * the toolkit's cap (default core's `ToolResult.defaultMaxChars`) is taken as it is, a higher one up
+ * to `ceiling` (default `defaultServerMaxResultChars`; a ceiling at or under the toolkit's cap lets
+ * no server raise it). `undefined` when neither gives one: the toolkit's or core's default applies.
  */
 export const maxResultCharsOf = (
   tool: ServerTool,
   options: { readonly maxResultChars?: number | undefined; readonly ceiling?: number | undefined }
-): number => {
-  const base = options.maxResultChars ?? ToolResult.defaultMaxChars
+): number | undefined => {
   const meta = tool._meta
   const given = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[maxResultSizeKey] : undefined
-  if (!Tool.isMaxChars(given) || !Number.isFinite(given)) return base
+  if (!Tool.isMaxChars(given) || !Number.isFinite(given)) return options.maxResultChars
+  const base = options.maxResultChars ?? ToolResult.defaultMaxChars
   return given <= base ? given : Math.max(base, Math.min(given, options.ceiling ?? defaultServerMaxResultChars))
 }
 
@@ -143,7 +144,7 @@ export const make = (
     strict: false,
     splitFiles: imagesOf,
     splitFailureFiles: errorImagesOf,
-    maxResultChars
+    ...(maxResultChars === undefined ? {} : { maxResultChars })
   })
 }
 

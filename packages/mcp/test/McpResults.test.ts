@@ -126,8 +126,11 @@ describe("a server's anthropic/maxResultSizeChars", () => {
 
   it("sets the tool's cap: a lower one as it is, a higher one up to the ceiling; anything else is ignored", () => {
     const capOf = (meta: unknown, options: { maxResultChars?: number; serverMaxResultChars?: number } = {}) =>
-      McpTool.make(tool(meta), { server: "s", validator, ...options }).maxResultChars
+      ToolResult.maxCharsOf(McpTool.make(tool(meta), { server: "s", validator, ...options }))
     expect(capOf(undefined)).toBe(ToolResult.defaultMaxChars)
+    // Without metadata or an option, the tool has no cap of its own: a toolkit's applies.
+    expect(McpTool.make(tool(undefined), { server: "s", validator }).maxResultChars).toBeUndefined()
+    expect(McpTool.make(tool(undefined), { server: "s", validator, maxResultChars: 7 }).maxResultChars).toBe(7)
     expect(capOf({ "anthropic/maxResultSizeChars": 200_000 })).toBe(200_000)
     expect(capOf({ "anthropic/maxResultSizeChars": 5_000_000 })).toBe(McpTool.defaultServerMaxResultChars)
     expect(McpTool.defaultServerMaxResultChars).toBe(500_000)
