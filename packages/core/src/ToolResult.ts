@@ -6,9 +6,11 @@
  * The cap of a call is its tool's `maxResultChars` (`Tool.make`), else its
  * toolkit's (`Toolkit.withMaxResultChars`), else `defaultMaxChars` (50,000
  * characters, about 12,500 tokens: where Claude Code keeps an MCP result
- * aside instead of sending it). A result whose text is longer is recorded as
- * that text's first `maxChars` characters followed by a marker the model
- * reads, saying how much was cut and how the rest can be had; the stored
+ * aside instead of sending it). A result whose text is longer is cut to it,
+ * with a marker the model reads saying how much was cut and how the rest can
+ * be had: when one string of it holds what is too much (a file's text), that
+ * string is cut in place and the result keeps its shape; otherwise it is
+ * recorded as the first characters of its text, then the marker. The stored
  * state holds only that. The full result goes to the application's `Store`,
  * when it gives one (a database, a bucket, a folder): the reference it returns
  * is named in the marker. Without one, the rest is dropped.
@@ -120,8 +122,12 @@ export const marker = (cut: Marker): string => {
 
 /** A result cut to its cap: what is recorded, and how long its text was. */
 export interface Cut {
-  /** What the conversation records: the first characters of the text, then the marker (a string). */
-  readonly value: string
+  /**
+   * What the conversation records: the result with its longest string cut and the marker at its end
+   * (when that string alone holds what is too much: a file's text), else the first characters of its
+   * text, then the marker (a string).
+   */
+  readonly value: unknown
   /** How many characters the whole text had. */
   readonly chars: number
 }
@@ -149,8 +155,80 @@ export const cut = (
 ): Cut | undefined => {
   const isError = options.isError === true
   if (!exceeds(value, options.maxChars, isError)) return undefined
-  return cutMeasured(measure(value, isError), options.maxChars, isError, options.kept)
+  return cutValue(value, measure(value, isError), options.maxChars, isError, options.kept)
 }
+
+/** Where a value's longest string is (the keys and indexes to it), and the string. */
+interface Leaf {
+  readonly path: ReadonlyArray<string | number>
+  readonly text: string
+}
+
+const longestString = (value: unknown): Leaf | undefined => {
+  let best: Leaf | undefined
+  const walk = (node: unknown, path: ReadonlyArray<string | number>): void => {
+    if (typeof node === "string") {
+      if (best === undefined || node.length > best.text.length) best = { path, text: node }
+    } else if (Array.isArray(node)) {
+      node.forEach((item, index) => walk(item, [...path, index]))
+    } else if (typeof node === "object" && node !== null) {
+      for (const key of Object.keys(node)) walk((node as Record<string, unknown>)[key], [...path, key])
+    }
+  }
+  walk(value, [])
+  return best
+}
+
+/** A copy of `value` with `replacement` at `path` (copying only what lies on the way). */
+const setAt = (value: unknown, path: ReadonlyArray<string | number>, replacement: string): unknown => {
+  if (path.length === 0) return replacement
+  const [head, ...rest] = path
+  if (Array.isArray(value)) return value.map((item, index) => (index === head ? setAt(item, rest, replacement) : item))
+  const out: Record<string, unknown> = {}
+  for (const key of Object.keys(value as object)) {
+    const item = (value as Record<string, unknown>)[key]
+    out[key] = key === head ? setAt(item, rest, replacement) : item
+  }
+  return out
+}
+
+/** How many characters `text` takes inside a JSON string. */
+const jsonLength = (text: string): number => JSON.stringify(text).length - 2
+
+/**
+ * An object or array result cut inside its longest string, when that string alone holds what is too
+ * much: the result keeps its shape (an MCP result stays `{ content: [{ type: "text", text }] }`), and
+ * the marker ends the string. `undefined` when no one string can take the cut.
+ */
+const cutInside = (value: unknown, measured: Measured, maxChars: number, isError: boolean, kept: string | undefined): Cut | undefined => {
+  const shownValue = isError ? { error: value } : value
+  if (typeof shownValue !== "object" || shownValue === null) return undefined
+  const leaf = longestString(shownValue)
+  if (leaf === undefined) return undefined
+  const total = measured.chars
+  const length = jsonLength(leaf.text)
+  // What the rest of the result takes; the string may take what is left of the cap.
+  const rest = total - length
+  const attempt = (budget: number) => {
+    const units = prefixLength(leaf.text, budget, true)
+    const prefix = leaf.text.slice(0, units)
+    const mark = marker({ shown: rest + jsonLength(prefix), chars: total, maxChars, kept })
+    return { prefix, mark, added: jsonLength(mark) - mark.length }
+  }
+  const budget = maxChars - rest
+  if (budget < 0) return undefined
+  let made = attempt(budget)
+  if (made.added > 0) {
+    // What escaping adds to the marker comes off the text shown.
+    if (budget < made.added) return undefined
+    made = attempt(budget - made.added)
+  }
+  const cut = setAt(shownValue, leaf.path, made.prefix + made.mark)
+  return { value: isError ? (cut as { readonly error: unknown }).error : cut, chars: total }
+}
+
+const cutValue = (value: unknown, measured: Measured, maxChars: number, isError: boolean, kept: string | undefined): Cut =>
+  cutInside(value, measured, maxChars, isError, kept) ?? cutMeasured(measured, maxChars, isError, kept)
 
 /** A result's text as it is cut (a failure: its error, as the JSON string content it is shown as) and the length of what the model reads. */
 interface Measured {
@@ -263,6 +341,6 @@ export const limit = (
       : Effect.exit(Effect.suspend(() =>
         store.keep({ id: options.id, tool: options.tool, isError: options.isError, value, chars, maxChars: options.maxChars })
       )).pipe(Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined)))
-    return Effect.map(keep, (kept) => cutMeasured(measured, options.maxChars, options.isError, kept).value)
+    return Effect.map(keep, (kept) => cutValue(value, measured, options.maxChars, options.isError, kept).value)
   })
 }

@@ -69,23 +69,33 @@ describe("ToolResult.cut", () => {
   })
 
   it("cuts a string to its first maxChars characters, then a marker saying how much and how to get the rest", () => {
-    const cut = ToolResult.cut("abcdefghij", { maxChars: 4 })!
+    const cut = ToolResult.cut("abcdefghij", { maxChars: 4 }) as { value: string; chars: number }
     expect(cut.chars).toBe(10)
     expect(cut.value.startsWith("abcd\n[chat-ts cut this result: shown 4 of 10 characters (the limit is 4).")).toBe(true)
     expect(cut.value).toContain("The rest was not kept: call the tool again asking for less")
     const kept = ToolResult.cut("abcdefghij", { maxChars: 4, kept: "s3://results/c1" })!
-    expect(kept.value).toContain("The full result is kept by the application as \"s3://results/c1\"")
+    expect(String(kept.value)).toContain("The full result is kept by the application as \"s3://results/c1\"")
   })
 
-  it("cuts an object as the JSON text the model reads", () => {
+  it("cuts an object inside the string that holds too much, keeping its shape; else as the JSON text the model reads", () => {
+    const inside = ToolResult.cut({ n: 1, rows: [{ text: "0123456789".repeat(100) }, { text: "short" }] }, { maxChars: 100 })!
+    const kept = inside.value as { n: number; rows: ReadonlyArray<{ text: string }> }
+    expect(kept.n).toBe(1)
+    expect(kept.rows[1]).toEqual({ text: "short" })
+    expect(kept.rows[0]!.text.startsWith("0123456789")).toBe(true)
+    // The rest of the result and what is shown of the string fill the cap (less the one character the
+    // marker's newline takes escaped).
+    expect(kept.rows[0]!.text).toContain("[chat-ts cut this result: shown 99 of 1,045 characters (the limit is 100).")
+    expect(JSON.stringify(kept).length).toBeLessThanOrEqual(100 + ToolResult.markerMaxChars)
+    // No one string can take the cut (the rest alone is over the cap): the JSON text, cut.
     const cut = ToolResult.cut({ rows: "0123456789" }, { maxChars: 10 })!
-    expect(cut.value.startsWith("{\"rows\":\"0")).toBe(true)
+    expect(String(cut.value).startsWith("{\"rows\":\"0")).toBe(true)
     expect(cut.chars).toBe(JSON.stringify({ rows: "0123456789" }).length)
   })
 
   it("never splits a surrogate pair; a long reference is shortened in the marker", () => {
     const cut = ToolResult.cut("a😀b", { maxChars: 2 })!
-    expect(cut.value.startsWith("a\n[")).toBe(true)
+    expect(String(cut.value).startsWith("a\n[")).toBe(true)
     const ref = "r".repeat(1000)
     const marker = ToolResult.marker({ shown: 1, chars: 2, maxChars: 1, kept: ref })
     expect(marker.length).toBeLessThanOrEqual(ToolResult.markerMaxChars)
@@ -96,9 +106,9 @@ describe("ToolResult.cut", () => {
     const cut = ToolResult.cut("\n".repeat(100), { maxChars: 52, isError: true })!
     // `{"error":""}` takes 12, the marker's own newline one more when escaped; each newline of the text
     // takes two characters in JSON: 19 of them fit in the 39 left.
-    expect(cut.value.startsWith(`${"\n".repeat(19)}\n[chat-ts cut`)).toBe(true)
+    expect(String(cut.value).startsWith(`${"\n".repeat(19)}\n[chat-ts cut`)).toBe(true)
     // What the model reads of it, counted as the whole was: `{"error":"` + 19 escaped newlines + `"}`.
-    expect(cut.value).toContain("shown 50 of 212 characters")
+    expect(String(cut.value)).toContain("shown 50 of 212 characters")
     expect(JSON.stringify({ error: cut.value }).length).toBeLessThanOrEqual(52 + ToolResult.markerMaxChars)
   })
 

@@ -67,8 +67,13 @@ describe("a 4 MB read_text_file through the filesystem server", () => {
       expect(shown.text.length).toBeLessThanOrEqual(ToolResult.defaultMaxChars + ToolResult.markerMaxChars)
       // The text is sent once: the structuredContent copy of it is gone.
       expect(shown.text).not.toContain("structuredContent")
-      expect(shown.text).toContain(JSON.stringify(file.text.slice(0, 1_000)).slice(1, -1))
-      expect(shown.text).toContain("shown 50,000 of 4,")
+      expect(shown.text).toContain("shown 49,999 of 4,")
+      // The result keeps its shape: its one text block is cut, the marker at its end.
+      const result = Messages.findTool(done.messages, "r1")!.status
+      const text = (result as { result: { content: ReadonlyArray<{ type: string; text: string }> } }).result.content[0]!.text
+      expect(JSON.parse(shown.text)).toEqual({ content: [{ type: "text", text }] })
+      expect(text.startsWith(file.text.slice(0, 40_000))).toBe(true)
+      expect(text).toMatch(/\n\[chat-ts cut this result: shown 49,999 of 4,\d{3},\d{3} characters \(the limit is 50,000\)\. The rest was not kept/)
       expect(JSON.stringify(request.messages).length).toBeLessThan(60_000)
       expect(documentSize(done.messages)).toBeLessThan(60_000)
     }), { timeout: 60_000 })
@@ -77,7 +82,9 @@ describe("a 4 MB read_text_file through the filesystem server", () => {
     Effect.gen(function*() {
       const memory = yield* ToolResult.makeMemoryStore
       const { done, file, shown } = yield* readBig().pipe(Effect.provideService(ToolResult.Store, memory.store))
-      const ref = /kept by the application as "([^"]+)"/.exec(shown.text)?.[1]
+      // The marker is at the end of the text block (a JSON string in what the model reads).
+      const block = (JSON.parse(shown.text) as { content: ReadonlyArray<{ text: string }> }).content[0]!.text
+      const ref = /kept by the application as "([^"]+)"/.exec(block)?.[1]
       expect(ref).toBeDefined()
       const full = memory.get(ref!)!
       expect(full).toMatchObject({ id: "r1", tool: "read_text_file", isError: false })
