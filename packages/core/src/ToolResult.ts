@@ -132,14 +132,47 @@ export interface Cut {
   readonly chars: number
 }
 
-/** Whether a result's text (see `modelText`) is longer than `maxChars` (a string result is not written out). */
+/**
+ * At most how many characters JSON writes `value` in (each string unit at most 6, a number at most
+ * 25, as `-0.0000012345678901234567`), or more than `limit` as soon as that is sure: a walk that
+ * writes nothing out.
+ */
+const boundOf = (value: unknown, limit: number): number => {
+  switch (typeof value) {
+    case "string":
+      return 2 + 6 * value.length
+    case "number":
+      return 25
+    case "boolean":
+      return 5
+    case "object": {
+      if (value === null) return 4
+      let size = 2
+      if (Array.isArray(value)) {
+        for (const item of value) {
+          size += boundOf(item, limit - size) + 1
+          if (size > limit) return size
+        }
+        return size
+      }
+      for (const key in value) {
+        if (!Object.hasOwn(value, key)) continue
+        size += 2 + 6 * key.length + 2 + boundOf((value as Record<string, unknown>)[key], limit - size)
+        if (size > limit) return size
+      }
+      return size
+    }
+    default:
+      return 4
+  }
+}
+
+/** Whether a result's text (see `modelText`) is longer than `maxChars`: written out only when a bound on it is not enough. */
 export const exceeds = (value: unknown, maxChars: number, isError: boolean): boolean => {
   if (maxChars === Number.POSITIVE_INFINITY) return false
-  if (typeof value === "string") {
-    // A string's text is itself; a failure's is `{"error":"…"}`, each unit taking at most 6.
-    if (!isError) return value.length > maxChars
-    if (value.length * 6 + 12 <= maxChars) return false
-  }
+  // A string's text is itself; a failure's is `{"error":…}` (10 more characters).
+  if (typeof value === "string" && !isError) return value.length > maxChars
+  if (boundOf(value, maxChars) + (isError ? 10 : 0) <= maxChars) return false
   return modelText(value, isError).length > maxChars
 }
 

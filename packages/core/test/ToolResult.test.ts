@@ -65,6 +65,9 @@ describe("ToolResult.cut", () => {
     expect(ToolResult.cut({ a: 1 }, { maxChars: 7 })).toBeUndefined()
     expect(ToolResult.cut(true, { maxChars: 4 })).toBeUndefined()
     expect(ToolResult.cut(12345678, { maxChars: 1 })?.chars).toBe(8)
+    // The longest a number is written: 25 characters.
+    expect(ToolResult.exceeds(-0.0000012345678901234567, 24, false)).toBe(true)
+    expect(ToolResult.exceeds([-0.0000012345678901234567], 27, false)).toBe(false)
     expect(ToolResult.cut(big, { maxChars: Number.POSITIVE_INFINITY })).toBeUndefined()
   })
 
@@ -121,6 +124,16 @@ describe("ToolResult.cut", () => {
         expect(ToolResult.marker({ shown, chars: chars * 1_000, maxChars, kept }).length).toBeLessThanOrEqual(ToolResult.markerMaxChars)
       }),
       { numRuns: 300 }
+    )
+  })
+
+  it("property: exceeds is exactly whether the text the model reads is longer than the cap", () => {
+    const numbers = fc.array(fc.double({ noNaN: true, noDefaultInfinity: true }), { maxLength: 8 })
+    fc.assert(
+      fc.property(fc.oneof(fc.jsonValue({ maxDepth: 4 }), units, numbers), fc.nat(400), fc.boolean(), (value, maxChars, isError) => {
+        expect(ToolResult.exceeds(value, maxChars, isError)).toBe(ToolResult.modelText(value, isError).length > maxChars)
+      }),
+      { numRuns: 500 }
     )
   })
 
