@@ -36,6 +36,7 @@ import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Messages from "./Messages.js"
 import * as Tool from "./Tool.js"
+import * as ToolResult from "./ToolResult.js"
 import type * as Toolkit from "./Toolkit.js"
 import * as Turn from "./Turn.js"
 import * as TurnEvents from "./TurnEvents.js"
@@ -413,11 +414,18 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
       for (const tool of kit.list) {
         if (entries.has(tool.name)) return yield* new ChatError.DuplicateToolName({ name: tool.name })
         const wire = yield* Effect.fromResult(Tool.wire(tool))
+        const kitCap = kit.resultLimits?.get(tool.name)
+        if (kitCap !== undefined && !Tool.isMaxChars(kitCap)) {
+          return yield* new ChatError.InvalidToolSchema({
+            tool: tool.name,
+            detail: `its toolkit's maxResultChars must be a whole number >= 0 or Infinity, not ${String(kitCap)}`
+          })
+        }
         if (wire.notStrict.length > 0) yield* Effect.logWarning(notStrictWarning(`Tool '${tool.name}'`, wire.notStrict))
         // The types ask for every handler, but a `ToolSet`'s handlers (or a cast) are not checked by them.
         const handler = Context.getOption(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
         if (Option.isNone(handler)) return yield* new ChatError.MissingToolHandler({ tool: tool.name })
-        entries.set(tool.name, { tool, kit, handler: handler.value })
+        entries.set(tool.name, { tool, kit, handler: handler.value, maxResultChars: ToolResult.maxCharsOf(tool, kit) })
       }
     }
     const available = [...entries.keys()].join(", ") || "(none)"
@@ -532,7 +540,8 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       ),
       model,
       system: options.system,
-      concurrency
+      concurrency,
+      results: Option.getOrUndefined(yield* Effect.serviceOption(ToolResult.Store))
     }
     const checkEdits = (messages: Messages.Messages) => table.checkEdits(messages)
     const rerunnable = (messages: Messages.Messages) => table.rerunnable(messages)

@@ -57,6 +57,11 @@ export interface Tool<
   readonly splitFailureFiles?: ((encoded: unknown) => ResultFiles) | undefined
   /** Who may decide its calls that wait for a person, unless the strategy gives a policy (see `DecisionPolicy`). */
   readonly decisionPolicy?: DecisionPolicy | undefined
+  /**
+   * The most characters of the text the model reads of one call's result (or failure): a longer one
+   * is cut, with a marker (see `ToolResult`). Absent: its toolkit's cap, else `ToolResult.defaultMaxChars`.
+   */
+  readonly maxResultChars?: number | undefined
 }
 
 /**
@@ -105,6 +110,10 @@ export const namePattern: RegExp = /^[a-zA-Z0-9_-]{1,64}$/
 
 const identity = (json: unknown): unknown => json
 
+/** Whether a value is a cap on results' text: a whole number ≥ 0, or `Infinity` for none (see `ToolResult`). */
+export const isMaxChars = (value: unknown): value is number =>
+  typeof value === "number" && value >= 0 && (Number.isInteger(value) || value === Number.POSITIVE_INFINITY)
+
 const jsonSchemaOf = (schema: Schema.Constraint): Result.Result<JsonSchema.JsonSchema, string> => {
   try {
     return Result.succeed(JsonSchema.make(schema.ast))
@@ -119,6 +128,9 @@ const isObjectRoot = (json: JsonSchema.JsonSchema): boolean =>
 const toWire = (tool: Any): Result.Result<Wire, ChatError.InvalidToolSchema> => {
   const invalid = (detail: string) => new ChatError.InvalidToolSchema({ tool: tool.name, detail })
   if (!namePattern.test(tool.name)) return Result.fail(invalid("its name must be 1 to 64 letters, digits, '_' or '-'"))
+  if (tool.maxResultChars !== undefined && !isMaxChars(tool.maxResultChars)) {
+    return Result.fail(invalid(`its maxResultChars must be a whole number >= 0 or Infinity, not ${String(tool.maxResultChars)}`))
+  }
   return Result.mapError(jsonSchemaOf(tool.parameters), invalid).pipe(
     Result.filterOrFail(isObjectRoot, () => invalid("its parameters must be an object at the top (a Struct), not a union or another type")),
     Result.flatMap((json) => {
@@ -205,6 +217,12 @@ export const make = <
     readonly splitFailureFiles?: (encoded: Failure["Encoded"]) => ResultFiles
     /** Who may decide its calls that wait for a person (see `DecisionPolicy`); a strategy's own policy wins. */
     readonly decisionPolicy?: DecisionPolicy
+    /**
+     * The most characters of the text the model reads of one call's result (or failure), a whole number
+     * (`Infinity`: no cap); a longer one is cut with a marker (see `ToolResult`). Default: its toolkit's
+     * cap, else `ToolResult.defaultMaxChars` (50,000).
+     */
+    readonly maxResultChars?: number
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -226,6 +244,7 @@ export const make = <
       ? {}
       : { splitFailureFiles: options.splitFailureFiles as (encoded: unknown) => ResultFiles }),
     ...(options.decisionPolicy === undefined ? {} : { decisionPolicy: options.decisionPolicy }),
+    ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
     get declaration() {
       return Result.match(wire(tool), {
         onFailure: (): LanguageModel.ToolDeclaration => ({

@@ -80,6 +80,8 @@ export interface Toolkit<Tools extends Record<string, Tool.Any>, R = never> exte
   ) => Layer.Layer<HandlersOf<Tools>, EX, Exclude<RX, Scope.Scope> | HandlersContext<H>>
   /** This toolkit with a strategy deciding every call (same as `Toolkit.withStrategy`). */
   readonly withStrategy: <R2 = never>(strategy: Strategy<Tools, R2>) => Toolkit<Tools, R2>
+  /** The caps on results its toolkits gave its tools, by tool name (`withMaxResultChars`; a tool's own `maxResultChars` wins). */
+  readonly resultLimits?: ReadonlyMap<string, number> | undefined
 }
 
 /** Any toolkit. */
@@ -88,6 +90,8 @@ export interface Any {
   readonly tools: Record<string, Tool.Any>
   readonly list: ReadonlyArray<Tool.Any>
   readonly strategy: ((call: never, metadata: never) => Action.Action | Effect.Effect<Action.Action, never, unknown>) | undefined
+  /** The caps on results its toolkits gave its tools, by tool name (see `withMaxResultChars`). */
+  readonly resultLimits?: ReadonlyMap<string, number> | undefined
 }
 
 /** The services the strategy of a toolkit needs. */
@@ -98,7 +102,8 @@ export type HandlersOfToolkit<T> = T extends Toolkit<infer Tools, infer _R> ? Ha
 
 const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
   list: ReadonlyArray<Tool.Any>,
-  strategy: Strategy<Tools, R> | undefined
+  strategy: Strategy<Tools, R> | undefined,
+  resultLimits?: ReadonlyMap<string, number>
 ): Toolkit<Tools, R> => {
   const tools = Object.fromEntries(list.map((tool) => [tool.name, tool])) as unknown as Tools
   return {
@@ -106,10 +111,11 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
     tools,
     list,
     strategy,
+    ...(resultLimits === undefined || resultLimits.size === 0 ? {} : { resultLimits }),
     pipe() {
       return pipeArguments(this, arguments)
     },
-    withStrategy: <R2>(next: Strategy<Tools, R2>) => makeToolkit<Tools, R2>(list, next),
+    withStrategy: <R2>(next: Strategy<Tools, R2>) => makeToolkit<Tools, R2>(list, next, resultLimits),
     toLayer: <H extends HandlersFrom<Tools>, EX = never, RX = never>(handlers: H | Effect.Effect<H, EX, RX>) =>
       Layer.effectContext(
         Effect.gen(function*() {
@@ -151,10 +157,31 @@ export const withStrategy: {
 } = dual(
   2,
   <Tools extends Record<string, Tool.Any>, R, R2>(self: Toolkit<Tools, R>, strategy: Strategy<Tools, R2>): Toolkit<Tools, R2> =>
-    makeToolkit<Tools, R2>(self.list, strategy)
+    makeToolkit<Tools, R2>(self.list, strategy, self.resultLimits)
 )
 
-/** Merges toolkits that share no strategy into one (no strategy: every call runs). */
+/**
+ * Caps the results of every tool of the toolkit that has no `maxResultChars` of its own: at most
+ * `maxChars` characters of the text the model reads of one call's result, a whole number (`Infinity`:
+ * no cap); a longer one is cut with a marker (see `ToolResult`). A cap that is not one is refused at
+ * `Chat.make` (`InvalidToolSchema`), like a tool's own.
+ */
+export const withMaxResultChars: {
+  (maxChars: number): <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>) => Toolkit<Tools, R>
+  <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>, maxChars: number): Toolkit<Tools, R>
+} = dual(
+  2,
+  <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>, maxChars: number): Toolkit<Tools, R> =>
+    makeToolkit<Tools, R>(self.list, self.strategy, new Map(self.list.map((tool) => [tool.name, maxChars])))
+)
+
+/** Merges toolkits that share no strategy into one (no strategy: every call runs); each keeps its caps on results. */
 export const merge = <const Kits extends ReadonlyArray<Toolkit<Record<string, Tool.Any>, never>>>(
   ...toolkits: Kits
-): Toolkit<Kits[number]["tools"]> => makeToolkit(toolkits.flatMap((kit) => kit.list), undefined)
+): Toolkit<Kits[number]["tools"]> =>
+  makeToolkit(
+    toolkits.flatMap((kit) => kit.list),
+    undefined,
+    // Each toolkit's caps stay with its own tools.
+    new Map(toolkits.flatMap((kit) => [...(kit.resultLimits ?? [])]))
+  )

@@ -56,6 +56,9 @@ export * as Tool from "./Tool.js"
 /** Toolkits: tools, handlers and strategies. */
 export * as Toolkit from "./Toolkit.js"
 
+/** Tool results with a size: the cap per call, the cut with its marker, and where the full result goes. */
+export * as ToolResult from "./ToolResult.js"
+
 /** A reviewer model over a toolkit's strategy: a second model classifies each call, failing closed to a person. */
 export * as Reviewer from "./Reviewer.js"
 

@@ -8,6 +8,7 @@
  */
 import * as Messages from "@chat-ts/core/Messages"
 import * as Tool from "@chat-ts/core/Tool"
+import * as ToolResult from "@chat-ts/core/ToolResult"
 import type { CallToolResult, Tool as ServerTool } from "@modelcontextprotocol/sdk/types.js"
 import type { jsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/types.js"
 import * as Schema from "effect/Schema"
@@ -87,11 +88,44 @@ export const fromJsonSchema = (jsonSchema: Record<string, unknown>, validator: j
 /** How a server's tool is named in the chat: `prefix` + its name. */
 export const chatName = (prefix: string | undefined, mcpName: string): string => `${prefix ?? ""}${mcpName}`
 
+/** The `_meta` key by which a server gives one tool's cap on results, in characters (Claude Code's). */
+export const maxResultSizeKey = "anthropic/maxResultSizeChars"
+
+/** The most a server's `anthropic/maxResultSizeChars` may raise a tool's cap to, unless the toolkit says otherwise: 500,000 characters, Claude Code's ceiling. */
+export const defaultServerMaxResultChars = 500_000
+
+/**
+ * A tool's cap on its results: the toolkit's `maxResultChars`, unless the server gives the tool
+ * `_meta["anthropic/maxResultSizeChars"]` (a whole number ≥ 0; anything else is ignored): one under
+ * the toolkit's cap (default core's `ToolResult.defaultMaxChars`) is taken as it is, a higher one up
+ * to `ceiling` (default `defaultServerMaxResultChars`; a ceiling at or under the toolkit's cap lets
+ * no server raise it). `undefined` when neither gives one: the toolkit's or core's default applies.
+ */
+export const maxResultCharsOf = (
+  tool: ServerTool,
+  options: { readonly maxResultChars?: number | undefined; readonly ceiling?: number | undefined }
+): number | undefined => {
+  const meta = tool._meta
+  const given = typeof meta === "object" && meta !== null ? (meta as Record<string, unknown>)[maxResultSizeKey] : undefined
+  if (!Tool.isMaxChars(given) || !Number.isFinite(given)) return options.maxResultChars
+  const base = options.maxResultChars ?? ToolResult.defaultMaxChars
+  return given <= base ? given : Math.max(base, Math.min(given, options.ceiling ?? defaultServerMaxResultChars))
+}
+
 /** Makes the chat-ts tool of a server's tool (its schema compiled with `validator`). */
 export const make = (
   tool: ServerTool,
-  options: { readonly server: string; readonly prefix?: string | undefined; readonly validator: jsonSchemaValidator }
+  options: {
+    readonly server: string
+    readonly prefix?: string | undefined
+    readonly validator: jsonSchemaValidator
+    /** The cap on this server's tools' results (see `McpToolkit.Options.maxResultChars`). */
+    readonly maxResultChars?: number | undefined
+    /** The most the server's metadata may set a tool's cap to (default `defaultServerMaxResultChars`). */
+    readonly serverMaxResultChars?: number | undefined
+  }
 ): McpTool => {
+  const maxResultChars = maxResultCharsOf(tool, { maxResultChars: options.maxResultChars, ceiling: options.serverMaxResultChars })
   const parameters = fromJsonSchema(declaredSchema(tool.inputSchema), options.validator)
   const annotations: Annotations = {
     title: tool.annotations?.title,
@@ -109,7 +143,8 @@ export const make = (
     // The server's schema is sent as it is: strict mode would rewrite it, and servers' schemas rarely fit it.
     strict: false,
     splitFiles: imagesOf,
-    splitFailureFiles: errorImagesOf
+    splitFailureFiles: errorImagesOf,
+    ...(maxResultChars === undefined ? {} : { maxResultChars })
   })
 }
 
@@ -174,20 +209,67 @@ export const errorImagesOf = (encoded: typeof McpError.McpCallError.Encoded): To
 }
 
 /** The joined text content of a result. */
-export const textOf = (content: ReadonlyArray<unknown>): string =>
+export const textOf = (content: ReadonlyArray<unknown>): string => textsOf(content).join("\n")
+
+/** The texts of a result's `text` blocks. */
+const textsOf = (content: ReadonlyArray<unknown>): ReadonlyArray<string> =>
   content.flatMap((block) =>
     typeof block === "object" && block !== null && (block as { type?: unknown }).type === "text" &&
       typeof (block as { text?: unknown }).text === "string"
       ? [(block as { text: string }).text]
       : []
-  ).join("\n")
+  )
 
-/** A call's result as the model sees it: its content and structured content, or its `isError` as an `McpToolError`. */
+/** Whether every leaf of `value` is a string found in `texts` (and there is at least one). */
+const onlyRepeats = (value: unknown, texts: ReadonlySet<string>): boolean => {
+  if (typeof value === "string") return texts.has(value)
+  if (typeof value !== "object" || value === null) return false
+  const items = Array.isArray(value) ? value : Object.values(value)
+  return items.length > 0 && items.every((item) => onlyRepeats(item, texts))
+}
+
+/** Whether two plain JSON values are equal (objects whatever their keys' order). */
+const jsonEqual = (a: unknown, b: unknown): boolean => {
+  if (a === b) return true
+  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return false
+  const ka = Object.keys(a)
+  const kb = Object.keys(b)
+  return ka.length === kb.length &&
+    ka.every((key) => Object.hasOwn(b, key) && jsonEqual((a as Record<string, unknown>)[key], (b as Record<string, unknown>)[key]))
+}
+
+/** Whether a text block holds `structured` as JSON text (what the MCP spec asks servers to send beside it). */
+const isSerialized = (text: string, structured: unknown): boolean => {
+  const start = text.trimStart()[0]
+  if (start !== "{" && start !== "[") return false
+  try {
+    return jsonEqual(toPlain(JSON.parse(text)), structured)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether `structuredContent` says nothing the text content does not: it is the JSON of a text block
+ * (or of the joined text), or every value in it is the text of a block (or the joined text), as the
+ * filesystem server's `{ content: <the file> }`. The model would read the same text twice.
+ */
+export const repeatsText = (content: ReadonlyArray<unknown>, structured: unknown): boolean => {
+  const texts = textsOf(content)
+  if (texts.length === 0) return false
+  const all = new Set([...texts, texts.join("\n")])
+  return onlyRepeats(structured, all) || [...all].some((text) => isSerialized(text, structured))
+}
+
+/**
+ * A call's result as the model sees it: its content and structured content (left out when it only
+ * repeats the text content, see `repeatsText`), or its `isError` as an `McpToolError`.
+ */
 export const toResult = (tool: string, result: CallToolResult): Result | McpError.McpToolError => {
   const content = toPlain(Array.isArray(result.content) ? result.content : []) as ReadonlyArray<unknown>
   if (result.isError === true) return new McpError.McpToolError({ tool, text: textOf(content), content })
   const structured = result.structuredContent === undefined ? undefined : toPlain(result.structuredContent)
-  return typeof structured === "object" && structured !== null && !Array.isArray(structured)
+  return typeof structured === "object" && structured !== null && !Array.isArray(structured) && !repeatsText(content, structured)
     ? { content, structuredContent: structured as Record<string, unknown> }
     : { content }
 }

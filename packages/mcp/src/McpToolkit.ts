@@ -107,6 +107,14 @@ export interface Options {
   readonly elicitationTimeout?: Duration.Input
   /** Runs the server's sampling requests on a model under a strategy; given, the client declares `sampling`. */
   readonly sampling?: McpSampling.Options
+  /**
+   * The most characters of the text the model reads of one call's result (default core's
+   * `ToolResult.defaultMaxChars`, 50,000); a longer one is cut with a marker (see `ToolResult`). A tool
+   * the server gives `_meta["anthropic/maxResultSizeChars"]` has that cap instead, up to `serverMaxResultChars`.
+   */
+  readonly maxResultChars?: number
+  /** The most a server's `anthropic/maxResultSizeChars` may raise one tool's cap to (default 500,000, Claude Code's ceiling; `0`: no server raises it; a lower value it gives is always taken). */
+  readonly serverMaxResultChars?: number
 }
 
 /** The server's tools at one moment: a toolkit and the handlers of its tools. */
@@ -504,7 +512,13 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
         const old = known.get(definition.name)
         const entry = old !== undefined && old.definition === text ? old : {
           definition: text,
-          tool: McpTool.make(definition, { server, prefix: options.prefix, validator })
+          tool: McpTool.make(definition, {
+            server,
+            prefix: options.prefix,
+            validator,
+            maxResultChars: options.maxResultChars,
+            serverMaxResultChars: options.serverMaxResultChars
+          })
         }
         const wire = Tool.wire(entry.tool)
         if (Result.isFailure(wire)) skipped.push(`'${definition.name}' (${wire.failure.detail})`)

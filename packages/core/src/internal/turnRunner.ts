@@ -26,6 +26,7 @@ import type { Message, ToolCallPart } from "../Messages.js"
 import * as PauseReason from "../PauseReason.js"
 import type * as Tool from "../Tool.js"
 import type * as Toolkit from "../Toolkit.js"
+import * as ToolResult from "../ToolResult.js"
 import * as Turn from "../Turn.js"
 import { decodeArguments, encodeResult, formatParseError, toMessage, toStoredJson } from "./json.js"
 import { StreamedCalls, uniqueId } from "./streamedCalls.js"
@@ -48,11 +49,34 @@ const splitFiles = (
   }
 }
 
+/**
+ * A result event with its result (or failure) cut to its tool's cap (see `ToolResult`): the event
+ * itself, at once, when it fits, as nearly every one does.
+ */
+const capped = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService | undefined): Effect.Effect<Turn.Event> => {
+  if (event._tag !== "ToolSucceeded" && event._tag !== "ToolFailed") return Effect.succeed(event)
+  const isError = event._tag === "ToolFailed"
+  const limited = ToolResult.limit(isError ? event.error : event.result, {
+    id: event.id,
+    tool: entry.tool.name,
+    maxChars: entry.maxResultChars ?? ToolResult.maxCharsOf(entry.tool, entry.kit),
+    isError,
+    store
+  })
+  if (limited === undefined) return Effect.succeed(event)
+  return Effect.map(limited, (value) =>
+    event._tag === "ToolSucceeded"
+      ? Turn.Event.ToolSucceeded({ id: event.id, result: value, files: event.files })
+      : Turn.Event.ToolFailed({ id: event.id, error: value, files: event.files }))
+}
+
 /** A tool of the chat: its toolkit and its handler. */
 export interface Entry {
   readonly tool: Tool.Any
   readonly kit: Toolkit.Any
   readonly handler: Tool.HandlerService
+  /** The cap on its results' text (see `ToolResult.maxCharsOf`); absent: worked out from the tool and its toolkit. */
+  readonly maxResultChars?: number | undefined
 }
 
 /** The tools of a chat at one moment, and what depends on them (see `Chat.make`'s tool table). */
@@ -80,6 +104,8 @@ export interface Env<R, E = never> {
   readonly model: LanguageModel.Service
   readonly system: string | undefined
   readonly concurrency: number | "unbounded"
+  /** Where results too long for the model are kept in full (the `ToolResult.Store` of `make`'s context), if anywhere. */
+  readonly results?: ToolResult.StoreService | undefined
 }
 
 /** How one turn runs. */
@@ -371,7 +397,7 @@ class Run<R, E> {
     }
     const info: Tool.CallInfo = { id: call.id, name: call.name, attempt, inputs }
     const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.success, info))).pipe(
-      Effect.map((exit) => this.resultEvent(entry.tool, call, exit))
+      Effect.flatMap((exit) => capped(entry, this.resultEvent(entry.tool, call, exit), this.env.results))
     )
     return this.traced
       ? Effect.withSpan(run, "chat-ts.tool", {
