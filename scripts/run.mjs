@@ -17,12 +17,13 @@
  * puts first on every script's PATH: the pinned Node would then replace the machine's even when it
  * is supported (CI's Node 22 run). `--postinstall` removes that link (and its Windows shims).
  *
- * Plain JavaScript that any Node since 14 can run: it is what runs on the old Node.
+ * It is what runs on the old Node, so it is plain JavaScript that Node 12.17 and later run (bare
+ * `fs`-style imports: `node:` ones need 14.13).
  */
-import { spawn, spawnSync } from "node:child_process"
-import { existsSync, lstatSync, readFileSync, readlinkSync, rmSync } from "node:fs"
-import { delimiter, dirname, join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { spawn, spawnSync } from "child_process"
+import { existsSync, lstatSync, readFileSync, readlinkSync, unlinkSync } from "fs"
+import { delimiter, dirname, join } from "path"
+import { fileURLToPath } from "url"
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..")
 const manifest = JSON.parse(readFileSync(join(root, "package.json"), "utf8"))
@@ -84,7 +85,7 @@ const unlinkBin = () => {
     } catch {
       continue // not there
     }
-    if (/node-[a-z0-9]+-[a-z0-9]+[\\/]+bin[\\/]+node/.test(text)) rmSync(file, { force: true })
+    if (/node-[a-z0-9]+-[a-z0-9]+[\\/]+bin[\\/]+node/.test(text)) unlinkSync(file)
   }
 }
 
