@@ -107,7 +107,10 @@ export interface FileNote {
   readonly kept?: string | undefined
 }
 
-/** The note the model reads in place of a file left out (at most about 600 characters). */
+/** The longest a note of a file (or of the files) left out is as the model reads it, JSON escaping included. */
+export const noteMaxChars = 1_000
+
+/** The note the model reads in place of a file left out (at most `noteMaxChars`, escaped). */
 export const fileNote = (note: FileNote): string => {
   const { file, index } = note
   const name = file.filename === undefined ? "" : ` ${quoted(file.filename)}`
@@ -146,7 +149,8 @@ const withNotes = (value: unknown, notes: ReadonlyArray<string>, isError: boolea
  * while they fit are kept, with their indexes; each other one is left out and a note names it
  * (`fileNote`: its type, name, size, the limit, and `kept`, where the application keeps it). The
  * notes go after a string result's text, in an object result's `filesNotShown` list (its other keys
- * as they are), else after the result's JSON text (it becomes a string). `undefined` when all fit.
+ * as they are), else after the result's JSON text (it becomes a string): a note each for the first
+ * `maxNotes` files left out, one for the others. `undefined` when all fit.
  */
 export const cutFiles = (
   value: unknown,
@@ -155,10 +159,24 @@ export const cutFiles = (
 ): FileCut | undefined => {
   const fit = filesThatFit(files, options.maxFileBytes)
   if (fit === files.length) return undefined
-  const notes = files.slice(fit).map((file, offset) =>
+  const left = files.slice(fit)
+  const notes = left.slice(0, maxNotes).map((file, offset) =>
     fileNote({ index: fit + offset, file, maxFileBytes: options.maxFileBytes, kept: options.kept })
   )
+  if (left.length > maxNotes) notes.push(restNote(fit + maxNotes, left.slice(maxNotes), options.maxFileBytes, options.kept))
   return { value: withNotes(value, notes, options.isError === true), files: files.slice(0, fit) }
+}
+
+/** The most files left out that get a note each; the others share one (so the notes take at most about 7,000 characters). */
+export const maxNotes = 10
+
+/** The one note of the files left out from index `from` on, past the first `maxNotes`. */
+const restNote = (from: number, rest: ReadonlyArray<FilePart>, maxFileBytes: number, kept: string | undefined): string => {
+  const bytes = rest.reduce((sum, file) => sum + fileBytes(file), 0)
+  const where = kept === undefined
+    ? "They were not kept."
+    : `The application keeps them with the full result as ${JSON.stringify(prefixLength(kept, maxRefChars, true) === kept.length ? kept : `${kept.slice(0, prefixLength(kept, maxRefChars - 1, true))}…`)}.`
+  return `[chat-ts: files ${count(from)} to ${count(from + rest.length - 1)} (${count(bytes)} bytes in all) not shown: over the limit of ${count(maxFileBytes)} bytes or ${count(maxFiles)} files in one result. ${where}]`
 }
 
 /** The text the model reads for a result (`isError`: a failure, which it reads as `{"error": …}`). */
@@ -487,8 +505,8 @@ export const limit = (
 }
 
 /**
- * A result and its files over their caps, cut: first its files to `maxFileBytes` (`cutFiles`), then
- * its text, notes included, to `maxChars` (`cut`). The full result, with all its files, is given to
+ * A result and its files over their caps, cut: first its text to `maxChars` (`cut`), then its files
+ * to `maxFileBytes` (`cutFiles`), whose notes are added to what is left (so none is cut away). The full result, with all its files, is given to
  * `store` first (the chat's, else the `Store` in the context the call runs in; none: not kept), so
  * that the marker and the notes can name where it is. `undefined` when both are within their caps (as
  * nearly every result is).
@@ -529,12 +547,13 @@ export const limitResult = (
         Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined))
       )
     return Effect.map(keep, (kept): FileCut => {
-      const fitted = filesOver
-        ? cutFiles(value, files, { maxFileBytes: options.maxFileBytes, isError: options.isError, kept })!
-        : { value, files }
-      if (!exceeds(fitted.value, options.maxChars, options.isError)) return fitted
-      const text = fitted.value === value ? measured : measure(fitted.value, options.isError)
-      return { value: cutValue(fitted.value, text, options.maxChars, options.isError, kept).value, files: fitted.files }
+      // The text first, so that the notes of the files left out are never cut away.
+      const text = exceeds(value, options.maxChars, options.isError)
+        ? cutValue(value, measured, options.maxChars, options.isError, kept).value
+        : value
+      return filesOver
+        ? cutFiles(text, files, { maxFileBytes: options.maxFileBytes, isError: options.isError, kept })!
+        : { value: text, files }
     })
   })
 }

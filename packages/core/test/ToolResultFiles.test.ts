@@ -95,6 +95,32 @@ describe("ToolResult.cutFiles", () => {
     expect(note).not.toContain("\n")
   })
 
+  it("past maxNotes files left out, the others share one note; with a store, it names where they are", () => {
+    const many = Array.from({ length: 1_000 }, () => png(base64(100)))
+    const cut = ToolResult.cutFiles("r", many, { maxFileBytes: 0, kept: "k1" })!
+    const notes = String(cut.value).split("\n").slice(1)
+    expect(notes).toHaveLength(ToolResult.maxNotes + 1)
+    expect(notes[ToolResult.maxNotes]).toBe(
+      `[chat-ts: files 10 to 999 (${(990 * ToolResult.fileBytes(many[0]!)).toLocaleString("en-US")} bytes in all) not shown: over the limit of 0 bytes or 100 files in one result. The application keeps them with the full result as "k1".]`
+    )
+  })
+
+  it("property: a note is at most noteMaxChars as the model reads it, whatever the file's type, name and the reference", () => {
+    const hostile = fc.string({ unit: fc.constantFrom("\"", "\\", "\u0001", "\n", "a", "😀", "\ud800"), maxLength: 400 })
+    fc.assert(
+      fc.property(hostile, fc.option(hostile, { nil: undefined }), fc.option(hostile, { nil: undefined }), fc.nat(), (mediaType, filename, kept, index) => {
+        const file = Messages.file({ mediaType, base64: "QQ==", ...(filename === undefined ? {} : { filename }) })
+        const note = ToolResult.fileNote({ index, file, maxFileBytes: Number.MAX_SAFE_INTEGER, kept })
+        // Escaped once more: a note inside an object result's `filesNotShown`.
+        expect(JSON.stringify(JSON.stringify(note)).length).toBeLessThanOrEqual(ToolResult.noteMaxChars)
+        const rest = ToolResult.cutFiles("r", Array.from({ length: 12 }, () => file), { maxFileBytes: 0, kept })!
+        const last = String(rest.value).split("\n").at(-1)!
+        expect(JSON.stringify(JSON.stringify(last)).length).toBeLessThanOrEqual(ToolResult.noteMaxChars)
+      }),
+      { numRuns: 200 }
+    )
+  })
+
   it("property: whatever the files and the cap, the files kept are the first ones and take at most the cap (and maxFiles)", () => {
     const file = fc.record({
       mediaType: fc.string({ maxLength: 20 }),
@@ -121,7 +147,9 @@ describe("ToolResult.cutFiles", () => {
         expect(kept.length).toBeLessThanOrEqual(ToolResult.maxFiles)
         expect(kept).toEqual(files.slice(0, kept.length))
         const text = ToolResult.modelText(cut!.value, isError)
-        for (let index = kept.length; index < files.length; index++) expect(text).toContain(`[chat-ts: file ${index} (`)
+        const noted = Math.min(files.length, kept.length + ToolResult.maxNotes)
+        for (let index = kept.length; index < noted; index++) expect(text).toContain(`[chat-ts: file ${index} (`)
+        if (noted < files.length) expect(text).toContain(`[chat-ts: files ${noted} to ${files.length - 1} (`)
       }),
       { numRuns: 200 }
     )
@@ -223,6 +251,27 @@ describe("Chat records a result's files within their cap", () => {
         maxFileBytes: ToolResult.defaultMaxFileBytes
       })
       expect(documentSize(done.messages)).toBeLessThan(10_000)
+    }))
+
+  it.effect("a result over both caps: the text is cut first, so the note of the file left out is never cut away", () =>
+    Effect.gen(function*() {
+      const Page = Tool.make("shots", {
+        description: "A page and its picture.",
+        parameters: {},
+        success: Schema.String,
+        splitFiles: (text) => ({ result: text, files: [png(bigPng)] })
+      })
+      const kit = Toolkit.make(Page)
+      const text = "a line of the page\n".repeat(200_000)
+      const model = MockLanguageModel.make([MockLanguageModel.toolCalls([{ id: "c1", name: "shots", arguments: {} }]), MockLanguageModel.text("ok")])
+      const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, kit.toLayer({ shots: () => Effect.succeed(text) }))))
+      const done = yield* chat.complete(Messages.fromUser("Look"))
+      const shown = seen(lastRequest(model), "c1").result!
+      expect(shown.text.startsWith(text.slice(0, 1_000))).toBe(true)
+      expect(shown.text).toContain(`shown 50,000 of ${text.length.toLocaleString("en-US")} characters`)
+      expect(shown.text.endsWith("not shown: over the limit of 5,242,880 bytes of files in one result. It was not kept: ask the tool for a smaller one (a part, a lower resolution) if you need it.]")).toBe(true)
+      expect(shown.text.length).toBeLessThanOrEqual(ToolResult.defaultMaxChars + ToolResult.markerMaxChars + ToolResult.noteMaxChars)
+      expect(documentSize(done.messages)).toBeLessThan(60_000)
     }))
 
   it.effect("a failure's files are capped the same way", () =>
