@@ -433,7 +433,7 @@ const cutMeasured = (measured: Measured, maxChars: number, isError: boolean, kep
   return { value: text.slice(0, units) + mark, chars }
 }
 
-/** A result too long for the model, as the application's `Store` is given it. */
+/** A result too long for the model (or whose files are over their cap), as the application's `Store` is given it. */
 export interface FullResult {
   /** The call's id (unique within its conversation). */
   readonly id: string
@@ -453,7 +453,7 @@ export interface FullResult {
   readonly maxFileBytes?: number | undefined
 }
 
-/** Where full results too long for the model go. */
+/** Where full results too long for the model (or with files over their cap) go. */
 export interface StoreService {
   /**
    * Keeps a full result and returns how it can be had (an id, a path, a URL: the marker names it), or
