@@ -421,11 +421,24 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
             detail: `its toolkit's maxResultChars must be a whole number >= 0 or Infinity, not ${String(kitCap)}`
           })
         }
+        const kitFileCap = kit.resultFileLimits?.get(tool.name)
+        if (kitFileCap !== undefined && !Tool.isMaxChars(kitFileCap)) {
+          return yield* new ChatError.InvalidToolSchema({
+            tool: tool.name,
+            detail: `its toolkit's maxResultFileBytes must be a whole number >= 0 or Infinity, not ${String(kitFileCap)}`
+          })
+        }
         if (wire.notStrict.length > 0) yield* Effect.logWarning(notStrictWarning(`Tool '${tool.name}'`, wire.notStrict))
         // The types ask for every handler, but a `ToolSet`'s handlers (or a cast) are not checked by them.
         const handler = Context.getOption(context as Context.Context<unknown>, Tool.handlerTag(tool.name))
         if (Option.isNone(handler)) return yield* new ChatError.MissingToolHandler({ tool: tool.name })
-        entries.set(tool.name, { tool, kit, handler: handler.value, maxResultChars: ToolResult.maxCharsOf(tool, kit) })
+        entries.set(tool.name, {
+          tool,
+          kit,
+          handler: handler.value,
+          maxResultChars: ToolResult.maxCharsOf(tool, kit),
+          maxResultFileBytes: ToolResult.maxFileBytesOf(tool, kit)
+        })
       }
     }
     const available = [...entries.keys()].join(", ") || "(none)"

@@ -62,6 +62,12 @@ export interface Tool<
    * is cut, with a marker (see `ToolResult`). Absent: its toolkit's cap, else `ToolResult.defaultMaxChars`.
    */
   readonly maxResultChars?: number | undefined
+  /**
+   * The most bytes of files (as stored: base64 data, a URL) one call's result (or failure) carries: the
+   * files past it are not stored or sent, each replaced by a note (see `ToolResult`). Absent: its
+   * toolkit's, else `ToolResult.defaultMaxFileBytes`.
+   */
+  readonly maxResultFileBytes?: number | undefined
 }
 
 /**
@@ -130,6 +136,9 @@ const toWire = (tool: Any): Result.Result<Wire, ChatError.InvalidToolSchema> => 
   if (!namePattern.test(tool.name)) return Result.fail(invalid("its name must be 1 to 64 letters, digits, '_' or '-'"))
   if (tool.maxResultChars !== undefined && !isMaxChars(tool.maxResultChars)) {
     return Result.fail(invalid(`its maxResultChars must be a whole number >= 0 or Infinity, not ${String(tool.maxResultChars)}`))
+  }
+  if (tool.maxResultFileBytes !== undefined && !isMaxChars(tool.maxResultFileBytes)) {
+    return Result.fail(invalid(`its maxResultFileBytes must be a whole number >= 0 or Infinity, not ${String(tool.maxResultFileBytes)}`))
   }
   return Result.mapError(jsonSchemaOf(tool.parameters), invalid).pipe(
     Result.filterOrFail(isObjectRoot, () => invalid("its parameters must be an object at the top (a Struct), not a union or another type")),
@@ -223,6 +232,12 @@ export const make = <
      * cap, else `ToolResult.defaultMaxChars` (50,000).
      */
     readonly maxResultChars?: number
+    /**
+     * The most bytes of files (`splitFiles`' files, as stored: base64 data, a URL) one call's result (or
+     * failure) carries, a whole number (`Infinity`: no cap); the files past it are each replaced by a
+     * note the model reads (see `ToolResult`). Default: its toolkit's, else `ToolResult.defaultMaxFileBytes` (5 MiB).
+     */
+    readonly maxResultFileBytes?: number
   }
 ): Tool<Name, ParametersSchema<P>, Success, Failure, Metadata> => {
   const parameters = (Schema.isSchema(options.parameters)
@@ -245,6 +260,7 @@ export const make = <
       : { splitFailureFiles: options.splitFailureFiles as (encoded: unknown) => ResultFiles }),
     ...(options.decisionPolicy === undefined ? {} : { decisionPolicy: options.decisionPolicy }),
     ...(options.maxResultChars === undefined ? {} : { maxResultChars: options.maxResultChars }),
+    ...(options.maxResultFileBytes === undefined ? {} : { maxResultFileBytes: options.maxResultFileBytes }),
     get declaration() {
       return Result.match(wire(tool), {
         onFailure: (): LanguageModel.ToolDeclaration => ({

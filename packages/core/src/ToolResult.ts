@@ -15,16 +15,27 @@
  * when it gives one (a database, a bucket, a folder): the reference it returns
  * is named in the marker. Without one, the rest is dropped.
  *
+ * The files a result carries (a tool's `splitFiles`, an MCP server's images)
+ * have a size too: at most `maxResultFileBytes` bytes of them as stored (the
+ * tool's, else its toolkit's `Toolkit.withMaxResultFileBytes`, else
+ * `defaultMaxFileBytes`, 5 MiB) and at most `maxFiles` files per call. The
+ * files are kept in order while they fit; each one from the first that does
+ * not is left out of the state and the request, and replaced by a note the
+ * model reads (its media type, name and size, the limit, where it is kept):
+ * the files kept keep their indexes, so a result's mentions of them stay true.
+ * The `Store` is given the full result with all its files.
+ *
  * The cut is made where a handler's result is encoded (the one place every
  * shell, `Chat`, `Worker.resume` and the workflow, records results through):
  * the reducer is never given more. A shell driving `Turn.step` by hand cuts
- * with `cut` itself.
+ * with `cut` and `cutFiles` itself.
  *
  * @since 0.3.0
  */
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type { FilePart } from "./Messages.js"
 import * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 
@@ -43,6 +54,130 @@ export const isMaxChars: (value: unknown) => value is number = Tool.isMaxChars
 /** The cap of a call of `tool` in `kit`: the tool's own, else the toolkit's, else `defaultMaxChars`. */
 export const maxCharsOf = (tool: Tool.Any, kit?: Pick<Toolkit.Any, "resultLimits">): number =>
   tool.maxResultChars ?? kit?.resultLimits?.get(tool.name) ?? defaultMaxChars
+
+/**
+ * The cap on the files of one call's result when neither the tool nor its toolkit gives one: 5 MiB
+ * (5,242,880 bytes as stored, base64). Anthropic refuses an image over 5 MB (counted on its base64),
+ * the strictest of the APIs chat-ts sends files to (OpenAI takes 50 MB a request, Gemini 20 MB of
+ * inline data): so the files of one call fit in a request to any of them.
+ */
+export const defaultMaxFileBytes = 5 * 1024 * 1024
+
+/** The most files one call's result carries, whatever their size: 100 (the most images Anthropic takes in one request). */
+export const maxFiles = 100
+
+/** The cap on the files of a call of `tool` in `kit`, in bytes: the tool's own, else the toolkit's, else `defaultMaxFileBytes`. */
+export const maxFileBytesOf = (tool: Tool.Any, kit?: Pick<Toolkit.Any, "resultFileLimits">): number =>
+  tool.maxResultFileBytes ?? kit?.resultFileLimits?.get(tool.name) ?? defaultMaxFileBytes
+
+/** How many bytes a file takes as stored: its part as JSON (its base64 data or URL, media type and name). */
+export const fileBytes = (file: FilePart): number => JSON.stringify(file).length
+
+/** How many of `files`, from the first, fit in `maxFileBytes` (and `maxFiles`): the rest are left out. */
+export const filesThatFit = (files: ReadonlyArray<FilePart>, maxFileBytes: number): number => {
+  let used = 0
+  for (let index = 0; index < files.length; index++) {
+    if (index >= maxFiles) return index
+    used += fileBytes(files[index]!)
+    if (used > maxFileBytes) return index
+  }
+  return files.length
+}
+
+/** The key under which an object result lists the notes of its files left out (see `cutFiles`). */
+export const filesNotShownKey = "filesNotShown"
+
+/** The longest media type or file name a note names in full. */
+const maxNameChars = 100
+
+/** `text` as a JSON string of at most about `maxNameChars` characters (ending in `…` when shortened). */
+const quoted = (text: string): string => {
+  const fits = prefixLength(text, maxNameChars, true)
+  return JSON.stringify(fits === text.length ? text : `${text.slice(0, prefixLength(text, maxNameChars - 1, true))}…`)
+}
+
+/** What `fileNote` says about a file left out. */
+export interface FileNote {
+  /** Its index among the result's files. */
+  readonly index: number
+  readonly file: FilePart
+  /** The cap on the result's files, in bytes. */
+  readonly maxFileBytes: number
+  /** Where the application keeps the full result (its `Store`'s reference), if it kept it. */
+  readonly kept?: string | undefined
+}
+
+/** The longest a note of a file (or of the files) left out is as the model reads it, JSON escaping included. */
+export const noteMaxChars = 1_000
+
+/** The note the model reads in place of a file left out (at most `noteMaxChars`, escaped). */
+export const fileNote = (note: FileNote): string => {
+  const { file, index } = note
+  const name = file.filename === undefined ? "" : ` ${quoted(file.filename)}`
+  const why = index >= maxFiles
+    ? `over the limit of ${count(maxFiles)} files in one result`
+    : `over the limit of ${count(note.maxFileBytes)} bytes of files in one result`
+  const kept = note.kept === undefined ? undefined : prefixLength(note.kept, maxRefChars, true) === note.kept.length
+    ? note.kept
+    : `${note.kept.slice(0, prefixLength(note.kept, maxRefChars - 1, true))}…`
+  const where = kept === undefined
+    ? "It was not kept: ask the tool for a smaller one (a part, a lower resolution) if you need it."
+    : `The application keeps it with the full result as ${JSON.stringify(kept)}.`
+  return `[chat-ts: file ${index} (${quoted(file.mediaType)}${name}, ${count(fileBytes(file))} bytes) not shown: ${why}. ${where}]`
+}
+
+/** A result's files cut to their cap: what is recorded. */
+export interface FileCut {
+  /** The result with a note for each file left out (see `cutFiles`). */
+  readonly value: unknown
+  /** The files kept: the first ones, that fit. */
+  readonly files: ReadonlyArray<FilePart>
+}
+
+/** `value` (`isError`: a failure) with `notes` added where the model reads them. */
+const withNotes = (value: unknown, notes: ReadonlyArray<string>, isError: boolean): unknown => {
+  if (typeof value === "string") return `${value}\n${notes.join("\n")}`
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && !Object.hasOwn(value, filesNotShownKey)) {
+    return { ...value, [filesNotShownKey]: notes }
+  }
+  const text = isError ? JSON.stringify(value) ?? "null" : modelText(value, false)
+  return `${text}\n${notes.join("\n")}`
+}
+
+/**
+ * A result's (`isError`: a failure's) files cut to `maxFileBytes` (and `maxFiles`): the first files
+ * while they fit are kept, with their indexes; each other one is left out and a note names it
+ * (`fileNote`: its type, name, size, the limit, and `kept`, where the application keeps it). The
+ * notes go after a string result's text, in an object result's `filesNotShown` list (its other keys
+ * as they are), else after the result's JSON text (it becomes a string): a note each for the first
+ * `maxNotes` files left out, one for the others. `undefined` when all fit.
+ */
+export const cutFiles = (
+  value: unknown,
+  files: ReadonlyArray<FilePart>,
+  options: { readonly maxFileBytes: number; readonly isError?: boolean | undefined; readonly kept?: string | undefined }
+): FileCut | undefined => {
+  const fit = filesThatFit(files, options.maxFileBytes)
+  if (fit === files.length) return undefined
+  const left = files.slice(fit)
+  const notes = left.slice(0, maxNotes).map((file, offset) =>
+    fileNote({ index: fit + offset, file, maxFileBytes: options.maxFileBytes, kept: options.kept })
+  )
+  if (left.length > maxNotes) notes.push(restNote(fit + maxNotes, left.slice(maxNotes), options.maxFileBytes, options.kept))
+  return { value: withNotes(value, notes, options.isError === true), files: files.slice(0, fit) }
+}
+
+/** The most files left out that get a note each; the others share one (so the notes take at most about 7,000 characters). */
+export const maxNotes = 10
+
+/** The one note of the files left out from index `from` on, past the first `maxNotes`. */
+const restNote = (from: number, rest: ReadonlyArray<FilePart>, maxFileBytes: number, kept: string | undefined): string => {
+  const bytes = rest.reduce((sum, file) => sum + fileBytes(file), 0)
+  const where = kept === undefined
+    ? "They were not kept."
+    : `The application keeps them with the full result as ${JSON.stringify(prefixLength(kept, maxRefChars, true) === kept.length ? kept : `${kept.slice(0, prefixLength(kept, maxRefChars - 1, true))}…`)}.`
+  return `[chat-ts: files ${count(from)} to ${count(from + rest.length - 1)} (${count(bytes)} bytes in all) not shown: over the limit of ${count(maxFileBytes)} bytes or ${count(maxFiles)} files in one result. ${where}]`
+}
 
 /** The text the model reads for a result (`isError`: a failure, which it reads as `{"error": …}`). */
 export const modelText = (value: unknown, isError: boolean): string => {
@@ -298,7 +433,7 @@ const cutMeasured = (measured: Measured, maxChars: number, isError: boolean, kep
   return { value: text.slice(0, units) + mark, chars }
 }
 
-/** A result too long for the model, as the application's `Store` is given it. */
+/** A result too long for the model (or whose files are over their cap), as the application's `Store` is given it. */
 export interface FullResult {
   /** The call's id (unique within its conversation). */
   readonly id: string
@@ -310,11 +445,15 @@ export interface FullResult {
   readonly value: unknown
   /** How many characters the model would have read. */
   readonly chars: number
-  /** The cap that cut it. */
+  /** The cap that cut it (or that it was within, when only its files were over theirs). */
   readonly maxChars: number
+  /** All the files the result carries, as the tool gave them (absent when it carries none). */
+  readonly files?: ReadonlyArray<FilePart> | undefined
+  /** The cap on its files, in bytes (absent when it carries none). */
+  readonly maxFileBytes?: number | undefined
 }
 
-/** Where full results too long for the model go. */
+/** Where full results too long for the model (or with files over their cap) go. */
 export interface StoreService {
   /**
    * Keeps a full result and returns how it can be had (an id, a path, a URL: the marker names it), or
@@ -361,7 +500,31 @@ export const limit = (
     readonly store?: StoreService | undefined
   }
 ): Effect.Effect<unknown> | undefined => {
-  if (!exceeds(value, options.maxChars, options.isError)) return undefined
+  const limited = limitResult(value, [], { ...options, maxFileBytes: Number.POSITIVE_INFINITY })
+  return limited === undefined ? undefined : Effect.map(limited, (cut) => cut.value)
+}
+
+/**
+ * A result and its files over their caps, cut: first its text to `maxChars` (`cut`), then its files
+ * to `maxFileBytes` (`cutFiles`), whose notes are added to what is left (so none is cut away). The full result, with all its files, is given to
+ * `store` first (the chat's, else the `Store` in the context the call runs in; none: not kept), so
+ * that the marker and the notes can name where it is. `undefined` when both are within their caps (as
+ * nearly every result is).
+ */
+export const limitResult = (
+  value: unknown,
+  files: ReadonlyArray<FilePart>,
+  options: {
+    readonly id: string
+    readonly tool: string
+    readonly maxChars: number
+    readonly maxFileBytes: number
+    readonly isError: boolean
+    readonly store?: StoreService | undefined
+  }
+): Effect.Effect<FileCut> | undefined => {
+  const filesOver = filesThatFit(files, options.maxFileBytes) < files.length
+  if (!filesOver && !exceeds(value, options.maxChars, options.isError)) return undefined
   const given = options.store
   const store = given === undefined
     ? Effect.map(Effect.serviceOption(Store), (found) => (found._tag === "Some" ? found.value : undefined))
@@ -369,11 +532,28 @@ export const limit = (
   return Effect.flatMap(store, (store) => {
     const measured = measure(value, options.isError)
     const chars = measured.chars
+    const full: FullResult = {
+      id: options.id,
+      tool: options.tool,
+      isError: options.isError,
+      value,
+      chars,
+      maxChars: options.maxChars,
+      ...(files.length === 0 ? {} : { files, maxFileBytes: options.maxFileBytes })
+    }
     const keep = store === undefined
       ? Effect.succeed(undefined)
-      : Effect.exit(Effect.suspend(() =>
-        store.keep({ id: options.id, tool: options.tool, isError: options.isError, value, chars, maxChars: options.maxChars })
-      )).pipe(Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined)))
-    return Effect.map(keep, (kept) => cutValue(value, measured, options.maxChars, options.isError, kept).value)
+      : Effect.exit(Effect.suspend(() => store.keep(full))).pipe(
+        Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined))
+      )
+    return Effect.map(keep, (kept): FileCut => {
+      // The text first, so that the notes of the files left out are never cut away.
+      const text = exceeds(value, options.maxChars, options.isError)
+        ? cutValue(value, measured, options.maxChars, options.isError, kept).value
+        : value
+      return filesOver
+        ? cutFiles(text, files, { maxFileBytes: options.maxFileBytes, isError: options.isError, kept })!
+        : { value: text, files }
+    })
   })
 }

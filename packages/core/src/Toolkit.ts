@@ -82,6 +82,8 @@ export interface Toolkit<Tools extends Record<string, Tool.Any>, R = never> exte
   readonly withStrategy: <R2 = never>(strategy: Strategy<Tools, R2>) => Toolkit<Tools, R2>
   /** The caps on results its toolkits gave its tools, by tool name (`withMaxResultChars`; a tool's own `maxResultChars` wins). */
   readonly resultLimits?: ReadonlyMap<string, number> | undefined
+  /** The caps on results' files its toolkits gave its tools, in bytes, by tool name (`withMaxResultFileBytes`; a tool's own wins). */
+  readonly resultFileLimits?: ReadonlyMap<string, number> | undefined
 }
 
 /** Any toolkit. */
@@ -92,6 +94,8 @@ export interface Any {
   readonly strategy: ((call: never, metadata: never) => Action.Action | Effect.Effect<Action.Action, never, unknown>) | undefined
   /** The caps on results its toolkits gave its tools, by tool name (see `withMaxResultChars`). */
   readonly resultLimits?: ReadonlyMap<string, number> | undefined
+  /** The caps on results' files its toolkits gave its tools, in bytes, by tool name (see `withMaxResultFileBytes`). */
+  readonly resultFileLimits?: ReadonlyMap<string, number> | undefined
 }
 
 /** The services the strategy of a toolkit needs. */
@@ -103,7 +107,8 @@ export type HandlersOfToolkit<T> = T extends Toolkit<infer Tools, infer _R> ? Ha
 const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
   list: ReadonlyArray<Tool.Any>,
   strategy: Strategy<Tools, R> | undefined,
-  resultLimits?: ReadonlyMap<string, number>
+  resultLimits?: ReadonlyMap<string, number>,
+  resultFileLimits?: ReadonlyMap<string, number>
 ): Toolkit<Tools, R> => {
   const tools = Object.fromEntries(list.map((tool) => [tool.name, tool])) as unknown as Tools
   return {
@@ -112,10 +117,11 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
     list,
     strategy,
     ...(resultLimits === undefined || resultLimits.size === 0 ? {} : { resultLimits }),
+    ...(resultFileLimits === undefined || resultFileLimits.size === 0 ? {} : { resultFileLimits }),
     pipe() {
       return pipeArguments(this, arguments)
     },
-    withStrategy: <R2>(next: Strategy<Tools, R2>) => makeToolkit<Tools, R2>(list, next, resultLimits),
+    withStrategy: <R2>(next: Strategy<Tools, R2>) => makeToolkit<Tools, R2>(list, next, resultLimits, resultFileLimits),
     toLayer: <H extends HandlersFrom<Tools>, EX = never, RX = never>(handlers: H | Effect.Effect<H, EX, RX>) =>
       Layer.effectContext(
         Effect.gen(function*() {
@@ -157,7 +163,7 @@ export const withStrategy: {
 } = dual(
   2,
   <Tools extends Record<string, Tool.Any>, R, R2>(self: Toolkit<Tools, R>, strategy: Strategy<Tools, R2>): Toolkit<Tools, R2> =>
-    makeToolkit<Tools, R2>(self.list, strategy, self.resultLimits)
+    makeToolkit<Tools, R2>(self.list, strategy, self.resultLimits, self.resultFileLimits)
 )
 
 /**
@@ -172,10 +178,25 @@ export const withMaxResultChars: {
 } = dual(
   2,
   <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>, maxChars: number): Toolkit<Tools, R> =>
-    makeToolkit<Tools, R>(self.list, self.strategy, new Map(self.list.map((tool) => [tool.name, maxChars])))
+    makeToolkit<Tools, R>(self.list, self.strategy, new Map(self.list.map((tool) => [tool.name, maxChars])), self.resultFileLimits)
 )
 
-/** Merges toolkits that share no strategy into one (no strategy: every call runs); each keeps its caps on results. */
+/**
+ * Caps the files of every tool of the toolkit that has no `maxResultFileBytes` of its own: at most
+ * `maxBytes` bytes of files (as stored: base64 data, a URL) in one call's result, a whole number
+ * (`Infinity`: no cap); the files past it are each replaced by a note the model reads (see
+ * `ToolResult`). A cap that is not one is refused at `Chat.make` (`InvalidToolSchema`), like a tool's own.
+ */
+export const withMaxResultFileBytes: {
+  (maxBytes: number): <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>) => Toolkit<Tools, R>
+  <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>, maxBytes: number): Toolkit<Tools, R>
+} = dual(
+  2,
+  <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>, maxBytes: number): Toolkit<Tools, R> =>
+    makeToolkit<Tools, R>(self.list, self.strategy, self.resultLimits, new Map(self.list.map((tool) => [tool.name, maxBytes])))
+)
+
+/** Merges toolkits that share no strategy into one (no strategy: every call runs); each keeps its caps on results and their files. */
 export const merge = <const Kits extends ReadonlyArray<Toolkit<Record<string, Tool.Any>, never>>>(
   ...toolkits: Kits
 ): Toolkit<Kits[number]["tools"]> =>
@@ -183,5 +204,6 @@ export const merge = <const Kits extends ReadonlyArray<Toolkit<Record<string, To
     toolkits.flatMap((kit) => kit.list),
     undefined,
     // Each toolkit's caps stay with its own tools.
-    new Map(toolkits.flatMap((kit) => [...(kit.resultLimits ?? [])]))
+    new Map(toolkits.flatMap((kit) => [...(kit.resultLimits ?? [])])),
+    new Map(toolkits.flatMap((kit) => [...(kit.resultFileLimits ?? [])]))
   )

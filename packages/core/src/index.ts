@@ -56,7 +56,7 @@ export * as Tool from "./Tool.js"
 /** Toolkits: tools, handlers and strategies. */
 export * as Toolkit from "./Toolkit.js"
 
-/** Tool results with a size: the cap per call, the cut with its marker, and where the full result goes. */
+/** Tool results with a size: the caps per call (on the text and on the files), the cut with its marker, and where the full result goes. */
 export * as ToolResult from "./ToolResult.js"
 
 /** A reviewer model over a toolkit's strategy: a second model classifies each call, failing closed to a person. */

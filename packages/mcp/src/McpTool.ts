@@ -123,6 +123,8 @@ export const make = (
     readonly maxResultChars?: number | undefined
     /** The most the server's metadata may set a tool's cap to (default `defaultServerMaxResultChars`). */
     readonly serverMaxResultChars?: number | undefined
+    /** The cap on the bytes of images one call's result keeps (see `McpToolkit.Options.maxResultFileBytes`). */
+    readonly maxResultFileBytes?: number | undefined
   }
 ): McpTool => {
   const maxResultChars = maxResultCharsOf(tool, { maxResultChars: options.maxResultChars, ceiling: options.serverMaxResultChars })
@@ -144,7 +146,8 @@ export const make = (
     strict: false,
     splitFiles: imagesOf,
     splitFailureFiles: errorImagesOf,
-    ...(maxResultChars === undefined ? {} : { maxResultChars })
+    ...(maxResultChars === undefined ? {} : { maxResultChars }),
+    ...(options.maxResultFileBytes === undefined ? {} : { maxResultFileBytes: options.maxResultFileBytes })
   })
 }
 

@@ -61,6 +61,12 @@ export type Transport =
     readonly cwd?: string | undefined
     /** What happens to the child's stderr (default `"inherit"`). */
     readonly stderr?: "inherit" | "ignore" | "pipe" | undefined
+    /**
+     * The largest message the server may send, in bytes (default `defaultMaxMessageBytes`, 64 MiB); a
+     * larger one closes the connection (the SDK's own default, 10 MiB, closed it on a 4 MB image, which
+     * servers send twice: in `content` and in `structuredContent`).
+     */
+    readonly maxMessageBytes?: number | undefined
   }
   | {
     readonly _tag: "Http"
@@ -68,6 +74,9 @@ export type Transport =
     /** Headers of every request (e.g. `Authorization`); give secrets as `Redacted` (from `Config.Redacted`). */
     readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
   }
+
+/** The largest message a stdio server may send unless its transport says (`maxMessageBytes`): 64 MiB. */
+export const defaultMaxMessageBytes = 64 * 1024 * 1024
 
 /** A server started as a child process, spoken to over stdio. */
 export const stdio = (
@@ -115,6 +124,12 @@ export interface Options {
   readonly maxResultChars?: number
   /** The most a server's `anthropic/maxResultSizeChars` may raise one tool's cap to (default 500,000, Claude Code's ceiling; `0`: no server raises it; a lower value it gives is always taken). */
   readonly serverMaxResultChars?: number
+  /**
+   * The most bytes of files (the images its results carry, as stored: base64) one call's result keeps
+   * (default core's `ToolResult.defaultMaxFileBytes`, 5 MiB): the images past it are not stored or
+   * sent, each replaced by a note the model reads (see `ToolResult`).
+   */
+  readonly maxResultFileBytes?: number
 }
 
 /** The server's tools at one moment: a toolkit and the handlers of its tools. */
@@ -165,7 +180,8 @@ const makeTransport = (transport: Transport, spawned: (pid: number) => void): Sd
     args: [...(transport.args ?? [])],
     ...(transport.env === undefined ? {} : { env: { ...transport.env } }),
     ...(transport.cwd === undefined ? {} : { cwd: transport.cwd }),
-    stderr: transport.stderr ?? "inherit"
+    stderr: transport.stderr ?? "inherit",
+    maxBufferSize: transport.maxMessageBytes ?? defaultMaxMessageBytes
   })
   const start = stdio.start.bind(stdio)
   stdio.start = async () => {
@@ -517,7 +533,8 @@ export const make = (options: Options): Effect.Effect<Service, McpError.McpConne
             prefix: options.prefix,
             validator,
             maxResultChars: options.maxResultChars,
-            serverMaxResultChars: options.serverMaxResultChars
+            serverMaxResultChars: options.serverMaxResultChars,
+            maxResultFileBytes: options.maxResultFileBytes
           })
         }
         const wire = Tool.wire(entry.tool)

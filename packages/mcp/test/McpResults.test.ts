@@ -152,3 +152,75 @@ describe("a server's anthropic/maxResultSizeChars", () => {
     expect(capOf("not an object")).toBe(ToolResult.defaultMaxChars)
   })
 })
+
+/** A temporary folder holding a 6 MB `.png` (its bytes need not be a real image: the server only reads them), removed when the scope closes. */
+const folderWithBigImage = Effect.acquireRelease(
+  Effect.sync(() => {
+    const dir = mkdtempSync(join(tmpdir(), "chat-ts-mcp-image-"))
+    const bytes = Buffer.alloc(6_000_000, 7)
+    writeFileSync(join(dir, "big.png"), bytes)
+    writeFileSync(join(dir, "small.png"), Buffer.alloc(3_000, 9))
+    return { dir, big: join(dir, "big.png"), small: join(dir, "small.png"), base64: bytes.toString("base64") }
+  }),
+  ({ dir }) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
+)
+
+/** Reads `which` image through `read_media_file` of a chat over the filesystem server; what the model was sent next, and the state. */
+const readImage = (which: "big" | "small", options: Partial<McpToolkit.Options> | ((dir: string) => Partial<McpToolkit.Options>) = {}) =>
+  Effect.gen(function*() {
+    const folder = yield* folderWithBigImage
+    const server = yield* filesystem(folder.dir, typeof options === "function" ? options(folder.dir) : options)
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "m1", name: "read_media_file", arguments: { path: folder[which] } }]),
+      MockLanguageModel.text("It is an image.")
+    ])
+    const chat = yield* McpChat.make({ servers: [server] }).pipe(Effect.provide(model.layer))
+    const done = yield* chat.complete(Messages.fromUser("Show me the image."))
+    const request = model.requests[model.requests.length - 1]!
+    return { folder, done, request, shown: Messages.projectToolCall(Messages.findTool(request.messages, "m1")!).result! }
+  })
+
+describe("a 6 MB image through the filesystem server's read_media_file", () => {
+  it.live("is neither stored nor sent (8 MB of base64, over the 5 MiB of files a result keeps): the model reads a note naming it", () =>
+    Effect.gen(function*() {
+      const memory = yield* ToolResult.makeMemoryStore
+      const { done, folder, request, shown } = yield* readImage("big").pipe(Effect.provideService(ToolResult.Store, memory.store))
+      if (shown.isError) throw new Error(shown.text.slice(0, 2_000))
+      expect(Messages.resultFiles(shown)).toEqual([])
+      const status = Messages.findTool(done.messages, "m1")!.status
+      expect(status).not.toHaveProperty("files")
+      const result = (status as { result: { content: ReadonlyArray<unknown>; filesNotShown: ReadonlyArray<string> } }).result
+      // The image block keeps its place as a mention; the note says what it was and where it is.
+      expect(result.content).toEqual([{ type: "image", mimeType: "image/png", file: 0 }])
+      expect(result.filesNotShown).toHaveLength(1)
+      expect(result.filesNotShown[0]).toMatch(
+        /^\[chat-ts: file 0 \("image\/png", 8,000,0\d\d bytes\) not shown: over the limit of 5,242,880 bytes of files in one result\. The application keeps it with the full result as "([^"]+)"\.\]$/
+      )
+      const ref = /as "([^"]+)"/.exec(result.filesNotShown[0]!)![1]!
+      expect(memory.get(ref)?.files).toEqual([Messages.file({ mediaType: "image/png", base64: folder.base64 })])
+      expect(JSON.stringify(request.messages).length).toBeLessThan(5_000)
+      expect(documentSize(done.messages)).toBeLessThan(5_000)
+    }), { timeout: 60_000 })
+
+  it.live("a message over the stdio transport's maxMessageBytes (default 64 MiB) closes the connection: the call fails as McpServerClosed", () =>
+    Effect.gen(function*() {
+      const { done, shown } = yield* readImage("big", (dir) => ({
+        transport: McpToolkit.stdio(process.execPath, { args: [filesystemBin, dir], stderr: "ignore", maxMessageBytes: 1_000_000 })
+      }))
+      expect(McpToolkit.defaultMaxMessageBytes).toBe(64 * 1024 * 1024)
+      expect(shown.isError).toBe(true)
+      expect(shown.text).toContain("McpServerClosed")
+      expect(documentSize(done.messages)).toBeLessThan(5_000)
+    }), { timeout: 60_000 })
+
+  it.live("a small image is kept and sent as an image; the toolkit's maxResultFileBytes caps the server's tools", () =>
+    Effect.gen(function*() {
+      const small = yield* readImage("small")
+      expect(Messages.resultFiles(small.shown)).toHaveLength(1)
+      expect(small.shown.text).not.toContain("not shown")
+      const capped = yield* readImage("small", { maxResultFileBytes: 1_000 })
+      expect(Messages.resultFiles(capped.shown)).toEqual([])
+      expect(capped.shown.text).toContain("over the limit of 1,000 bytes of files in one result")
+      expect(documentSize(capped.done.messages)).toBeLessThan(3_000)
+    }), { timeout: 60_000 })
+})

@@ -53,3 +53,49 @@ describe("ChatWorkflow records results within their cap", () => {
     })
   })
 })
+
+/** A tool returning a screenshot: its 6 MB of base64 taken out as a file by `splitFiles`. */
+const Shot = Tool.make("shot", {
+  description: "A screenshot.",
+  parameters: {},
+  success: Schema.Struct({ png: Schema.String }),
+  splitFiles: ({ png }) => ({ result: { png: { file: 0 } }, files: [Messages.file({ mediaType: "image/png", base64: png })] })
+})
+const shots = Toolkit.withStrategy(Toolkit.make(Shot), () => Action.Execute())
+const shotTurns = ChatWorkflow.make({ name: "big-files", tools: shots })
+const bigPng = "QUJD".repeat(1_500_000)
+
+describe("ChatWorkflow records a result's files within their cap", () => {
+  it.effect("a 6 MB image: the next request and the stored conversation hold a note, the Store the image", () => {
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([{ id: "s1", name: "shot", arguments: {} }]),
+      MockLanguageModel.text("Seen.")
+    ])
+    return Effect.gen(function*() {
+      const memory = yield* ToolResult.makeMemoryStore
+      const layer = ChatWorkflow.layer(shotTurns).pipe(
+        Layer.provideMerge(Layer.mergeAll(
+          WorkflowEngine.layerMemory,
+          ConversationStore.layerMemory,
+          model.layer,
+          shots.toLayer({ shot: () => Effect.succeed({ png: bigPng }) }),
+          Layer.succeed(ToolResult.Store, memory.store)
+        ))
+      )
+      yield* Effect.gen(function*() {
+        const id = yield* shotTurns.start("conv-shot", Messages.fromUser("Look"))
+        const done = yield* eventually(shotTurns.read(id), (view) => view.status._tag === "Complete" || view.status._tag === "Failed")
+        expect(done.status._tag).toBe("Complete")
+        const request = model.requests[model.requests.length - 1]!
+        const shown = Messages.projectToolCall(Messages.findTool(request.messages, "s1")!).result!
+        expect(Messages.resultFiles(shown)).toEqual([])
+        expect(shown.text).toContain("not shown: over the limit of 5,242,880 bytes of files in one result")
+        expect(JSON.stringify(request.messages).length).toBeLessThan(5_000)
+        const stored = Option.getOrThrow(yield* (yield* ConversationStore.ConversationStore).load(id))
+        expect(Result.getOrThrow(Messages.toJson(stored.messages)).length).toBeLessThan(5_000)
+        const ref = /keeps it with the full result as \\"([^"\\]+)\\"/.exec(shown.text)?.[1]
+        expect(memory.get(ref!)?.files).toEqual([Messages.file({ mediaType: "image/png", base64: bigPng })])
+      }).pipe(Effect.provide(layer))
+    })
+  })
+})

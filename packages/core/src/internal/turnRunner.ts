@@ -50,24 +50,25 @@ const splitFiles = (
 }
 
 /**
- * A result event with its result (or failure) cut to its tool's cap (see `ToolResult`): the event
- * itself, at once, when it fits, as nearly every one does.
+ * A result event with its files cut to its tool's cap on them, then its result (or failure) cut to
+ * its cap on text (see `ToolResult`): the event itself, at once, when both fit, as nearly every one does.
  */
 const capped = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService | undefined): Effect.Effect<Turn.Event> => {
   if (event._tag !== "ToolSucceeded" && event._tag !== "ToolFailed") return Effect.succeed(event)
   const isError = event._tag === "ToolFailed"
-  const limited = ToolResult.limit(isError ? event.error : event.result, {
+  const limited = ToolResult.limitResult(isError ? event.error : event.result, event.files ?? [], {
     id: event.id,
     tool: entry.tool.name,
     maxChars: entry.maxResultChars ?? ToolResult.maxCharsOf(entry.tool, entry.kit),
+    maxFileBytes: entry.maxResultFileBytes ?? ToolResult.maxFileBytesOf(entry.tool, entry.kit),
     isError,
     store
   })
   if (limited === undefined) return Effect.succeed(event)
-  return Effect.map(limited, (value) =>
+  return Effect.map(limited, ({ files, value }) =>
     event._tag === "ToolSucceeded"
-      ? Turn.Event.ToolSucceeded({ id: event.id, result: value, files: event.files })
-      : Turn.Event.ToolFailed({ id: event.id, error: value, files: event.files }))
+      ? Turn.Event.ToolSucceeded({ id: event.id, result: value, files })
+      : Turn.Event.ToolFailed({ id: event.id, error: value, files }))
 }
 
 /** A tool of the chat: its toolkit and its handler. */
@@ -77,6 +78,8 @@ export interface Entry {
   readonly handler: Tool.HandlerService
   /** The cap on its results' text (see `ToolResult.maxCharsOf`); absent: worked out from the tool and its toolkit. */
   readonly maxResultChars?: number | undefined
+  /** The cap on its results' files, in bytes (see `ToolResult.maxFileBytesOf`); absent: worked out from the tool and its toolkit. */
+  readonly maxResultFileBytes?: number | undefined
 }
 
 /** The tools of a chat at one moment, and what depends on them (see `Chat.make`'s tool table). */

@@ -15,6 +15,23 @@ const Screenshot = Tool.make("screenshot", {
 })
 // #endregion screenshot
 
+// #region file-cap
+// At most 2 MiB of files in one call's result (default: the toolkit's, else 5 MiB); each file past it becomes a note.
+export const Camera = Tool.make("camera", {
+  description: "Takes photos.",
+  parameters: { count: Schema.Number },
+  success: Schema.Array(Schema.String),
+  maxResultFileBytes: 2 * 1024 * 1024,
+  splitFiles: (jpegs) => ({
+    result: jpegs.map((_, file) => ({ file })),
+    files: jpegs.map((base64) => Messages.file({ mediaType: "image/jpeg", base64 }))
+  })
+})
+
+// A cap for every tool of a toolkit that has none of its own.
+export const cameras = Toolkit.make(Camera).pipe(Toolkit.withMaxResultFileBytes(20 * 1024 * 1024))
+// #endregion file-cap
+
 /** A one-pixel PNG, for the snippet's test. */
 const pixel = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
 
