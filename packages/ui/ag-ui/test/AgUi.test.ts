@@ -381,6 +381,8 @@ describe("decision policies, outcomes and steering", () => {
       const details = interruptsOf(first)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
       assert.deepStrictEqual(details.policy, { notRequester: true })
       assert.strictEqual(details.requester, "alice")
+      assert.deepStrictEqual(details.requesters, ["alice"])
+      assert.isUndefined(details.requesterUnknown)
       assert.deepStrictEqual(details.quorum, { needed: 1, votes: [] })
       const before = yield* stored(env, "c1")
       const error = yield* refused(env, Support.resume("c1", [approve("p1")]))
@@ -403,6 +405,10 @@ describe("decision policies, outcomes and steering", () => {
       yield* Support.events(env, Support.say("c1", Support.asking([payout])))
       const second = conform(yield* Support.events(env, Support.resume("c1", [approve("e1")])))
       assert.strictEqual(interruptsOf(second)[0].id, "p1")
+      // The interrupt names both: a page shows that bob asked too, not only the last sender.
+      const details = interruptsOf(second)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
+      assert.deepStrictEqual(details.requesters, ["bob", "alice"])
+      assert.strictEqual(details.requester, "alice")
       for (const identity of [Support.alice, Support.bob]) {
         const error = yield* refused(env, Support.resume("c1", [approve("p1")]), identity)
         assert.deepStrictEqual([error.code, error.status], ["forbidden", 403])
