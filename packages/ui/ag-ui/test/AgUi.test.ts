@@ -418,6 +418,22 @@ describe("decision policies, outcomes and steering", () => {
       assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }, { tool: "payout", params: payout.arguments }])
     }))
 
+  it.effect("under steering \"queue\", an earlier sender of the messages delivered together withdraws the call as its requester", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make({ steering: "queue" })
+      yield* paused(env, "c1", [email])
+      yield* Support.events(env, Support.say("c1", "thanks"), Support.bob)
+      yield* Support.events(env, Support.say("c1", Support.asking([payout])))
+      conform(yield* Support.events(env, Support.resume("c1", [approve("e1")])))
+      // bob's message came first: he asked too, so his cancel is a requester's, not an operator's.
+      const ran = conform(yield* Support.events(env, Support.resume("c1", [{ interruptId: "p1", status: "cancelled" }]), Support.bob))
+      const result = ran.find((e) => e.type === "TOOL_CALL_RESULT") as any
+      assert.strictEqual(result.metadata["chat-ts"].cancelledBy, "requester")
+      const status = yield* statusOf(env, "c1", "p1")
+      assert.deepStrictEqual([status._tag, status._tag === "Cancelled" ? status.by : undefined], ["Cancelled", "requester"])
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }])
+    }))
+
   it.effect("a quorum of two: the first yes is a vote (the call waits, shown in the interrupt), a second person's runs it once", () =>
     Effect.gen(function*() {
       const env = yield* Support.make()
