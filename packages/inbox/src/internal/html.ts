@@ -46,7 +46,7 @@ const askedText = (call: InboxApi.PendingCall): string => {
 
 /** Who asked for a call, when a sender is recorded (several when messages were delivered together). */
 const asked = (call: InboxApi.PendingCall): string =>
-  call.requesters === undefined && call.requesterUnknown !== true
+  call.requesters === undefined
     ? ""
     : `<p class="requesters" data-requesters="${escape((call.requesters ?? []).join(" "))}">Asked by: ${escape(askedText(call))}</p>`
 
