@@ -9,7 +9,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Result, Schema } from "effect"
 import * as TestClock from "effect/testing/TestClock"
-import { Action, Chat, ConversationStore, Messages, Steering, Tool, Toolkit, Worker } from "../src/index.js"
+import fc from "fast-check"
+import { Action, Chat, ConversationStore, Messages, Steering, Tool, Toolkit, Turn, Worker } from "../src/index.js"
+import * as StatusWrites from "../src/internal/statusWrites.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
 // One person of finance approves or rejects; carol (no role) may reject too; the requester may not approve.
@@ -178,4 +180,55 @@ describe("a Worker.resume decide that writes a call's 'no' itself", () => {
       expect(result.outcome._tag).toBe("Complete")
       expect(env.runs).toEqual([])
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})
+
+describe("the check of a written 'no', as a property", () => {
+  const people = ["ann", "ben", "cid"]
+  const roles = ["finance", "ops"]
+  const deciders = fc.option(
+    fc.record({ ids: fc.option(fc.subarray(people), { nil: undefined }), roles: fc.option(fc.subarray(roles), { nil: undefined }) }, { requiredKeys: [] }),
+    { nil: undefined }
+  )
+  const person = fc.record({ id: fc.constantFrom(...people), roles: fc.subarray(roles) })
+
+  /** A turn paused on c1 under `policy`, asked for by `requester`. */
+  const pausedUnder = (policy: Messages.DecisionPolicy, requester: string): Messages.Messages => {
+    let [messages] = Turn.step(Messages.fromUser("Pay.", { sender: { id: requester } }), Turn.Event.Resume({ now: 0 }), Turn.defaultConfig)
+    ;[messages] = Turn.step(messages, Turn.Event.ModelResponded({
+      message: Messages.assistant([Messages.toolCall({ id: "c1", name: "settle", arguments: "{\"amount\":1}" })])
+    }), Turn.defaultConfig)
+    ;[messages] = Turn.step(
+      messages,
+      Turn.Event.Decided({ now: 0, decisions: [{ id: "c1", decision: Turn.Decision.RequireApproval({ policy }) }] }),
+      Turn.defaultConfig
+    )
+    return messages
+  }
+
+  it("a Cancelled or Rejected written by hand naming a person passes exactly when Messages.cancel / Messages.reject by that person would succeed", () => {
+    fc.assert(
+      fc.property(deciders, deciders, fc.constantFrom(...people), person, fc.boolean(), (approve, reject, requester, who, cancel) => {
+        const policy = { ...(approve === undefined ? {} : { approve }), ...(reject === undefined ? {} : { reject }) }
+        const before = pausedUnder(policy, requester)
+        const named = { by: who.id, roles: who.roles, at: 1 }
+        const entry = cancel
+          ? Messages.cancel(before, "c1", { by: "operator", cancellation: named })
+          : Messages.reject(before, "c1", "no", { decider: { id: who.id, roles: who.roles }, at: 1 })
+        const written = write(
+          before,
+          "c1",
+          cancel ? { _tag: "Cancelled", by: "operator", cancellation: named } : { _tag: "Rejected", by: "user", decision: { ...named, kind: "reject" } }
+        )
+        const checked = StatusWrites.check(before, written, 1)
+        expect(Result.isSuccess(checked)).toBe(Result.isSuccess(entry))
+        if (Result.isFailure(checked)) expect(checked.failure).toMatchObject({ _tag: "DecisionNotAllowed", kind: cancel ? "cancel" : "reject" })
+        // What the entry itself returns always passes.
+        if (Result.isSuccess(entry)) expect(Result.isSuccess(StatusWrites.check(before, entry.success, 1))).toBe(true)
+        // Naming nobody never passes under a policy.
+        const bare = write(before, "c1", cancel ? { _tag: "Cancelled", by: "operator" } : { _tag: "Rejected", by: "user" })
+        expect(Result.isFailure(StatusWrites.check(before, bare, 1))).toBe(true)
+      }),
+      { numRuns: 300 }
+    )
+  })
 })
