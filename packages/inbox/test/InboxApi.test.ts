@@ -424,6 +424,13 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(forms(mailPage), ["approve", "edit", "reject", "cancel"])
       assert.notInclude(mailPage, "Asked by")
       assert.notInclude(mailPage, "You may not")
+
+      // Under four-eyes with who asked unknown, nobody is offered Approve, and the page says why.
+      yield* env.seed("anon", [{ ...wire, id: "w2" }])
+      const anonPage = (yield* Fixture.request(`${env.url}/c/anon`, { user: "bob" })).text
+      assert.include(anonPage, "not who asked (someone unknown: nobody may approve)")
+      assert.deepStrictEqual(forms(anonPage), ["reject", "cancel"])
+      assert.include(anonPage, "who asked is not known")
     }))
 
   it.effect("a stale If-Match or a call no longer pending is a 409, never a second run", () =>

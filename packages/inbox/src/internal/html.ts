@@ -60,7 +60,9 @@ const whoMayDecide = (call: InboxApi.PendingCall): string => {
     `approve: ${namedText(policy.approve)}`,
     ...(policy.edit === undefined ? [] : [`edit: ${namedText(policy.edit)}`]),
     ...(policy.reject === undefined ? [] : [`reject: ${namedText(policy.reject)}`]),
-    ...(policy.notRequester === true ? [`not who asked (${askedText(call)}${call.requesterUnknown === true ? ": nobody may approve" : ""})`] : [])
+    ...(policy.notRequester === true
+      ? [`not who asked (${askedText(call)}${call.requesterUnknown === true || call.requesters === undefined ? ": nobody may approve" : ""})`]
+      : [])
   ]
   return `<p class="who-may">Who may decide: ${escape(rules.join(" · "))}</p>${
     quorum <= 1
