@@ -144,8 +144,8 @@ const requestersOf = (
 /** What `viewer` may do with a waiting call under its decision policy (the checks core makes when they do it). */
 const permissions = (messages: Messages.Messages, call: Messages.ToolCallPart, viewer: Approver.Identity) => {
   const decider = Approver.deciderOf(viewer)
-  const permission = (verdict: { readonly allowed: boolean; readonly detail?: string }) =>
-    verdict.allowed || verdict.detail === undefined ? { allowed: verdict.allowed } : { allowed: false, detail: verdict.detail }
+  const permission = (verdict: ReturnType<typeof DecisionPolicy.mayDecide>) =>
+    verdict.allowed ? { allowed: true } : { allowed: false, detail: verdict.detail }
   return {
     approve: permission(DecisionPolicy.mayDecide(messages, call, "approve", decider)),
     edit: permission(DecisionPolicy.mayDecide(messages, call, "edit", decider)),
