@@ -24,13 +24,16 @@
  * with the call (`Messages.user(text, { sender })`): the user messages
  * delivered together before its response (several when queued messages are
  * delivered at once). Under four-eyes none of them may approve, and a call one
- * of whose messages has no sender cannot be approved by anyone.
+ * of whose messages has no sender cannot be approved by anyone. Withdrawing a
+ * call under a policy (a cancel, a steering message) is for its requesters and
+ * whom its `reject` rule names (`mayWithdraw`).
  *
  * @since 0.3.0
  */
 import type * as Messages from "./Messages.js"
 import * as Policy from "./internal/policy.js"
 import type * as S from "./internal/schema.js"
+import * as Withdrawal from "./internal/withdrawal.js"
 
 /** A decision policy: plain data, stored on the call it governs. */
 export type DecisionPolicy = S.Policy
@@ -82,5 +85,29 @@ export const mayDecide = (
   decider: Messages.Identity | undefined
 ): { readonly allowed: true } | { readonly allowed: false; readonly detail: string } => {
   const verdict = Policy.check(messages, call, kind, decider)
+  return verdict._tag === "Success" ? { allowed: true } : { allowed: false, detail: verdict.failure.message }
+}
+
+/** Who withdraws a call: an id and the roles a policy's `reject` rule may name (a `cancellation`'s `by` and `roles`, a message's `sender`). */
+export type Withdrawer = Withdrawal.Withdrawer
+
+/**
+ * Whether `who` may withdraw the call now (what `Messages.cancel` / `chat.cancel` and a steering
+ * message that cancels it would check), or why not: for a UI that shows a Cancel button only to a
+ * person who may press it. Only a call that has not started (awaiting approval, scheduled, or
+ * approved and not yet running) can be withdrawn; under a decision policy, only by one of its
+ * requesters (`requestersOf`) or someone its `reject` rule names; without one, by anyone (a `who`
+ * given must have a canonical id either way).
+ */
+export const mayWithdraw = (
+  messages: Messages.Messages,
+  call: Messages.ToolCallPart,
+  who: Withdrawer | undefined
+): { readonly allowed: true } | { readonly allowed: false; readonly detail: string } => {
+  const tag = call.status._tag
+  if (tag !== "AwaitingApproval" && tag !== "Scheduled" && tag !== "Approved") {
+    return { allowed: false, detail: `it is ${tag}: only a call that has not started can be withdrawn` }
+  }
+  const verdict = Withdrawal.check(messages, call, who)
   return verdict._tag === "Success" ? { allowed: true } : { allowed: false, detail: verdict.failure.message }
 }

@@ -10,8 +10,14 @@
  * `Running` by a worker that died is only seen once its lease expired: it is
  * then reported interrupted, or run again if its tool is `idempotent`.
  *
+ * A decide that ends a call waiting under a decision policy by writing its
+ * status itself (`Rejected`, `Cancelled`, `Expired`) is held to that policy as
+ * `Messages.reject` / `cancel` would be: a `DecisionNotAllowed` before
+ * anything is saved or run (see docs/human-in-the-loop.md, "Who may decide").
+ *
  * @since 0.1.0
  */
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -20,6 +26,7 @@ import type * as Chat from "./Chat.js"
 import * as ChatError from "./ChatError.js"
 import type * as ChatOutcome from "./ChatOutcome.js"
 import * as ConversationStore from "./ConversationStore.js"
+import * as StatusWrites from "./internal/statusWrites.js"
 import type * as Messages from "./Messages.js"
 
 /** Settings of `resume`. */
@@ -44,6 +51,7 @@ export type ResumeError =
   | ChatError.ConversationNotFound
   | ChatError.CorruptConversation
   | ChatError.StoreError
+  | ChatError.DecisionNotAllowed
 
 /** A fresh owner id. */
 export const makeOwner = (): string => globalThis.crypto.randomUUID()
@@ -68,7 +76,9 @@ export const keepingLease = <A, E, R>(
 /**
  * Loads conversation `id` under a lease, applies `decide` to it and resumes the turn, saving every
  * state; the lease is renewed while the turn runs and released when it ends. Grants scoped to a
- * conversation apply when they name `id` (`grantContext.conversation` defaults to it). Another run holding
+ * conversation apply when they name `id` (`grantContext.conversation` defaults to it). A decide that rejects,
+ * withdraws or expires a call under a decision policy by writing its status, past what the policy allows:
+ * `DecisionNotAllowed`, with nothing saved or run. Another run holding
  * the lease (another worker, or another resume in this process, whatever its owner):
  * `ConversationBusy`, with nothing run or changed.
  */
@@ -91,6 +101,11 @@ export const resume = <R, E = never, R2 = never>(
             onSome: Effect.succeed
           }))
           const messages = yield* decide(stored)
+          // A "no" the decide wrote itself on a call under a decision policy must be one the policy allows.
+          if (messages !== stored.messages) {
+            const at = yield* Clock.currentTimeMillis
+            yield* Effect.fromResult(StatusWrites.check(stored.messages, messages, at))
+          }
           const checkpoint = ConversationStore.checkpoint(store, id, stored.version, lease)
           // What the decisions changed is saved first: a turn that pauses again at once (a rejection while
           // another call still waits, a message queued by `Steering`) would otherwise save nothing.

@@ -297,9 +297,37 @@ describe("withdrawing a call under a decision policy", () => {
         if (Result.isFailure(result)) expect(result.failure).toMatchObject({ _tag: "DecisionNotAllowed", kind: "cancel" })
         const steered = Steering.steer(messages, Messages.user("Never mind.", { sender: who }))
         expect(Result.isSuccess(steered)).toBe(expected)
+        // What a UI asks before it shows a Cancel button is the same rule.
+        expect(DecisionPolicy.mayWithdraw(messages, Messages.findTool(messages, "c1")!, who).allowed).toBe(expected)
       }),
       { numRuns: 300 }
     )
+  })
+
+  it("DecisionPolicy.mayWithdraw answers what Messages.cancel would, with why not; a call that started cannot be withdrawn", () => {
+    const messages = paused(policy)
+    const call = Messages.findTool(messages, "c1")!
+    expect(DecisionPolicy.mayWithdraw(messages, call, alice)).toStrictEqual({ allowed: true })
+    expect(DecisionPolicy.mayWithdraw(messages, call, carol)).toStrictEqual({ allowed: true })
+    expect(DecisionPolicy.mayWithdraw(messages, call, bob)).toStrictEqual({
+      allowed: false,
+      detail: "'bob' may not cancel tool call 'c1': only the person who asked for it, or someone its decision policy lets reject it, may withdraw it"
+    })
+    expect(DecisionPolicy.mayWithdraw(messages, call, undefined)).toMatchObject({ allowed: false, detail: expect.stringContaining("needs to know who withdraws it") })
+    expect(DecisionPolicy.mayWithdraw(messages, call, { id: "alice\u200b" })).toMatchObject({ allowed: false, detail: expect.stringContaining("not a canonical id") })
+    // Without a policy, anyone; a call that is running or resolved, nobody.
+    const plain = pausedWith(Turn.Decision.RequireApproval({}))
+    expect(DecisionPolicy.mayWithdraw(plain, Messages.findTool(plain, "c1")!, bob).allowed).toBe(true)
+    expect(DecisionPolicy.mayWithdraw(plain, Messages.findTool(plain, "c1")!, undefined).allowed).toBe(true)
+    const rejected = Result.getOrThrow(Messages.reject(messages, "c1", "no", as(carol)))
+    expect(DecisionPolicy.mayWithdraw(rejected, Messages.findTool(rejected, "c1")!, alice)).toStrictEqual({
+      allowed: false,
+      detail: "it is Rejected: only a call that has not started can be withdrawn"
+    })
+    // An approved call not yet running keeps its policy, as Messages.cancel does.
+    const approved = Result.getOrThrow(Messages.approve(messages, "c1", undefined, as(bob)))
+    expect(DecisionPolicy.mayWithdraw(approved, Messages.findTool(approved, "c1")!, bob).allowed).toBe(false)
+    expect(DecisionPolicy.mayWithdraw(approved, Messages.findTool(approved, "c1")!, alice).allowed).toBe(true)
   })
 
   it("Messages.append with supersede follows the same rule", () => {

@@ -246,8 +246,13 @@ describe("snippets", () => {
           policy: { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 },
           quorum: 2,
           votes: [],
-          canApprove: { allowed: false }
+          canApprove: { allowed: false },
+          canCancel: { allowed: true },
+          askedBy: ["alice"]
         })
+        // bob (finance) may reject it, so he may withdraw it too; dave (no role, did not ask) may not.
+        expect(WhoMayDecide.describeCall(paused.messages, "p1", bob).canCancel).toStrictEqual({ allowed: true })
+        expect(WhoMayDecide.describeCall(paused.messages, "p1", { id: "dave" }).canCancel).toMatchObject({ allowed: false })
         const one = yield* WhoMayDecide.approveAs(chat, paused.messages, "p1", bob)
         expect(WhoMayDecide.describeCall(one, "p1", carol)).toMatchObject({ votes: [{ by: "bob" }], canApprove: { allowed: true } })
         expect(yield* WhoMayDecide.approveAs(chat, one, "p1", bob)).toBe(one)

@@ -52,10 +52,13 @@ export type ListQuery = typeof InboxApi.ListQuery.Type
 
 /** The inbox. */
 export interface Service {
-  /** Pending calls, one page of the store's pending conversations at a time, filtered. */
-  readonly list: (query: ListQuery) => Effect.Effect<InboxApi.PendingPage, InboxError.BadRequest | InboxError.StoreFailure>
-  /** One conversation. */
-  readonly conversation: (id: string) => Effect.Effect<InboxApi.ConversationView, InboxError.NotFound | InboxError.StoreFailure>
+  /**
+   * Pending calls, one page of the store's pending conversations at a time, filtered; with `viewer`,
+   * each says what that person may do with it (`PendingCall.may`).
+   */
+  readonly list: (query: ListQuery, viewer?: Approver.Identity) => Effect.Effect<InboxApi.PendingPage, InboxError.BadRequest | InboxError.StoreFailure>
+  /** One conversation; with `viewer`, its pending calls say what that person may do with them (`PendingCall.may`). */
+  readonly conversation: (id: string, viewer?: Approver.Identity) => Effect.Effect<InboxApi.ConversationView, InboxError.NotFound | InboxError.StoreFailure>
   /** Takes a decision on a call as `identity`; `ifMatch` is the version it was taken on. */
   readonly decide: (request: {
     readonly identity: Approver.Identity
@@ -128,6 +131,29 @@ const outcomeOf = (call: Messages.ToolCallPart): string | undefined => {
 
 const encodeMessages = Schema.encodeSync(Messages.Messages)
 
+/** Everyone who asked for a call (each id once, in order), and whether a message it answers has no sender. */
+const requestersOf = (
+  messages: Messages.Messages,
+  call: Messages.ToolCallPart
+): { readonly requesters?: ReadonlyArray<string>; readonly requesterUnknown?: boolean } => {
+  const asked = DecisionPolicy.requestersOf(messages, call.id)
+  const ids = [...new Set(asked.flatMap((requester) => requester === undefined ? [] : [requester.id]))]
+  return { ...(ids.length === 0 ? {} : { requesters: ids }), ...(asked.some((requester) => requester === undefined) ? { requesterUnknown: true } : {}) }
+}
+
+/** What `viewer` may do with a waiting call under its decision policy (the checks core makes when they do it). */
+const permissions = (messages: Messages.Messages, call: Messages.ToolCallPart, viewer: Approver.Identity) => {
+  const decider = Approver.deciderOf(viewer)
+  const permission = (verdict: ReturnType<typeof DecisionPolicy.mayDecide>) =>
+    verdict.allowed ? { allowed: true } : { allowed: false, detail: verdict.detail }
+  return {
+    approve: permission(DecisionPolicy.mayDecide(messages, call, "approve", decider)),
+    edit: permission(DecisionPolicy.mayDecide(messages, call, "edit", decider)),
+    reject: permission(DecisionPolicy.mayDecide(messages, call, "reject", decider)),
+    cancel: permission(DecisionPolicy.mayWithdraw(messages, call, decider))
+  }
+}
+
 /** Why `Messages` refused a decision about `callId`, as the inbox's typed error. */
 const refusal = (callId: string) => (
   error: ChatError.ResolveError
@@ -175,7 +201,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
     const hub = yield* PubSub.unbounded<Change>()
     const pollInterval = options.pollInterval ?? Duration.seconds(2)
 
-    const pendingOf = (stored: ConversationStore.Stored): ReadonlyArray<InboxApi.PendingCall> =>
+    const pendingOf = (stored: ConversationStore.Stored, viewer?: Approver.Identity): ReadonlyArray<InboxApi.PendingCall> =>
       Messages.toolCalls(stored.messages).flatMap((call) => {
         const reason = waiting(call)
         if (reason === undefined) return []
@@ -197,7 +223,9 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             ...(deadline === undefined ? {} : { deadline }),
             ...(call.status._tag === "AwaitingApproval" && call.status.review !== undefined ? { review: call.status.review } : {}),
             ...(policy === undefined ? {} : { policy, quorum: progress.quorum, votes: progress.votes.map(({ at, by }) => ({ at, by })) }),
-            ...(requester === undefined ? {} : { requester: requester.id })
+            ...(requester === undefined ? {} : { requester: requester.id }),
+            ...requestersOf(stored.messages, call),
+            ...(viewer === undefined ? {} : { may: permissions(stored.messages, call, viewer) })
           })
         ]
       })
@@ -211,7 +239,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
         }))
       )
 
-    const list: Service["list"] = (query) =>
+    const list: Service["list"] = (query, viewer) =>
       Effect.gen(function*() {
         const now = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const options = {
@@ -228,7 +256,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             Effect.catchTag("CorruptConversation", () => Effect.succeed([])),
             Effect.mapError(storeFailure)
           ), { concurrency: 8 })
-        const items = loaded.flat().flatMap(pendingOf).filter((call) =>
+        const items = loaded.flat().flatMap((stored) => pendingOf(stored, viewer)).filter((call) =>
           (query.tool === undefined || call.tool === query.tool) &&
           (query.minAge === undefined || now - call.updatedAt >= query.minAge) &&
           (query.deadlineBefore === undefined || (call.deadline !== undefined && call.deadline < query.deadlineBefore))
@@ -236,7 +264,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
         return new InboxApi.PendingPage({ items, ...(page.cursor === undefined ? {} : { cursor: page.cursor }) })
       })
 
-    const conversation: Service["conversation"] = (id) =>
+    const conversation: Service["conversation"] = (id, viewer) =>
       Effect.map(Effect.zip(load(id), Effect.clockWith((clock) => clock.currentTimeMillis)), ([stored, now]) =>
         new InboxApi.ConversationView({
           id,
@@ -256,7 +284,7 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
               ...(outcome === undefined ? {} : { outcome })
             })
           }),
-          pending: pendingOf(stored),
+          pending: pendingOf(stored, viewer),
           grants: Grant.all(stored.messages).map(({ grant }) => grantView(grant, now))
         }))
 

@@ -31,6 +31,9 @@ export const WaitReason = Schema.Literals(["approval", "scheduled"])
 /** Who decided a call and when (epoch millis). */
 export const Decision = Schema.Struct({ by: Schema.String, at: Schema.Number })
 
+/** Whether the person asking may take one kind of decision on a call, and why not. */
+export const Permission = Schema.Struct({ allowed: Schema.Boolean, detail: Schema.optional(Schema.String) })
+
 /** A call waiting for a decision, with what a person needs to take it. */
 export class PendingCall extends Schema.Class<PendingCall>("@chat-ts/inbox/PendingCall")({
   conversationId: Schema.String,
@@ -53,8 +56,25 @@ export class PendingCall extends Schema.Class<PendingCall>("@chat-ts/inbox/Pendi
   review: Schema.optional(Messages.Review),
   /** Who may decide it: the decision policy recorded on the call (absent: anyone the `Approver` allows). */
   policy: Schema.optional(Messages.DecisionPolicy),
-  /** Who asked for it (the sender of the turn's user message), when known. */
+  /**
+   * Who asked for it: the sender of the last user message it answers, when known.
+   *
+   * @deprecated Several people may have asked (messages delivered together): read `requesters`.
+   */
   requester: Schema.optional(Schema.String),
+  /**
+   * Everyone who asked for it, as four-eyes counts them: the ids of the senders of the user messages it
+   * answers (the messages delivered together before it), each once, in order (see `DecisionPolicy.requestersOf`).
+   */
+  requesters: Schema.optional(Schema.Array(Schema.String)),
+  /** Whether a user message it answers has no sender: who asked is not fully known (under four-eyes nobody may approve). */
+  requesterUnknown: Schema.optional(Schema.Boolean),
+  /**
+   * What the person asking may do with it under its decision policy (`DecisionPolicy.mayDecide` /
+   * `mayWithdraw` for their identity), with why not: the page shows only these buttons. The
+   * `Approver`'s own `authorize` is asked when a decision is sent, not here.
+   */
+  may: Schema.optional(Schema.Struct({ approve: Permission, edit: Permission, reject: Permission, cancel: Permission })),
   /** How many distinct approvals it needs (1 without a quorum). */
   quorum: Schema.optional(Schema.Number),
   /** The approvals given so far towards the quorum: who and when. */

@@ -115,8 +115,8 @@ export const layerHandlers = (options: Options = {}) =>
       return handlers
         .handle("session", () =>
           Effect.map(InboxApi.CurrentIdentity, (identity) => new InboxApi.Session({ identity, csrfToken: csrf.token(identity.id) })))
-        .handle("list", ({ query }) => inbox.list(query))
-        .handle("conversation", ({ params }) => inbox.conversation(params.id))
+        .handle("list", ({ query }) => Effect.flatMap(InboxApi.CurrentIdentity, (identity) => inbox.list(query, identity)))
+        .handle("conversation", ({ params }) => Effect.flatMap(InboxApi.CurrentIdentity, (identity) => inbox.conversation(params.id, identity)))
         .handle("decide", ({ headers, params, payload, request }) =>
           Effect.gen(function*() {
             const identity = yield* InboxApi.CurrentIdentity
@@ -175,14 +175,14 @@ export const layerPage = (options: Options = {}): Layer.Layer<never, never, Http
       const failed = (error: InboxError.StoreFailure) => Effect.succeed(html(`<h1>The store failed</h1><p>${Html.escape(error.message)}</p>`, 500))
 
       yield* router.add("GET", "/", withIdentity((identity) =>
-        inbox.list({}).pipe(
+        inbox.list({}, identity).pipe(
           Effect.map((pageOf) => page(identity, "Approvals inbox", Html.list(pageOf.items))),
           Effect.catchTags({ StoreFailure: failed, BadRequest: (error) => Effect.succeed(html(Html.escape(error.message), 400)) })
         )))
       yield* router.add("GET", "/c/:id", withIdentity((identity) =>
         Effect.flatMap(HttpRouter.params, (params) => {
           const id = params.id ?? ""
-          return inbox.conversation(id).pipe(
+          return inbox.conversation(id, identity).pipe(
             Effect.map((view) => page(identity, `Conversation ${id}`, Html.detail(view), id)),
             Effect.catchTags({
               NotFound: () => Effect.succeed(page(identity, "Not found", Html.notFound(id), undefined, 404)),

@@ -4,9 +4,11 @@
  * nothing downloaded). A person approves one call (with the keyboard), edits
  * another with an invalid then a valid value, rejects a third with a reason,
  * and sees a new pause and someone else's decision arrive live. Under a
- * decision policy, the page shows who may decide and the quorum's progress,
- * refuses the requester's own approval (four-eyes) and a second yes by one
- * person, and runs the call once two people of finance approved it.
+ * decision policy, the page shows who asked (every sender of the messages
+ * delivered together), who may decide and the quorum's progress, offers each
+ * person only the decisions they may take (no Approve for a requester under
+ * four-eyes, nor a second yes by one person; Cancel for a requester), and
+ * runs the call once two people of finance approved it.
  */
 import { Messages } from "@chat-ts/core"
 import sparticuz from "@sparticuz/chromium"
@@ -168,10 +170,10 @@ describe("the inbox page in Chromium", () => {
       assert.deepStrictEqual(problems, [])
     }).pipe(Effect.scoped), { timeout: 90_000 })
 
-  it.live("who may decide: a four-eyes refusal and a quorum of two, person by person in the page", () =>
+  it.live("who may decide: who asked, only the buttons each person may use (four-eyes, a second yes) and a quorum of two, person by person in the page", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make({ pollInterval: "200 millis" })
-      yield* env.seed("wire-1", [{ id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }], "Wire 900 to account 3.", "alice")
+      yield* env.seed("wire-1", [{ id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }], "Wire 900 to account 3.", ["alice", "dave"])
       const { context } = yield* launch("alice")
       const problems: Array<string> = []
       /** A page signed in as `user` (the header set per page, over the context's). */
@@ -197,28 +199,34 @@ describe("the inbox page in Chromium", () => {
           return { status: response.status(), body: await response.json() as { _tag?: string; message?: string } }
         })
 
-      // The requester sees who may decide, and her own approval is refused: four-eyes.
+      // A requester sees who asked (both senders of the messages delivered together) and who may decide;
+      // four-eyes keeps her from approving, so the page offers her no Approve, and says why.
       const alice = yield* pageAs("alice")
+      assert.strictEqual(yield* step(() => alice.locator(".pending .requesters").innerText()), "Asked by: alice, dave")
       const who = yield* step(() => alice.locator(".pending .who-may").innerText())
       assert.include(who, "role finance")
-      assert.include(who, "not the requester (alice)")
+      assert.include(who, "not who asked (alice, dave)")
       assert.strictEqual(yield* step(() => alice.locator(".pending .quorum").innerText()), "Approvals: 0 of 2")
       // A quorum approves the arguments as proposed: the page offers no edit.
       assert.strictEqual(yield* step(() => alice.locator("form.edit").count()), 0)
+      assert.strictEqual(yield* step(() => alice.locator("form.approve").count()), 0)
+      assert.include(yield* step(() => alice.locator(".pending .not-allowed").innerText()), "four-eyes")
+      // She may still reject it (finance) or withdraw her own request.
+      assert.strictEqual(yield* step(() => alice.locator("form.reject").count()), 1)
+      assert.strictEqual(yield* step(() => alice.locator("form.cancel").count()), 1)
       yield* step(() => alice.screenshot({ path: join(output, "inbox-policy.png"), fullPage: true }))
-      const own = yield* approveIn(alice)
-      assert.strictEqual(own.status, 403)
-      assert.include(own.body.message, "four-eyes")
+      // dave asked too and holds no role: only Cancel (withdrawing his request).
+      const dave = yield* pageAs("dave")
+      assert.deepStrictEqual(yield* step(() => dave.locator("form.decide").evaluateAll((forms) => forms.map((form) => form.getAttribute("data-kind")))), ["cancel"])
       const untouched = yield* statusOf(env, "wire-1", "w1")
       assert.deepStrictEqual(untouched, { _tag: "AwaitingApproval", policy: { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 } })
 
-      // Bob's yes is the first of two: the call waits, the page counts it; his second yes is refused.
+      // Bob's yes is the first of two: the call waits, the page counts it and offers him no second yes.
       const bob = yield* pageAs("bob")
       assert.strictEqual((yield* approveIn(bob)).status, 200)
       yield* step(() => bob.locator(".pending .quorum", { hasText: "Approvals: 1 of 2 (bob)" }).waitFor())
-      const twice = yield* approveIn(bob)
-      assert.strictEqual(twice.status, 403)
-      assert.include(twice.body.message, "already approved")
+      assert.strictEqual(yield* step(() => bob.locator("form.approve").count()), 0)
+      assert.include(yield* step(() => bob.locator(".pending .not-allowed").innerText()), "already approved")
       const once = yield* statusOf(env, "wire-1", "w1")
       assert.strictEqual(once._tag, "AwaitingApproval")
       assert.deepStrictEqual((once as { votes?: ReadonlyArray<Messages.Vote> }).votes?.map((vote) => vote.by), ["bob"])

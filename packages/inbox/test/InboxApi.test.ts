@@ -375,6 +375,64 @@ describe("the inbox API", () => {
       })
     }))
 
+  it.effect("messages delivered together: every sender is a requester, shown in the API and the page; each person is told what they may do", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      const wire = { id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }
+      yield* env.seed("wire", [wire], undefined, ["alice", "dave"])
+      const mayOf = (user: string) => Effect.map(Fixture.request(`${env.url}/api/pending`, { user }), (response) => response.json.items[0])
+      const asBob = yield* mayOf("bob")
+      expect(asBob).toMatchObject({ id: "w1", requesters: ["alice", "dave"], requester: "dave" })
+      assert.isUndefined(asBob.requesterUnknown)
+      // bob (finance, did not ask) may approve, reject and withdraw; a quorum's call is not edited.
+      expect(asBob.may).toMatchObject({ approve: { allowed: true }, edit: { allowed: false }, reject: { allowed: true }, cancel: { allowed: true } })
+      // alice holds finance but asked too (four-eyes): she may reject it and withdraw her request, not approve it.
+      const asAlice = (yield* mayOf("alice")).may
+      expect(asAlice).toMatchObject({ approve: { allowed: false, detail: expect.stringContaining("four-eyes") }, reject: { allowed: true }, cancel: { allowed: true } })
+      // dave (no roles) asked: he may withdraw it, nothing else; erin neither asked nor holds a role: nothing.
+      expect((yield* mayOf("dave")).may).toMatchObject({ approve: { allowed: false }, reject: { allowed: false }, cancel: { allowed: true } })
+      const asErin = (yield* Fixture.request(`${env.url}/api/conversations/wire`, { user: "erin" })).json.pending[0].may
+      expect(asErin).toMatchObject({ approve: { allowed: false }, edit: { allowed: false }, reject: { allowed: false }, cancel: { allowed: false, detail: expect.stringContaining("may not cancel") } })
+
+      // What the page shows each person is what the server lets them do.
+      const page = (user: string) => Effect.map(Fixture.request(`${env.url}/c/wire`, { user }), (response) => response.text)
+      const forms = (html: string) => [...html.matchAll(/<form class="decide (\w+)"/g)].map((match) => match[1])
+      const alicePage = yield* page("alice")
+      assert.include(alicePage, "Asked by: alice, dave")
+      assert.include(alicePage, "not who asked (alice, dave)")
+      assert.deepStrictEqual(forms(alicePage), ["reject", "cancel"])
+      assert.include(alicePage, "You may not approve: ")
+      assert.deepStrictEqual(forms(yield* page("bob")), ["approve", "reject", "cancel"])
+      assert.deepStrictEqual(forms(yield* page("dave")), ["cancel"])
+      assert.deepStrictEqual(forms(yield* page("erin")), [])
+      assert.include(yield* page("erin"), "You may not cancel: ")
+      // The list names them too.
+      assert.include((yield* Fixture.request(`${env.url}/`, { user: "bob" })).text, "Asked by: alice, dave")
+      // And the server agrees: alice's approval is refused, erin's cancel too; dave withdraws his request.
+      assert.strictEqual((yield* decide(env, "wire", "w1", { _tag: "Approve" }, { user: "alice" })).status, 403)
+      assert.strictEqual((yield* decide(env, "wire", "w1", { _tag: "Cancel" }, { user: "erin" })).status, 403)
+      assert.strictEqual((yield* decide(env, "wire", "w1", { _tag: "Cancel" }, { user: "dave" })).status, 200)
+      assert.deepStrictEqual(env.runs, [])
+
+      // A call without a policy: every form, for anyone; asked by a message without a sender: unknown, and no "Asked by" line.
+      yield* env.seed("mail", [email])
+      const mail = (yield* Fixture.request(`${env.url}/api/conversations/mail`, { user: "erin" })).json.pending[0]
+      expect(mail.may).toMatchObject({ approve: { allowed: true }, edit: { allowed: true }, reject: { allowed: true }, cancel: { allowed: true } })
+      assert.isTrue(mail.requesterUnknown)
+      assert.isUndefined(mail.requesters)
+      const mailPage = (yield* Fixture.request(`${env.url}/c/mail`, { user: "erin" })).text
+      assert.deepStrictEqual(forms(mailPage), ["approve", "edit", "reject", "cancel"])
+      assert.notInclude(mailPage, "Asked by")
+      assert.notInclude(mailPage, "You may not")
+
+      // Under four-eyes with who asked unknown, nobody is offered Approve, and the page says why.
+      yield* env.seed("anon", [{ ...wire, id: "w2" }])
+      const anonPage = (yield* Fixture.request(`${env.url}/c/anon`, { user: "bob" })).text
+      assert.include(anonPage, "not who asked (someone unknown: nobody may approve)")
+      assert.deepStrictEqual(forms(anonPage), ["reject", "cancel"])
+      assert.include(anonPage, "who asked is not known")
+    }))
+
   it.effect("a stale If-Match or a call no longer pending is a 409, never a second run", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()

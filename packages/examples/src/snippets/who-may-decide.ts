@@ -54,13 +54,15 @@ export const approveAs = (chat: Chat.Service, messages: Messages.Messages, id: s
   )
   // #endregion decide
 
-/** What a UI shows about a waiting call: who may decide and how far its quorum is. */
+/** What a UI shows about a waiting call: who asked, who may decide, how far its quorum is, and which buttons the viewer may press. */
 export const describeCall = (messages: Messages.Messages, id: string, viewer: Messages.Identity) => {
   // #region progress
   const call = Messages.findTool(messages, id)!
   const policy = DecisionPolicy.of(call) // { approve: { roles: ["finance"] }, notRequester: true, quorum: 2, … }
   const { quorum, votes } = DecisionPolicy.progress(call) // 2, [{ by: "bob", at, roles, argumentsHash }]
   const canApprove = DecisionPolicy.mayDecide(messages, call, "approve", viewer) // { allowed: false, detail: "…four-eyes…" }
+  const canCancel = DecisionPolicy.mayWithdraw(messages, call, viewer) // { allowed: true }: the requester withdraws their own request
+  const askedBy = DecisionPolicy.requestersOf(messages, id).map((requester) => requester?.id ?? "unknown") // ["alice"]
   // #endregion progress
-  return { policy, quorum, votes, canApprove }
+  return { policy, quorum, votes, canApprove, canCancel, askedBy }
 }

@@ -38,6 +38,18 @@ const namedText = (deciders: { readonly ids?: ReadonlyArray<string> | undefined;
   return names.length === 0 ? "nobody" : names.join(", ")
 }
 
+/** Who asked for a call, as words: every sender of the messages it answers, and "someone unknown" for a message without one. */
+const askedText = (call: InboxApi.PendingCall): string => {
+  const names = [...(call.requesters ?? []), ...(call.requesterUnknown === true ? ["someone unknown"] : [])]
+  return names.length === 0 ? "unknown" : names.join(", ")
+}
+
+/** Who asked for a call, when a sender is recorded (several when messages were delivered together). */
+const asked = (call: InboxApi.PendingCall): string =>
+  call.requesters === undefined
+    ? ""
+    : `<p class="requesters" data-requesters="${escape((call.requesters ?? []).join(" "))}">Asked by: ${escape(askedText(call))}</p>`
+
 /** Who may decide a call and how far its quorum is, or nothing for a call without a policy. */
 const whoMayDecide = (call: InboxApi.PendingCall): string => {
   const policy = call.policy
@@ -48,7 +60,9 @@ const whoMayDecide = (call: InboxApi.PendingCall): string => {
     `approve: ${namedText(policy.approve)}`,
     ...(policy.edit === undefined ? [] : [`edit: ${namedText(policy.edit)}`]),
     ...(policy.reject === undefined ? [] : [`reject: ${namedText(policy.reject)}`]),
-    ...(policy.notRequester === true ? [`not the requester${call.requester === undefined ? " (unknown: nobody may approve)" : ` (${call.requester})`}`] : [])
+    ...(policy.notRequester === true
+      ? [`not who asked (${askedText(call)}${call.requesterUnknown === true || call.requesters === undefined ? ": nobody may approve" : ""})`]
+      : [])
   ]
   return `<p class="who-may">Who may decide: ${escape(rules.join(" · "))}</p>${
     quorum <= 1
@@ -99,6 +113,7 @@ export const list = (items: ReadonlyArray<InboxApi.PendingCall>): string => {
 ${call.review === undefined ? "" : `<span class="review review-${escape(call.review.verdict)}">reviewer: ${escape(verdictText[call.review.verdict])}</span>`}
 <span class="meta">conversation ${escape(call.conversationId)} · paused <time datetime="${escape(time(call.updatedAt))}">${escape(time(call.updatedAt))}</time></span>
 ${deadline(call)}
+${asked(call)}
 ${whoMayDecide(call)}
 </a>
 </li>`
@@ -140,6 +155,24 @@ const contextOf = (view: InboxApi.ConversationView): string =>
     }${calls.join("")}</li>`
   }).join("\n")
 
+type Kind = "approve" | "edit" | "reject" | "cancel"
+
+/** Whether the person viewing may take this kind of decision (a view made for nobody in particular shows every form). */
+const allowed = (call: InboxApi.PendingCall, kind: Kind): boolean => call.may === undefined || call.may[kind].allowed
+
+const kindText: Record<Kind, string> = { approve: "approve", edit: "edit the arguments", reject: "reject", cancel: "cancel" }
+
+/** What the person viewing may not do with a call and why (the forms for it are not shown). */
+const notAllowed = (call: InboxApi.PendingCall): string => {
+  const may = call.may
+  if (may === undefined) return ""
+  const kinds = (["approve", "edit", "reject", "cancel"] as const).filter((kind) => !may[kind].allowed && (kind !== "edit" || (call.quorum ?? 1) <= 1))
+  if (kinds.length === 0) return ""
+  return `<ul class="not-allowed" aria-label="What you may not do">${
+    kinds.map((kind) => `<li data-kind="${kind}">You may not ${kindText[kind]}${may[kind].detail === undefined ? "" : `: ${escape(may[kind].detail!)}`}</li>`).join("")
+  }</ul>`
+}
+
 const decisionForms = (view: InboxApi.ConversationView, call: InboxApi.PendingCall): string => {
   const pretty = (() => {
     try {
@@ -155,28 +188,30 @@ const decisionForms = (view: InboxApi.ConversationView, call: InboxApi.PendingCa
 ${call.description === undefined ? "" : `<p class="description">${escape(call.description)}</p>`}
 ${deadline(call)}
 ${review(call)}
+${asked(call)}
 ${whoMayDecide(call)}
 <pre class="args" aria-label="Arguments">${escape(pretty)}</pre>
-<form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>
-${(call.quorum ?? 1) > 1 ? "" : `<form class="decide edit" ${base} data-kind="edit">
+${notAllowed(call)}
+${!allowed(call, "approve") ? "" : `<form class="decide approve" ${base} data-kind="approve"><button type="submit" class="primary">Approve</button></form>`}
+${(call.quorum ?? 1) > 1 || !allowed(call, "edit") ? "" : `<form class="decide edit" ${base} data-kind="edit">
 <label for="edit-${id}">Edit the arguments (JSON)</label>
 <textarea id="edit-${id}" name="arguments" rows="${Math.min(12, pretty.split("\n").length + 1)}" spellcheck="false" aria-describedby="problems-edit-${id}">${escape(pretty)}</textarea>
 ${call.parameters === undefined ? "" : `<details><summary>Parameters (JSON Schema)</summary><pre>${escape(JSON.stringify(call.parameters, null, 2))}</pre></details>`}
 <div class="problems" id="problems-edit-${id}" role="alert"></div>
 <button type="submit">Approve with these arguments</button>
 </form>`}
-<form class="decide reject" ${base} data-kind="reject">
+${!allowed(call, "reject") ? "" : `<form class="decide reject" ${base} data-kind="reject">
 <label for="reason-${id}">Reason (the model sees it)</label>
 <input id="reason-${id}" name="reason" maxlength="4000" autocomplete="off">
 <div class="problems" id="problems-reject-${id}" role="alert"></div>
 <button type="submit" class="danger">Reject</button>
-</form>
-<form class="decide cancel" ${base} data-kind="cancel">
+</form>`}
+${!allowed(call, "cancel") ? "" : `<form class="decide cancel" ${base} data-kind="cancel">
 <label for="cancel-${id}">Withdraw it as an operator, not a rejection (the model sees the reason)</label>
 <input id="cancel-${id}" name="reason" maxlength="4000" autocomplete="off">
 <div class="problems" id="problems-cancel-${id}" role="alert"></div>
 <button type="submit">Cancel the call</button>
-</form>
+</form>`}
 </section>`
 }
 

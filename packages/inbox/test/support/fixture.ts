@@ -96,12 +96,16 @@ export interface Env {
   readonly store: ConversationStore.Service
   readonly chat: Chat.Service
   readonly runs: Runs
-  /** Starts a conversation whose model asks for `calls`; it pauses into the store. */
+  /**
+   * Starts a conversation whose model asks for `calls`; it pauses into the store. With several
+   * senders, each but the last first sends "I need this too.", delivered with the prompt (the last
+   * one's): all of them asked for the calls.
+   */
   readonly seed: (
     id: string,
     calls: ReadonlyArray<{ readonly id: string; readonly name: string; readonly arguments: unknown }>,
     prompt?: string,
-    sender?: string
+    sender?: string | ReadonlyArray<string>
   ) => Effect.Effect<ConversationStore.Stored, unknown>
 }
 
@@ -136,7 +140,12 @@ export const make = (
     const seed: Env["seed"] = (id, calls, prompt, sender) =>
       Effect.gen(function*() {
         if (prompt !== undefined) prompts.set(prompt, calls)
-        const user = Messages.fromUser(prompt ?? asking(calls), sender === undefined ? {} : { sender: { id: sender } })
+        const senders = sender === undefined ? [] : typeof sender === "string" ? [sender] : sender
+        const last = senders[senders.length - 1]
+        const user = [
+          ...senders.slice(0, -1).map((id) => Messages.user("I need this too.", { sender: { id } })),
+          Messages.user(prompt ?? asking(calls), last === undefined ? {} : { sender: { id: last } })
+        ]
         const first = yield* store.save(id, user, { expectedVersion: 0 })
         yield* chat.complete(first.messages, { checkpoint: ConversationStore.checkpoint(store, id, first.version) })
         const stored = yield* store.load(id)

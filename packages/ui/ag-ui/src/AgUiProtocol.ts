@@ -114,8 +114,19 @@ export interface InterruptDetails {
   readonly scheduledAt?: number
   /** Who may decide it, when the call has a decision policy (absent: whoever the `Approver` allows). */
   readonly policy?: Policy
-  /** Who asked for the call (the sender of the user message that started the turn), when recorded: under four-eyes they may not approve. */
+  /**
+   * Who asked for the call: the sender of the last user message it answers, when recorded.
+   *
+   * @deprecated Several people may have asked (messages delivered together, `steering: "queue"`): read `requesters`.
+   */
   readonly requester?: string
+  /**
+   * Everyone who asked for the call, as four-eyes counts them: the ids of the senders of the user messages it
+   * answers (the messages delivered together before it), each once, in order. Under four-eyes none of them may approve.
+   */
+  readonly requesters?: ReadonlyArray<string>
+  /** Whether a user message the call answers has no sender (who asked is not fully known: under four-eyes nobody may approve). */
+  readonly requesterUnknown?: boolean
   /** How many distinct people must approve (1 without a quorum) and the yeses so far: the call waits until `votes` reaches `quorum`. */
   readonly quorum: { readonly needed: number; readonly votes: ReadonlyArray<Vote> }
   /** The reviewer model's verdict, when a reviewer looked at the call. */

@@ -381,6 +381,8 @@ describe("decision policies, outcomes and steering", () => {
       const details = interruptsOf(first)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
       assert.deepStrictEqual(details.policy, { notRequester: true })
       assert.strictEqual(details.requester, "alice")
+      assert.deepStrictEqual(details.requesters, ["alice"])
+      assert.isUndefined(details.requesterUnknown)
       assert.deepStrictEqual(details.quorum, { needed: 1, votes: [] })
       const before = yield* stored(env, "c1")
       const error = yield* refused(env, Support.resume("c1", [approve("p1")]))
@@ -403,6 +405,10 @@ describe("decision policies, outcomes and steering", () => {
       yield* Support.events(env, Support.say("c1", Support.asking([payout])))
       const second = conform(yield* Support.events(env, Support.resume("c1", [approve("e1")])))
       assert.strictEqual(interruptsOf(second)[0].id, "p1")
+      // The interrupt names both: a page shows that bob asked too, not only the last sender.
+      const details = interruptsOf(second)[0].metadata["chat-ts"] as AgUiProtocol.InterruptDetails
+      assert.deepStrictEqual(details.requesters, ["bob", "alice"])
+      assert.strictEqual(details.requester, "alice")
       for (const identity of [Support.alice, Support.bob]) {
         const error = yield* refused(env, Support.resume("c1", [approve("p1")]), identity)
         assert.deepStrictEqual([error.code, error.status], ["forbidden", 403])
@@ -410,6 +416,22 @@ describe("decision policies, outcomes and steering", () => {
       assert.strictEqual((yield* statusOf(env, "c1", "p1"))._tag, "AwaitingApproval")
       conform(yield* Support.events(env, Support.resume("c1", [approve("p1")]), new Approver.Identity({ id: "carol" })))
       assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }, { tool: "payout", params: payout.arguments }])
+    }))
+
+  it.effect("under steering \"queue\", an earlier sender of the messages delivered together withdraws the call as its requester", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.make({ steering: "queue" })
+      yield* paused(env, "c1", [email])
+      yield* Support.events(env, Support.say("c1", "thanks"), Support.bob)
+      yield* Support.events(env, Support.say("c1", Support.asking([payout])))
+      conform(yield* Support.events(env, Support.resume("c1", [approve("e1")])))
+      // bob's message came first: he asked too, so his cancel is a requester's, not an operator's.
+      const ran = conform(yield* Support.events(env, Support.resume("c1", [{ interruptId: "p1", status: "cancelled" }]), Support.bob))
+      const result = ran.find((e) => e.type === "TOOL_CALL_RESULT") as any
+      assert.strictEqual(result.metadata["chat-ts"].cancelledBy, "requester")
+      const status = yield* statusOf(env, "c1", "p1")
+      assert.deepStrictEqual([status._tag, status._tag === "Cancelled" ? status.by : undefined], ["Cancelled", "requester"])
+      assert.deepStrictEqual(env.runs, [{ tool: "send_email", params: email.arguments }])
     }))
 
   it.effect("a quorum of two: the first yes is a vote (the call waits, shown in the interrupt), a second person's runs it once", () =>

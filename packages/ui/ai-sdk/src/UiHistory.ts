@@ -80,7 +80,8 @@ const toolPart = (conversationId: string, call: Messages.ToolCallPart): Part => 
 const responseParts = (
   conversationId: string,
   message: Messages.Message,
-  parameters: (tool: string) => unknown
+  parameters: (tool: string) => unknown,
+  messages: Messages.Messages
 ): ReadonlyArray<Part> => {
   const out: Array<Part> = [{ type: "step-start" }]
   for (const part of message.parts) {
@@ -92,7 +93,7 @@ const responseParts = (
         if (part.text !== "") out.push({ type: "reasoning", text: part.text, state: "done" })
         break
       case "ToolCall":
-        out.push(toolPart(conversationId, part), { type: "data-chat-ts-call", id: part.id, data: Chunks.callData(part, parameters(part.name)) })
+        out.push(toolPart(conversationId, part), { type: "data-chat-ts-call", id: part.id, data: Chunks.callData(part, parameters(part.name), messages) })
         break
       case "File":
         break
@@ -127,7 +128,7 @@ export const toUiMessages = (
       return
     }
     assistant ??= { id: `${conversationId}:${index}`, parts: [] }
-    assistant.parts.push(...responseParts(conversationId, message, parameters))
+    assistant.parts.push(...responseParts(conversationId, message, parameters, messages))
     // Messages sent while its calls wait, held on the response until they are resolved: shown after it.
     message.queued?.forEach((held, n) => {
       close()

@@ -80,6 +80,14 @@ export interface CallData {
   /** Awaiting approval, scheduled or approved: who may decide it (absent: whoever the `Approver` lets). */
   readonly policy?: CallPolicy
   /**
+   * Awaiting approval or scheduled: everyone who asked for it, as four-eyes counts them (the ids of the senders of the
+   * user messages it answers, each once, in order; several when messages were delivered together). Under four-eyes none
+   * of them may approve it.
+   */
+  readonly requesters?: ReadonlyArray<string>
+  /** Awaiting approval or scheduled: a user message it answers has no sender (who asked is not fully known; under four-eyes nobody may approve). */
+  readonly requesterUnknown?: boolean
+  /**
    * The yeses given towards the policy's quorum: so far while it waits, all of them once approved
    * (quorum progress is `votes.length` of `policy.quorum`).
    */

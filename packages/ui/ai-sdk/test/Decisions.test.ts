@@ -108,7 +108,8 @@ describe("decision policies through the endpoint", () => {
         // The user message records its sender.
         const sent = (yield* stored(env, "fe-1")).messages.find((m) => m.role === "user")!
         expect(sent.sender).toEqual({ id: "alice" })
-        expect(callData(first).at(-1)).toMatchObject({ status: "awaiting-approval", policy: { notRequester: true } })
+        expect(callData(first).at(-1)).toMatchObject({ status: "awaiting-approval", policy: { notRequester: true }, requesters: ["alice"] })
+        expect(callData(first).at(-1)!.requesterUnknown).toBeUndefined()
         const message = respond(first.message!, approvals(first).get("d1")!, true)
         const before = yield* stored(env, "fe-1")
         const calls = env.model.requests.length
@@ -122,6 +123,8 @@ describe("decision policies through the endpoint", () => {
         expect(other.status).toBe(200)
         expect(other.chunks).toContainEqual({ type: "tool-output-available", toolCallId: "d1", output: { deployed: "api" } })
         expect(callData(other).at(-1)).toMatchObject({ status: "completed", decidedBy: "bob" })
+        // Who asked is told while the call waits; its later parts replace that one.
+        expect(callData(other).at(-1)!.requesters).toBeUndefined()
         expect(env.runs).toEqual([{ tool: "deploy", params: { service: "api" } }])
       })))
 

@@ -240,6 +240,31 @@ describe("a page loading the stored conversation", () => {
       expect(toolParts(ui[1]!)[0]).toMatchObject({ state: "approval-requested", approval: { id: UiRequest.approvalId("h-6", "p1") } })
     }))
 
+  it("a waiting call's data part names everyone who asked (messages delivered together), and a message without a sender as unknown", () => {
+    const waiting = (id: string): Messages.ToolCallPart => ({
+      ...Messages.toolCall({ id, name: "send_email", arguments: "{\"to\":\"a@b.c\",\"subject\":\"x\"}" }),
+      status: { _tag: "AwaitingApproval", policy: { notRequester: true } }
+    })
+    const dataOf = (messages: Messages.Messages, id: string) =>
+      UiHistory.toUiMessages("h-7", messages).flatMap((m) => m.parts).find((part) => part.type === "data-chat-ts-call" && part.id === id)
+    const together: Messages.Messages = [
+      Messages.user("earlier", { sender: { id: "carol" } }),
+      Messages.assistant("Hello."),
+      Messages.user("Pay 900 to alice.", { sender: { id: "alice" } }),
+      Messages.user("Thanks!", { sender: { id: "bob" } }),
+      Messages.user("Please.", { sender: { id: "alice" } }),
+      { role: "assistant", parts: [waiting("p1")] }
+    ]
+    // carol's message belongs to an earlier turn; alice is named once.
+    expect((dataOf(together, "p1") as any).data).toMatchObject({ status: "awaiting-approval", requesters: ["alice", "bob"] })
+    expect((dataOf(together, "p1") as any).data.requesterUnknown).toBeUndefined()
+    const unknown: Messages.Messages = [Messages.user("Pay", { sender: { id: "alice" } }), Messages.user("Thanks"), { role: "assistant", parts: [waiting("p2")] }]
+    expect((dataOf(unknown, "p2") as any).data).toMatchObject({ requesters: ["alice"], requesterUnknown: true })
+    // A call that no longer waits names nobody.
+    const done: Messages.Messages = [...together.slice(0, -1), { role: "assistant", parts: [{ ...waiting("p3"), status: { _tag: "Rejected", by: "user" } }] }]
+    expect((dataOf(done, "p3") as any).data.requesters).toBeUndefined()
+  })
+
   it("any stored conversation gives UI messages the AI SDK accepts: one tool part and one data part per call, in the stream's state", async () => {
     await fc.assert(
       fc.asyncProperty(Conversations.conversation, async (messages) => {

@@ -154,7 +154,8 @@ const apply = (
   const decider = Approver.deciderOf(context.identity)
   const decided = decision._tag === "Cancel"
     ? Effect.fromResult(Messages.cancel(messages, call.id, {
-      by: DecisionPolicy.requesterOf(messages, call.id)?.id === decider.id ? "requester" : "operator",
+      // Any of its requesters (every sender of the messages delivered together) withdraws their own request.
+      by: DecisionPolicy.requestersOf(messages, call.id).some((requester) => requester?.id === decider.id) ? "requester" : "operator",
       reason: cancelReason,
       // Roles kept: under a decision policy they may be what lets this person withdraw it (its `reject` rule).
       cancellation: { by: decider.id, at, ...(decider.roles === undefined ? {} : { roles: decider.roles }) }

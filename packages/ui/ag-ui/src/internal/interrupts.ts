@@ -30,10 +30,14 @@ const deciding = (messages: Messages.Messages, call: Messages.ToolCallPart) => {
   const policy = DecisionPolicy.of(call)
   const progress = DecisionPolicy.progress(call)
   const requester = DecisionPolicy.requesterOf(messages, call.id)
+  const asked = DecisionPolicy.requestersOf(messages, call.id)
+  const requesters = [...new Set(asked.flatMap((person) => person === undefined ? [] : [person.id]))]
   const review = status._tag === "AwaitingApproval" ? status.review : undefined
   return {
     ...(policy === undefined ? {} : { policy }),
     ...(requester === undefined ? {} : { requester: requester.id }),
+    ...(requesters.length === 0 ? {} : { requesters }),
+    ...(asked.some((person) => person === undefined) ? { requesterUnknown: true } : {}),
     quorum: { needed: progress.quorum, votes: progress.votes.map((vote) => ({ by: vote.by, at: vote.at })) },
     ...(review === undefined ? {} : { review })
   }

@@ -7,6 +7,7 @@
  * @internal
  */
 import type { ChatEvent } from "@chat-ts/core"
+import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
 import * as Messages from "@chat-ts/core/Messages"
 import * as PauseReason from "@chat-ts/core/PauseReason"
 import type * as UiMessageChunk from "../UiMessageChunk.js"
@@ -38,8 +39,22 @@ const statusName = (status: Messages.ToolCallStatus): UiMessageChunk.CallData["s
   }
 }
 
-/** What chat-ts says about a call, for its `data-chat-ts-call` part. */
-export const callData = (call: Messages.ToolCallPart, parameters: unknown): UiMessageChunk.CallData => {
+/**
+ * Who asked for a call that waits (every sender of the user messages it answers, each id once), and whether one of
+ * those messages has no sender; nothing for a call that no longer waits, or without the messages.
+ */
+const requestersOf = (
+  call: Messages.ToolCallPart,
+  messages: Messages.Messages | undefined
+): { readonly requesters?: ReadonlyArray<string>; readonly requesterUnknown?: boolean } => {
+  if (messages === undefined || (call.status._tag !== "AwaitingApproval" && call.status._tag !== "Scheduled")) return {}
+  const asked = DecisionPolicy.requestersOf(messages, call.id)
+  const ids = [...new Set(asked.flatMap((person) => person === undefined ? [] : [person.id]))]
+  return { ...(ids.length === 0 ? {} : { requesters: ids }), ...(asked.some((person) => person === undefined) ? { requesterUnknown: true } : {}) }
+}
+
+/** What chat-ts says about a call, for its `data-chat-ts-call` part; `messages` (the conversation) name who asked for a call that waits. */
+export const callData = (call: Messages.ToolCallPart, parameters: unknown, messages?: Messages.Messages): UiMessageChunk.CallData => {
   const status = call.status
   const decision = "decision" in status ? status.decision : undefined
   return {
@@ -54,6 +69,7 @@ export const callData = (call: Messages.ToolCallPart, parameters: unknown): UiMe
     ...((status._tag === "Rejected" || status._tag === "Cancelled") && status.reason !== undefined ? { reason: status.reason } : {}),
     ...(status._tag === "AwaitingApproval" && parameters !== undefined ? { parameters } : {}),
     ...("policy" in status && status.policy !== undefined ? { policy: status.policy } : {}),
+    ...requestersOf(call, messages),
     ...votesOf(status),
     ...(status._tag === "AwaitingApproval" && status.review !== undefined ? { review: status.review } : {}),
     ...(status._tag === "Expired" && status.approvedLate === true ? { approvedLate: true } : {}),
@@ -73,10 +89,10 @@ const votesOf = (status: Messages.ToolCallStatus): { readonly votes?: ReadonlyAr
     : { votes: votes.map((vote) => vote.roles === undefined ? { by: vote.by, at: vote.at } : { by: vote.by, at: vote.at, roles: vote.roles }) }
 }
 
-const dataPart = (call: Messages.ToolCallPart, parameters: unknown): Chunk => ({
+const dataPart = (call: Messages.ToolCallPart, parameters: unknown, messages?: Messages.Messages): Chunk => ({
   type: "data-chat-ts-call",
   id: call.id,
-  data: callData(call, parameters)
+  data: callData(call, parameters, messages)
 })
 
 const errorText = (value: unknown): string => typeof value === "string" ? value : JSON.stringify(value)
@@ -153,7 +169,7 @@ export const make = (conversationId: string, parameters: (tool: string) => unkno
       if (call.status._tag === "AwaitingApproval") {
         out.push({ type: "tool-approval-request", approvalId: UiRequest.approvalId(conversationId, id), toolCallId: id })
       }
-      out.push(dataPart(call, parameters(call.name)))
+      out.push(dataPart(call, parameters(call.name), messages))
     }
   }
 

@@ -1,0 +1,129 @@
+/**
+ * The "no"s a `Worker.resume` decide writes itself, checked against the
+ * decision policy of the call they end. A decide returns messages: it may use
+ * `Messages.reject` / `cancel` (checked as they are taken), or write a status
+ * itself (`Messages.updateTool(…, (c) => ({ ...c, status: { _tag: "Cancelled", … } }))`).
+ * A status that claims an approval is judged by the reducer when it would run
+ * the call (`Policy.satisfied`); a status that ends a call without running it
+ * (`Rejected`, `Cancelled`, `Expired`) is the model's answer at once, so it is
+ * judged here, against the stored state the decide was given: a call that
+ * waited under a policy may end so only as the policy allows, as if the entry
+ * had been used (a rejection names a person its `reject` rule names; a
+ * withdrawal names one of its requesters or such a person, by its
+ * `cancellation` record or the sender of a user message the decide added; an
+ * expiry comes no earlier than the request's deadline).
+ *
+ * Like the approvals' check, this reads the records the decide wrote: a record
+ * that names the right person is believed (only `SignedState` tells who wrote a
+ * document).
+ *
+ * @internal
+ */
+import * as Result from "effect/Result"
+import * as ChatError from "../ChatError.js"
+import * as Policy from "./policy.js"
+import type * as S from "./schema.js"
+import * as Withdrawal from "./withdrawal.js"
+
+type Refusal = ChatError.DecisionNotAllowed
+
+const callsOf = (messages: ReadonlyArray<S.Message>): Map<string, S.ToolCallPart> => {
+  const out = new Map<string, S.ToolCallPart>()
+  for (const message of messages) {
+    for (const part of message.parts) if (part._tag === "ToolCall") out.set(part.id, part)
+  }
+  return out
+}
+
+/**
+ * The senders of the user messages the decide added: messages appended after the stored ones
+ * (`Messages.append(…, { supersede })`) and messages newly held on a response (`Steering.steer`).
+ */
+const addedSenders = (before: ReadonlyArray<S.Message>, after: ReadonlyArray<S.Message>): ReadonlyArray<Withdrawal.Withdrawer> => {
+  const out: Array<Withdrawal.Withdrawer> = []
+  after.forEach((message, index) => {
+    const previous = before[index]
+    if (index >= before.length) {
+      if (message.role === "user" && message.sender !== undefined) out.push(message.sender)
+      return
+    }
+    const held = message.queued ?? []
+    for (const queued of held.slice(previous?.queued?.length ?? 0)) if (queued.sender !== undefined) out.push(queued.sender)
+  })
+  return out
+}
+
+const deadlineOf = (status: S.ToolCallStatus): number | undefined =>
+  status._tag === "AwaitingApproval" || status._tag === "Approved" ? status.expiresAt : undefined
+
+/** Whether ending `was` (in `before`) as `now` is allowed, or the refusal. */
+const checkOne = (
+  before: ReadonlyArray<S.Message>,
+  after: ReadonlyArray<S.Message>,
+  was: S.ToolCallPart,
+  call: S.ToolCallPart,
+  at: number
+): Result.Result<void, Refusal> => {
+  const status = call.status
+  switch (status._tag) {
+    case "Rejected": {
+      const decision = status.decision
+      if (decision === undefined || (decision.kind !== undefined && decision.kind !== "reject")) {
+        return Result.fail(new ChatError.DecisionNotAllowed({
+          id: call.id,
+          kind: "reject",
+          detail: "it waits under a decision policy, and the Rejected status written for it names nobody who rejected it (use Messages.reject with a decider)"
+        }))
+      }
+      const checked = Policy.check(before, was, "reject", { id: decision.by, ...(decision.roles === undefined ? {} : { roles: decision.roles }) })
+      return Result.isSuccess(checked) || checked.failure._tag !== "DecisionNotAllowed" ? Result.void : Result.fail(checked.failure)
+    }
+    case "Cancelled": {
+      const record = Withdrawal.fromRecord(status.cancellation)
+      const candidates = [...(record === undefined ? [] : [record]), ...addedSenders(before, after)]
+      if (candidates.length === 0) return Withdrawal.check(before, was, undefined)
+      let first: Result.Result<void, Refusal> | undefined
+      for (const who of candidates) {
+        const checked = Withdrawal.check(before, was, who)
+        if (Result.isSuccess(checked)) return checked
+        first ??= checked
+      }
+      return first!
+    }
+    case "Expired": {
+      const deadline = deadlineOf(was.status)
+      if (deadline !== undefined && deadline <= at) return Result.void
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "cancel",
+        detail: deadline === undefined
+          ? "it waits under a decision policy with no deadline, so it cannot be written Expired (cancel or reject it)"
+          : "it waits under a decision policy until its deadline, so it cannot be written Expired before it (cancel or reject it)"
+      }))
+    }
+    default:
+      return Result.void
+  }
+}
+
+/**
+ * Whether the statuses `after` gives the calls that waited in `before` under a decision policy
+ * (awaiting approval, scheduled, approved and not started) end them only as that policy allows;
+ * the first refusal otherwise (`DecisionNotAllowed`: `reject` for a rejection, `cancel` for a
+ * withdrawal or an early expiry). A call without a policy, or whose status did not change, passes.
+ */
+export const check = (
+  before: ReadonlyArray<S.Message>,
+  after: ReadonlyArray<S.Message>,
+  at: number
+): Result.Result<void, Refusal> => {
+  if (before === after) return Result.void
+  const previous = callsOf(before)
+  for (const call of callsOf(after).values()) {
+    const was = previous.get(call.id)
+    if (was === undefined || was.status._tag === call.status._tag || Policy.policyOf(was) === undefined) continue
+    const checked = checkOne(before, after, was, call, at)
+    if (Result.isFailure(checked)) return checked
+  }
+  return Result.void
+}
