@@ -232,3 +232,40 @@ describe("the check of a written 'no', as a property", () => {
     )
   })
 })
+
+/** `messages` with every call rewritten by `f`, as a decide may without `Messages.updateTool`. */
+const mapCalls = (messages: Messages.Messages, f: (call: Messages.ToolCallPart) => Messages.ToolCallPart): Messages.Messages =>
+  messages.map((message) => ({ ...message, parts: message.parts.map((part) => part._tag === "ToolCall" ? f(part) : part) }))
+
+describe("a Worker.resume decide that rewrites a call past the rule fixed on it", () => {
+  it.effect("a copy of the call without its decidedUnder, its status a fresh Approved: the rule is put back, the call waits, nothing runs", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      const result = yield* Worker.resume(env.chat, "conv", (stored) =>
+        Effect.succeed(mapCalls(stored.messages, ({ decidedUnder: _, ...call }) => call.id === "s1" ? { ...call, status: { _tag: "Approved" } } : call)))
+      expect(result.outcome._tag).toBe("Paused")
+      const s1 = Messages.findTool(result.messages, "s1")!
+      expect(s1.status._tag).toBe("AwaitingApproval")
+      expect(s1.decidedUnder?.policy).toEqual(Settle.decisionPolicy)
+      expect(env.runs).toEqual([])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a result written for a call under a policy that never ran (Completed: the model would read it as the tool's answer; Failed): refused", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      for (const status of [{ _tag: "Completed", result: { settled: 900 } }, { _tag: "Failed", error: "no" }] as const) {
+        const error = yield* refused(env, (messages) => write(messages, "s1", status))
+        expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
+        expect(error.message).toContain("did not run")
+      }
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a call the stored state does not hold, added approved (the waiting one renamed): refused, nothing saved or run", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      const renamed = yield* refused(env, (messages) =>
+        mapCalls(messages, ({ decidedUnder: _, ...call }) => call.id === "s1" ? { ...call, id: "s2", status: { _tag: "Approved" } } : call))
+      expect(renamed).toMatchObject({ _tag: "DecisionNotAllowed", id: "s2", kind: "approve" })
+      expect(renamed.message).toContain("only as Proposed")
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})

@@ -13,6 +13,13 @@
  * `cancellation` record or the sender of a user message the decide added; an
  * expiry comes no earlier than the request's deadline).
  *
+ * A decide cannot loosen what a call is decided under either: the rule fixed on
+ * a call of the stored state (`decidedUnder`) is put back on the call the
+ * decide returns, however it was rewritten (`bind`); a call under a policy
+ * that never ran may not be given a result (`Completed`, `Failed`: the model
+ * would read it as the tool's answer); and a call the stored state does not
+ * hold (a new id) must come as `Proposed`, so the strategy decides it.
+ *
  * Like the approvals' check, this reads the records the decide wrote: a record
  * that names the right person is believed (only `SignedState` tells who wrote a
  * document).
@@ -90,6 +97,13 @@ const checkOne = (
       }
       return first!
     }
+    case "Completed":
+    case "Failed":
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: `it waits under a decision policy and did not run, so a decide cannot write it ${status._tag} (approve it, and the tool's own result is what the model reads)`
+      }))
     case "Expired": {
       const deadline = deadlineOf(was.status)
       if (deadline !== undefined && deadline <= at) return Result.void
@@ -121,9 +135,47 @@ export const check = (
   const previous = callsOf(before)
   for (const call of callsOf(after).values()) {
     const was = previous.get(call.id)
+    if (was === undefined && call.status._tag !== "Proposed") {
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: `the stored conversation holds no call with this id, so a decide may add it only as Proposed (for the strategy to decide), not ${call.status._tag}`
+      }))
+    }
     if (was === undefined || was.status._tag === call.status._tag || Policy.policyOf(was) === undefined) continue
     const checked = checkOne(before, after, was, call, at)
     if (Result.isFailure(checked)) return checked
   }
   return Result.void
+}
+
+/**
+ * `after` with the rule each call of `before` is decided under put back on it (`decidedUnder`,
+ * whatever the decide wrote in its place: a copy without it, a document decoded again), then
+ * checked (`check`): what the turn resumes with, or the first refusal.
+ */
+export const bind = (
+  before: ReadonlyArray<S.Message>,
+  after: ReadonlyArray<S.Message>,
+  at: number
+): Result.Result<ReadonlyArray<S.Message>, Refusal> => {
+  if (before === after) return Result.succeed(after)
+  const previous = callsOf(before)
+  let changed = false
+  const bound = after.map((message) => {
+    let parts: Array<S.Part> | undefined
+    message.parts.forEach((part, index) => {
+      if (part._tag !== "ToolCall") return
+      const was = previous.get(part.id)
+      const kept = was === undefined ? part : Policy.keepDecidedUnder(was, part)
+      if (kept === part) return
+      parts ??= message.parts.slice()
+      parts[index] = kept
+    })
+    if (parts === undefined) return message
+    changed = true
+    return { ...message, parts }
+  })
+  const result = changed ? bound : after
+  return Result.map(check(before, result, at), () => result)
 }
