@@ -250,7 +250,7 @@ describe("a Worker.resume decide that rewrites a call past the rule fixed on it"
       expect(env.runs).toEqual([])
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
-  it.effect("a result written for a call under a policy that never ran (Completed: the model would read it as the tool's answer; Failed): refused", () =>
+  it.effect("a result written for a call under a policy that never ran (Completed: the model would read it as the tool's answer; Failed), or Running: refused", () =>
     Effect.gen(function*() {
       const env = yield* setup
       for (const status of [{ _tag: "Completed", result: { settled: 900 } }, { _tag: "Failed", error: "no" }] as const) {
@@ -258,6 +258,9 @@ describe("a Worker.resume decide that rewrites a call past the rule fixed on it"
         expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
         expect(error.message).toContain("did not run")
       }
+      const running = yield* refused(env, (messages) => write(messages, "s1", { _tag: "Running", editedArguments: `{"amount":9000}` }))
+      expect(running).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
+      expect(running.message).toContain("did not start")
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
   it.effect("a call the stored state does not hold, added approved (the waiting one renamed): refused, nothing saved or run", () =>

@@ -17,7 +17,8 @@
  * a call of the stored state (`decidedUnder`) is put back on the call the
  * decide returns, however it was rewritten (`bind`); a call under a policy
  * that never ran may not be given a result (`Completed`, `Failed`: the model
- * would read it as the tool's answer); and a call the stored state does not
+ * would read it as the tool's answer) nor be written `Running` (which the turn
+ * would report as interrupted, perhaps run); and a call the stored state does not
  * hold (a new id) must come as `Proposed`, so the strategy decides it.
  *
  * Like the approvals' check, this reads the records the decide wrote: a record
@@ -99,10 +100,13 @@ const checkOne = (
     }
     case "Completed":
     case "Failed":
+    case "Running":
       return Result.fail(new ChatError.DecisionNotAllowed({
         id: call.id,
         kind: "approve",
-        detail: `it waits under a decision policy and did not run, so a decide cannot write it ${status._tag} (approve it, and the tool's own result is what the model reads)`
+        detail: status._tag === "Running"
+          ? "it waits under a decision policy and did not start, so a decide cannot write it Running (approve it, and the turn starts it)"
+          : `it waits under a decision policy and did not run, so a decide cannot write it ${status._tag} (approve it, and the tool's own result is what the model reads)`
       }))
     case "Expired": {
       const deadline = deadlineOf(was.status)
