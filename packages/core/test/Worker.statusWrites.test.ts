@@ -272,3 +272,31 @@ describe("a Worker.resume decide that rewrites a call past the rule fixed on it"
       expect(renamed.message).toContain("only as Proposed")
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 })
+
+describe("a Worker.resume decide that writes a status on a call its strategy has not decided", () => {
+  it.effect("a Proposed call (stored by a turn that stopped before deciding it) written Approved: refused; left Proposed, its strategy and policy decide it", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const runs: Array<string> = []
+      const model = MockLanguageModel.make([MockLanguageModel.text("Done.")])
+      const chat = yield* Chat.make({ tools }).pipe(
+        Effect.provide(Layer.merge(model.layer, tools.toLayer({
+          settle: ({ amount }) => Effect.sync(() => (runs.push(`settle:${amount}`), { settled: amount })),
+          note: ({ text }) => Effect.sync(() => (runs.push(`note:${text}`), "noted"))
+        })))
+      )
+      const proposed: Messages.Messages = [
+        Messages.user("Settle 900.", { sender: alice }),
+        Messages.assistant([Messages.toolCall({ id: "s1", name: "settle", arguments: `{"amount":900}` })])
+      ]
+      yield* store.save("conv", proposed, { expectedVersion: 0 })
+      const error = yield* Effect.flip(Worker.resume(chat, "conv", (stored) => Effect.succeed(write(stored.messages, "s1", { _tag: "Approved" }))))
+      expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
+      expect(runs).toEqual([])
+      expect(model.requests.length).toBe(0)
+      // Left as it is, the strategy sends it to a person under the tool's policy.
+      const result = yield* Worker.resume(chat, "conv", (stored) => Effect.succeed(stored.messages))
+      expect(Messages.findTool(result.messages, "s1")!.status).toMatchObject({ _tag: "AwaitingApproval", policy: Settle.decisionPolicy })
+      expect(runs).toEqual([])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})

@@ -19,7 +19,10 @@
  * that never ran may not be given a result (`Completed`, `Failed`: the model
  * would read it as the tool's answer) nor be written `Running` (which the turn
  * would report as interrupted, perhaps run); and a call the stored state does not
- * hold (a new id) must come as `Proposed`, so the strategy decides it.
+ * hold (a new id) must come as `Proposed`, so the strategy decides it; nor may
+ * a call stored `Proposed` (its strategy not asked yet) be written anything that
+ * runs it or lets a person run it past the tool's policy (`Approved`,
+ * `Scheduled`, `Running`, `AwaitingApproval`, `Completed`).
  *
  * Like the approvals' check, this reads the records the decide wrote: a record
  * that names the right person is believed (only `SignedState` tells who wrote a
@@ -146,12 +149,24 @@ export const check = (
         detail: `the stored conversation holds no call with this id, so a decide may add it only as Proposed (for the strategy to decide), not ${call.status._tag}`
       }))
     }
+    if (was !== undefined && was.status._tag === "Proposed" && !endsUnrun(call.status)) {
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: `its strategy has not decided it yet (the stored turn stopped before), so a decide may not write it ${call.status._tag}: leave it Proposed, and the strategy and the tool's policy decide it`
+      }))
+    }
     if (was === undefined || was.status._tag === call.status._tag || Policy.policyOf(was) === undefined) continue
     const checked = checkOne(before, after, was, call, at)
     if (Result.isFailure(checked)) return checked
   }
   return Result.void
 }
+
+/** Whether a status ends a call without running it or letting it run (what a decide may write on a call not yet decided). */
+const endsUnrun = (status: S.ToolCallStatus): boolean =>
+  status._tag === "Proposed" || status._tag === "Rejected" || status._tag === "Cancelled" || status._tag === "Expired" ||
+  status._tag === "Failed"
 
 /**
  * `after` with the rule each call of `before` is decided under put back on it (`decidedUnder`,
