@@ -300,3 +300,44 @@ describe("a Worker.resume decide that writes a status on a call its strategy has
       expect(runs).toEqual([])
     }).pipe(Effect.provide(ConversationStore.layerMemory)))
 })
+
+describe("a Worker.resume decide that writes a status on a call that already ran", () => {
+  it.effect("a Completed call written Approved (or Running, or Proposed) again: refused, it never runs twice", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      const first = yield* Worker.resume(env.chat, "conv", (stored) => Effect.fromResult(Messages.approve(stored.messages, "n1")))
+      expect(first.outcome._tag).toBe("Paused")
+      expect(env.runs).toEqual(["note:hi"])
+      for (const status of [{ _tag: "Approved" }, { _tag: "Running" }, { _tag: "Proposed" }] as const) {
+        const error = yield* Effect.flip(Worker.resume(env.chat, "conv", (stored) => Effect.succeed(write(stored.messages, "n1", status))))
+        expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "n1" })
+        expect(error.message).toContain("already ended (Completed)")
+      }
+      expect(env.runs).toEqual(["note:hi"])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a call left Running by a crash written Approved (or Proposed): refused; it is never started again but by the rerun option", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const runs: Array<string> = []
+      const model = MockLanguageModel.make([MockLanguageModel.text("Done.")])
+      const chat = yield* Chat.make({ tools }).pipe(
+        Effect.provide(Layer.merge(model.layer, tools.toLayer({
+          settle: ({ amount }) => Effect.sync(() => (runs.push(`settle:${amount}`), { settled: amount })),
+          note: ({ text }) => Effect.sync(() => (runs.push(`note:${text}`), "noted"))
+        })))
+      )
+      const crashed: Messages.Messages = [
+        Messages.user("Note it.", { sender: alice }),
+        Messages.assistant([{ ...Messages.toolCall({ id: "n1", name: "note", arguments: `{"text":"hi"}` }), status: { _tag: "Running" } }])
+      ]
+      yield* store.save("conv", crashed, { expectedVersion: 0 })
+      for (const status of [{ _tag: "Approved" }, { _tag: "Proposed" }] as const) {
+        const error = yield* Effect.flip(Worker.resume(chat, "conv", (stored) => Effect.succeed(write(stored.messages, "n1", status))))
+        expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "n1" })
+        expect(error.message).toContain("already started")
+      }
+      expect(runs).toEqual([])
+      expect(model.requests.length).toBe(0)
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})

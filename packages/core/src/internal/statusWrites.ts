@@ -22,7 +22,10 @@
  * hold (a new id) must come as `Proposed`, so the strategy decides it; nor may
  * a call stored `Proposed` (its strategy not asked yet) be written anything that
  * runs it or lets a person run it past the tool's policy (`Approved`,
- * `Scheduled`, `Running`, `AwaitingApproval`, `Completed`).
+ * `Scheduled`, `Running`, `AwaitingApproval`, `Completed`); nor may a call
+ * that ended (`Completed`, `Failed`, `Rejected`, `Expired`, `Cancelled`) be
+ * given another status, or one that started (`Running`) be made to wait or run
+ * again: a call never runs twice.
  *
  * Like the approvals' check, this reads the records the decide wrote: a record
  * that names the right person is believed (only `SignedState` tells who wrote a
@@ -149,6 +152,15 @@ export const check = (
         detail: `the stored conversation holds no call with this id, so a decide may add it only as Proposed (for the strategy to decide), not ${call.status._tag}`
       }))
     }
+    if (was !== undefined && was.status._tag !== call.status._tag && (ended(was.status) || (was.status._tag === "Running" && mayRunAgain(call.status)))) {
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: ended(was.status)
+          ? `it already ended (${was.status._tag}), so a decide may not write it ${call.status._tag}: a call never runs twice, and its answer stays as it was`
+          : `it already started (Running: it may have run), so a decide may not write it ${call.status._tag}: a call never runs twice (rerun it with the rerun option, if its tool is idempotent)`
+      }))
+    }
     if (was !== undefined && was.status._tag === "Proposed" && !endsUnrun(call.status)) {
       return Result.fail(new ChatError.DecisionNotAllowed({
         id: call.id,
@@ -162,6 +174,15 @@ export const check = (
   }
   return Result.void
 }
+
+/** Whether a status is a call's final answer. */
+const ended = (status: S.ToolCallStatus): boolean =>
+  status._tag === "Completed" || status._tag === "Failed" || status._tag === "Rejected" || status._tag === "Expired" ||
+  status._tag === "Cancelled"
+
+/** Whether a status would have the turn run (or a person approve) the call again. */
+const mayRunAgain = (status: S.ToolCallStatus): boolean =>
+  status._tag === "Approved" || status._tag === "Scheduled" || status._tag === "AwaitingApproval" || status._tag === "Proposed"
 
 /** Whether a status ends a call without running it or letting it run (what a decide may write on a call not yet decided). */
 const endsUnrun = (status: S.ToolCallStatus): boolean =>
