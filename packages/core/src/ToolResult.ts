@@ -33,6 +33,7 @@
  * @since 0.3.0
  */
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { FilePart } from "./Messages.js"
@@ -453,11 +454,15 @@ export interface FullResult {
   readonly maxFileBytes?: number | undefined
 }
 
+/** How long a `Store` may take to keep a full result: 30 seconds; past it the result counts as not kept and the turn goes on. */
+export const storeTimeout: Duration.Duration = Duration.seconds(30)
+
 /** Where full results too long for the model (or with files over their cap) go. */
 export interface StoreService {
   /**
    * Keeps a full result and returns how it can be had (an id, a path, a URL: the marker names it), or
-   * `undefined` when it is not kept. A failure or defect here counts as not kept; the turn goes on.
+   * `undefined` when it is not kept. A failure, a defect, an interruption or no answer within
+   * `storeTimeout` (30 seconds) counts as not kept; the turn goes on.
    */
   readonly keep: (full: FullResult) => Effect.Effect<string | undefined>
 }
@@ -541,10 +546,14 @@ export const limitResult = (
       maxChars: options.maxChars,
       ...(files.length === 0 ? {} : { files, maxFileBytes: options.maxFileBytes })
     }
+    // A store that fails, dies, interrupts itself or does not answer in `storeTimeout` has not kept it:
+    // the result is in hand, and waiting on would leave the call running (and lost to a crash).
     const keep = store === undefined
       ? Effect.succeed(undefined)
-      : Effect.exit(Effect.suspend(() => store.keep(full))).pipe(
-        Effect.map((exit) => (exit._tag === "Success" && typeof exit.value === "string" ? exit.value : undefined))
+      : Effect.exit(Effect.timeoutOption(Effect.suspend(() => store.keep(full)), storeTimeout)).pipe(
+        Effect.map((exit) =>
+          exit._tag === "Success" && exit.value._tag === "Some" && typeof exit.value.value === "string" ? exit.value.value : undefined
+        )
       )
     return Effect.map(keep, (kept): FileCut => {
       // The text first, so that the notes of the files left out are never cut away.

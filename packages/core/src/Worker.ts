@@ -77,8 +77,9 @@ export const keepingLease = <A, E, R>(
  * Loads conversation `id` under a lease, applies `decide` to it and resumes the turn, saving every
  * state; the lease is renewed while the turn runs and released when it ends. Grants scoped to a
  * conversation apply when they name `id` (`grantContext.conversation` defaults to it). A decide that rejects,
- * withdraws or expires a call under a decision policy by writing its status, past what the policy allows:
- * `DecisionNotAllowed`, with nothing saved or run. Another run holding
+ * withdraws or expires a call under a decision policy by writing its status, past what the policy allows,
+ * writes a result for one that never ran, or adds a call that is not `Proposed`: `DecisionNotAllowed`,
+ * with nothing saved or run; the rule fixed on each stored call is kept whatever the decide wrote. Another run holding
  * the lease (another worker, or another resume in this process, whatever its owner):
  * `ConversationBusy`, with nothing run or changed.
  */
@@ -100,12 +101,12 @@ export const resume = <R, E = never, R2 = never>(
             onNone: () => Effect.fail(new ChatError.ConversationNotFound({ id })),
             onSome: Effect.succeed
           }))
-          const messages = yield* decide(stored)
-          // A "no" the decide wrote itself on a call under a decision policy must be one the policy allows.
-          if (messages !== stored.messages) {
-            const at = yield* Clock.currentTimeMillis
-            yield* Effect.fromResult(StatusWrites.check(stored.messages, messages, at))
-          }
+          const decided = yield* decide(stored)
+          // The rule fixed on each stored call stays on it; a "no" the decide wrote itself on a call under a
+          // decision policy must be one the policy allows, and a result or a new call is not the decide's to write.
+          const messages: Messages.Messages = decided === stored.messages
+            ? decided
+            : yield* Effect.fromResult(StatusWrites.bind(stored.messages, decided, yield* Clock.currentTimeMillis))
           const checkpoint = ConversationStore.checkpoint(store, id, stored.version, lease)
           // What the decisions changed is saved first: a turn that pauses again at once (a rejection while
           // another call still waits, a message queued by `Steering`) would otherwise save nothing.

@@ -286,6 +286,28 @@ describe("Chat: results JSON cannot hold are caught when recorded", () => {
       }))
   }
 
+  // A failure the tool's failure schema does not take is shown as text: a value that cannot be made
+  // text (no prototype, a toString that throws) must not kill the turn with an untyped defect.
+  const unprintable: ReadonlyArray<[string, () => unknown]> = [
+    ["an object without a prototype", () => Object.create(null)],
+    ["a toString that throws", () => ({ toString: () => { throw new Error("boom") } })]
+  ]
+  for (const [what, make] of unprintable) {
+    it.effect(`a handler failing with ${what}: the call fails with a text saying so, the turn goes on`, () =>
+      Effect.gen(function*() {
+        const { chat } = yield* setup({
+          script: [workCalls(1), MockLanguageModel.text("Sorry.")],
+          work: () => Effect.fail(make()) as unknown as Effect.Effect<unknown>
+        })
+        const result = yield* chat.complete(Messages.fromUser("Work."))
+        expect(result.outcome._tag).toBe("Complete")
+        const call = Messages.findTool(result.messages, "w0")!
+        expect(call.status._tag).toBe("Failed")
+        expect(Messages.projectToolCall(call).result?.text).toContain("cannot be written as text")
+        expect(Result.isSuccess(Messages.toJson(result.messages))).toBe(true)
+      }))
+  }
+
   it("toJson never throws: a state JSON cannot hold is a StateEncodeError", () => {
     const bad: Messages.Messages = [
       Messages.user("hi"),

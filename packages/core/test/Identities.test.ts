@@ -128,6 +128,21 @@ describe("canonical identities", () => {
     expect(DecisionPolicy.isValid({ approve: { ids: ["bob", "Zoë"], roles: ["finance"] } })).toBe(true)
   })
 
+  it("invisible letters and blanks that are not control or format characters (a Hangul filler, a variation selector, a combining grapheme joiner, a braille blank, a no-break or wide space inside) are refused too", () => {
+    const hidden = ["alice\u3164", "alice\u115f", "alice\uffa0", "alice\u034f", "alice\ufe0f", "alice\u2800", "ali\u00a0ce", "ali\u3000ce", "ali\u2003ce", "\u{e0061}alice"]
+    const fourEyes = paused({ notRequester: true })
+    const quorum = Result.getOrThrow(Messages.approve(paused({ approve: { roles: ["finance"] }, quorum: 2 }), "c1", undefined, as({ id: "alice", roles: ["finance"] })))
+    for (const id of hidden) {
+      const refused = failureOf(Messages.approve(fourEyes, "c1", undefined, as({ id })))
+      expect(refused._tag).toBe("DecisionNotAllowed")
+      expect(refused.message).toContain("is not a canonical id")
+      expect(failureOf(Messages.approve(quorum, "c1", undefined, as({ id, roles: ["finance"] })))._tag).toBe("DecisionNotAllowed")
+      expect(failureOf(Messages.grant(fourEyes, { id: "g1", tool: "pay", by: id, at: NOW, expiresAfter: 60_000 }))._tag).toBe("InvalidGrant")
+    }
+    // A plain space inside an id is text like any other.
+    expect(Result.isSuccess(Messages.approve(fourEyes, "c1", undefined, as({ id: "alice smith" })))).toBe(true)
+  })
+
   it("property: an id with whitespace around it, or an invisible character in it, never decides", () => {
     const canonical = fc.string({ minLength: 1, maxLength: 12 }).filter((id) => id.trim() === id && !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}]/u.test(id) && id.normalize("NFC") === id)
     const dirt = fc.constantFrom(" ", "\t", "\u200b", "\u200c", "\u200d", "\ufeff", "\u202e", "\u2066", "\u0007", "\u00ad")

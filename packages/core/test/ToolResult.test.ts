@@ -8,7 +8,8 @@
  * 4 MB model request nor a 4 MB stored document.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option, Result, Schema } from "effect"
+import { Duration, Effect, Fiber, Layer, Option, Result, Schema } from "effect"
+import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, ToolResult, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
@@ -293,6 +294,26 @@ describe("Chat records results within their cap", () => {
         expect(done.outcome._tag).toBe("Complete")
         expect(seen(lastRequest(model), "c1").result!.text).toContain("The rest was not kept")
       }
+    }))
+})
+
+describe("a Store that never answers, or interrupts itself", () => {
+  it.effect("interrupting itself counts as not kept; never answering: after ToolResult.storeTimeout the turn goes on with the cut, the rest not kept", () =>
+    Effect.gen(function*() {
+      const interrupted = yield* chatOver(Toolkit.make(Read), "read", ToolResult.layerStore(() => Effect.interrupt))
+      const done = yield* interrupted.chat.complete(Messages.fromUser("Read big.txt"))
+      expect(done.outcome._tag).toBe("Complete")
+      expect(seen(lastRequest(interrupted.model), "c1").result!.text).toContain("The rest was not kept")
+
+      const { chat, model } = yield* chatOver(Toolkit.make(Read), "read", ToolResult.layerStore(() => Effect.never))
+      const fiber = yield* Effect.forkChild(chat.complete(Messages.fromUser("Read big.txt")))
+      yield* TestClock.adjust(Duration.subtract(ToolResult.storeTimeout, Duration.millis(1)))
+      expect(model.requests.length).toBe(1)
+      yield* TestClock.adjust(Duration.millis(1))
+      const late = yield* Fiber.join(fiber)
+      expect(late.outcome._tag).toBe("Complete")
+      expect(seen(lastRequest(model), "c1").result!.text).toContain("The rest was not kept")
+      expect(Duration.toMillis(ToolResult.storeTimeout)).toBe(30_000)
     }))
 })
 

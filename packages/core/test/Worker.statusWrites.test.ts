@@ -232,3 +232,112 @@ describe("the check of a written 'no', as a property", () => {
     )
   })
 })
+
+/** `messages` with every call rewritten by `f`, as a decide may without `Messages.updateTool`. */
+const mapCalls = (messages: Messages.Messages, f: (call: Messages.ToolCallPart) => Messages.ToolCallPart): Messages.Messages =>
+  messages.map((message) => ({ ...message, parts: message.parts.map((part) => part._tag === "ToolCall" ? f(part) : part) }))
+
+describe("a Worker.resume decide that rewrites a call past the rule fixed on it", () => {
+  it.effect("a copy of the call without its decidedUnder, its status a fresh Approved: the rule is put back, the call waits, nothing runs", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      const result = yield* Worker.resume(env.chat, "conv", (stored) =>
+        Effect.succeed(mapCalls(stored.messages, ({ decidedUnder: _, ...call }) => call.id === "s1" ? { ...call, status: { _tag: "Approved" } } : call)))
+      expect(result.outcome._tag).toBe("Paused")
+      const s1 = Messages.findTool(result.messages, "s1")!
+      expect(s1.status._tag).toBe("AwaitingApproval")
+      expect(s1.decidedUnder?.policy).toEqual(Settle.decisionPolicy)
+      expect(env.runs).toEqual([])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a result written for a call under a policy that never ran (Completed: the model would read it as the tool's answer; Failed), or Running: refused", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      for (const status of [{ _tag: "Completed", result: { settled: 900 } }, { _tag: "Failed", error: "no" }] as const) {
+        const error = yield* refused(env, (messages) => write(messages, "s1", status))
+        expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
+        expect(error.message).toContain("did not run")
+      }
+      const running = yield* refused(env, (messages) => write(messages, "s1", { _tag: "Running", editedArguments: `{"amount":9000}` }))
+      expect(running).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
+      expect(running.message).toContain("did not start")
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a call the stored state does not hold, added approved (the waiting one renamed): refused, nothing saved or run", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      const renamed = yield* refused(env, (messages) =>
+        mapCalls(messages, ({ decidedUnder: _, ...call }) => call.id === "s1" ? { ...call, id: "s2", status: { _tag: "Approved" } } : call))
+      expect(renamed).toMatchObject({ _tag: "DecisionNotAllowed", id: "s2", kind: "approve" })
+      expect(renamed.message).toContain("only as Proposed")
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})
+
+describe("a Worker.resume decide that writes a status on a call its strategy has not decided", () => {
+  it.effect("a Proposed call (stored by a turn that stopped before deciding it) written Approved: refused; left Proposed, its strategy and policy decide it", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const runs: Array<string> = []
+      const model = MockLanguageModel.make([MockLanguageModel.text("Done.")])
+      const chat = yield* Chat.make({ tools }).pipe(
+        Effect.provide(Layer.merge(model.layer, tools.toLayer({
+          settle: ({ amount }) => Effect.sync(() => (runs.push(`settle:${amount}`), { settled: amount })),
+          note: ({ text }) => Effect.sync(() => (runs.push(`note:${text}`), "noted"))
+        })))
+      )
+      const proposed: Messages.Messages = [
+        Messages.user("Settle 900.", { sender: alice }),
+        Messages.assistant([Messages.toolCall({ id: "s1", name: "settle", arguments: `{"amount":900}` })])
+      ]
+      yield* store.save("conv", proposed, { expectedVersion: 0 })
+      const error = yield* Effect.flip(Worker.resume(chat, "conv", (stored) => Effect.succeed(write(stored.messages, "s1", { _tag: "Approved" }))))
+      expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "s1", kind: "approve" })
+      expect(runs).toEqual([])
+      expect(model.requests.length).toBe(0)
+      // Left as it is, the strategy sends it to a person under the tool's policy.
+      const result = yield* Worker.resume(chat, "conv", (stored) => Effect.succeed(stored.messages))
+      expect(Messages.findTool(result.messages, "s1")!.status).toMatchObject({ _tag: "AwaitingApproval", policy: Settle.decisionPolicy })
+      expect(runs).toEqual([])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})
+
+describe("a Worker.resume decide that writes a status on a call that already ran", () => {
+  it.effect("a Completed call written Approved (or Running, or Proposed) again: refused, it never runs twice", () =>
+    Effect.gen(function*() {
+      const env = yield* setup
+      const first = yield* Worker.resume(env.chat, "conv", (stored) => Effect.fromResult(Messages.approve(stored.messages, "n1")))
+      expect(first.outcome._tag).toBe("Paused")
+      expect(env.runs).toEqual(["note:hi"])
+      for (const status of [{ _tag: "Approved" }, { _tag: "Running" }, { _tag: "Proposed" }] as const) {
+        const error = yield* Effect.flip(Worker.resume(env.chat, "conv", (stored) => Effect.succeed(write(stored.messages, "n1", status))))
+        expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "n1" })
+        expect(error.message).toContain("already ended (Completed)")
+      }
+      expect(env.runs).toEqual(["note:hi"])
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+
+  it.effect("a call left Running by a crash written Approved (or Proposed): refused; it is never started again but by the rerun option", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const runs: Array<string> = []
+      const model = MockLanguageModel.make([MockLanguageModel.text("Done.")])
+      const chat = yield* Chat.make({ tools }).pipe(
+        Effect.provide(Layer.merge(model.layer, tools.toLayer({
+          settle: ({ amount }) => Effect.sync(() => (runs.push(`settle:${amount}`), { settled: amount })),
+          note: ({ text }) => Effect.sync(() => (runs.push(`note:${text}`), "noted"))
+        })))
+      )
+      const crashed: Messages.Messages = [
+        Messages.user("Note it.", { sender: alice }),
+        Messages.assistant([{ ...Messages.toolCall({ id: "n1", name: "note", arguments: `{"text":"hi"}` }), status: { _tag: "Running" } }])
+      ]
+      yield* store.save("conv", crashed, { expectedVersion: 0 })
+      for (const status of [{ _tag: "Approved" }, { _tag: "Proposed" }] as const) {
+        const error = yield* Effect.flip(Worker.resume(chat, "conv", (stored) => Effect.succeed(write(stored.messages, "n1", status))))
+        expect(error).toMatchObject({ _tag: "DecisionNotAllowed", id: "n1" })
+        expect(error.message).toContain("already started")
+      }
+      expect(runs).toEqual([])
+      expect(model.requests.length).toBe(0)
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
+})

@@ -13,6 +13,17 @@
 /** Characters nobody sees or that mean something else than text: controls (Cc), format characters (Cf: zero-width, bidi, BOM) and line or paragraph separators. */
 const invisible = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/u
 
+/**
+ * Characters that show as nothing, or as a blank, though they are letters or marks: Unicode's
+ * default-ignorable code points (Hangul fillers U+3164 / U+115F / U+FFA0, the combining grapheme
+ * joiner, variation selectors, tag characters) and the braille blank U+2800, which tools render as
+ * nothing and so make `"alice\u3164"` read as `alice`.
+ */
+const blank = /[\p{Default_Ignorable_Code_Point}\u2800]/u
+
+/** A space other than the plain one (U+0020): a no-break, wide or ideographic space reads as a plain one. */
+const otherSpace = /[^\P{Zs}\u0020]/u
+
 /** Half of a UTF-16 pair with no other half: text no encoder writes as it is. */
 const loneSurrogate = /\p{Cs}/u
 
@@ -22,7 +33,8 @@ const codePoint = (char: string): string => `U+${char.codePointAt(0)!.toString(1
 /**
  * Why `id` is not a canonical id, or `undefined` when it is: a non-empty
  * string without whitespace around it, without control, format (zero-width,
- * bidi) or separator characters, well formed, and in Unicode normal form NFC.
+ * bidi) or separator characters, without characters that show as nothing (default-ignorable
+ * ones, the braille blank) or spaces other than U+0020, well formed, and in Unicode normal form NFC.
  */
 export const problem = (id: unknown): string | undefined => {
   if (typeof id !== "string") return "it is not a string"
@@ -30,6 +42,10 @@ export const problem = (id: unknown): string | undefined => {
   if (loneSurrogate.test(id)) return "it holds a lone surrogate (not well-formed Unicode)"
   const found = invisible.exec(id)
   if (found !== null) return `it holds an invisible or control character (${codePoint(found[0])})`
+  const hidden = blank.exec(id)
+  if (hidden !== null) return `it holds a character that shows as nothing (${codePoint(hidden[0])})`
+  const space = otherSpace.exec(id)
+  if (space !== null) return `it holds a space other than the plain one (${codePoint(space[0])})`
   if (id.trim() !== id) return "it has whitespace around it"
   if (id.normalize("NFC") !== id) return "it is not in Unicode normal form NFC"
   return undefined

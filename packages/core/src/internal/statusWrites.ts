@@ -13,6 +13,20 @@
  * `cancellation` record or the sender of a user message the decide added; an
  * expiry comes no earlier than the request's deadline).
  *
+ * A decide cannot loosen what a call is decided under either: the rule fixed on
+ * a call of the stored state (`decidedUnder`) is put back on the call the
+ * decide returns, however it was rewritten (`bind`); a call under a policy
+ * that never ran may not be given a result (`Completed`, `Failed`: the model
+ * would read it as the tool's answer) nor be written `Running` (which the turn
+ * would report as interrupted, perhaps run); and a call the stored state does not
+ * hold (a new id) must come as `Proposed`, so the strategy decides it; nor may
+ * a call stored `Proposed` (its strategy not asked yet) be written anything that
+ * runs it or lets a person run it past the tool's policy (`Approved`,
+ * `Scheduled`, `Running`, `AwaitingApproval`, `Completed`); nor may a call
+ * that ended (`Completed`, `Failed`, `Rejected`, `Expired`, `Cancelled`) be
+ * given another status, or one that started (`Running`) be made to wait or run
+ * again: a call never runs twice.
+ *
  * Like the approvals' check, this reads the records the decide wrote: a record
  * that names the right person is believed (only `SignedState` tells who wrote a
  * document).
@@ -90,6 +104,16 @@ const checkOne = (
       }
       return first!
     }
+    case "Completed":
+    case "Failed":
+    case "Running":
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: status._tag === "Running"
+          ? "it waits under a decision policy and did not start, so a decide cannot write it Running (approve it, and the turn starts it)"
+          : `it waits under a decision policy and did not run, so a decide cannot write it ${status._tag} (approve it, and the tool's own result is what the model reads)`
+      }))
     case "Expired": {
       const deadline = deadlineOf(was.status)
       if (deadline !== undefined && deadline <= at) return Result.void
@@ -121,9 +145,77 @@ export const check = (
   const previous = callsOf(before)
   for (const call of callsOf(after).values()) {
     const was = previous.get(call.id)
+    if (was === undefined && call.status._tag !== "Proposed") {
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: `the stored conversation holds no call with this id, so a decide may add it only as Proposed (for the strategy to decide), not ${call.status._tag}`
+      }))
+    }
+    if (was !== undefined && was.status._tag !== call.status._tag && (ended(was.status) || (was.status._tag === "Running" && mayRunAgain(call.status)))) {
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: ended(was.status)
+          ? `it already ended (${was.status._tag}), so a decide may not write it ${call.status._tag}: a call never runs twice, and its answer stays as it was`
+          : `it already started (Running: it may have run), so a decide may not write it ${call.status._tag}: a call never runs twice (rerun it with the rerun option, if its tool is idempotent)`
+      }))
+    }
+    if (was !== undefined && was.status._tag === "Proposed" && !endsUnrun(call.status)) {
+      return Result.fail(new ChatError.DecisionNotAllowed({
+        id: call.id,
+        kind: "approve",
+        detail: `its strategy has not decided it yet (the stored turn stopped before), so a decide may not write it ${call.status._tag}: leave it Proposed, and the strategy and the tool's policy decide it`
+      }))
+    }
     if (was === undefined || was.status._tag === call.status._tag || Policy.policyOf(was) === undefined) continue
     const checked = checkOne(before, after, was, call, at)
     if (Result.isFailure(checked)) return checked
   }
   return Result.void
+}
+
+/** Whether a status is a call's final answer. */
+const ended = (status: S.ToolCallStatus): boolean =>
+  status._tag === "Completed" || status._tag === "Failed" || status._tag === "Rejected" || status._tag === "Expired" ||
+  status._tag === "Cancelled"
+
+/** Whether a status would have the turn run (or a person approve) the call again. */
+const mayRunAgain = (status: S.ToolCallStatus): boolean =>
+  status._tag === "Approved" || status._tag === "Scheduled" || status._tag === "AwaitingApproval" || status._tag === "Proposed"
+
+/** Whether a status ends a call without running it or letting it run (what a decide may write on a call not yet decided). */
+const endsUnrun = (status: S.ToolCallStatus): boolean =>
+  status._tag === "Proposed" || status._tag === "Rejected" || status._tag === "Cancelled" || status._tag === "Expired" ||
+  status._tag === "Failed"
+
+/**
+ * `after` with the rule each call of `before` is decided under put back on it (`decidedUnder`,
+ * whatever the decide wrote in its place: a copy without it, a document decoded again), then
+ * checked (`check`): what the turn resumes with, or the first refusal.
+ */
+export const bind = (
+  before: ReadonlyArray<S.Message>,
+  after: ReadonlyArray<S.Message>,
+  at: number
+): Result.Result<ReadonlyArray<S.Message>, Refusal> => {
+  if (before === after) return Result.succeed(after)
+  const previous = callsOf(before)
+  let changed = false
+  const bound = after.map((message) => {
+    let parts: Array<S.Part> | undefined
+    message.parts.forEach((part, index) => {
+      if (part._tag !== "ToolCall") return
+      const was = previous.get(part.id)
+      const kept = was === undefined ? part : Policy.keepDecidedUnder(was, part)
+      if (kept === part) return
+      parts ??= message.parts.slice()
+      parts[index] = kept
+    })
+    if (parts === undefined) return message
+    changed = true
+    return { ...message, parts }
+  })
+  const result = changed ? bound : after
+  return Result.map(check(before, result, at), () => result)
 }

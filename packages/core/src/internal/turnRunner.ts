@@ -144,6 +144,19 @@ export interface Ended {
 const interruptedError = "The call was interrupted while running; its outcome is unknown and it will not be run again."
 const defectError = "The tool failed unexpectedly (an internal error); it may have partly run."
 
+/**
+ * A failure the tool's failure schema does not take, as the text the model reads: `String(value)`,
+ * unless that throws (an object without a prototype, a `toString` that throws), which would kill the
+ * turn with an untyped defect.
+ */
+const failureText = (value: unknown): string => {
+  try {
+    return String(value)
+  } catch {
+    return "The tool failed with a value that cannot be written as text."
+  }
+}
+
 /** The longest single sleep the runtime's timers take (2^31 - 1 ms, about 24.8 days); longer waits sleep in parts. */
 const maxSleepMillis = 2 ** 31 - 1
 
@@ -432,11 +445,11 @@ class Run<R, E> {
     const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {
       const encoded = encodeResult(tool, "failure", failure.value)
-      if (Result.isFailure(encoded)) return fail(String(failure.value))
+      if (Result.isFailure(encoded)) return fail(failureText(failure.value))
       const split = splitFiles(tool, encoded.success, "splitFailureFiles")
       if (Result.isFailure(split)) return die(`its files cannot be read from its failure: ${split.failure}`)
       const stored = toStoredJson(split.success.result)
-      if (Result.isFailure(stored)) return fail(String(failure.value))
+      if (Result.isFailure(stored)) return fail(failureText(failure.value))
       return Turn.Event.ToolFailed({ id: call.id, error: stored.success, files: split.success.files })
     }
     if (Cause.hasInterruptsOnly(exit.cause)) return fail(interruptedError)
