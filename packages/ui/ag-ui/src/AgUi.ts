@@ -173,10 +173,20 @@ export const make = <R>(
         const stored = yield* load(id)
         const last = stored.messages[stored.messages.length - 1]
         const answered = last !== undefined && last.role === "assistant" && Messages.toolCallsOf(last).length === 0
+        const interrupts = interruptsOf(stored.messages, chat.tools)
+        // Neither paused nor answered: a run may be under way (its answer not stored yet), which a success would hide
+        // from the page. A lease held is `conversation_busy` (retryable); a free one (a turn that failed) is let go at once.
+        if (interrupts.length === 0 && !answered && stored.version > 0) {
+          yield* store.acquire(id, "chat-ts:ag-ui-connect", "1 second").pipe(
+            Effect.flatMap((lease) => store.release(lease)),
+            Effect.catchTag("ConversationNotFound", () => Effect.void),
+            Effect.mapError(refusalOf)
+          )
+        }
         return Stream.fromIterable([
           events.started(),
           events.snapshot(snapshotOf(id, stored.messages)),
-          ...events.connected(interruptsOf(stored.messages, chat.tools), answered ? Messages.textOf(last) : undefined)
+          ...events.connected(interrupts, answered ? Messages.textOf(last) : undefined)
         ])
       })
 
