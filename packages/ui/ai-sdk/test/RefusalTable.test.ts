@@ -32,7 +32,13 @@ const rows = (() => {
   })
 })()
 
-type Probe = Effect.Effect<ReadonlyArray<Pick<Answer, "status" | "error">>, never, UiChat.UiChat | Approver.Approver>
+/** What a refused request gave: its status and body. */
+interface Refused {
+  readonly status: number
+  readonly error?: Answer["error"] | undefined
+}
+
+type Probe = Effect.Effect<ReadonlyArray<Refused>, never, UiChat.UiChat | Approver.Approver>
 
 const email = Fixture.asking([{ id: "c1", name: "send_email", arguments: { to: "a@b.c", subject: "hi" } }])
 const transfer = Fixture.asking([{ id: "t1", name: "transfer", arguments: { amount: 10, to: "bob" } }])
@@ -47,7 +53,7 @@ const load = (query: string, headers: Record<string, string> = { "x-test-user": 
     const context = yield* Effect.context<UiChat.UiChat | Approver.Approver>()
     const request = HttpServerRequest.fromWeb(new Request(`http://127.0.0.1/api/chat${query}`, { headers }))
     const response = HttpServerResponse.toWeb(yield* UiHttp.history(request), { context })
-    return { status: response.status, error: (yield* Effect.promise(() => response.json())) as Answer["error"] }
+    return { status: response.status, error: (yield* Effect.promise(() => response.json())) as Answer["error"] } satisfies Refused
   })
 
 /** Requests meeting each row, by the row's first words. */
@@ -134,20 +140,18 @@ describe("docs/ui.md's refusal table of /api/chat, row by row", () => {
         const layer = UiChat.layer({ chat: env.chat, access: (identity, id) => Effect.succeed(!id.startsWith("private-") || identity.id === "alice") }).pipe(
           Layer.provideMerge(Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, store), Layer.succeed(Approver.Approver, Fixture.approver)))
         )
-        const answers = yield* Effect.provide(
-          key === "the store failed"
-            ? Effect.all([post(say("r-500", "hello")), load("?id=r-500")])
-            : busy
-            ? Effect.gen(function*() {
-              const { approved } = yield* paused("r-busy")
-              const lease = yield* env.store.acquire("r-busy", "another-worker", "30 seconds")
-              const answers = [yield* post(resume("r-busy", approved)), yield* post(say("r-busy", "hello"))]
-              yield* env.store.release(lease)
-              return answers
-            })
-            : probes[key]!,
-          layer
-        )
+        const probe: Probe = key === "the store failed"
+          ? Effect.all([post(say("r-500", "hello")), load("?id=r-500")])
+          : busy
+          ? Effect.gen(function*() {
+            const { approved } = yield* paused("r-busy")
+            const lease = yield* Effect.orDie(env.store.acquire("r-busy", "another-worker", "30 seconds"))
+            const answers = [yield* post(resume("r-busy", approved)), yield* post(say("r-busy", "hello"))]
+            yield* Effect.orDie(env.store.release(lease))
+            return answers
+          })
+          : probes[key]!
+        const answers = yield* Effect.provide(probe, layer)
         expect(answers.length).toBeGreaterThan(0)
         for (const [i, answer] of answers.entries()) {
           expect([answer.status, answer.error?._tag], `request ${i}`).toEqual([row.status, row.tag])
