@@ -90,6 +90,26 @@ describe("refusals", () => {
       assert.strictEqual(env.runs.length, 1)
     }))
 
+  it.effect("eight tabs resuming one interrupt at once over HTTP: the call runs once; every other tab is a retryable conversation_busy, already_decided (another person's answer) or the same person's repeat", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.serve
+      yield* Support.post(env.url, JSON.stringify(Support.say("t-1", Support.asking([email("e1", "a@x.io")]))))
+      const body = JSON.stringify(Support.resume("t-1", [{ interruptId: "e1", status: "resolved", payload: { approved: true } }]))
+      const answers = yield* Effect.all(Array.from({ length: 8 }, (_, i) => Support.post(env.url, body, { "x-test-user": i % 2 === 0 ? "alice" : "carol" })), {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(answers.filter((answer) => answer.text.includes("TOOL_CALL_RESULT")).length, 1)
+      for (const answer of answers.filter((answer) => !answer.text.includes("TOOL_CALL_RESULT"))) {
+        if (answer.status === 200) {
+          assert.deepStrictEqual(answer.text.split("\n\n").filter((e) => e !== "").map((e) => JSON.parse(e.slice(6)).type), ["RUN_STARTED", "RUN_FINISHED"])
+        } else {
+          assert.strictEqual(answer.status, 409)
+          assert.include(["conversation_busy", "already_decided"], JSON.parse(answer.text).code)
+        }
+      }
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
   it.effect("a foreign Origin without Sec-Fetch-Site is refused (403), a message or a resume; the page's own origin is not", () =>
     Effect.gen(function*() {
       const env = yield* Support.serve
