@@ -375,6 +375,26 @@ describe("the inbox API", () => {
       })
     }))
 
+  it.effect("a viewer whose id is not canonical (a soft hyphen in it) is offered nothing, with the reason, under a policy or none; the page offers no button", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("wire", [{ id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }], undefined, ["alice", "dave"])
+      yield* env.seed("mail", [email], undefined, "alice")
+      // dave\u00ad would pass four-eyes as not dave and withdraw as if he asked: neither is offered.
+      for (const user of ["dave\u00ad", "ali\u00adce"]) {
+        const pending = (yield* Fixture.request(`${env.url}/api/pending`, { user })).json.items as ReadonlyArray<{ readonly id: string; readonly may: Record<string, { readonly allowed: boolean; readonly detail?: string }> }>
+        expect(pending.map((item) => item.id).sort()).toEqual(["e1", "w1"])
+        for (const item of pending) {
+          for (const [kind, verdict] of Object.entries(item.may)) {
+            expect(verdict, `${user} ${item.id} ${kind}`).toMatchObject({ allowed: false, detail: expect.stringContaining("not a canonical id") })
+          }
+        }
+        const html = (yield* Fixture.request(`${env.url}/c/wire`, { user })).text
+        expect([...html.matchAll(/<form class="decide (\w+)"/g)]).toEqual([])
+      }
+      expect(env.runs).toEqual([])
+    }))
+
   it.effect("messages delivered together: every sender is a requester, shown in the API and the page; each person is told what they may do", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
