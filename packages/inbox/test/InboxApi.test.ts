@@ -247,7 +247,7 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
-  it.effect("a decision that gives a key twice is refused as sent (422 in the edit, 400 elsewhere); nothing is stored or run", () =>
+  it.effect("a decision that gives a key twice is refused as sent (422 in the edit, 400 elsewhere, a __proto__ key too); nothing is stored or run", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [transfer])
@@ -267,6 +267,10 @@ describe("the inbox API", () => {
       }
       const twoTags = yield* decide(env, "c1", "t1", `{"_tag":"Reject","reason":"no","_tag":"Approve"}`, version)
       assert.strictEqual(twoTags.status, 400)
+      // A "__proto__" key outside the edit (which the payload's Schema would drop unseen) is a 400 too, as on both UI endpoints.
+      for (const body of [`{"_tag":"Approve","__proto__":{"arguments":{"amount":1000000,"to":"bob"}}}`, `{"_tag":"Reject","reason":"no","\u005f_proto__":{}}`]) {
+        assert.strictEqual((yield* decide(env, "c1", "t1", body, version)).status, 400, body)
+      }
       const after = yield* load(env, "c1")
       assert.strictEqual(after.version, stored.version)
       assert.strictEqual(statusOf(after, "t1")._tag, "AwaitingApproval")
