@@ -80,6 +80,21 @@ describe("regenerate()", () => {
         expect(Messages.textOf(messages[1]!)).toBe("you said: hello")
       })))
 
+  it.effect("four tabs regenerating at once: the model is asked once per answer they get, the others are a retryable Busy; one answer stored", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        expect((yield* post(say("r-4", "hello", [], "m-4"))).status).toBe(200)
+        const calls = env.model.requests.length
+        const answers = yield* Effect.all(Array.from({ length: 4 }, () => post(regenerate("r-4", "m-4", "hello"))), { concurrency: "unbounded" })
+        const ran = answers.filter((answer) => answer.status === 200)
+        expect(ran.length).toBeGreaterThanOrEqual(1)
+        for (const lost of answers.filter((answer) => answer.status !== 200)) {
+          expect([lost.status, lost.error?.reason, lost.headers.get("retry-after")]).toEqual([409, "Busy", "1"])
+        }
+        expect(env.model.requests.length).toBe(calls + ran.length)
+        expect((yield* stored(env, "r-4"))!.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+      })))
+
   it.effect("of an answer that called tools, or of an earlier message: 409 NotRegenerable with a readable reason, nothing run", () =>
     withEndpoint((env) =>
       Effect.gen(function*() {
