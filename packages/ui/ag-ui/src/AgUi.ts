@@ -87,7 +87,8 @@ export interface Options<R> {
 /** Why a run of a turn that started failed, as a refusal (its code goes into the `RUN_ERROR`). */
 const refusalOf = (error: unknown): AgUiError.Refused => {
   if (error instanceof AgUiError.Refused) return error
-  const tagged = error as { readonly _tag?: string; readonly message?: string }
+  // `undefined` when the run died (a defect, no typed error): a `turn_failed` like any unknown failure.
+  const tagged = (error ?? {}) as { readonly _tag?: string; readonly message?: string }
   switch (tagged._tag) {
     case "ConversationBusy":
     case "ConcurrentModification":
@@ -263,6 +264,8 @@ export const make = <R>(
         yield* Worker.resume(streamed, id, decide, options.resume).pipe(
           Effect.exit,
           Effect.flatMap(ended),
+          // Whatever happened, the request waiting for the decisions is answered (a no-op once it was).
+          Effect.ensuring(Deferred.fail(accepted, AgUiError.refuse("turn_failed", "the run died before it started"))),
           Effect.ensuring(Queue.end(queue)),
           Effect.provide(context),
           Effect.forkDetach

@@ -39,12 +39,14 @@ interface Endpoint {
 const email = (id: string) => ({ id, name: "send_email", arguments: { to: "a@b.c", subject: "hi" } })
 
 /** The endpoint over a fresh store (`access`: only alice may use `private-…` threads). */
-const endpoint = (options: { readonly steering?: AgUi.SteeringRule; readonly broken?: boolean } = {}) =>
+const endpoint = (options: { readonly steering?: AgUi.SteeringRule; readonly broken?: boolean; readonly dies?: boolean } = {}) =>
   Effect.gen(function*() {
     const runs: Support.Runs = []
     const store = yield* ConversationStore.makeMemory
     const used: ConversationStore.Service = options.broken === true
       ? { ...store, load: () => Effect.fail(new ChatError.StoreError({ detail: "the disk is gone" })) }
+      : options.dies === true
+      ? { ...store, acquire: () => Effect.die(new Error("a bug in the store")) }
       : store
     const chat = yield* Chat.make({ tools: Support.toolkit }).pipe(Effect.provide(Layer.merge(Support.model().layer, Support.handlers(runs))))
     const web = AgUiHttp.toWebHandler(
@@ -144,14 +146,16 @@ const probes: Record<string, (e: Endpoint) => Effect.Effect<ReadonlyArray<{ read
         yield* e.send(Support.resume("i-1", [yes("e1", { approved: true, editedArgs: { to: "a@b.c", subject: "hi", note: "x" } })]))
       ]
     }),
-  "the store failed": (e) => Effect.all([e.send(Support.say("s-1", "hello"))])
+  "the store failed": (e) => Effect.all([e.send(Support.say("s-1", "hello"))]),
+  // The endpoint of this row has a store whose acquire dies (below).
+  "a run that died before it started": (e) => Effect.all([e.send(Support.say("t-1", "hello"))])
 }
 
 const keyOf = (request: string) => Object.keys(probes).find((key) => request.startsWith(key))
 
 describe("docs/ui.md's table of refused AG-UI requests, row by row", () => {
   it("every row has requests here", () => {
-    expect(rows.length).toBeGreaterThanOrEqual(11)
+    expect(rows.length).toBeGreaterThanOrEqual(12)
     for (const row of rows) expect(keyOf(row.request), row.request).toBeDefined()
   })
 
@@ -160,7 +164,7 @@ describe("docs/ui.md's table of refused AG-UI requests, row by row", () => {
     it.live(`${row.status} ${row.code}: ${row.request.slice(0, 60)}`, () =>
       Effect.gen(function*() {
         const key = keyOf(row.request)!
-        const e = yield* endpoint(key === "the store failed" ? { broken: true } : key === "a new message while calls wait" ? { steering: "refuse" } : {})
+        const e = yield* endpoint(key === "the store failed" ? { broken: true } : key === "a run that died before it started" ? { dies: true } : key === "a new message while calls wait" ? { steering: "refuse" } : {})
         const answers = yield* probes[key]!(e)
         expect(answers.length).toBeGreaterThan(0)
         for (const [i, answer] of answers.entries()) expect([answer.status, answer.code], `request ${i}`).toEqual([row.status, row.code])
