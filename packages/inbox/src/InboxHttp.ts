@@ -72,14 +72,19 @@ export const layerAuthentication: Layer.Layer<InboxApi.Authentication, never, Ap
  * "amount":1000000}` would run with 1000000 while the person (and the audit)
  * read 1. So the body as sent is read again with `Messages.parseJson`: a key
  * twice in the edited arguments is an `InvalidEdit` (422) saying where,
- * anywhere else a 400 like any malformed body; nothing is stored either way.
+ * anywhere else a 400 like any malformed body, and so is a `"__proto__"` key
+ * outside the edited arguments; nothing is stored either way.
  */
 const refuseDuplicateKeys = (request: HttpServerRequest.HttpServerRequest) =>
   Effect.gen(function*() {
     const text = yield* Effect.mapError(request.text, () => new HttpApiError.BadRequest({}))
     const parsed = Messages.parseJson(text)
-    // Only duplicate keys here: every other problem (a "__proto__" key, nesting) is the payload's and the edit's to report.
-    if (Result.isSuccess(parsed) || !parsed.failure.includes("appears twice")) return
+    if (Result.isSuccess(parsed)) return
+    // A "__proto__" key outside the edited arguments (the edit reports its own, 422): the payload's Schema would drop it
+    // unseen, while another reader of the text might not; a 400 as on both UI endpoints.
+    if (parsed.failure.includes(`"__proto__" key`) && !/^\$\.arguments[.[ ]/.test(parsed.failure)) return yield* new HttpApiError.BadRequest({})
+    // Else only duplicate keys here: every other problem (nesting) is the payload's and the edit's to report.
+    if (!parsed.failure.includes("appears twice")) return
     if (parsed.failure.includes(" in $.arguments")) {
       return yield* new InboxError.InvalidEdit({ message: "the edited arguments give a key twice", problems: [parsed.failure] })
     }

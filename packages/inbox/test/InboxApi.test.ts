@@ -247,7 +247,7 @@ describe("the inbox API", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
-  it.effect("a decision that gives a key twice is refused as sent (422 in the edit, 400 elsewhere); nothing is stored or run", () =>
+  it.effect("a decision that gives a key twice is refused as sent (422 in the edit, 400 elsewhere, a __proto__ key too); nothing is stored or run", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make()
       const stored = yield* env.seed("c1", [transfer])
@@ -267,6 +267,10 @@ describe("the inbox API", () => {
       }
       const twoTags = yield* decide(env, "c1", "t1", `{"_tag":"Reject","reason":"no","_tag":"Approve"}`, version)
       assert.strictEqual(twoTags.status, 400)
+      // A "__proto__" key outside the edit (which the payload's Schema would drop unseen) is a 400 too, as on both UI endpoints.
+      for (const body of [`{"_tag":"Approve","__proto__":{"arguments":{"amount":1000000,"to":"bob"}}}`, `{"_tag":"Reject","reason":"no","\u005f_proto__":{}}`]) {
+        assert.strictEqual((yield* decide(env, "c1", "t1", body, version)).status, 400, body)
+      }
       const after = yield* load(env, "c1")
       assert.strictEqual(after.version, stored.version)
       assert.strictEqual(statusOf(after, "t1")._tag, "AwaitingApproval")
@@ -373,6 +377,26 @@ describe("the inbox API", () => {
         _tag: "Completed",
         decision: { by: "carol", roles: ["finance"], kind: "approve", votes: [{ by: "bob", roles: ["finance"] }, { by: "carol" }] }
       })
+    }))
+
+  it.effect("a viewer whose id is not canonical (a soft hyphen in it) is offered nothing, with the reason, under a policy or none; the page offers no button", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make()
+      yield* env.seed("wire", [{ id: "w1", name: "wire_funds", arguments: { amount: 900, to: "acct-3" } }], undefined, ["alice", "dave"])
+      yield* env.seed("mail", [email], undefined, "alice")
+      // dave\u00ad would pass four-eyes as not dave and withdraw as if he asked: neither is offered.
+      for (const user of ["dave\u00ad", "ali\u00adce"]) {
+        const pending = (yield* Fixture.request(`${env.url}/api/pending`, { user })).json.items as ReadonlyArray<{ readonly id: string; readonly may: Record<string, { readonly allowed: boolean; readonly detail?: string }> }>
+        expect(pending.map((item) => item.id).sort()).toEqual(["e1", "w1"])
+        for (const item of pending) {
+          for (const [kind, verdict] of Object.entries(item.may)) {
+            expect(verdict, `${user} ${item.id} ${kind}`).toMatchObject({ allowed: false, detail: expect.stringContaining("not a canonical id") })
+          }
+        }
+        const html = (yield* Fixture.request(`${env.url}/c/wire`, { user })).text
+        expect([...html.matchAll(/<form class="decide (\w+)"/g)]).toEqual([])
+      }
+      expect(env.runs).toEqual([])
     }))
 
   it.effect("messages delivered together: every sender is a requester, shown in the API and the page; each person is told what they may do", () =>

@@ -87,7 +87,8 @@ export interface Options<R> {
 /** Why a run of a turn that started failed, as a refusal (its code goes into the `RUN_ERROR`). */
 const refusalOf = (error: unknown): AgUiError.Refused => {
   if (error instanceof AgUiError.Refused) return error
-  const tagged = error as { readonly _tag?: string; readonly message?: string }
+  // `undefined` when the run died (a defect, no typed error): a `turn_failed` like any unknown failure.
+  const tagged = (error ?? {}) as { readonly _tag?: string; readonly message?: string }
   switch (tagged._tag) {
     case "ConversationBusy":
     case "ConcurrentModification":
@@ -173,10 +174,20 @@ export const make = <R>(
         const stored = yield* load(id)
         const last = stored.messages[stored.messages.length - 1]
         const answered = last !== undefined && last.role === "assistant" && Messages.toolCallsOf(last).length === 0
+        const interrupts = interruptsOf(stored.messages, chat.tools)
+        // Neither paused nor answered: a run may be under way (its answer not stored yet), which a success would hide
+        // from the page. A lease held is `conversation_busy` (retryable); a free one (a turn that failed) is let go at once.
+        if (interrupts.length === 0 && !answered && stored.version > 0) {
+          yield* store.acquire(id, "chat-ts:ag-ui-connect", "1 second").pipe(
+            Effect.flatMap((lease) => store.release(lease)),
+            Effect.catchTag("ConversationNotFound", () => Effect.void),
+            Effect.mapError(refusalOf)
+          )
+        }
         return Stream.fromIterable([
           events.started(),
           events.snapshot(snapshotOf(id, stored.messages)),
-          ...events.connected(interruptsOf(stored.messages, chat.tools), answered ? Messages.textOf(last) : undefined)
+          ...events.connected(interrupts, answered ? Messages.textOf(last) : undefined)
         ])
       })
 
@@ -253,6 +264,8 @@ export const make = <R>(
         yield* Worker.resume(streamed, id, decide, options.resume).pipe(
           Effect.exit,
           Effect.flatMap(ended),
+          // Whatever happened, the request waiting for the decisions is answered (a no-op once it was).
+          Effect.ensuring(Deferred.fail(accepted, AgUiError.refuse("turn_failed", "the run died before it started"))),
           Effect.ensuring(Queue.end(queue)),
           Effect.provide(context),
           Effect.forkDetach

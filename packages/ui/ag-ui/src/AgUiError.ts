@@ -34,7 +34,7 @@ export const statuses = {
   unsupported_media_type: 415,
   /** The store failed or holds a damaged conversation. */
   store_failure: 500,
-  /** The turn failed after it started (only ever a `RUN_ERROR`, never a status). */
+  /** The turn failed after it started (a `RUN_ERROR` in the stream), or the run died before it started (a defect: a 500). */
   turn_failed: 500
 } as const
 

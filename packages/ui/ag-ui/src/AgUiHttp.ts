@@ -139,7 +139,7 @@ export const webHandler = (
 export interface WebHandler {
   /** Answers one request (a Next.js route handler: `export const POST = handler`). */
   readonly handler: (request: Request) => Promise<Response>
-  /** Ends the runs still going and releases the services (on shutdown; later requests fail). */
+  /** Ends the runs still going and releases the services (on shutdown); a later request is refused at once (the promise rejects, saying so). */
   readonly dispose: () => Promise<void>
 }
 
@@ -155,8 +155,16 @@ export const toWebHandler = <E>(
 ): WebHandler => {
   const runtime = ManagedRuntime.make(services)
   let made: Promise<(request: Request) => Promise<Response>> | undefined
+  let disposed = false
   return {
-    handler: (request) => (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
-    dispose: () => runtime.dispose()
+    // After dispose the services are released: a request is refused at once (it would hang on, or run over, released services).
+    handler: (request) =>
+      disposed
+        ? Promise.reject(new Error("AgUiHttp.toWebHandler: the handler was disposed; make a new one to answer requests"))
+        : (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
+    dispose: () => {
+      disposed = true
+      return runtime.dispose()
+    }
   }
 }

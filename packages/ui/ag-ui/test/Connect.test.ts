@@ -224,6 +224,29 @@ describe("a client connecting to a thread", () => {
       assert.deepStrictEqual(env.runs, [])
     }))
 
+  it.effect("mid-run (another run holds the thread, its answer not stored yet): a retryable conversation_busy, not a success with no answer; once it ended, the thread", () =>
+    Effect.gen(function*() {
+      const env = yield* serve
+      const first = fresh(env.url, "thread-run")
+      first.addMessage({ id: "u1", role: "user", content: "hello" })
+      yield* runOnce(first)
+      // The thread as a run that took it over sees it: its user message stored, the answer to come.
+      const stored = Option.getOrThrow(yield* env.store.load("thread-run"))
+      yield* env.store.save("thread-run", stored.messages.slice(0, 1), { expectedVersion: stored.version })
+      const lease = yield* env.store.acquire("thread-run", "another-worker", "30 seconds")
+      const during = yield* runOnce(fresh(env.url, "thread-run"))
+      assert.deepStrictEqual([during.error?.status, during.error?.payload?.code], [409, "conversation_busy"])
+      assert.deepStrictEqual(during.events, [])
+      yield* env.store.release(lease)
+      // Nothing runs it now (a turn that failed): the connect gives the thread as stored.
+      const after = yield* runOnce(fresh(env.url, "thread-run"))
+      assert.isUndefined(after.error)
+      assert.deepStrictEqual(after.events.map((e) => e.type), ["RUN_STARTED", "MESSAGES_SNAPSHOT", "RUN_FINISHED"])
+      const again = yield* env.store.acquire("thread-run", "a-later-run", "30 seconds")
+      yield* env.store.release(again)
+      assert.deepStrictEqual(env.runs, [])
+    }))
+
   it.effect("the README's reconnect snippet, run: a new client sees the interrupts of the paused thread", () =>
     Effect.gen(function*() {
       const env = yield* serve

@@ -90,6 +90,26 @@ describe("refusals", () => {
       assert.strictEqual(env.runs.length, 1)
     }))
 
+  it.effect("eight tabs resuming one interrupt at once over HTTP: the call runs once; every other tab is a retryable conversation_busy, already_decided (another person's answer) or the same person's repeat", () =>
+    Effect.gen(function*() {
+      const env = yield* Support.serve
+      yield* Support.post(env.url, JSON.stringify(Support.say("t-1", Support.asking([email("e1", "a@x.io")]))))
+      const body = JSON.stringify(Support.resume("t-1", [{ interruptId: "e1", status: "resolved", payload: { approved: true } }]))
+      const answers = yield* Effect.all(Array.from({ length: 8 }, (_, i) => Support.post(env.url, body, { "x-test-user": i % 2 === 0 ? "alice" : "carol" })), {
+        concurrency: "unbounded"
+      })
+      assert.strictEqual(answers.filter((answer) => answer.text.includes("TOOL_CALL_RESULT")).length, 1)
+      for (const answer of answers.filter((answer) => !answer.text.includes("TOOL_CALL_RESULT"))) {
+        if (answer.status === 200) {
+          assert.deepStrictEqual(answer.text.split("\n\n").filter((e) => e !== "").map((e) => JSON.parse(e.slice(6)).type), ["RUN_STARTED", "RUN_FINISHED"])
+        } else {
+          assert.strictEqual(answer.status, 409)
+          assert.include(["conversation_busy", "already_decided"], JSON.parse(answer.text).code)
+        }
+      }
+      assert.strictEqual(env.runs.length, 1)
+    }))
+
   it.effect("a foreign Origin without Sec-Fetch-Site is refused (403), a message or a resume; the page's own origin is not", () =>
     Effect.gen(function*() {
       const env = yield* Support.serve
@@ -145,15 +165,63 @@ describe("toWebHandler's options", () => {
         options
       )
       yield* Effect.addFinalizer(() => Effect.promise(web.dispose))
-      return (text: string) =>
+      const send = (body: string) =>
         Effect.promise(() =>
           web.handler(new Request("http://127.0.0.1/agent", {
             method: "POST",
             headers: { "content-type": "application/json", "x-test-user": "alice" },
-            body: JSON.stringify(Support.say(`s-${text.length}`, text))
+            body
           })).then(async (response) => (await response.text(), response.status))
         )
+      return Object.assign((text: string) => send(JSON.stringify(Support.say(`s-${text.length}`, text))), { send, web })
     })
+
+  /** A RunAgentInput of exactly `bytes` bytes (UTF-8), its text padded with `é` (two bytes) and one `x`. */
+  const ofBytes = (bytes: number, threadId: string) => {
+    const empty = JSON.stringify(Support.say(threadId, ""))
+    const room = bytes - new TextEncoder().encode(empty).length
+    const text = "é".repeat(Math.floor(room / 2)) + "x".repeat(room % 2)
+    const body = JSON.stringify({ ...JSON.parse(empty), messages: [{ ...JSON.parse(empty).messages[0], content: text }] })
+    assert.strictEqual(new TextEncoder().encode(body).length, bytes)
+    return body
+  }
+
+  it.effect("a body of exactly maxBodyBytes bytes is read, one byte more is a 400 (bytes, not characters)", () =>
+    Effect.gen(function*() {
+      const handler = yield* handlerWith({ maxBodyBytes: 500 })
+      assert.strictEqual(yield* handler.send(ofBytes(500, "at-1")), 200)
+      assert.strictEqual(yield* handler.send(ofBytes(501, "over-1")), 400)
+    }).pipe(Effect.scoped))
+
+  it.effect("both names given: maxBodyBytes wins over the deprecated maxBodySize, access over mayRun", () =>
+    Effect.gen(function*() {
+      const larger = yield* handlerWith({ maxBodyBytes: 500, maxBodySize: ByteSize.bytes(100) })
+      assert.strictEqual(yield* larger.send(ofBytes(500, "both-1")), 200)
+      const smaller = yield* handlerWith({ maxBodyBytes: 100, maxBodySize: ByteSize.bytes(500) })
+      assert.strictEqual(yield* smaller.send(ofBytes(400, "both-2")), 400)
+      const env = yield* Support.make({ access: (identity) => Effect.succeed(identity.id !== "mallory"), mayRun: (identity) => Effect.succeed(identity.id === "mallory") })
+      const mallory = new Approver.Identity({ id: "mallory" })
+      assert.strictEqual((yield* Effect.flip(Support.events(env, Support.say("both-3", "hello"), mallory))).code, "forbidden")
+      assert.isTrue(Option.isNone(yield* env.store.load("both-3")))
+      assert.isTrue((yield* Support.events(env, Support.say("both-4", "hello"))).some((event) => event.type === "RUN_FINISHED"))
+    }).pipe(Effect.scoped))
+
+  it.effect("a request after dispose is refused at once with an error that says so (no hang), and dispose may be called twice", () =>
+    Effect.gen(function*() {
+      const handler = yield* handlerWith({})
+      assert.strictEqual(yield* handler("hello"), 200)
+      yield* Effect.promise(handler.web.dispose)
+      const after = yield* Effect.promise(() => handler.web.handler(new Request("http://127.0.0.1/agent", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-test-user": "alice" },
+          body: JSON.stringify(Support.say("after-1", "hello"))
+        })).then((response) => `answered ${response.status}`, (error: Error) => error.message)).pipe(
+        Effect.timeout("3 seconds"),
+        Effect.orElseSucceed(() => "no answer within 3 seconds")
+      )
+      assert.match(after, /disposed/)
+      yield* Effect.promise(handler.web.dispose)
+    }).pipe(Effect.scoped))
 
   it.effect("maxBodyBytes (default 1 MiB, as /api/chat), and the deprecated maxBodySize", () =>
     Effect.gen(function*() {

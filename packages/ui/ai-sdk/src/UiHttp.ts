@@ -108,9 +108,11 @@ export const history = (
     const approver = yield* Approver.Approver
     const identity = yield* approver.identify(request)
     if (Option.isNone(identity)) return yield* new UiError.Unauthorized({ message: "no identity: sign in first" })
-    const id = new URL(request.url, "http://localhost").searchParams.get("id") ?? ""
-    if (id === "" || id.length > UiRequest.limits.id) {
-      return yield* new UiError.BadRequest({ message: `name the conversation: ?id=<chat id> (1 to ${UiRequest.limits.id} characters)` })
+    // One `id`, exactly: with two, a proxy or log reading the other would name another conversation than the one loaded.
+    const ids = new URL(request.url, "http://localhost").searchParams.getAll("id")
+    const id = ids[0] ?? ""
+    if (ids.length !== 1 || id === "" || id.length > UiRequest.limits.id) {
+      return yield* new UiError.BadRequest({ message: `name the conversation once: ?id=<chat id> (1 to ${UiRequest.limits.id} characters)` })
     }
     const service = yield* UiChat.UiChat
     const loaded = yield* service.history(id, identity.value)
@@ -142,7 +144,7 @@ export const webHandler = (
 export interface WebHandler {
   /** Answers one request (a Next.js route handler: `export const POST = handler`). */
   readonly handler: (request: Request) => Promise<Response>
-  /** Ends the turns still running and releases the services (on shutdown; later requests fail). */
+  /** Ends the turns still running and releases the services (on shutdown); a later request is refused at once (the promise rejects, saying so). */
   readonly dispose: () => Promise<void>
 }
 
@@ -158,8 +160,16 @@ export const toWebHandler = <E>(
 ): WebHandler => {
   const runtime = ManagedRuntime.make(services)
   let made: Promise<(request: Request) => Promise<Response>> | undefined
+  let disposed = false
   return {
-    handler: (request) => (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
-    dispose: () => runtime.dispose()
+    // After dispose the services are released: a request is refused at once (it would hang on, or run over, released services).
+    handler: (request) =>
+      disposed
+        ? Promise.reject(new Error("UiHttp.toWebHandler: the handler was disposed; make a new one to answer requests"))
+        : (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
+    dispose: () => {
+      disposed = true
+      return runtime.dispose()
+    }
   }
 }

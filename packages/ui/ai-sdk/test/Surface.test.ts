@@ -80,6 +80,21 @@ describe("regenerate()", () => {
         expect(Messages.textOf(messages[1]!)).toBe("you said: hello")
       })))
 
+  it.effect("four tabs regenerating at once: the model is asked once per answer they get, the others are a retryable Busy; one answer stored", () =>
+    withEndpoint((env) =>
+      Effect.gen(function*() {
+        expect((yield* post(say("r-4", "hello", [], "m-4"))).status).toBe(200)
+        const calls = env.model.requests.length
+        const answers = yield* Effect.all(Array.from({ length: 4 }, () => post(regenerate("r-4", "m-4", "hello"))), { concurrency: "unbounded" })
+        const ran = answers.filter((answer) => answer.status === 200)
+        expect(ran.length).toBeGreaterThanOrEqual(1)
+        for (const lost of answers.filter((answer) => answer.status !== 200)) {
+          expect([lost.status, lost.error?.reason, lost.headers.get("retry-after")]).toEqual([409, "Busy", "1"])
+        }
+        expect(env.model.requests.length).toBe(calls + ran.length)
+        expect((yield* stored(env, "r-4"))!.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+      })))
+
   it.effect("of an answer that called tools, or of an earlier message: 409 NotRegenerable with a readable reason, nothing run", () =>
     withEndpoint((env) =>
       Effect.gen(function*() {
@@ -164,5 +179,86 @@ describe("the request's origin", () => {
       expect(yield* send("a-2", { origin: "https://app.example", "sec-fetch-site": "cross-site" })).toBe(200)
       expect(yield* send("a-3", { origin: "https://other.example" })).toBe(403)
       expect(yield* send("a-4", {})).toBe(200)
+    }).pipe(Effect.scoped))
+})
+
+describe("toWebHandler", () => {
+  const make = (options: Parameters<typeof import("@chat-ts/ai-sdk-ui").UiHttp.toWebHandler>[1] = {}, chat: Omit<UiChat.Options<never>, "chat"> = {}) =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const { UiHttp } = yield* Effect.promise(() => import("@chat-ts/ai-sdk-ui"))
+      const web = UiHttp.toWebHandler(UiChat.layer({ chat: env.chat, ...chat }).pipe(Layer.provideMerge(env.services)), options)
+      yield* Effect.addFinalizer(() => Effect.promise(web.dispose))
+      const send = (body: string, init: RequestInit = {}, query = "") =>
+        Effect.promise(() =>
+          web.handler(new Request(`http://127.0.0.1/api/chat${query}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-test-user": "alice" },
+            body,
+            ...init
+          })).then(async (response) => ({ status: response.status, text: await response.text() }))
+        )
+      return { env, web, send }
+    })
+
+  /** A useChat request of exactly `bytes` bytes (UTF-8), its text padded with `é` (two bytes) and one `y`. */
+  const ofBytes = (bytes: number, chatId: string) => {
+    const empty = JSON.stringify(say(chatId, "", [], "m1"))
+    const room = bytes - new TextEncoder().encode(empty).length - 1
+    const body = empty.replace("\"text\":\"\"", `"text":"y${"é".repeat(Math.floor(room / 2))}${"y".repeat(room % 2)}"`)
+    expect(new TextEncoder().encode(body).length).toBe(bytes)
+    return body
+  }
+
+  it.effect("a body of exactly maxBodyBytes bytes is read, one byte more is a 400 (bytes, not characters), nothing stored", () =>
+    Effect.gen(function*() {
+      const { env, send } = yield* make({ maxBodyBytes: 500 })
+      expect((yield* send(ofBytes(500, "at-1"))).status).toBe(200)
+      expect(yield* stored(env, "at-1")).toBeDefined()
+      const over = yield* send(ofBytes(501, "over-1"))
+      expect([over.status, JSON.parse(over.text)._tag]).toEqual([400, "BadRequest"])
+      expect(yield* stored(env, "over-1")).toBeUndefined()
+    }).pipe(Effect.scoped))
+
+  it.effect("a request after dispose is refused at once with an error that says so (no hang), and dispose may be called twice", () =>
+    Effect.gen(function*() {
+      const { web, send } = yield* make()
+      expect((yield* send(JSON.stringify(say("d-1", "hello")))).status).toBe(200)
+      yield* Effect.promise(web.dispose)
+      const after = yield* Effect.promise(() =>
+        web.handler(new Request("http://127.0.0.1/api/chat", {
+          method: "POST",
+          headers: { "content-type": "application/json", "x-test-user": "alice" },
+          body: JSON.stringify(say("d-2", "hello"))
+        })).then((response) => `answered ${response.status}`, (error: Error) => error.message)
+      ).pipe(Effect.timeout("3 seconds"), Effect.orElseSucceed(() => "no answer within 3 seconds"))
+      expect(after).toMatch(/disposed/)
+      yield* Effect.promise(web.dispose)
+    }).pipe(Effect.scoped))
+
+  it.effect("both names given: steering wins over the deprecated whilePaused", () =>
+    Effect.gen(function*() {
+      const email = Fixture.asking([{ id: "c1", name: "send_email", arguments: { to: "a@b.c", subject: "hi" } }])
+      const refusing = yield* make({}, { steering: "refuse", whilePaused: "steer" })
+      expect((yield* refusing.send(JSON.stringify(say("w-1", email)))).status).toBe(200)
+      const refused = yield* refusing.send(JSON.stringify(say("w-1", "never mind")))
+      expect([refused.status, JSON.parse(refused.text).reason]).toEqual([409, "Paused"])
+      const steering = yield* make({}, { steering: "cancel", whilePaused: "refuse" })
+      expect((yield* steering.send(JSON.stringify(say("w-2", email)))).status).toBe(200)
+      expect((yield* steering.send(JSON.stringify(say("w-2", "never mind")))).status).toBe(200)
+      expect(Messages.findTool((yield* stored(steering.env, "w-2"))!.messages, "c1")!.status._tag).toBe("Cancelled")
+    }).pipe(Effect.scoped))
+
+  it.effect("a load naming the conversation twice (?id=a&id=b) is a 400, whichever comes first", () =>
+    Effect.gen(function*() {
+      const { send } = yield* make({}, { access: (identity, id) => Effect.succeed(id !== "alice-only" || identity.id === "alice") })
+      expect((yield* send(JSON.stringify(say("alice-only", "hello")))).status).toBe(200)
+      const load = (query: string) => send("", { method: "GET", body: null, headers: { "x-test-user": "bob" } }, query)
+      expect((yield* load("?id=alice-only")).status).toBe(403)
+      for (const query of ["?id=other&id=alice-only", "?id=alice-only&id=other", "?id=other&id="]) {
+        const answer = yield* load(query)
+        expect([answer.status, JSON.parse(answer.text)._tag], query).toEqual([400, "BadRequest"])
+      }
+      expect((yield* load("?id=other")).status).toBe(200)
     }).pipe(Effect.scoped))
 })

@@ -71,6 +71,40 @@ describe("the README's endpoint", () => {
       yield* converse(send, "web-1", env.runs)
     }).pipe(Effect.scoped))
 
+  it.live("eight tabs at once over a socket: a new message wins while no other run holds the conversation, the others are 409 Busy (Retry-After), nothing stored twice; eight approvals of one call run it once", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const context = yield* Layer.build(Readme.ChatServer(env.chat, Fixture.approver, 0))
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      const url = address._tag !== "UnixPathAddress" ? `http://127.0.0.1:${address.port}/api/chat` : ""
+      const send = (text: string) =>
+        post(url)(text).then(async (response) => ({ status: response.status, retryAfter: response.headers.get("retry-after"), text: await response.text() }))
+      const messages = yield* Effect.promise(() =>
+        Promise.all(Array.from({ length: 8 }, (_, i) => send(body("tabs-1", { id: `m${i}`, role: "user", parts: [{ type: "text", text: `hello ${i}` }] }))))
+      )
+      // A tab wins while no other run holds the conversation; each message it sent is stored and answered once.
+      const won = messages.filter((answer) => answer.status === 200)
+      expect(won.length).toBeGreaterThanOrEqual(1)
+      // The server's own store, as a reloading page reads it.
+      const stored = (yield* Effect.promise(() =>
+        fetch(`${url}?id=tabs-1`, { headers: { "x-test-user": "alice" }, signal: AbortSignal.timeout(10_000) }).then((response) => response.json())
+      )).messages as ReadonlyArray<{ readonly role: string }>
+      expect(stored.filter((message) => message.role === "user")).toHaveLength(won.length)
+      expect(stored.filter((message) => message.role === "assistant")).toHaveLength(won.length)
+      for (const lost of messages.filter((answer) => answer.status !== 200)) {
+        expect([lost.status, lost.retryAfter, JSON.parse(lost.text)]).toMatchObject([409, "1", { _tag: "Conflict", reason: "Busy", retryable: true, retryAfter: 1 }])
+      }
+      const first = yield* Effect.promise(() => send(body("tabs-2", userMessage)))
+      expect(first.status).toBe(200)
+      const approvals = yield* Effect.promise(() => Promise.all(Array.from({ length: 8 }, () => send(body("tabs-2", approved("tabs-2"))))))
+      expect(approvals.filter((answer) => answer.text.includes("tool-output-available"))).toHaveLength(1)
+      // Every other tab found the lease held (a retryable 409) or, after the winner, the same decision (a no-op).
+      for (const other of approvals.filter((answer) => !answer.text.includes("tool-output-available"))) {
+        expect(other.status === 409 ? JSON.parse(other.text).reason : chunks(other.text)[0].messageMetadata.duplicate).toBe(other.status === 409 ? "Busy" : true)
+      }
+      expect(env.runs).toHaveLength(1)
+    }).pipe(Effect.scoped))
+
   it("shows test/readme-example.ts word for word", () => {
     const readme = readFileSync(join(here, "..", "README.md"), "utf8")
     expect(readme).toContain("```ts\n" + readFileSync(join(here, "readme-example.ts"), "utf8") + "```")
