@@ -33,15 +33,19 @@ export const script = `"use strict";
     return active !== null && (active.tagName === "TEXTAREA" || active.tagName === "INPUT");
   };
 
-  const refresh = async () => {
+  // Shows the page as the server has it now. An update nobody asked for (unlessEditing) is held back
+  // when the person started typing while it was fetched: replacing the form would lose what they typed.
+  const refresh = async (unlessEditing = false) => {
     const response = await fetch(location.pathname, { headers: { accept: "text/html" }, credentials: "same-origin" });
-    if (!response.ok) return;
+    if (!response.ok) return false;
     const doc = new DOMParser().parseFromString(await response.text(), "text/html");
     const next = doc.getElementById("main");
-    if (next === null) return;
+    if (next === null) return false;
+    if (unlessEditing && editing()) { say("Something changed; it will show once you leave the field."); return false; }
     document.getElementById("main").replaceWith(next);
     bind();
     countdown();
+    return true;
   };
 
   const problemsOf = (form) => form.querySelector(".problems");
@@ -185,9 +189,9 @@ export const script = `"use strict";
     try { change = JSON.parse(event.data); } catch {}
     if (conversation !== null && change.id !== undefined && change.id !== conversation) return;
     if (editing()) { say("Something changed; it will show once you leave the field."); return; }
-    refresh().then(() => say(conversation === null ? "The list was updated." : "This conversation was updated."));
+    refresh(true).then((shown) => shown && say(conversation === null ? "The list was updated." : "This conversation was updated."));
   });
-  document.addEventListener("focusout", () => { if (live.textContent.startsWith("Something changed")) refresh(); });
+  document.addEventListener("focusout", () => { if (live.textContent.startsWith("Something changed")) refresh(true); });
 })();
 `
 
