@@ -58,6 +58,13 @@ const refuse = (error: UiError.UiError): HttpServerResponse.HttpServerResponse =
     }
   })
 
+/** A request that died on the server (a defect: a store or service that threw): logged, answered 500 `StoreFailure` without its detail. */
+const died = (defect: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.as(
+    Effect.logError("@chat-ts/ai-sdk-ui: a request died", defect),
+    refuse(new UiError.StoreFailure({ message: "the request failed on the server: nothing was stored or run; try again later" }))
+  )
+
 const checkOrigin = (request: HttpServerRequest.HttpServerRequest, options: Options): Effect.Effect<void, UiError.UiError> => {
   const foreign = crossSite(request, options.allowedOrigins)
   if (foreign !== undefined) return Effect.fail(new UiError.Forbidden({ message: foreign }))
@@ -89,7 +96,7 @@ export const handle = (
       Stream.map((sse) => encoder.encode(sse))
     )
     return HttpServerResponse.stream(body, { headers: UiMessageChunk.headers })
-  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
+  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))), Effect.catchDefect(died))
 
 /**
  * Answers a page loading a conversation, `GET <path>?id=<chat id>`: the stored conversation as
@@ -117,7 +124,7 @@ export const history = (
     const service = yield* UiChat.UiChat
     const loaded = yield* service.history(id, identity.value)
     return HttpServerResponse.jsonUnsafe(loaded, { headers: { "cache-control": "no-store" } })
-  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
+  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))), Effect.catchDefect(died))
 
 /** The endpoint as routes, for `HttpRouter.serve`: `POST` a `useChat` request, `GET ?id=` a stored conversation (it needs `UiChat` and the `Approver`). */
 export const layer = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | UiChat.UiChat | Approver.Approver> =>

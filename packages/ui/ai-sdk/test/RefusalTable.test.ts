@@ -134,14 +134,32 @@ describe("docs/ui.md's refusal table of /api/chat, row by row", () => {
       Effect.gen(function*() {
         const env = yield* Fixture.make
         const key = Object.keys(probes).find((k) => row.refusal.startsWith(k))!
-        const failing: ConversationStore.Service = { ...env.store, load: () => Effect.fail(new ChatError.StoreError({ detail: "the disk is gone" })) }
+        const secret = "postgres://admin:hunter2@db.internal"
+        const refused = new ChatError.StoreError({ detail: `the disk is gone (${secret})` })
+        // A store whose load or save fails, or throws (a defect): each a typed refusal, the secret not in it.
+        const failing: ReadonlyArray<ConversationStore.Service> = [
+          { ...env.store, load: () => Effect.fail(refused) },
+          { ...env.store, load: () => Effect.die(new Error(secret)) },
+          { ...env.store, load: () => Effect.sync(() => { throw new Error(secret) }) },
+          { ...env.store, save: () => Effect.fail(refused) },
+          { ...env.store, save: () => Effect.die(new Error(secret)) }
+        ]
         const busy = key === "another run holds the conversation now"
-        const store = key === "the store failed" ? failing : env.store
-        const layer = UiChat.layer({ chat: env.chat, access: (identity, id) => Effect.succeed(!id.startsWith("private-") || identity.id === "alice") }).pipe(
-          Layer.provideMerge(Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, store), Layer.succeed(Approver.Approver, Fixture.approver)))
-        )
+        const layerOf = (store: ConversationStore.Service) =>
+          UiChat.layer({ chat: env.chat, access: (identity, id) => Effect.succeed(!id.startsWith("private-") || identity.id === "alice") }).pipe(
+            Layer.provideMerge(Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, store), Layer.succeed(Approver.Approver, Fixture.approver)))
+          )
+        const layer = layerOf(env.store)
         const probe: Probe = key === "the store failed"
-          ? Effect.all([post(say("r-500", "hello")), load("?id=r-500")])
+          ? Effect.map(
+            Effect.forEach(failing, (store, i) =>
+              Effect.provide(
+                // A failing save: the load of a conversation not stored yet still answers (it stores nothing).
+                Effect.all(i < 3 ? [post(say(`r-500-${i}`, "hello")), load(`?id=r-500-${i}`)] : [post(say(`r-500-${i}`, "hello"))]),
+                layerOf(store)
+              )),
+            (answers) => answers.flat()
+          )
           : busy
           ? Effect.gen(function*() {
             const { approved } = yield* paused("r-busy")
@@ -155,6 +173,7 @@ describe("docs/ui.md's refusal table of /api/chat, row by row", () => {
         expect(answers.length).toBeGreaterThan(0)
         for (const [i, answer] of answers.entries()) {
           expect([answer.status, answer.error?._tag], `request ${i}`).toEqual([row.status, row.tag])
+          expect(answer.error?.message, `request ${i}`).not.toContain("hunter2")
           if (row.tag === "Conflict") expect(row.named, `request ${i}`).toContain(answer.error?.reason)
         }
         // Only the setup's own approval (the call decided before the other answer) ran.
