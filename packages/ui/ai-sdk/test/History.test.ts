@@ -74,6 +74,7 @@ describe("a page loading the stored conversation", () => {
         const loaded = yield* load("?id=h-1")
         expect(loaded.status).toBe(200)
         expect(loaded.headers.get("cache-control")).toBe("no-store")
+        expect(loaded.headers.get("x-content-type-options")).toBe("nosniff")
         expect(loaded.body.conversationId).toBe("h-1")
         expect(loaded.body.version).toBe(Option.getOrThrow(yield* env.store.load("h-1")).version)
         const messages = yield* validated(loaded)

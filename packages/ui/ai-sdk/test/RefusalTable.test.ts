@@ -36,6 +36,7 @@ const rows = (() => {
 interface Refused {
   readonly status: number
   readonly error?: Answer["error"] | undefined
+  readonly headers: Headers
 }
 
 type Probe = Effect.Effect<ReadonlyArray<Refused>, never, UiChat.UiChat | Approver.Approver>
@@ -53,7 +54,7 @@ const load = (query: string, headers: Record<string, string> = { "x-test-user": 
     const context = yield* Effect.context<UiChat.UiChat | Approver.Approver>()
     const request = HttpServerRequest.fromWeb(new Request(`http://127.0.0.1/api/chat${query}`, { headers }))
     const response = HttpServerResponse.toWeb(yield* UiHttp.history(request), { context })
-    return { status: response.status, error: (yield* Effect.promise(() => response.json())) as Answer["error"] } satisfies Refused
+    return { status: response.status, headers: response.headers, error: (yield* Effect.promise(() => response.json())) as Answer["error"] } satisfies Refused
   })
 
 /** Requests meeting each row, by the row's first words. */
@@ -174,6 +175,8 @@ describe("docs/ui.md's refusal table of /api/chat, row by row", () => {
         for (const [i, answer] of answers.entries()) {
           expect([answer.status, answer.error?._tag], `request ${i}`).toEqual([row.status, row.tag])
           expect(answer.error?.message, `request ${i}`).not.toContain("hunter2")
+          // Never cached, never sniffed as anything but JSON.
+          expect([answer.headers.get("cache-control"), answer.headers.get("x-content-type-options")], `request ${i}`).toEqual(["no-store", "nosniff"])
           if (row.tag === "Conflict") expect(row.named, `request ${i}`).toContain(answer.error?.reason)
         }
         // Only the setup's own approval (the call decided before the other answer) ran.
