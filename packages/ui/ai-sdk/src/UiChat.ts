@@ -436,11 +436,12 @@ export const make = <R>(
           return yield* new UiError.Forbidden({ message: `${identity.id} may not use this conversation` })
         }
         const stored = yield* onStore(store.load(id))
-        if (Option.isNone(stored)) return { conversationId: id, version: 0, messages: [] }
+        if (Option.isNone(stored)) return { conversationId: id, version: 0, messages: [], running: false }
         return {
           conversationId: id,
           version: stored.value.version,
-          messages: UiHistory.toUiMessages(id, stored.value.messages, (tool) => schemas.get(tool))
+          messages: UiHistory.toUiMessages(id, stored.value.messages, (tool) => schemas.get(tool)),
+          running: UiHistory.isRunning(stored.value.messages)
         }
       })
 
