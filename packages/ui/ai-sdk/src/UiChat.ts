@@ -176,6 +176,9 @@ const turnError = (error: Worker.ResumeError | UiError.UiError | Duplicate): UiE
   }
 }
 
+/** The failures of the store, whose detail (a driver's message) is logged, never answered. */
+const storeErrors: ReadonlyArray<string> = ["StoreError", "CorruptConversation", "StateEncodeError"]
+
 /** Whether a turn's failure is one of the endpoint's own refusals (or a duplicate), nothing to log. */
 const isRefusal = (error: { readonly _tag: string }): boolean =>
   ["BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "UnsupportedMediaType", "InvalidEdit", "Duplicate", "ConversationBusy", "ConcurrentModification"].includes(error._tag)
@@ -412,7 +415,17 @@ export const make = <R>(
                 yield* Deferred.fail(ready, Option.isSome(failure) ? turnError(failure.value) : new UiError.StoreFailure({ message: "the turn stopped before it started" }))
               } else {
                 const failure = Cause.findErrorOption(exit.cause)
-                yield* emit([...mapper.close(), { type: "error", errorText: Option.isSome(failure) ? `${failure.value._tag}: ${"message" in failure.value ? failure.value.message : "failed"}` : "the turn stopped" }])
+                // A store's failure (or a defect) is named by its kind only, its detail logged; a model's is shown as it is.
+                const stored = Option.isSome(failure) && storeErrors.includes(failure.value._tag)
+                if (Option.isNone(failure) || stored) yield* Effect.logError("@chat-ts/ai-sdk-ui: the turn failed", exit.cause)
+                yield* emit([...mapper.close(), {
+                  type: "error",
+                  errorText: Option.isNone(failure)
+                    ? "the turn stopped: it failed on the server"
+                    : stored
+                    ? `the conversation store failed (${failure.value._tag}): load the conversation again to see what was stored`
+                    : `${failure.value._tag}: ${"message" in failure.value ? failure.value.message : "failed"}`
+                }])
                 yield* finish("failed")
               }
               yield* Queue.end(queue)
