@@ -8,7 +8,9 @@
  * the stream goes on. At start the page loads the stored conversation from
  * the same endpoint (`GET /api/chat?id=…`) as `useChat`'s initial messages,
  * so a reload mid-pause shows the calls that wait (and what a new message
- * cancelled, with the reason) instead of an empty chat. Bundled by esbuild
+ * cancelled, with the reason) instead of an empty chat; reloaded mid-turn, it
+ * says the answer is still being written and loads again until it is (or
+ * 30 s passed). Bundled by esbuild
  * (no CDN).
  */
 // #region types
@@ -162,17 +164,29 @@ function Conversation(props: { readonly initial: Array<Message> }) {
 }
 
 // #region restore
-/** The stored conversation as `useChat`'s initial messages: the endpoint's `GET ?id=` (same sign-in, same checks). */
-const load = async (id: string): Promise<Array<Message>> => {
+/** The stored conversation: the endpoint's `GET ?id=` (same sign-in, same checks). */
+const load = async (id: string): Promise<UiHistory.History> => {
   const response = await fetch(`/api/chat?id=${encodeURIComponent(id)}`, { headers: { accept: "application/json" } })
   if (!response.ok) throw new Error(((await response.json()) as { readonly message?: string }).message ?? `HTTP ${response.status}`)
-  return [...((await response.json()) as UiHistory.History).messages] as Array<Message>
+  return (await response.json()) as UiHistory.History
+}
+
+/** `useChat`'s initial messages; while a turn is under way (`running`) loaded again every 2 s, 15 times at most. */
+const loadSettled = async (id: string, running: () => void): Promise<Array<Message>> => {
+  for (let tries = 1; ; tries++) {
+    const loaded = await load(id)
+    // A turn that failed before answering reads as running too: after 30 s the page shows what is stored.
+    if (!loaded.running || tries === 15) return [...loaded.messages] as Array<Message>
+    running()
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+  }
 }
 
 function App() {
-  const [initial, setInitial] = useState<Array<Message> | Error>()
-  useEffect(() => void load(chatId).then(setInitial, (e: unknown) => setInitial(e instanceof Error ? e : new Error(String(e)))), [])
+  const [initial, setInitial] = useState<Array<Message> | Error | "running">()
+  useEffect(() => void loadSettled(chatId, () => setInitial("running")).then(setInitial, (e: unknown) => setInitial(e instanceof Error ? e : new Error(String(e)))), [])
   if (initial === undefined) return <main><div className="status" data-status="loading">loading…</div></main>
+  if (initial === "running") return <main><div className="status" data-status="running">the answer is still being written…</div></main>
   if (initial instanceof Error) return <main><div className="error">could not load the conversation: {initial.message}</div></main>
   return <Conversation initial={initial} />
 }

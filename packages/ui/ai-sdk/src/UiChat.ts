@@ -101,8 +101,17 @@ interface Duplicate {
   readonly _tag: "Duplicate"
 }
 
-const storeFailure = (error: { readonly _tag: string; readonly message: string }) =>
-  new UiError.StoreFailure({ message: `${error._tag}: ${error.message}` })
+/** A store's failure as the endpoint's refusal: its kind only, never its detail (a driver's message may name hosts or credentials; it is logged). */
+const storeFailure = (error: { readonly _tag: string }) =>
+  new UiError.StoreFailure({ message: `the conversation store failed (${error._tag}): nothing was stored or run; try again later` })
+
+/** `effect` on the store: a failure or a defect (a store that throws) is logged with its cause and refused as `StoreFailure`. */
+const onStore = <A, E extends { readonly _tag: string }, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, UiError.StoreFailure, R> =>
+  effect.pipe(
+    Effect.tapCause((cause) => Effect.logError("@chat-ts/ai-sdk-ui: the conversation store failed", cause)),
+    Effect.mapError(storeFailure),
+    Effect.catchDefect(() => Effect.fail(storeFailure({ _tag: "Defect" })))
+  )
 
 /** Whether the stored call's decision is the one the client sends again. */
 const sameOutcome = (call: Messages.ToolCallPart, approved: boolean): boolean =>
@@ -166,6 +175,13 @@ const turnError = (error: Worker.ResumeError | UiError.UiError | Duplicate): UiE
       return new UiError.StoreFailure({ message: `the turn failed before it started: ${error._tag}` })
   }
 }
+
+/** The failures of the store, whose detail (a driver's message) is logged, never answered. */
+const storeErrors: ReadonlyArray<string> = ["StoreError", "CorruptConversation", "StateEncodeError"]
+
+/** Whether a turn's failure is one of the endpoint's own refusals (or a duplicate), nothing to log. */
+const isRefusal = (error: { readonly _tag: string }): boolean =>
+  ["BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "UnsupportedMediaType", "InvalidEdit", "Duplicate", "ConversationBusy", "ConcurrentModification"].includes(error._tag)
 
 /** Makes the service over the store and approver in context; turns run in the scope. */
 export const make = <R>(
@@ -320,16 +336,19 @@ export const make = <R>(
 
     /** Creates the conversation if it is not stored yet (a concurrent creation is fine). */
     const ensureStored = (id: string) =>
-      store.load(id).pipe(
+      onStore(store.load(id).pipe(
         Effect.flatMap(Option.match({
           onSome: () => Effect.void,
           onNone: () => Effect.asVoid(store.save(id, Messages.empty, { expectedVersion: 0 })).pipe(Effect.catchTag("ConcurrentModification", () => Effect.void))
-        })),
-        Effect.mapError(storeFailure)
-      )
+        }))
+      ))
 
     const versionOf = (id: string) =>
-      store.load(id).pipe(Effect.map(Option.map((stored) => stored.version)), Effect.orElseSucceed(() => Option.none<number>()))
+      store.load(id).pipe(
+        Effect.map(Option.map((stored) => stored.version)),
+        Effect.orElseSucceed(() => Option.none<number>()),
+        Effect.catchDefect(() => Effect.succeed(Option.none<number>()))
+      )
 
     const run: Service["run"] = (input, identity) =>
       Effect.gen(function*() {
@@ -389,10 +408,24 @@ export const make = <R>(
                 yield* finish(outcome._tag === "Complete" ? "complete" : "paused", outcome.usage)
               } else if (!(yield* Deferred.isDone(ready))) {
                 const failure = Cause.findErrorOption(exit.cause)
+                // Refused with its kind only (a store's detail may name hosts or credentials): the cause is logged.
+                if (Option.isNone(failure) || !isRefusal(failure.value)) {
+                  yield* Effect.logError("@chat-ts/ai-sdk-ui: the turn failed before it started", exit.cause)
+                }
                 yield* Deferred.fail(ready, Option.isSome(failure) ? turnError(failure.value) : new UiError.StoreFailure({ message: "the turn stopped before it started" }))
               } else {
                 const failure = Cause.findErrorOption(exit.cause)
-                yield* emit([...mapper.close(), { type: "error", errorText: Option.isSome(failure) ? `${failure.value._tag}: ${"message" in failure.value ? failure.value.message : "failed"}` : "the turn stopped" }])
+                // A store's failure (or a defect) is named by its kind only, its detail logged; a model's is shown as it is.
+                const stored = Option.isSome(failure) && storeErrors.includes(failure.value._tag)
+                if (Option.isNone(failure) || stored) yield* Effect.logError("@chat-ts/ai-sdk-ui: the turn failed", exit.cause)
+                yield* emit([...mapper.close(), {
+                  type: "error",
+                  errorText: Option.isNone(failure)
+                    ? "the turn stopped: it failed on the server"
+                    : stored
+                    ? `the conversation store failed (${failure.value._tag}): load the conversation again to see what was stored`
+                    : `${failure.value._tag}: ${"message" in failure.value ? failure.value.message : "failed"}`
+                }])
                 yield* finish("failed")
               }
               yield* Queue.end(queue)
@@ -415,12 +448,13 @@ export const make = <R>(
         if (options.access !== undefined && !(yield* options.access(identity, id))) {
           return yield* new UiError.Forbidden({ message: `${identity.id} may not use this conversation` })
         }
-        const stored = yield* Effect.mapError(store.load(id), storeFailure)
-        if (Option.isNone(stored)) return { conversationId: id, version: 0, messages: [] }
+        const stored = yield* onStore(store.load(id))
+        if (Option.isNone(stored)) return { conversationId: id, version: 0, messages: [], running: false }
         return {
           conversationId: id,
           version: stored.value.version,
-          messages: UiHistory.toUiMessages(id, stored.value.messages, (tool) => schemas.get(tool))
+          messages: UiHistory.toUiMessages(id, stored.value.messages, (tool) => schemas.get(tool)),
+          running: UiHistory.isRunning(stored.value.messages)
         }
       })
 

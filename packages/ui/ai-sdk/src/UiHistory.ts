@@ -32,7 +32,22 @@ export interface History {
   readonly version: number
   /** `useChat`'s initial messages: `useChat({ id, messages })`. */
   readonly messages: ReadonlyArray<UiMessageChunk.UiMessage>
+  /**
+   * A turn looks under way (`isRunning`): the last stored message is the user's (no answer stored
+   * yet) or a call is `Running`. A page shows that the answer is still being written and loads
+   * again a little later (bounded: a turn that failed before answering leaves the same state).
+   */
+  readonly running: boolean
 }
+
+/**
+ * Whether the stored conversation looks mid-turn: its last message (system messages aside) is the
+ * user's, or a call is `Running`. The store keeps no sign of a held lease, so a turn that failed
+ * before answering reads the same: a page loads again a few times, then stops.
+ */
+export const isRunning = (messages: Messages.Messages): boolean =>
+  messages.filter((message) => message.role !== "system").at(-1)?.role === "user" ||
+  Messages.toolCalls(messages).some((call) => call.status._tag === "Running")
 
 /** The key under a user message's `providerMetadata` that keeps the client's message id (as `UiChat.metadataKey`). */
 const metadataKey = "@chat-ts/ai-sdk-ui"

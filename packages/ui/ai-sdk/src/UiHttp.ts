@@ -49,14 +49,24 @@ export interface Options {
   readonly allowedOrigins?: ReadonlyArray<string>
 }
 
+/** The headers of every JSON answer (a load, a refusal): never cached, never read as anything but JSON. */
+const answerHeaders = { "cache-control": "no-store", "x-content-type-options": "nosniff" } as const
+
 const refuse = (error: UiError.UiError): HttpServerResponse.HttpServerResponse =>
   HttpServerResponse.jsonUnsafe(error.toJSON(), {
     status: UiError.statusOf(error),
     headers: {
-      "cache-control": "no-store",
+      ...answerHeaders,
       ...(error._tag === "Conflict" && error.retryAfter !== undefined ? { "retry-after": String(error.retryAfter) } : {})
     }
   })
+
+/** A request that died on the server (a defect: a store or service that threw): logged, answered 500 `StoreFailure` without its detail. */
+const died = (defect: unknown): Effect.Effect<HttpServerResponse.HttpServerResponse> =>
+  Effect.as(
+    Effect.logError("@chat-ts/ai-sdk-ui: a request died", defect),
+    refuse(new UiError.StoreFailure({ message: "the request failed on the server: nothing was stored or run; try again later" }))
+  )
 
 const checkOrigin = (request: HttpServerRequest.HttpServerRequest, options: Options): Effect.Effect<void, UiError.UiError> => {
   const foreign = crossSite(request, options.allowedOrigins)
@@ -89,7 +99,7 @@ export const handle = (
       Stream.map((sse) => encoder.encode(sse))
     )
     return HttpServerResponse.stream(body, { headers: UiMessageChunk.headers })
-  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
+  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))), Effect.catchDefect(died))
 
 /**
  * Answers a page loading a conversation, `GET <path>?id=<chat id>`: the stored conversation as
@@ -102,7 +112,7 @@ export const history = (
   options: Options = {}
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, UiChat.UiChat | Approver.Approver> =>
   Effect.gen(function*() {
-    if (request.method !== "GET") return yield* new UiError.BadRequest({ message: "GET the stored conversation" })
+    if (request.method !== "GET" && request.method !== "HEAD") return yield* new UiError.BadRequest({ message: "GET the stored conversation" })
     const foreign = crossSite(request, options.allowedOrigins)
     if (foreign !== undefined) return yield* new UiError.Forbidden({ message: foreign })
     const approver = yield* Approver.Approver
@@ -116,25 +126,35 @@ export const history = (
     }
     const service = yield* UiChat.UiChat
     const loaded = yield* service.history(id, identity.value)
-    return HttpServerResponse.jsonUnsafe(loaded, { headers: { "cache-control": "no-store" } })
-  }).pipe(Effect.catch((error) => Effect.succeed(refuse(error))))
+    return HttpServerResponse.jsonUnsafe(loaded, { headers: answerHeaders })
+  }).pipe(
+    Effect.catch((error) => Effect.succeed(refuse(error))),
+    Effect.catchDefect(died),
+    // A `HEAD` is answered as the `GET`, its status and headers, without the body.
+    Effect.map((response) =>
+      request.method === "HEAD"
+        ? HttpServerResponse.empty({ status: response.status, headers: { ...response.headers, "content-type": "application/json" } })
+        : response
+    )
+  )
 
-/** The endpoint as routes, for `HttpRouter.serve`: `POST` a `useChat` request, `GET ?id=` a stored conversation (it needs `UiChat` and the `Approver`). */
+/** The endpoint as routes, for `HttpRouter.serve`: `POST` a `useChat` request, `GET ?id=` (or `HEAD`) a stored conversation (it needs `UiChat` and the `Approver`). */
 export const layer = (options: Options = {}): Layer.Layer<never, never, HttpRouter.HttpRouter | UiChat.UiChat | Approver.Approver> =>
   HttpRouter.use((router) =>
     Effect.gen(function*() {
       const context = yield* Effect.context<UiChat.UiChat | Approver.Approver>()
       yield* router.add("POST", options.path ?? "/api/chat", (request) => Effect.provide(handle(request, options), context))
       yield* router.add("GET", options.path ?? "/api/chat", (request) => Effect.provide(history(request, options), context))
+      // A `HEAD` finds the `GET` route (effect's router), and `history` answers it without a body.
     }))
 
-/** The endpoint as a `(Request) => Promise<Response>` function (Next.js route handlers, Bun, Deno…), with the services in context: a `GET` is `history`, anything else `handle`. */
+/** The endpoint as a `(Request) => Promise<Response>` function (Next.js route handlers, Bun, Deno…), with the services in context: a `GET` (or `HEAD`) is `history`, anything else `handle`. */
 export const webHandler = (
   options: Options = {}
 ): Effect.Effect<(request: Request) => Promise<Response>, never, UiChat.UiChat | Approver.Approver> =>
   Effect.map(Effect.context<UiChat.UiChat | Approver.Approver>(), (context) => (request: Request) =>
     Effect.runPromise(
-      (request.method === "GET" ? history(HttpServerRequest.fromWeb(request), options) : handle(HttpServerRequest.fromWeb(request), options)).pipe(
+      (request.method === "GET" || request.method === "HEAD" ? history(HttpServerRequest.fromWeb(request), options) : handle(HttpServerRequest.fromWeb(request), options)).pipe(
         Effect.map((response) => HttpServerResponse.toWeb(response, { context })),
         Effect.provide(context)
       )

@@ -8,11 +8,12 @@
  * and nothing is stored or run by a read.
  */
 import { UiChat, UiHistory, UiHttp, type UiMessageChunk, UiRequest } from "@chat-ts/ai-sdk-ui"
-import { type ConversationStore, Messages, Steering } from "@chat-ts/core"
+import { Chat, type ConversationStore, Messages, Steering } from "@chat-ts/core"
+import { MockLanguageModel } from "@chat-ts/core/testing"
 import type { Approver } from "@chat-ts/inbox"
 import { assert, describe, expect, it } from "@effect/vitest"
 import { type UIMessage, validateUIMessages } from "ai"
-import { Effect, Layer, Option } from "effect"
+import { Deferred, Effect, Fiber, Layer, Option } from "effect"
 import fc from "fast-check"
 import { readFileSync } from "node:fs"
 import { join } from "node:path"
@@ -38,7 +39,7 @@ const withEndpoint = <A, E>(
 interface Loaded {
   readonly status: number
   readonly headers: Headers
-  readonly body: { readonly conversationId?: string; readonly version?: number; readonly messages?: Array<UIMessage>; readonly _tag?: string; readonly message?: string }
+  readonly body: { readonly conversationId?: string; readonly version?: number; readonly messages?: Array<UIMessage>; readonly running?: boolean; readonly _tag?: string; readonly message?: string }
 }
 
 /** A page's `GET /api/chat?id=…` (in process), bounded. */
@@ -74,6 +75,7 @@ describe("a page loading the stored conversation", () => {
         const loaded = yield* load("?id=h-1")
         expect(loaded.status).toBe(200)
         expect(loaded.headers.get("cache-control")).toBe("no-store")
+        expect(loaded.headers.get("x-content-type-options")).toBe("nosniff")
         expect(loaded.body.conversationId).toBe("h-1")
         expect(loaded.body.version).toBe(Option.getOrThrow(yield* env.store.load("h-1")).version)
         const messages = yield* validated(loaded)
@@ -154,11 +156,49 @@ describe("a page loading the stored conversation", () => {
         expect(dataParts(messages[1]!).map((d) => d.status)).toEqual(["completed", "failed", "rejected", "scheduled"])
       })))
 
+  it.effect("a reload mid-run says `running` (the user's message without its answer yet); once the turn ended, the answer and `running: false`", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const asked = yield* Deferred.make<void>()
+      const gate = yield* Deferred.make<void>()
+      // A model that answers only once the test lets it: the load in between is a reload mid-run.
+      const slow = MockLanguageModel.make(() => Effect.andThen(Deferred.succeed(asked, undefined), Effect.as(Deferred.await(gate), MockLanguageModel.text("the answer"))))
+      const chat = yield* Chat.make({ tools: Fixture.toolkit }).pipe(Effect.provide(Layer.merge(slow.layer, Fixture.handlers(env.runs))))
+      yield* Effect.provide(
+        Effect.gen(function*() {
+          const posted = yield* Effect.forkChild(post(say("h-run", "hello", [], "client-run-1")))
+          yield* Deferred.await(asked)
+          const during = yield* load("?id=h-run")
+          expect([during.status, during.body.running]).toEqual([200, true])
+          expect(during.body.messages?.map((m) => m.role)).toEqual(["user"])
+          yield* Deferred.succeed(gate, undefined)
+          expect((yield* Fiber.join(posted)).status).toBe(200)
+          const after = yield* load("?id=h-run")
+          expect(after.body.running).toBe(false)
+          expect(after.body.messages?.map((m) => m.role)).toEqual(["user", "assistant"])
+        }),
+        UiChat.layer({ chat }).pipe(Layer.provideMerge(env.services))
+      )
+    }))
+
+  it("`running` from the stored state: the user's message last or a call Running; a pause, an answer or nothing stored is not", () => {
+    const call = (status: Messages.ToolCallPart["status"]): Messages.Message => ({
+      role: "assistant",
+      parts: [{ _tag: "ToolCall", id: "c1", name: "lookup", arguments: "{}", status }]
+    }) as Messages.Message
+    expect(UiHistory.isRunning([])).toBe(false)
+    expect(UiHistory.isRunning([Messages.user("hi")])).toBe(true)
+    expect(UiHistory.isRunning([Messages.user("hi"), Messages.system("be brief")])).toBe(true)
+    expect(UiHistory.isRunning([Messages.user("hi"), call({ _tag: "Running" } as Messages.ToolCallPart["status"])])).toBe(true)
+    expect(UiHistory.isRunning([Messages.user("hi"), call({ _tag: "AwaitingApproval" } as Messages.ToolCallPart["status"])])).toBe(false)
+    expect(UiHistory.isRunning([Messages.user("hi"), Messages.assistant("hello")])).toBe(false)
+  })
+
   it.effect("a conversation not stored yet is empty, version 0, and stays unstored", () =>
     withEndpoint((env) =>
       Effect.gen(function*() {
         const loaded = yield* load("?id=fresh")
-        expect([loaded.status, loaded.body]).toEqual([200, { conversationId: "fresh", version: 0, messages: [] }])
+        expect([loaded.status, loaded.body]).toEqual([200, { conversationId: "fresh", version: 0, messages: [], running: false }])
         expect(Option.isNone(yield* env.store.load("fresh"))).toBe(true)
       })))
 

@@ -5,8 +5,8 @@
  * changes nothing in the store and runs nothing).
  */
 import { UiChat, UiRequest } from "@chat-ts/ai-sdk-ui"
-import { type ConversationStore, Messages } from "@chat-ts/core"
-import type { Approver } from "@chat-ts/inbox"
+import { ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import { Approver } from "@chat-ts/inbox"
 import { describe, expect, it } from "@effect/vitest"
 import type { UIMessage } from "ai"
 import { Effect, Layer, Option } from "effect"
@@ -121,6 +121,30 @@ describe("a new message", () => {
         expect(answer.chunks.find((c) => c.type === "error")).toEqual({ type: "error", errorText: expect.stringContaining("the model refused the request") })
         expect(answer.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "error", messageMetadata: { turn: "failed" } })
       })))
+
+  it.effect("a store that fails once the turn started: an error chunk naming the failure's kind, never the store's detail", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const secret = "postgres://admin:hunter2@db.internal"
+      let saves = 0
+      // The conversation is created, then the save of the turn's first state fails (or throws).
+      const failing = (fail: () => Effect.Effect<never, ChatError.StoreError>): ConversationStore.Service => ({
+        ...env.store,
+        save: (...args) => ++saves === 1 ? env.store.save(...args) : fail()
+      })
+      for (const fail of [() => Effect.fail(new ChatError.StoreError({ detail: secret })), () => Effect.die(new Error(secret))]) {
+        saves = 0
+        const layer = UiChat.layer({ chat: env.chat }).pipe(
+          Layer.provideMerge(Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, failing(fail)), Layer.succeed(Approver.Approver, Fixture.approver)))
+        )
+        const answer = yield* Effect.provide(post(say(`chat-store-${saves}-${String(fail).length}`, "hello")), layer)
+        expect(answer.status).toBe(200)
+        const error = answer.chunks.find((c) => c.type === "error")
+        expect(error).toMatchObject({ type: "error", errorText: expect.stringContaining("failed") })
+        expect(JSON.stringify(answer.chunks)).not.toContain("hunter2")
+        expect(answer.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "error", messageMetadata: { turn: "failed" } })
+      }
+    }))
 })
 
 describe("approval responses", () => {

@@ -36,6 +36,7 @@ const rows = (() => {
 interface Refused {
   readonly status: number
   readonly error?: Answer["error"] | undefined
+  readonly headers: Headers
 }
 
 type Probe = Effect.Effect<ReadonlyArray<Refused>, never, UiChat.UiChat | Approver.Approver>
@@ -53,7 +54,7 @@ const load = (query: string, headers: Record<string, string> = { "x-test-user": 
     const context = yield* Effect.context<UiChat.UiChat | Approver.Approver>()
     const request = HttpServerRequest.fromWeb(new Request(`http://127.0.0.1/api/chat${query}`, { headers }))
     const response = HttpServerResponse.toWeb(yield* UiHttp.history(request), { context })
-    return { status: response.status, error: (yield* Effect.promise(() => response.json())) as Answer["error"] } satisfies Refused
+    return { status: response.status, headers: response.headers, error: (yield* Effect.promise(() => response.json())) as Answer["error"] } satisfies Refused
   })
 
 /** Requests meeting each row, by the row's first words. */
@@ -134,14 +135,32 @@ describe("docs/ui.md's refusal table of /api/chat, row by row", () => {
       Effect.gen(function*() {
         const env = yield* Fixture.make
         const key = Object.keys(probes).find((k) => row.refusal.startsWith(k))!
-        const failing: ConversationStore.Service = { ...env.store, load: () => Effect.fail(new ChatError.StoreError({ detail: "the disk is gone" })) }
+        const secret = "postgres://admin:hunter2@db.internal"
+        const refused = new ChatError.StoreError({ detail: `the disk is gone (${secret})` })
+        // A store whose load or save fails, or throws (a defect): each a typed refusal, the secret not in it.
+        const failing: ReadonlyArray<ConversationStore.Service> = [
+          { ...env.store, load: () => Effect.fail(refused) },
+          { ...env.store, load: () => Effect.die(new Error(secret)) },
+          { ...env.store, load: () => Effect.sync(() => { throw new Error(secret) }) },
+          { ...env.store, save: () => Effect.fail(refused) },
+          { ...env.store, save: () => Effect.die(new Error(secret)) }
+        ]
         const busy = key === "another run holds the conversation now"
-        const store = key === "the store failed" ? failing : env.store
-        const layer = UiChat.layer({ chat: env.chat, access: (identity, id) => Effect.succeed(!id.startsWith("private-") || identity.id === "alice") }).pipe(
-          Layer.provideMerge(Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, store), Layer.succeed(Approver.Approver, Fixture.approver)))
-        )
+        const layerOf = (store: ConversationStore.Service) =>
+          UiChat.layer({ chat: env.chat, access: (identity, id) => Effect.succeed(!id.startsWith("private-") || identity.id === "alice") }).pipe(
+            Layer.provideMerge(Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, store), Layer.succeed(Approver.Approver, Fixture.approver)))
+          )
+        const layer = layerOf(env.store)
         const probe: Probe = key === "the store failed"
-          ? Effect.all([post(say("r-500", "hello")), load("?id=r-500")])
+          ? Effect.map(
+            Effect.forEach(failing, (store, i) =>
+              Effect.provide(
+                // A failing save: the load of a conversation not stored yet still answers (it stores nothing).
+                Effect.all(i < 3 ? [post(say(`r-500-${i}`, "hello")), load(`?id=r-500-${i}`)] : [post(say(`r-500-${i}`, "hello"))]),
+                layerOf(store)
+              )),
+            (answers) => answers.flat()
+          )
           : busy
           ? Effect.gen(function*() {
             const { approved } = yield* paused("r-busy")
@@ -155,6 +174,9 @@ describe("docs/ui.md's refusal table of /api/chat, row by row", () => {
         expect(answers.length).toBeGreaterThan(0)
         for (const [i, answer] of answers.entries()) {
           expect([answer.status, answer.error?._tag], `request ${i}`).toEqual([row.status, row.tag])
+          expect(answer.error?.message, `request ${i}`).not.toContain("hunter2")
+          // Never cached, never sniffed as anything but JSON.
+          expect([answer.headers.get("cache-control"), answer.headers.get("x-content-type-options")], `request ${i}`).toEqual(["no-store", "nosniff"])
           if (row.tag === "Conflict") expect(row.named, `request ${i}`).toContain(answer.error?.reason)
         }
         // Only the setup's own approval (the call decided before the other answer) ran.

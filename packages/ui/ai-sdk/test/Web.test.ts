@@ -71,6 +71,33 @@ describe("the README's endpoint", () => {
       yield* converse(send, "web-1", env.runs)
     }).pipe(Effect.scoped))
 
+  it.live("a HEAD of a load answers as the GET without a body, over a socket and through the function", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const context = yield* Layer.build(Readme.ChatServer(env.chat, Fixture.approver, 0))
+      const address = (yield* Effect.provide(HttpServer.HttpServer, context)).address
+      const url = address._tag !== "UnixPathAddress" ? `http://127.0.0.1:${address.port}/api/chat` : ""
+      const route = Readme.routeHandler(env.chat, Fixture.approver)
+      yield* Effect.addFinalizer(() => Effect.promise(route.dispose))
+      const sends: ReadonlyArray<(query: string, method: string) => Promise<Response>> = [
+        (query, method) => fetch(`${url}${query}`, { method, headers: { "x-test-user": "alice" }, signal: AbortSignal.timeout(10_000) }),
+        (query, method) => route.handler(new Request(`http://127.0.0.1/api/chat${query}`, { method, headers: { "x-test-user": "alice" } }))
+      ]
+      for (const send of sends) {
+        const answers = yield* Effect.promise(async () =>
+          Promise.all(["?id=head-1", "", "?id=a&id=b"].map(async (query) => {
+            const [get, head] = [await send(query, "GET"), await send(query, "HEAD")]
+            return { get: { status: get.status, type: get.headers.get("content-type"), sniff: get.headers.get("x-content-type-options"), body: await get.text() }, head: { status: head.status, type: head.headers.get("content-type"), sniff: head.headers.get("x-content-type-options"), cache: head.headers.get("cache-control"), body: await head.text() } }
+          }))
+        )
+        expect(answers.map((a) => [a.get.status, a.head.status])).toEqual([[200, 200], [400, 400], [400, 400]])
+        for (const { get, head } of answers) {
+          expect(get.body).not.toBe("")
+          expect(head).toEqual({ status: get.status, type: get.type, sniff: "nosniff", cache: "no-store", body: "" })
+        }
+      }
+    }).pipe(Effect.scoped))
+
   it.live("eight tabs at once over a socket: a new message wins while no other run holds the conversation, the others are 409 Busy (Retry-After), nothing stored twice; eight approvals of one call run it once", () =>
     Effect.gen(function*() {
       const env = yield* Fixture.make
