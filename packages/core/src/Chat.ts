@@ -480,7 +480,7 @@ const toolSetProblem = (set: unknown): string | undefined => {
 }
 
 /** A defect as text: an error's message, else the value. */
-const defectText = (defect: unknown): string => (defect instanceof Error ? defect.message : String(defect))
+const defectText = (defect: unknown): string => ChatError.boundDetail(defect instanceof Error ? defect.message : String(defect))
 
 /** Whether two tool sets hold the same toolkits, in the same order, and the same handlers. */
 const sameToolSet = (a: ToolSet, b: ToolSet | undefined): boolean =>

@@ -11,6 +11,21 @@
 import * as Schema from "effect/Schema"
 import { Message } from "./internal/schema.js"
 
+/**
+ * The most characters of a defect's text an error carries (`ToolHandlerDefect`,
+ * `RefreshToolsDefect`): 10,000. A longer text (a 5 MB `Effect.die`) is cut, with a marker
+ * saying how many characters were left out; the log and the state never held more.
+ */
+export const maxDetailChars = 10_000
+
+/** `text` at most `maxDetailChars` long plus a marker saying how much was cut (a surrogate pair is never split). */
+export const boundDetail = (text: string): string => {
+  if (text.length <= maxDetailChars) return text
+  const code = text.charCodeAt(maxDetailChars - 1)
+  const end = code >= 0xd800 && code <= 0xdbff ? maxDetailChars - 1 : maxDetailChars
+  return `${text.slice(0, end)}… (${text.length - end} more characters cut)`
+}
+
 const messagesField = { messages: Schema.optional(Schema.Array(Message)) }
 
 // ---------------------------------------------------------------------------

@@ -72,8 +72,10 @@ export const Grant = Grants.Grant
  * a person with no policy of its own (`Action.RequireApproval` without
  * `policy`): a grant stands for one person's yes, so it never replaces the
  * people or the quorum a per-call policy names, nor runs a call the fallback
- * defers or rejects. (A call under its tool's `decisionPolicy` is never
- * settled by a grant either: the reducer sends it to the people it names.)
+ * defers or rejects, nor one a reviewer model sent to a person (a `review` on
+ * its `RequireApproval`: the verdict stays on the call for the person). (A call
+ * under its tool's `decisionPolicy` is never settled by a grant either: the
+ * reducer sends it to the people it names.)
  */
 export const grantedOr = <Tools extends Record<string, Tool.Any>, R = never>(
   fallback: Toolkit.Strategy<Tools, R>
@@ -86,7 +88,12 @@ export const grantedOr = <Tools extends Record<string, Tool.Any>, R = never>(
   return Effect.isEffect(decided) ? Effect.map(decided, settle) : settle(decided)
 }
 
-/** Whether a grant may stand for the person `action` asks for: it asks one, under no per-call policy. */
+/**
+ * Whether a grant may stand for the person `action` asks for: it asks one, under no per-call policy,
+ * and no reviewer sent it there (a `review` on it: `refuse`, `needs-person`, a low-confidence `safe`,
+ * `unavailable`): a standing yes given before the call was seen never overrides a verdict on this call.
+ */
 const grantable = (action: unknown): boolean =>
   typeof action === "object" && action !== null && "_tag" in action && action._tag === "RequireApproval" &&
-  (!("policy" in action) || action.policy === undefined)
+  (!("policy" in action) || action.policy === undefined) &&
+  (!("review" in action) || action.review === undefined)

@@ -67,6 +67,8 @@ export {
   ToolCallStatus,
   /** A standing approval recorded in the messages (see `Grant`). */
   Grant,
+  /** The longest edited arguments (JSON text, 1,000,000 characters) an approval may carry; longer is `InvalidEditedArguments`. */
+  maxEditChars,
   /** Who revoked a grant, when and why. */
   GrantRevocation,
   /** The conversation or user a grant is for. */
@@ -338,6 +340,9 @@ export const approveJson: {
   (id: string, json: string, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
   (messages: Messages, id: string, json: string, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError>
 } = dual((args) => Array.isArray(args[0]), (messages: Messages, id: string, json: string, options?: DecideOptions): Result.Result<Messages, ChatError.ResolveError> => {
+  // Measured before it is read: a 20 MB text is refused without being parsed.
+  const tooLong = typeof json === "string" ? S.editLengthProblem(json) : undefined
+  if (tooLong !== undefined) return Result.flatMap(checkDecidable(messages, id), (call) => Result.fail(invalidEdit(messages, call, tooLong)))
   const parsed = typeof json === "string" ? JsonText.parse(json) : Result.fail(`not JSON text but ${typeof json}`)
   if (Result.isFailure(parsed)) {
     return Result.flatMap(checkDecidable(messages, id), (call) =>
@@ -360,6 +365,8 @@ const approveWith = (
     if (problem !== undefined) return Result.fail(invalidEdit(messages, call, `the edit is not JSON data: ${problem}`))
     const kind = edit === undefined ? "approve" : "edit"
     const editedText = edit === undefined ? undefined : edit.text ?? JSON.stringify(edit.value)
+    const tooLong = editedText === undefined ? undefined : S.editLengthProblem(editedText)
+    if (tooLong !== undefined) return Result.fail(invalidEdit(messages, call, tooLong))
     return Result.map(checkDecider(messages, call, kind, options), () => {
       const status = call.status
       const policy = Policy.policyOf(call)

@@ -119,3 +119,60 @@ describe("Chat: chat.cancel of a call under a decision policy", () => {
       expect(runs).toEqual([])
     }))
 })
+
+describe("Chat: edits have a size (Messages.maxEditChars)", () => {
+  // 20 MB of arguments: only the UI endpoints' body limits bounded an edit before.
+  const huge = { service: "x".repeat(20_000_000) }
+
+  it.effect("Messages.approve, approveJson, chat.approve and chat.approveJson refuse an edit longer than the limit, naming it; nothing changes or runs", () =>
+    Effect.gen(function*() {
+      const runs: Array<unknown> = []
+      const { chat, model } = yield* chatWith(runs, [{ id: "d1", name: "deploy", arguments: { service: "api" } }])
+      const paused = yield* chat.complete(Messages.fromUser("Deploy the api."))
+      const refusals = [
+        yield* Effect.flip(Effect.fromResult(Messages.approve(paused.messages, "d1", huge))),
+        yield* Effect.flip(Effect.fromResult(Messages.approveJson(paused.messages, "d1", JSON.stringify(huge)))),
+        yield* Effect.flip(chat.approve(paused.messages, "d1", huge)),
+        yield* Effect.flip(chat.approveJson(paused.messages, "d1", JSON.stringify(huge)))
+      ]
+      for (const refused of refusals) {
+        expect(refused._tag).toBe("InvalidEditedArguments")
+        expect(refused.message).toContain(`limit of ${Messages.maxEditChars} characters`)
+        expect(refused.message.length).toBeLessThan(1000)
+        expect(refused._tag === "InvalidEditedArguments" && refused.messages).toStrictEqual(paused.messages)
+      }
+      expect(statusOf(paused.messages, "d1")._tag).toBe("AwaitingApproval")
+      expect(runs).toEqual([])
+      expect(model.requests).toHaveLength(1)
+    }))
+
+  it.effect("an edit of exactly the limit is taken; one character more is not", () =>
+    Effect.gen(function*() {
+      const runs: Array<unknown> = []
+      const { chat } = yield* chatWith(runs, [{ id: "d1", name: "deploy", arguments: { service: "api" } }])
+      const paused = yield* chat.complete(Messages.fromUser("Deploy the api."))
+      const fits = { service: "y".repeat(Messages.maxEditChars - `{"service":""}`.length) }
+      expect(JSON.stringify(fits).length).toBe(Messages.maxEditChars)
+      const over = yield* Effect.flip(chat.approveJson(paused.messages, "d1", `${JSON.stringify(fits)} `))
+      expect(over._tag).toBe("InvalidEditedArguments")
+      const approved = yield* chat.approve(paused.messages, "d1", fits)
+      expect((yield* chat.resume(approved)).outcome._tag).toBe("Complete")
+      expect(runs).toEqual([fits])
+    }))
+
+  it.effect("edited arguments longer than the limit written into a stored approval by hand are refused at resume; nothing runs", () =>
+    Effect.gen(function*() {
+      const runs: Array<unknown> = []
+      const { chat, model } = yield* chatWith(runs, [{ id: "d1", name: "deploy", arguments: { service: "api" } }])
+      const paused = yield* chat.complete(Messages.fromUser("Deploy the api."))
+      const forged = Messages.updateTool(paused.messages, "d1", (call) => ({
+        ...call,
+        status: { _tag: "Approved", editedArguments: JSON.stringify(huge) }
+      }))
+      const error = yield* Effect.flip(chat.resume(forged))
+      expect(error._tag).toBe("InvalidEditedArguments")
+      expect(error.message).toContain(`limit of ${Messages.maxEditChars} characters`)
+      expect(runs).toEqual([])
+      expect(model.requests).toHaveLength(1)
+    }))
+})

@@ -1,7 +1,20 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Effect, Layer, Logger, Schema } from "effect"
 import * as TestClock from "effect/testing/TestClock"
-import { Action, Chat, type ChatOutcome, ConversationStore, Grant, Messages, PauseReason, Tool, Toolkit, Worker } from "../src/index.js"
+import {
+  Action,
+  Chat,
+  type ChatOutcome,
+  ConversationStore,
+  Grant,
+  type LanguageModel,
+  Messages,
+  PauseReason,
+  Reviewer,
+  Tool,
+  Toolkit,
+  Worker
+} from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
 const SendEmail = Tool.make("send_email", {
@@ -198,5 +211,51 @@ describe("Chat: grants", () => {
       const one = yield* chat.approve(second.messages, "big", undefined, { decider: { id: "alice", roles: ["finance"] } })
       expect(waiting(yield* chat.resume(one))).toEqual(["big"])
       expect(refunded).toEqual([1, 50])
+    }))
+
+  it.effect("grantedOr around a reviewed strategy: a grant never settles a call the reviewer sent to a person (refuse, needs-person); the verdict stays on it", () =>
+    Effect.gen(function*() {
+      // The reviewer answers by the address in the arguments it is shown.
+      const verdicts: Record<string, Reviewer.Verdict> = {
+        "first@x.com": { verdict: "needs-person", reason: "First mail.", confidence: 0.9 },
+        "refuse@x.com": { verdict: "refuse", reason: "Phishing.", confidence: 0.95 },
+        "ask@x.com": { verdict: "needs-person", reason: "Unknown address.", confidence: 0.9 },
+        "ok@x.com": { verdict: "safe", reason: "Known address.", confidence: 0.95 }
+      }
+      const textOf = (request: LanguageModel.Request) =>
+        request.messages.flatMap((message) => message.parts.flatMap((part) => part._tag === "Text" ? [part.text] : [])).join("\n")
+      const reviewer = MockLanguageModel.make((request) => {
+        const to = Object.keys(verdicts).find((address) => textOf(request).includes(address))!
+        return MockLanguageModel.text(JSON.stringify(verdicts[to]))
+      })
+      const reviewed = Reviewer.review(Toolkit.withStrategy(Toolkit.make(SendEmail), () => Action.Execute()), { model: reviewer })
+      const guarded = Toolkit.withStrategy(Toolkit.make(SendEmail), Grant.grantedOr(reviewed.strategy!))
+      const sent: Array<string> = []
+      const model = MockLanguageModel.make([
+        mail("c0", "first@x.com"),
+        MockLanguageModel.toolCalls([
+          { id: "c1", name: "send_email", arguments: { to: "refuse@x.com", body: "hi" } },
+          { id: "c2", name: "send_email", arguments: { to: "ask@x.com", body: "hi" } },
+          { id: "c3", name: "send_email", arguments: { to: "ok@x.com", body: "hi" } }
+        ]),
+        MockLanguageModel.text("ok")
+      ])
+      const chat = yield* Chat.make({ tools: guarded }).pipe(
+        Effect.provide(Layer.merge(model.layer, guarded.toLayer({ send_email: ({ to }) => Effect.sync(() => (sent.push(to), `sent to ${to}`)) })))
+      )
+      const first = yield* chat.complete(Messages.fromUser("Mail them."))
+      expect(waiting(first)).toEqual(["c0"])
+      const now = yield* Clock.currentTimeMillis
+      const granted = yield* Effect.fromResult(Messages.grant(first.messages, { id: "g-all", tool: "*", by: "alice", at: now, expiresAfter: "1 hour" }))
+      const second = yield* chat.resume(yield* chat.approve(granted, "c0"))
+      // The confident safe runs as the strategy decided; the grant settles neither flagged call.
+      expect(waiting(second)).toEqual(["c1", "c2"])
+      expect(sent).toEqual(["first@x.com", "ok@x.com"])
+      expect(Messages.findTool(second.messages, "c1")!.status).toStrictEqual({
+        _tag: "AwaitingApproval",
+        review: { verdict: "refuse", reason: "Phishing.", confidence: 0.95 }
+      })
+      expect(Reviewer.reviewOf(second.messages, "c2")).toStrictEqual({ verdict: "needs-person", reason: "Unknown address.", confidence: 0.9 })
+      expect(Grant.settledBy(Messages.findTool(second.messages, "c3")!)).toBeUndefined()
     }))
 })

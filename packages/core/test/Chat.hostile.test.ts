@@ -91,6 +91,33 @@ describe("Chat: a handler that throws instead of returning an Effect", () => {
     }))
 })
 
+describe("Chat: a defect's text has a size (ChatError.maxDetailChars)", () => {
+  it.effect("a 5 MB Effect.die reaches ToolHandlerDefect cut to the limit, with a marker saying how much was cut", () =>
+    Effect.gen(function*() {
+      const huge = "x".repeat(5_000_000)
+      const { chat } = yield* setup({
+        script: [workCalls(1)],
+        work: () => Effect.die(huge)
+      })
+      const error = yield* Effect.flip(chat.complete(Messages.fromUser("Work.")))
+      expect(error._tag).toBe("ToolHandlerDefect")
+      if (error._tag !== "ToolHandlerDefect") return
+      expect(error.detail.length).toBeLessThan(ChatError.maxDetailChars + 100)
+      expect(error.detail).toMatch(/… \(\d+ more characters cut\)$/)
+      expect(error.message.length).toBeLessThan(ChatError.maxDetailChars + 200)
+      expect(statusOf(error.messages, "w0")).toBe("Failed")
+      expect(JSON.stringify(error.messages)).not.toContain("x".repeat(ChatError.maxDetailChars))
+    }))
+
+  it("boundDetail keeps a short text as it is and never splits a surrogate pair", () => {
+    expect(ChatError.boundDetail("short")).toBe("short")
+    const text = `${"a".repeat(ChatError.maxDetailChars - 1)}😀tail`
+    const cut = ChatError.boundDetail(text)
+    expect(cut.startsWith(`${"a".repeat(ChatError.maxDetailChars - 1)}…`)).toBe(true)
+    expect(cut).toContain(`(${text.length - ChatError.maxDetailChars + 1} more characters cut)`)
+  })
+})
+
 describe("Chat: checkpoints of one turn are serialised, with a store whose save is asynchronous", () => {
   for (const count of [2, 5, 20]) {
     it.live(`${count} parallel calls: no conflict with itself, the last checkpoint is the returned state`, () =>

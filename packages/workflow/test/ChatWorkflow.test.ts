@@ -123,6 +123,25 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(testLayer(model, rec)))
   })
 
+  it.effect("an edit longer than Messages.maxEditChars (20 MB) is refused naming the limit; nothing is recorded, sent or run", () => {
+    const rec = recorder()
+    const model = MockLanguageModel.make(seedScript())
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-2big", ask)
+      yield* waiting(id)
+      const bad = yield* Effect.flip(turns.decide(id, "c2", Decision.approve({ paths: ["x".repeat(20_000_000)] })))
+      expect(bad._tag).toBe("InvalidEditedArguments")
+      expect(bad.message).toContain(`limit of ${Messages.maxEditChars} characters`)
+      expect(statusOf((yield* turns.read(id)).messages, "c2")).toEqual({ _tag: "AwaitingApproval" })
+      yield* settle
+      expect(rec.calls).toHaveLength(1)
+      // The person may still decide with an edit that fits.
+      yield* turns.decide(id, "c2", Decision.approve({ paths: ["a.log"] }))
+      yield* ended(id)
+      expect(rec.calls[1]).toMatchObject({ name: "delete_files", params: { paths: ["a.log"] } })
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
   it.effect("a result's files (an image) are recorded by the activity and reach the model as files", () => {
     const rec = recorder()
     const model = MockLanguageModel.make([

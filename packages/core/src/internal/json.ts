@@ -15,7 +15,7 @@ import type { Usage } from "../Usage.js"
 import * as Tool from "../Tool.js"
 import { makeCompactor } from "./compact.js"
 import * as JsonText from "./jsonText.js"
-import { jsonProblem } from "./schema.js"
+import { editLengthProblem, jsonProblem } from "./schema.js"
 
 const formatIssue = SchemaIssue.makeFormatterDefault()
 
@@ -110,6 +110,8 @@ export const editProblem = (tool: Tool.Any, edited: unknown): string | undefined
 
 /** Why edited arguments (JSON text) do not fit a tool's parameters (see `editProblem`), or `undefined`. */
 export const editTextProblem = (tool: Tool.Any, text: string): string | undefined => {
+  const tooLong = editLengthProblem(text)
+  if (tooLong !== undefined) return tooLong
   const json = parseArguments(text)
   return Result.isFailure(json) ? json.failure : editProblem(tool, json.success)
 }

@@ -23,6 +23,19 @@ export const isMillis = (u: unknown): u is number => typeof u === "number" && Nu
 export const maxJsonDepth = 256
 
 /**
+ * The longest edited arguments (their JSON text, in UTF-16 code units) a person may give: 1,000,000
+ * characters, what fits the UI endpoints' default body (1 MiB) with room to spare, and twenty times
+ * what a tool result may show the model (50,000). Longer is refused as an invalid edit.
+ */
+export const maxEditChars = 1_000_000
+
+/** Why edited arguments' text is too long, or `undefined`. */
+export const editLengthProblem = (text: string): string | undefined =>
+  text.length > maxEditChars
+    ? `the edit is ${text.length} characters long, more than the limit of ${maxEditChars} characters (Messages.maxEditChars)`
+    : undefined
+
+/**
  * Why `value` is not plain JSON data that `JSON.stringify` writes and
  * `JSON.parse` reads back unchanged, or `undefined` when it is: only `null`,
  * booleans, finite numbers, strings, arrays and plain objects, at most

@@ -427,7 +427,8 @@ class Run<R, E> {
   private resultEvent(tool: Tool.Any, call: ToolCallPart, exit: Exit.Exit<unknown, unknown>): Turn.Event {
     const fail = (error: unknown) => Turn.Event.ToolFailed({ id: call.id, error })
     const die = (detail: string, error: string = defectError) => {
-      this.defect ??= { id: call.id, name: call.name, detail }
+      // Cut: a defect's text (a 5 MB `Effect.die`) would otherwise ride along in full with the error.
+      this.defect ??= { id: call.id, name: call.name, detail: ChatError.boundDetail(detail) }
       return fail(error)
     }
     if (Exit.isSuccess(exit)) {
