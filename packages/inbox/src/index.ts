@@ -8,6 +8,9 @@
 /** Who may decide: the service the application provides. */
 export * as Approver from "./Approver.js"
 
+/** Whether a request comes from another site (`Sec-Fetch-Site`, else `Origin`): the UI endpoints' check. */
+export * as CrossSite from "./CrossSite.js"
+
 /** The inbox service: pending calls, conversations, decisions. */
 export * as Inbox from "./Inbox.js"
 

@@ -17,7 +17,7 @@
  * @since 0.2.0
  */
 import * as Messages from "@chat-ts/core/Messages"
-import { Approver } from "@chat-ts/inbox"
+import { Approver, CrossSite } from "@chat-ts/inbox"
 import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
@@ -33,7 +33,6 @@ import * as Stream from "effect/Stream"
 import * as AgUi from "./AgUi.js"
 import * as AgUiError from "./AgUiError.js"
 import * as AgUiProtocol from "./AgUiProtocol.js"
-import { crossSite } from "./internal/origin.js"
 
 /** Settings of the endpoint (the same names as `@chat-ts/ai-sdk-ui`'s `UiHttp.Options`). */
 export interface Options {
@@ -101,7 +100,7 @@ export const handler = (options: Options = {}): Effect.Effect<
     const request = yield* HttpServerRequest.HttpServerRequest
     const agent = yield* AgUi.AgUi
     const approver = yield* Approver.Approver
-    const foreign = crossSite(request, options.allowedOrigins)
+    const foreign = CrossSite.check(request, options.allowedOrigins)
     if (foreign !== undefined) return yield* AgUiError.refuse("forbidden", foreign)
     const identity = yield* approver.identify(request)
     if (Option.isNone(identity)) return yield* AgUiError.refuse("unauthorized", "no identity: sign in first")

@@ -19,7 +19,7 @@
  *
  * @since 0.2.0
  */
-import { Approver } from "@chat-ts/inbox"
+import { Approver, CrossSite } from "@chat-ts/inbox"
 import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
@@ -30,7 +30,6 @@ import type * as Layer from "effect/Layer"
 import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
-import { crossSite } from "./internal/origin.js"
 import * as UiChat from "./UiChat.js"
 import * as UiError from "./UiError.js"
 import * as UiMessageChunk from "./UiMessageChunk.js"
@@ -69,7 +68,7 @@ const died = (defect: unknown): Effect.Effect<HttpServerResponse.HttpServerRespo
   )
 
 const checkOrigin = (request: HttpServerRequest.HttpServerRequest, options: Options): Effect.Effect<void, UiError.UiError> => {
-  const foreign = crossSite(request, options.allowedOrigins)
+  const foreign = CrossSite.check(request, options.allowedOrigins)
   if (foreign !== undefined) return Effect.fail(new UiError.Forbidden({ message: foreign }))
   const type = request.headers["content-type"] ?? ""
   if (!/^application\/json\s*(;|$)/i.test(type)) return Effect.fail(new UiError.UnsupportedMediaType({ message: "the body must be application/json" }))
@@ -113,7 +112,7 @@ export const history = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, UiChat.UiChat | Approver.Approver> =>
   Effect.gen(function*() {
     if (request.method !== "GET" && request.method !== "HEAD") return yield* new UiError.BadRequest({ message: "GET the stored conversation" })
-    const foreign = crossSite(request, options.allowedOrigins)
+    const foreign = CrossSite.check(request, options.allowedOrigins)
     if (foreign !== undefined) return yield* new UiError.Forbidden({ message: foreign })
     const approver = yield* Approver.Approver
     const identity = yield* approver.identify(request)

@@ -6,9 +6,11 @@
  * name the endpoint's own host or one of the allowed origins. A request with
  * neither header is not a browser's cross-site request (every browser sends
  * one of them on a cross-site `POST`): it is let through to the `Approver`,
- * which must not rest on anything such a client can forge.
+ * which must not rest on anything such a client can forge. Used by both UI
+ * endpoints (`@chat-ts/ai-sdk-ui`, `@chat-ts/ag-ui`), and by any endpoint of
+ * yours that a session cookie reaches.
  *
- * @internal
+ * @since 0.3.0
  */
 import type * as HttpServerRequest from "effect/http/HttpServerRequest"
 
@@ -21,7 +23,7 @@ const hostOf = (url: string): string | undefined => {
 }
 
 /** Why `request` is refused as coming from another site, or `undefined` when it is not. */
-export const crossSite = (
+export const check = (
   request: HttpServerRequest.HttpServerRequest,
   allowedOrigins: ReadonlyArray<string> = []
 ): string | undefined => {
