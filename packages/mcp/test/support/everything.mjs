@@ -12,7 +12,7 @@ import { InMemoryTaskMessageQueue, InMemoryTaskStore } from "@modelcontextprotoc
 import { ElicitResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { z } from "zod"
 
-const state = { started: 0, completed: 0, cancelled: 0, elicited: [], sampled: [] }
+const state = { started: 0, completed: 0, cancelled: 0, elicited: [], flooded: [], sampled: [] }
 const makeServer = () => {
 const taskStore = new InMemoryTaskStore()
 const server = new McpServer(
@@ -113,7 +113,7 @@ server.server.oninitialized = () => {
         server.server.elicitInput({
           message: messageLength === undefined ? `Request ${i}?` : "x".repeat(messageLength),
           requestedSchema: { type: "object", properties: { ok: { type: "boolean" } } }
-        })))
+        }).then((answer) => (state.flooded.push(answer.action), answer))))
       return { content: [{ type: "text", text: JSON.stringify(answers.map((answer) => answer.action)) }] }
     })
   }
