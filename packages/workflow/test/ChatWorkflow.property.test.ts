@@ -56,7 +56,7 @@ const ben = { id: "ben", roles: ["ops"] }
 const cid = { id: "cid", roles: ["ops"] }
 const underPolicy = (call: Messages.ToolCallPart) => DecisionPolicy.of(call) !== undefined
 
-const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): Decision.Decision => {
+const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): Decision.PersonDecision => {
   const call = Messages.findTool(messages, id)
   if (call !== undefined && underPolicy(call)) {
     if (choice === "reject") return Decision.Reject.make({ reason: `no ${id}`, decider: cid, at: 1 })
@@ -100,7 +100,7 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>, steer: Steer
   const model = MockLanguageModel.make(toScript(responses))
   return Effect.gen(function*() {
     const id = yield* turns.start("property", Messages.fromUser("go", { sender: { id: "ann" } }))
-    const decided = new Map<string, Decision.Decision>()
+    const decided = new Map<string, Decision.PersonDecision>()
     /** The length of the published messages when the steering message was sent, until the turn took it. */
     let steeredAt: number | undefined
     let steered = steer === "none"

@@ -30,7 +30,7 @@ import * as Decision from "../Decision.js"
  * yeses already recorded on the call (each vote completes the deferred of its own round).
  */
 export const decisionDeferred = (id: string, round = 0) =>
-  DurableDeferred.make(round === 0 ? `decision/${id}` : `decision/${id}/${round}`, { success: Decision.Decision })
+  DurableDeferred.make(round === 0 ? `decision/${id}` : `decision/${id}/${round}`, { success: Decision.PersonDecision })
 
 /** Where a call's start is claimed (at most once per attempt), in the turn store. */
 export const claimId = (executionId: string, callId: string, attempt: number): string =>
@@ -41,7 +41,7 @@ export const decisionRecordId = (executionId: string, callId: string, round = 0)
   round === 0 ? `${executionId}/decision/${callId}` : `${executionId}/decision/${callId}/${round}`
 
 /** A decision as the text of its record: the same decision (by the same decider, whenever) gives the same text. */
-export const decisionText = (decision: Decision.Decision): string =>
+export const decisionText = (decision: Decision.PersonDecision): string =>
   decision._tag === "Cancel"
     ? JSON.stringify([decision._tag, decision.reason ?? null, decision.by ?? "requester"])
     : JSON.stringify([
@@ -54,7 +54,7 @@ export const decisionText = (decision: Decision.Decision): string =>
 export const roundOf = (call: Messages.ToolCallPart): number => DecisionPolicy.progress(call).votes.length
 
 /** A person's decision applied with `Messages` (no check of edits), checked against the call's policy. */
-export const applyTo = (messages: Messages.Messages, id: string, decision: Decision.Decision) => {
+export const applyTo = (messages: Messages.Messages, id: string, decision: Decision.PersonDecision) => {
   const by = Decision.decideOptions(decision)
   if (decision._tag === "Cancel") {
     return Messages.cancel(messages, id, {
@@ -139,7 +139,7 @@ const ToolResult = Schema.Union([
 
 /** Why a pause ended: a decision about a call, or the earliest time came. */
 const Wake = Schema.Union([
-  Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.Decision }),
+  Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.PersonDecision }),
   Schema.TaggedStruct("Steered", { steer: Steer }),
   Schema.TaggedStruct("Due", {})
 ])
@@ -159,7 +159,7 @@ export const applyDecision = (
   steps: Pick<Shell.Steps<never>, "checkEdits">,
   messages: Messages.Messages,
   id: string,
-  decision: Decision.Decision
+  decision: Decision.PersonDecision
 ): Messages.Messages => {
   const applied = applyTo(messages, id, decision)
   const by = Decision.decideOptions(decision)
