@@ -50,6 +50,9 @@ export * as TurnEvents from "./chat/TurnEvents.js"
 /** How a turn ended. */
 export * as ChatOutcome from "./chat/ChatOutcome.js"
 
+/** For shell authors: the steps of a turn's outcomes, the starting `Resume`, outcome to error (used by `Chat` and `@chat-ts/workflow`). */
+export * as Shell from "./chat/Shell.js"
+
 /** Tools: schemas, descriptions, metadata. */
 export * as Tool from "./tools/Tool.js"
 

@@ -645,14 +645,18 @@ describe("Chat: turns and new input", () => {
       expect(seen(lastRequest(model), "c2").result?.text).toContain("the user moved on")
     }))
 
-  it.effect("a new user message spread onto pending calls: the turn fails with PendingToolCalls, no model call", () =>
+  it.effect("a new user message spread onto pending calls: the turn fails with PendingToolCalls (carrying the messages, as in the workflow), no model call", () =>
     Effect.gen(function*() {
       const model = MockLanguageModel.make(seedScript())
       const chat = yield* Chat.make({ tools: files }).pipe(Effect.provide(Layer.merge(model.layer, fileHandlers(recorder()))))
       const first = yield* chat.complete(ask)
-      const error = yield* Effect.flip(chat.complete([...first.messages, Messages.user("Actually, tell me a joke.")]))
+      const input = [...first.messages, Messages.user("Actually, tell me a joke.")]
+      const error = yield* Effect.flip(chat.complete(input))
       expect(error).toBeInstanceOf(ChatError.PendingToolCalls)
-      if (error._tag === "PendingToolCalls") expect(error.ids).toEqual(["c2"])
+      if (error._tag === "PendingToolCalls") {
+        expect(error.ids).toEqual(["c2"])
+        expect(error.messages).toStrictEqual(input)
+      }
       expect(model.requests).toHaveLength(1)
     }))
 

@@ -95,6 +95,14 @@ describe("Messages", () => {
       expect(Messages.lastResponse(Messages.fromUser("x"))).toBeUndefined()
     })
 
+    it("lastCalls: the calls of the last message when it is a response, none after a user message", () => {
+      const r = response([Messages.text("a"), call("1"), call("2", { _tag: "Running" })])
+      expect(Messages.lastCalls(deepFreeze(conversation(r))).map((c) => c.id)).toEqual(["1", "2"])
+      expect(Messages.lastCalls(deepFreeze([...conversation(r), Messages.user("next")]))).toEqual([])
+      expect(Messages.lastCalls(conversation(Messages.assistant("done")))).toEqual([])
+      expect(Messages.lastCalls([])).toEqual([])
+    })
+
     it("textOf, toolCallsOf, toolCalls and turnUsage", () => {
       const r = response([Messages.text("a"), call("1"), Messages.text("b")], { inputTokens: 1, outputTokens: 2 })
       expect(Messages.textOf(r)).toBe("ab")

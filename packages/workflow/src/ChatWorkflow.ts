@@ -165,7 +165,7 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
   readonly decide: (
     executionId: string,
     callId: string,
-    decision: Decision.Decision
+    decision: Decision.PersonDecision
   ) => Effect.Effect<void, DecideError, ClientContext>
   /**
    * Sends a user message to a turn waiting for decisions (see `Steering`): with `rule: "cancel"`
@@ -213,7 +213,7 @@ const editProblem = (tool: Tool.Any | undefined, name: string, edited: unknown):
 const applyTo = Shell.applyTo
 
 /** The status a decision leaves a call in, to tell a repeated decision from a different one. */
-const sameDecision = (call: Messages.ToolCallPart, decision: Decision.Decision): boolean => {
+const sameDecision = (call: Messages.ToolCallPart, decision: Decision.PersonDecision): boolean => {
   const status = call.status
   if (decision._tag === "Cancel") {
     return status._tag === "Cancelled" && status.by === (decision.by ?? "requester") && status.reason === decision.reason &&
@@ -260,7 +260,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             onSome: Effect.succeed
           }))
     )
-  const send = (executionId: string, callId: string, decision: Decision.Decision, round: number) => {
+  const send = (executionId: string, callId: string, decision: Decision.PersonDecision, round: number) => {
     const deferred = Shell.decisionDeferred(callId, round)
     return DurableDeferred.done(deferred, {
       token: DurableDeferred.tokenFromExecutionId(deferred, { workflow, executionId }),
@@ -268,7 +268,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     })
   }
   /** Sends a decision again (a retry) and wakes the workflow, in case the first send reached it as it went to sleep. */
-  const resend = (executionId: string, callId: string, decision: Decision.Decision, round: number) =>
+  const resend = (executionId: string, callId: string, decision: Decision.PersonDecision, round: number) =>
     Effect.andThen(send(executionId, callId, decision, round), workflow.resume(executionId))
   /** The text of the decision recorded for a call (in a quorum's round), if one is. */
   const recorded = (executionId: string, callId: string, round: number) =>
@@ -283,7 +283,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
    * again (a retry) is accepted. Another person's vote that took this round first: `ConcurrentModification`
    * (read the turn again and vote in the next round).
    */
-  const record = (executionId: string, callId: string, decision: Decision.Decision, round: number, quorum: boolean) =>
+  const record = (executionId: string, callId: string, decision: Decision.PersonDecision, round: number, quorum: boolean) =>
     Effect.gen(function*() {
       const store = yield* ConversationStore.ConversationStore
       const id = Shell.decisionRecordId(executionId, callId, round)
@@ -296,7 +296,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
       return yield* new ChatError.ToolCallAlreadyResolved({ id: callId, status: "decided" })
     })
   /** Shows the decision in the published messages (for a UI), unless the workflow published it, or a later state, first. */
-  const show = (executionId: string, callId: string, decision: Decision.Decision) =>
+  const show = (executionId: string, callId: string, decision: Decision.PersonDecision) =>
     Effect.gen(function*() {
       const store = yield* ConversationStore.ConversationStore
       for (let attempt = 1; attempt <= 5; attempt++) {
@@ -311,7 +311,7 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   const decide = (
     executionId: string,
     callId: string,
-    given: Decision.Decision
+    given: Decision.PersonDecision
   ): Effect.Effect<void, DecideError, ClientContext> =>
     Effect.gen(function*() {
       const stored = yield* load(executionId)

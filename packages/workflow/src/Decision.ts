@@ -37,11 +37,28 @@ export const Cancel = Schema.TaggedStruct("Cancel", {
   ...by
 })
 
-/** A decision about one call. */
-export const Decision = Schema.Union([Approve, Reject, Cancel])
+/**
+ * A person's decision about one call (not `Turn.Decision`, what a strategy decided, nor
+ * `Messages.Decision`, the record of who decided).
+ */
+export const PersonDecision = Schema.Union([Approve, Reject, Cancel])
 
-/** A decision about one call. */
-export type Decision = typeof Decision.Type
+/** A person's decision about one call. */
+export type PersonDecision = typeof PersonDecision.Type
+
+/**
+ * A person's decision, under its former name.
+ *
+ * @deprecated Use `PersonDecision` (core has two other "decisions": `Turn.Decision`, `Messages.Decision`).
+ */
+export const Decision = PersonDecision
+
+/**
+ * A person's decision, under its former name.
+ *
+ * @deprecated Use `PersonDecision`.
+ */
+export type Decision = PersonDecision
 
 /** Who takes a decision (for calls under a decision policy). */
 export interface DecideAs {
@@ -51,15 +68,15 @@ export interface DecideAs {
 const asOf = (options: DecideAs | undefined) => options?.decider === undefined ? {} : { decider: options.decider }
 
 /** Approves a call, with edited arguments when given, as `decider` when given. */
-export const approve = (edited?: unknown, options?: DecideAs): Decision =>
+export const approve = (edited?: unknown, options?: DecideAs): PersonDecision =>
   Approve.make({ ...(edited === undefined ? {} : { edited }), ...asOf(options) })
 
 /** Rejects a call, with a reason for the model when given, as `decider` when given. */
-export const reject = (reason?: string, options?: DecideAs): Decision =>
+export const reject = (reason?: string, options?: DecideAs): PersonDecision =>
   Reject.make({ ...(reason === undefined ? {} : { reason }), ...asOf(options) })
 
 /** The decider and time of a decision, as `Messages.approve` / `reject` take them (nothing without a decider or time). */
-export const decideOptions = (decision: Decision): Messages.DecideOptions | undefined =>
+export const decideOptions = (decision: PersonDecision): Messages.DecideOptions | undefined =>
   decision.decider === undefined || decision.at === undefined
     ? undefined
     : { decider: decision.decider, at: decision.at }
@@ -67,7 +84,7 @@ export const decideOptions = (decision: Decision): Messages.DecideOptions | unde
 /** Withdraws a call, by the requester unless `by` says an operator, with a reason for the model when given. */
 export const cancel = (
   options: { readonly reason?: string; readonly by?: "requester" | "operator" } & DecideAs = {}
-): Decision =>
+): PersonDecision =>
   Cancel.make({
     ...(options.reason === undefined ? {} : { reason: options.reason }),
     ...(options.by === undefined ? {} : { by: options.by }),

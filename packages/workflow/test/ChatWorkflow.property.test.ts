@@ -1,11 +1,12 @@
-import { Chat, DecisionPolicy, Messages, PauseReason, Steering } from "@chat-ts/core"
+import { Chat, type ChatError, ConversationStore, DecisionPolicy, Messages, PauseReason, Steering } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result } from "effect"
 import fc from "fast-check"
-import { Decision } from "../src/index.js"
+import { WorkflowEngine } from "effect/workflow"
+import { ChatWorkflow, Decision } from "../src/index.js"
 import { queuedCount } from "../src/internal/shell.js"
-import { files, handlers, recorder, testLayer, turns } from "./fixtures.js"
+import { eventually, files, handlers, recorder, testLayer, turns } from "./fixtures.js"
 
 type Choice = "approve" | "reject" | "edit" | "cancel"
 
@@ -55,7 +56,7 @@ const ben = { id: "ben", roles: ["ops"] }
 const cid = { id: "cid", roles: ["ops"] }
 const underPolicy = (call: Messages.ToolCallPart) => DecisionPolicy.of(call) !== undefined
 
-const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): Decision.Decision => {
+const decisionFor = (messages: Messages.Messages, id: string, choice: Choice): Decision.PersonDecision => {
   const call = Messages.findTool(messages, id)
   if (call !== undefined && underPolicy(call)) {
     if (choice === "reject") return Decision.Reject.make({ reason: `no ${id}`, decider: cid, at: 1 })
@@ -99,7 +100,7 @@ const viaWorkflow = (responses: ReadonlyArray<ReadonlyArray<Call>>, steer: Steer
   const model = MockLanguageModel.make(toScript(responses))
   return Effect.gen(function*() {
     const id = yield* turns.start("property", Messages.fromUser("go", { sender: { id: "ann" } }))
-    const decided = new Map<string, Decision.Decision>()
+    const decided = new Map<string, Decision.PersonDecision>()
     /** The length of the published messages when the steering message was sent, until the turn took it. */
     let steeredAt: number | undefined
     let steered = steer === "none"
@@ -153,6 +154,112 @@ describe("ChatWorkflow and Chat", () => {
           expect(Result.isSuccess(Messages.encode(durable))).toBe(true)
         }))),
       { numRuns: 40 }
+    )
+  }, 60_000)
+})
+
+// ---------------------------------------------------------------------------
+// How a turn ends badly: the same error from both shells (both take it from `Shell.failureOf`)
+// ---------------------------------------------------------------------------
+
+/** The most model calls of the turns below, in both shells. */
+const maxSteps = 2
+const bounded = ChatWorkflow.make({ name: "bounded", tools: files, maxSteps })
+
+/** An input that ends the turn with an error: the step limit, approved edits that do not fit, or new input on pending calls. */
+type Ending =
+  | { readonly _tag: "StepLimit"; readonly calls: number }
+  | { readonly _tag: "InvalidEdits"; readonly edits: ReadonlyArray<"fits" | "wrongType" | "unknownKey"> }
+  | { readonly _tag: "PendingCalls"; readonly pending: ReadonlyArray<"approval" | "scheduled" | "done"> }
+
+const ending: fc.Arbitrary<Ending> = fc.oneof(
+  fc.record({ _tag: fc.constant("StepLimit" as const), calls: fc.integer({ min: 1, max: 2 }) }),
+  fc.record({
+    _tag: fc.constant("InvalidEdits" as const),
+    edits: fc.array(fc.constantFrom("fits" as const, "wrongType" as const, "unknownKey" as const), { minLength: 1, maxLength: 3 })
+  }).filter((e) => e.edits.some((edit) => edit !== "fits")),
+  fc.record({
+    _tag: fc.constant("PendingCalls" as const),
+    pending: fc.array(fc.constantFrom("approval" as const, "scheduled" as const, "done" as const), { minLength: 1, maxLength: 3 })
+  }).filter((e) => e.pending.some((p) => p !== "done"))
+)
+
+const deleteCall = (id: string, status: Messages.ToolCallStatus): Messages.ToolCallPart => ({
+  _tag: "ToolCall",
+  id,
+  name: "delete_files",
+  arguments: JSON.stringify({ paths: [id] }),
+  status
+})
+
+const editText = { fits: `{"paths":["x"]}`, wrongType: `{"paths":3}`, unknownKey: `{"paths":[],"force":true}` }
+
+/** The messages a turn starts from, and what its model says (a loop of calls for the step limit). */
+const inputOf = (end: Ending): { readonly messages: Messages.Messages; readonly model: MockLanguageModel.MockLanguageModel } => {
+  const ask = Messages.fromUser("go")
+  switch (end._tag) {
+    case "StepLimit":
+      return {
+        messages: ask,
+        model: MockLanguageModel.make(() =>
+          MockLanguageModel.toolCalls(Array.from({ length: end.calls }, () => ({ name: "list_files", arguments: { folder: "f" } }))))
+      }
+    case "InvalidEdits":
+      return {
+        messages: [...ask, {
+          role: "assistant",
+          parts: end.edits.map((edit, i) => deleteCall(`e${i}`, { _tag: "Approved", editedArguments: editText[edit] }))
+        }],
+        model: MockLanguageModel.make([MockLanguageModel.text("unused")])
+      }
+    case "PendingCalls":
+      return {
+        messages: [...ask, {
+          role: "assistant",
+          parts: end.pending.map((p, i) =>
+            deleteCall(
+              `p${i}`,
+              p === "approval" ? { _tag: "AwaitingApproval" } : p === "scheduled" ? { _tag: "Scheduled", at: 4_000_000_000_000 } : {
+                _tag: "Completed",
+                result: { deleted: 1 }
+              }
+            )
+          )
+        }, Messages.user("Something else.")],
+        model: MockLanguageModel.make([MockLanguageModel.text("unused")])
+      }
+  }
+}
+
+let conversations = 0
+
+describe("ChatWorkflow and Chat end a turn the same way", () => {
+  it("the same error (tag, fields and messages) for the step limit, edits that do not fit and new input on pending calls", async () => {
+    await fc.assert(
+      fc.asyncProperty(ending, (end) =>
+        Effect.runPromise(Effect.gen(function*() {
+          const chatInput = inputOf(end)
+          const inProcess = yield* Chat.make({ tools: files, maxSteps }).pipe(
+            Effect.flatMap((chat) => Effect.flip(chat.complete(chatInput.messages))),
+            Effect.provide(Layer.merge(chatInput.model.layer, handlers(recorder())))
+          )
+          const flowInput = inputOf(end)
+          const durable = yield* Effect.gen(function*() {
+            const id = yield* bounded.start(`ending-${++conversations}`, flowInput.messages)
+            const done = yield* eventually(bounded.read(id), (view) => view.status._tag === "Failed")
+            return done.status._tag === "Failed" ? done.status.error : undefined
+          }).pipe(
+            Effect.provide(ChatWorkflow.layer(bounded)),
+            Effect.provide(Layer.mergeAll(WorkflowEngine.layerMemory, ConversationStore.layerMemory, flowInput.model.layer, handlers(recorder())))
+          )
+          expect(inProcess._tag).toBe(end._tag === "StepLimit" ? "StepLimitReached" : end._tag === "InvalidEdits" ? "InvalidEditedArguments" : "PendingToolCalls")
+          expect(durable).toBeDefined()
+          expect(durable!.constructor).toBe(inProcess.constructor)
+          expect({ ...durable! }).toEqual({ ...(inProcess as ChatError.ChatError) })
+          expect((durable as { readonly messages?: unknown }).messages).toBeDefined()
+          expect(chatInput.model.requests.length).toBe(flowInput.model.requests.length)
+        }))),
+      { numRuns: 30 }
     )
   }, 60_000)
 })

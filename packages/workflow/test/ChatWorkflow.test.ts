@@ -1,11 +1,12 @@
-import { Chat, ChatError, ConversationStore, Messages } from "@chat-ts/core"
+import { Action, Chat, ChatError, ConversationStore, Messages, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Result } from "effect"
 import { TestClock } from "effect/testing"
+import { WorkflowEngine } from "effect/workflow"
 import { ChatWorkflow, Decision } from "../src/index.js"
 import { claimId, decisionRecordId, decisionText, steerRecordId, steerSlot } from "../src/internal/shell.js"
-import { eventually, files, handlers, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
+import { DeleteFiles, eventually, files, handlers, HOUR, recorder, testLayer, turns, vaultPolicy } from "./fixtures.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 
@@ -672,5 +673,40 @@ describe("ChatWorkflow on the in-memory engine", () => {
       yield* ended(id)
       expect(rec.calls.map((c) => c.params)).toEqual([{ paths: ["a"] }, { paths: ["b"] }])
     }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+  it.effect("a strategy naming a policy that is not valid: the call is rejected by policy, as in Chat (the decision is recorded as the one the reducer takes it for)", () => {
+    // A quorum of 0 names nobody who could approve.
+    const kit = Toolkit.withStrategy(Toolkit.make(DeleteFiles), () => Action.RequireApproval({ policy: { quorum: 0 } }))
+    const deletes: Array<unknown> = []
+    const kitHandlers = kit.toLayer({ delete_files: (params) => Effect.sync(() => (deletes.push(params), { deleted: 0 })) })
+    const script = () =>
+      MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "d1", name: "delete_files", arguments: { paths: ["a"] } }]),
+        MockLanguageModel.text("Could not.")
+      ])
+    const badPolicy = ChatWorkflow.make({ name: "bad-policy", tools: kit })
+    return Effect.gen(function*() {
+      const chatModel = script()
+      const inProcess = yield* Chat.make({ tools: kit }).pipe(
+        Effect.flatMap((chat) => chat.complete(ask)),
+        Effect.provide(Layer.merge(chatModel.layer, kitHandlers))
+      )
+      const flowModel = script()
+      const durable = yield* Effect.gen(function*() {
+        const id = yield* badPolicy.start("conv-bad-policy", ask)
+        return yield* eventually(badPolicy.read(id), (view) => view.status._tag === "Complete" || view.status._tag === "Failed")
+      }).pipe(
+        Effect.provide(ChatWorkflow.layer(badPolicy)),
+        Effect.provide(Layer.mergeAll(WorkflowEngine.layerMemory, ConversationStore.layerMemory, flowModel.layer, kitHandlers))
+      )
+      expect(durable.status._tag).toBe("Complete")
+      expect(statusOf(durable.messages, "d1")).toEqual({
+        _tag: "Rejected",
+        by: "policy",
+        reason: "Its decision policy is not valid, so nobody could approve it."
+      })
+      expect(durable.messages).toEqual(inProcess.messages)
+      expect(deletes).toEqual([])
+    })
   })
 })

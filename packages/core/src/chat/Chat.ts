@@ -32,6 +32,7 @@ import { PartialOutput } from "./internal/partialOutput.js"
 import * as Structured from "../tools/ResponseFormat.js"
 import * as SourcePull from "./internal/sourcePull.js"
 import * as Strategy from "./internal/strategy.js"
+import type * as Shell from "./Shell.js"
 import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "../model/LanguageModel.js"
 import * as Messages from "../turn/Messages.js"
@@ -83,12 +84,19 @@ export interface ToolSet {
 }
 
 /** Who decides (`chat.approve`, `approveJson`, `reject`): checked against the call's decision policy and recorded with the clock's time. */
-export interface DecideOptions {
+export interface DeciderOptions {
   readonly decider?: Messages.Identity | undefined
 }
 
+/**
+ * Who decides, under its former name.
+ *
+ * @deprecated Use `DeciderOptions` (`Messages.DecideOptions` is another thing: the decider and the time).
+ */
+export type DecideOptions = DeciderOptions
+
 /** The decider and the clock's time, as `Messages` takes them (nothing without a decider). */
-const decidedAt = (options: DecideOptions | undefined): Effect.Effect<Messages.DecideOptions | undefined> =>
+const decidedAt = (options: DeciderOptions | undefined): Effect.Effect<Messages.DecideOptions | undefined> =>
   options?.decider === undefined
     ? Effect.succeed(undefined)
     : Effect.map(Clock.currentTimeMillis, (at) => ({ decider: options.decider!, at }))
@@ -152,7 +160,7 @@ export interface Service<R = never, E = never> {
     messages: Messages.Messages,
     id: string,
     edited?: unknown,
-    options?: DecideOptions
+    options?: DeciderOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /**
    * Approves a pending call with edited arguments given as JSON text (typed by a
@@ -164,14 +172,14 @@ export interface Service<R = never, E = never> {
     messages: Messages.Messages,
     id: string,
     json: string,
-    options?: DecideOptions
+    options?: DeciderOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** Rejects a pending call (same as `Messages.reject`); the model sees `reason`. */
   readonly reject: (
     messages: Messages.Messages,
     id: string,
     reason?: string,
-    options?: DecideOptions
+    options?: DeciderOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** Withdraws a call that has not started (same as `Messages.cancel`); the model sees who withdrew it and `reason`. */
   readonly cancel: (
@@ -214,34 +222,8 @@ export interface Service<R = never, E = never> {
   readonly steps: Steps<R>
 }
 
-/**
- * The work one outcome of `Turn.step` asks for, done the way `Chat` does it,
- * for shells that record each piece on its own (`@chat-ts/workflow`).
- */
-export interface Steps<R = never> {
-  /** For `CallModel`: calls the model (system prompt, tools and model options of the chat) and returns its response. */
-  readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Messages.Message, ChatError.ModelError>
-  /**
-   * For `Decide`: asks the strategies about the proposed calls at `now` (failing closed like `Chat`);
-   * with `messages` (those of the `Decide` outcome) the strategies see the grants covering each call,
-   * for a turn acting for `context` (send it as `Decided`'s `grants`).
-   */
-  readonly decide: (
-    calls: ReadonlyArray<Messages.ToolCallPart>,
-    now: number,
-    messages?: Messages.Messages,
-    context?: Grant.Context
-  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
-  /** For `RunTools`: runs one started call; its result event, and the detail of a handler's defect. */
-  readonly runTool: (
-    messages: Messages.Messages,
-    call: Messages.ToolCallPart
-  ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
-  /** The approved edits of the messages that do not match their tools (for `Resume`'s `invalidEdits`). */
-  readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
-  /** The calls left running whose tool is idempotent and may start again (for `Resume`'s `rerun`). */
-  readonly rerunnable: (messages: Messages.Messages) => ReadonlyArray<string>
-}
+/** The work one outcome of `Turn.step` asks for, done the way `Chat` does it (see `Shell.Steps`). */
+export type Steps<R = never> = Shell.Steps<R>
 
 /** The chat in use, when provided as a service (see `layer`). */
 export class Chat extends Context.Service<Chat, Service>()("@chat-ts/core/Chat") {}
@@ -447,13 +429,13 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
       decide: (call, now, messages, context) => Strategy.decide<R>(entries.get(call.name), call, now, available, messages, context),
       editProblem,
       checkEdits: (messages) =>
-        TurnRunner.lastCalls(messages).flatMap((call) => {
+        Messages.lastCalls(messages).flatMap((call) => {
           const detail = editProblem(call)
           return detail === undefined ? [] : [{ id: call.id, detail }]
         }),
       // Calls left running by a worker that died whose tool is idempotent and may start again.
       rerunnable: (messages) =>
-        TurnRunner.lastCalls(messages).flatMap((call) => {
+        Messages.lastCalls(messages).flatMap((call) => {
           const tool = entries.get(call.name)?.tool
           const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : undefined
           return tool?.idempotent === true && attempt !== undefined && attempt < tool.maxAttempts ? [call.id] : []
@@ -599,11 +581,11 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
           ? Effect.succeed(next)
           : Effect.fail(new ChatError.InvalidEditedArguments({ id, name: call.name, detail, messages }))
       })
-    const approve = (messages: Messages.Messages, id: string, edited?: unknown, options?: DecideOptions) =>
+    const approve = (messages: Messages.Messages, id: string, edited?: unknown, options?: DeciderOptions) =>
       Effect.flatMap(decidedAt(options), (at) => checked(messages, id, Messages.approve(messages, id, edited, at)))
-    const approveJson = (messages: Messages.Messages, id: string, json: string, options?: DecideOptions) =>
+    const approveJson = (messages: Messages.Messages, id: string, json: string, options?: DeciderOptions) =>
       Effect.flatMap(decidedAt(options), (at) => checked(messages, id, Messages.approveJson(messages, id, json, at)))
-    const reject = (messages: Messages.Messages, id: string, reason?: string, options?: DecideOptions) =>
+    const reject = (messages: Messages.Messages, id: string, reason?: string, options?: DeciderOptions) =>
       Effect.flatMap(decidedAt(options), (at) => Effect.fromResult(Messages.reject(messages, id, reason, at)))
 
     /**

@@ -92,6 +92,20 @@ export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@c
   }
 ) {}
 
+/**
+ * Any error a `LanguageModel` or `EmbeddingModel` may fail with; as a Schema, the union of their
+ * classes (for shells that record a model call's failure, as `@chat-ts/workflow` does).
+ */
+export const ModelError = Schema.Union([
+  RateLimited,
+  ServerError,
+  NetworkError,
+  AuthenticationError,
+  InvalidRequest,
+  ContextLengthExceeded,
+  MalformedResponse
+])
+
 /** Any error a `LanguageModel` or `EmbeddingModel` may fail with. */
 export type ModelError =
   | RateLimited

@@ -202,6 +202,15 @@ export const lastResponse = (messages: Messages): S.Message | undefined => {
   return undefined
 }
 
+/**
+ * The tool calls of the last message, when it is a model response (none otherwise, as after a
+ * user message): the calls a shell decides, runs or waits on.
+ */
+export const lastCalls = (messages: Messages): ReadonlyArray<S.ToolCallPart> => {
+  const last = messages[messages.length - 1]
+  return last !== undefined && last.role === "assistant" ? toolCallsOf(last) : []
+}
+
 /** The concatenated text parts of a message. */
 export const textOf = (message: S.Message): string => {
   let out = ""

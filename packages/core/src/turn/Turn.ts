@@ -65,7 +65,7 @@ import * as Grant from "./GrantRules.js"
 import { canonicalCall } from "../internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
 import * as Queued from "./internal/queued.js"
-import { isMillis, jsonProblem, Review } from "../internal/schema.js"
+import { isMillis, jsonProblem, Millis, Policy as PolicySchema, Review } from "../internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "../data/PauseReason.js"
@@ -579,6 +579,41 @@ export const isValidDecision = (decision: unknown): decision is Decision => {
   }
 }
 
+/** A decision policy as a decision may carry it: the stored `Policy`, its ids and roles canonical (see `DecisionPolicy`). */
+const ValidPolicy = PolicySchema.check(Schema.makeFilter((policy) => Policy.policyIdsProblem(policy)))
+
+/**
+ * `Decision` as a Schema, for shells that record decisions (`@chat-ts/workflow`): it takes exactly
+ * the decisions `isValidDecision` takes (valid times, reviews and policies).
+ */
+export const DecisionSchema: Schema.Codec<Decision> = Schema.Union([
+  Schema.TaggedStruct("Execute", {}),
+  Schema.TaggedStruct("RequireApproval", {
+    expiresAt: Schema.optional(Millis),
+    review: Schema.optional(Review),
+    policy: Schema.optional(ValidPolicy)
+  }),
+  Schema.TaggedStruct("Defer", { at: Millis, policy: Schema.optional(ValidPolicy) }),
+  Schema.TaggedStruct("Reject", { reason: Schema.String }),
+  Schema.TaggedStruct("Invalid", { message: Schema.String }),
+  Schema.TaggedStruct("Granted", { grant: Schema.String, policy: Schema.optional(ValidPolicy) })
+])
+
+/** What a call given a decision that is not valid is rejected with, when the decision names a policy. */
+const invalidPolicyReason = "Its decision policy is not valid, so nobody could approve it."
+
+/**
+ * The valid decision the reducer takes `decision` for: itself when valid, else the one it fails
+ * closed with (`RequireApproval`; a `Reject` by policy when it names a policy). A shell that records
+ * decisions (with `DecisionSchema`) records this one: replayed, it changes the call the same way.
+ */
+export const validDecision = (decision: unknown): Decision =>
+  isValidDecision(decision)
+    ? decision
+    : hasPolicy(decision)
+    ? Decision.Reject({ reason: invalidPolicyReason })
+    : Decision.RequireApproval({})
+
 /** A grant's decision, if the grant may settle the call (`Grant.check`); else the call awaits approval. */
 const applyGrant = (
   messages: Messages.Messages,
@@ -649,7 +684,7 @@ const hasPolicy = (decision: unknown): boolean =>
 
 const invalidPolicy = (call: ToolCallPart): ToolCallPart => ({
   ...call,
-  status: { _tag: "Rejected", by: "policy", reason: "Its decision policy is not valid, so nobody could approve it." }
+  status: { _tag: "Rejected", by: "policy", reason: invalidPolicyReason }
 })
 
 // ---------------------------------------------------------------------------

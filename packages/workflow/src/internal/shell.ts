@@ -1,17 +1,17 @@
 /**
  * The workflow shell: interprets the outcomes of `Turn.step` with durable
- * primitives. Every piece of work comes from `Chat.Steps` (the same model call,
+ * primitives. Every piece of work comes from `Shell.Steps` (the same model call,
  * strategies and handlers as `Chat`), recorded once as an `Activity`; a pause
  * waits on one `DurableDeferred` per call and a `DurableClock` for the earliest
  * time, raced durably. Everything the turn decides comes from the reducer.
  *
  * @internal
  */
-import type { Chat } from "@chat-ts/core"
 import * as ChatError from "@chat-ts/core/ChatError"
 import * as ConversationStore from "@chat-ts/core/ConversationStore"
 import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
 import * as Messages from "@chat-ts/core/Messages"
+import * as Shell from "@chat-ts/core/Shell"
 import * as Steering from "@chat-ts/core/Steering"
 import * as Turn from "@chat-ts/core/Turn"
 import * as Clock from "effect/Clock"
@@ -30,7 +30,7 @@ import * as Decision from "../Decision.js"
  * yeses already recorded on the call (each vote completes the deferred of its own round).
  */
 export const decisionDeferred = (id: string, round = 0) =>
-  DurableDeferred.make(round === 0 ? `decision/${id}` : `decision/${id}/${round}`, { success: Decision.Decision })
+  DurableDeferred.make(round === 0 ? `decision/${id}` : `decision/${id}/${round}`, { success: Decision.PersonDecision })
 
 /** Where a call's start is claimed (at most once per attempt), in the turn store. */
 export const claimId = (executionId: string, callId: string, attempt: number): string =>
@@ -41,7 +41,7 @@ export const decisionRecordId = (executionId: string, callId: string, round = 0)
   round === 0 ? `${executionId}/decision/${callId}` : `${executionId}/decision/${callId}/${round}`
 
 /** A decision as the text of its record: the same decision (by the same decider, whenever) gives the same text. */
-export const decisionText = (decision: Decision.Decision): string =>
+export const decisionText = (decision: Decision.PersonDecision): string =>
   decision._tag === "Cancel"
     ? JSON.stringify([decision._tag, decision.reason ?? null, decision.by ?? "requester"])
     : JSON.stringify([
@@ -54,7 +54,7 @@ export const decisionText = (decision: Decision.Decision): string =>
 export const roundOf = (call: Messages.ToolCallPart): number => DecisionPolicy.progress(call).votes.length
 
 /** A person's decision applied with `Messages` (no check of edits), checked against the call's policy. */
-export const applyTo = (messages: Messages.Messages, id: string, decision: Decision.Decision) => {
+export const applyTo = (messages: Messages.Messages, id: string, decision: Decision.PersonDecision) => {
   const by = Decision.decideOptions(decision)
   if (decision._tag === "Cancel") {
     return Messages.cancel(messages, id, {
@@ -103,43 +103,19 @@ export const queuedCount = (messages: Messages.Messages): number => {
 /** What the turn returns when it completes. */
 export const Completed = Schema.Struct({ messages: Messages.Messages, response: Messages.Message })
 
-/** The errors of a model call. */
-const ModelError = Schema.Union([
-  ChatError.RateLimited,
-  ChatError.ServerError,
-  ChatError.NetworkError,
-  ChatError.AuthenticationError,
-  ChatError.InvalidRequest,
-  ChatError.ContextLengthExceeded,
-  ChatError.MalformedResponse
-])
-
 /** The errors a durable turn ends with (the same as `Chat`'s). */
 export const TurnFailure = Schema.Union([
   ChatError.StepLimitReached,
   ChatError.ToolHandlerDefect,
   ChatError.InvalidEditedArguments,
   ChatError.PendingToolCalls,
-  ModelError
+  ChatError.ModelError
 ])
 
-const DecisionSchema = Schema.Union([
-  Schema.TaggedStruct("Execute", {}),
-  // A policy is carried as it is: the reducer judges it (one that is not valid rejects the call, as in `Chat`).
-  Schema.TaggedStruct("RequireApproval", {
-    expiresAt: Schema.optional(Schema.Number),
-    review: Schema.optional(Messages.Review),
-    policy: Schema.optional(Schema.Unknown)
-  }),
-  Schema.TaggedStruct("Defer", { at: Schema.Number, policy: Schema.optional(Schema.Unknown) }),
-  Schema.TaggedStruct("Reject", { reason: Schema.String }),
-  Schema.TaggedStruct("Invalid", { message: Schema.String }),
-  Schema.TaggedStruct("Granted", { grant: Schema.String, policy: Schema.optional(Schema.Unknown) })
-])
-
+/** The strategies' decisions, as recorded: each one the reducer would take it for (see `Turn.validDecision`). */
 const Decided = Schema.Struct({
   now: Schema.Number,
-  decisions: Schema.Array(Schema.Struct({ id: Schema.String, decision: DecisionSchema }))
+  decisions: Schema.Array(Schema.Struct({ id: Schema.String, decision: Turn.DecisionSchema }))
 })
 
 /** A call's result as recorded: its event, or `Lost` when an earlier run of it started and never recorded one. */
@@ -163,7 +139,7 @@ const ToolResult = Schema.Union([
 
 /** Why a pause ended: a decision about a call, or the earliest time came. */
 const Wake = Schema.Union([
-  Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.Decision }),
+  Schema.TaggedStruct("Decided", { id: Schema.String, decision: Decision.PersonDecision }),
   Schema.TaggedStruct("Steered", { steer: Steer }),
   Schema.TaggedStruct("Due", {})
 ])
@@ -178,18 +154,12 @@ export interface Config {
   readonly concurrency: number | "unbounded"
 }
 
-/** The tool calls of the last message, when it is a model response. */
-const lastCalls = (messages: Messages.Messages): ReadonlyArray<Messages.ToolCallPart> => {
-  const last = messages[messages.length - 1]
-  return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
-}
-
 /** Applies a person's decision to the messages, failing closed: an edit that does not fit its tool rejects the call. */
 export const applyDecision = (
-  steps: Pick<Chat.Steps<never>, "checkEdits">,
+  steps: Pick<Shell.Steps<never>, "checkEdits">,
   messages: Messages.Messages,
   id: string,
-  decision: Decision.Decision
+  decision: Decision.PersonDecision
 ): Messages.Messages => {
   const applied = applyTo(messages, id, decision)
   const by = Decision.decideOptions(decision)
@@ -219,7 +189,7 @@ const wakeAt = (calls: ReadonlyArray<Messages.ToolCallPart>): number | undefined
 
 /** The body of the durable turn workflow. */
 export const run = <R>(
-  steps: Chat.Steps<R>,
+  steps: Shell.Steps<R>,
   config: Config,
   messages: Messages.Messages,
   executionId: string
@@ -304,7 +274,7 @@ export const run = <R>(
     /** Waits durably for a decision about any waiting call, or for the earliest time; returns the messages to resume. */
     const wait = (state: Messages.Messages) =>
       Effect.gen(function*() {
-        const waiting = lastCalls(state).filter(Messages.isAwaitingDecision)
+        const waiting = Messages.lastCalls(state).filter(Messages.isAwaitingDecision)
         for (const call of waiting) records.add(decisionRecordId(executionId, call.id, roundOf(call)))
         const until = wakeAt(waiting)
         const name = `wake/${++seq}`
@@ -346,10 +316,7 @@ export const run = <R>(
       })
 
     const firstTurn = Messages.turnStart(messages)
-    let result = step(
-      messages,
-      Turn.Event.Resume({ now: yield* now, invalidEdits: steps.checkEdits(messages), rerun: steps.rerunnable(messages) })
-    )
+    let result = step(messages, Shell.start(steps, messages, yield* now))
     while (true) {
       const [state, outcome] = result
       switch (outcome._tag) {
@@ -358,7 +325,7 @@ export const run = <R>(
             // A message held during a pause starts a turn of its own inside this execution: its model calls get names of their own.
             name: Messages.turnStart(state) === firstTurn ? `model/${outcome.step}` : `model/${Messages.turnStart(state)}/${outcome.step}`,
             success: Messages.Message,
-            error: ModelError,
+            error: ChatError.ModelError,
             execute: steps.callModel(state, outcome.step)
           }).pipe(Effect.tapError(() => finish(state)), Effect.mapError((error) => ChatError.withMessages(error, state)))
           result = step(state, Turn.Event.ModelResponded({ message }))
@@ -369,17 +336,21 @@ export const run = <R>(
             name: `decide/${++seq}`,
             success: Decided,
             execute: Effect.flatMap(Clock.currentTimeMillis, (at) =>
-              Effect.map(steps.decide(outcome.calls, at, state), (decisions) => ({ now: at, decisions })))
+              Effect.map(steps.decide(outcome.calls, at, state), (decisions) => ({
+                now: at,
+                // A decision the reducer fails closed on is recorded as the valid one it takes it for.
+                decisions: decisions.map(({ decision, id }) => ({ id, decision: Turn.validDecision(decision) }))
+              })))
           })
           lastNow = decided.now
-          result = step(state, Turn.Event.Decided({ now: decided.now, decisions: decided.decisions as ReadonlyArray<{ id: string; decision: Turn.Decision }> }))
+          result = step(state, Turn.Event.Decided({ now: decided.now, decisions: decided.decisions }))
           break
         }
         case "RunTools": {
           const results = yield* Effect.forEach(outcome.calls, (call) => runTool(state, call), { concurrency: config.concurrency })
           let next = state
           const lost: Array<string> = []
-          let defect: { id: string; name: string; detail: string } | undefined
+          let defect: Shell.Defect | undefined
           for (const r of results) {
             if (r._tag === "Lost") {
               lost.push(r.id)
@@ -397,7 +368,7 @@ export const run = <R>(
           }
           if (defect !== undefined) {
             yield* finish(next)
-            return yield* new ChatError.ToolHandlerDefect({ ...defect, messages: next })
+            return yield* Shell.defectFailure(defect, next)
           }
           // Lost calls are failed by the reducer, or started again as their next attempt when their tool is idempotent.
           const rerun = steps.rerunnable(next).filter((id) => lost.includes(id))
@@ -418,21 +389,10 @@ export const run = <R>(
           yield* finish(state)
           return { messages: state, response: outcome.response }
         case "StepLimit":
-          yield* finish(state)
-          return yield* new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages: state })
-        case "InvalidEdits": {
-          yield* finish(state)
-          const first = outcome.edits[0]!
-          return yield* new ChatError.InvalidEditedArguments({
-            id: first.id,
-            name: first.name,
-            detail: outcome.edits.map((edit) => `${edit.id}: ${edit.detail}`).join("; "),
-            messages: state
-          })
-        }
+        case "InvalidEdits":
         case "PendingCalls":
           yield* finish(state)
-          return yield* new ChatError.PendingToolCalls({ ids: outcome.ids, messages: state })
+          return yield* Shell.failureOf(outcome, state)
       }
     }
   })

@@ -23,6 +23,7 @@ import * as LanguageModel from "../../model/LanguageModel.js"
 import * as Messages from "../../turn/Messages.js"
 import type { Message, ToolCallPart } from "../../turn/Messages.js"
 import * as PauseReason from "../../data/PauseReason.js"
+import * as Shell from "../Shell.js"
 import type * as Tool from "../../tools/Tool.js"
 import type * as Toolkit from "../../tools/Toolkit.js"
 import * as ToolResult from "../../tools/ToolResult.js"
@@ -87,8 +88,8 @@ export interface Entry {
   readonly maxResultFileBytes?: number | undefined
 }
 
-/** The tools of a chat at one moment, and what depends on them (see `Chat.make`'s tool table). */
-export interface Tools<R> {
+/** The tools of a chat at one moment, and what depends on them (see `Chat.make`'s tool table); `checkEdits` and `rerunnable` as in `Shell.Steps`. */
+export interface Tools<R> extends Pick<Shell.Steps<R>, "checkEdits" | "rerunnable"> {
   readonly entries: ReadonlyMap<string, Entry>
   readonly declarations: ReadonlyArray<LanguageModel.ToolDeclaration>
   readonly decide: (
@@ -97,10 +98,6 @@ export interface Tools<R> {
     messages?: Messages.Messages,
     context?: Grant.Context
   ) => Effect.Effect<Turn.Decision, never, R>
-  /** The approved edits of the messages that do not match their tools. */
-  readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
-  /** The calls left running by a worker that died that may start again (their tool is idempotent). */
-  readonly rerunnable: (messages: Messages.Messages) => ReadonlyArray<string>
 }
 
 /** What a chat gives every turn it runs. `E`: what reading its tools again may fail with. */
@@ -175,18 +172,12 @@ const sleepUntil = (until: number): Effect.Effect<void> =>
     }
   })
 
-/** The tool calls of the last message, when it is a model response. */
-export const lastCalls = (messages: Messages.Messages): ReadonlyArray<ToolCallPart> => {
-  const last = messages[messages.length - 1]
-  return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
-}
-
 /**
  * Calls of the last response (of `before`) that became resolved between two states: that response
  * is looked up where it was, since the step may have delivered held user messages after it.
  */
 const newlyResolved = (before: Messages.Messages, after: Messages.Messages): ReadonlyArray<ToolCallPart> => {
-  const previous = new Map(lastCalls(before).map((call) => [call.id, call]))
+  const previous = new Map(Messages.lastCalls(before).map((call) => [call.id, call]))
   const response = after[before.length - 1]
   const calls = response !== undefined && response.role === "assistant" ? Messages.toolCallsOf(response) : []
   return calls.filter((call) => {
@@ -250,7 +241,7 @@ class Run<R, E> {
   /** The tools of this turn: the model's next request and the calls of its response use these. */
   tools: Tools<R>
   /** The first handler that died: the turn fails with it once every call of the response finished. */
-  defect: { readonly id: string; readonly name: string; readonly detail: string } | undefined
+  defect: Shell.Defect | undefined
   /** A checkpoint that failed while tools ran: the turn stops with it once they all finished. */
   checkpointFailure: ChatError.CheckpointError | undefined
   /** Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`). */
@@ -469,7 +460,7 @@ class Run<R, E> {
   announceRejections(): Effect.Effect<void> | undefined {
     if (this.rejectionsAnnounced) return undefined
     this.rejectionsAnnounced = true
-    const rejected = lastCalls(this.input).filter((call) => (call.status._tag === "Rejected" && call.status.by === "user") || call.status._tag === "Cancelled")
+    const rejected = Messages.lastCalls(this.input).filter((call) => (call.status._tag === "Rejected" && call.status.by === "user") || call.status._tag === "Cancelled")
     if (rejected.length === 0) return undefined
     return Effect.forEach(rejected, (call) => this.mode.emit(ChatEvent.ToolResult({ call })), { discard: true })
   }
@@ -478,7 +469,7 @@ class Run<R, E> {
   interruptRunning(): Effect.Effect<void> {
     return Effect.suspend(() =>
       Effect.forEach(
-        lastCalls(this.current).filter((call) => call.status._tag === "Running"),
+        Messages.lastCalls(this.current).filter((call) => call.status._tag === "Running"),
         (call) => Effect.ignore(this.apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))),
         { discard: true }
       )
@@ -510,18 +501,9 @@ class Run<R, E> {
       case "Complete":
         return { messages, outcome }
       case "StepLimit":
-        return new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages })
-      case "InvalidEdits": {
-        const first = outcome.edits[0]!
-        return new ChatError.InvalidEditedArguments({
-          id: first.id,
-          name: first.name,
-          detail: outcome.edits.map((edit) => `${edit.id}: ${edit.detail}`).join("; "),
-          messages
-        })
-      }
+      case "InvalidEdits":
       case "PendingCalls":
-        return new ChatError.PendingToolCalls({ ids: outcome.ids })
+        return Shell.failureOf(outcome, messages)
     }
   }
 
@@ -583,7 +565,7 @@ class Run<R, E> {
   /** Once every started call finished: the failure of a checkpoint or a handler's defect, else `Resume`. */
   private afterTools(): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
     if (this.checkpointFailure !== undefined) return Effect.fail(this.checkpointFailure)
-    if (this.defect !== undefined) return Effect.fail(new ChatError.ToolHandlerDefect({ ...this.defect, messages: this.current }))
+    if (this.defect !== undefined) return Effect.fail(Shell.defectFailure(this.defect, this.current))
     return asEffect(this.resumeNow())
   }
 
@@ -633,9 +615,7 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
     const turn = new Run(env, mode, input, traced, fiber.getRef(Clock.Clock))
     const loop = Effect.gen(function*() {
       if (env.refresh !== undefined) yield* turn.refreshTools(env.refresh)
-      const first = turn.applyNow(
-        Turn.Event.Resume({ now: turn.now(), invalidEdits: turn.tools.checkEdits(input), rerun: turn.tools.rerunnable(input) })
-      )
+      const first = turn.applyNow(Shell.start(turn.tools, input, turn.now()))
       let step: Turn.Result | Ended = Effect.isEffect(first) ? yield* first : first
       // Only what must run is an Effect (see `Run.next`); the rest of a step is done here at once.
       while (!isEnded(step)) {
@@ -663,20 +643,8 @@ const runIn = <R, E>(env: Env<R, E>, mode: Mode, messages: Messages.Messages): E
     Effect.succeed(new Run(env, mode, messages, fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer, fiber.getRef(Clock.Clock)))
   )
 
-/** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
-export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
-  readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Message, ChatError.ModelError>
-  readonly decide: (
-    calls: ReadonlyArray<ToolCallPart>,
-    now: number,
-    messages?: Messages.Messages,
-    context?: Grant.Context
-  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
-  readonly runTool: (
-    messages: Messages.Messages,
-    call: ToolCallPart
-  ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
-} => ({
+/** The work of single outcomes, for shells that record each piece on its own (see `Shell.Steps`). */
+export const steps = <R, E>(env: Env<R, E>, mode: Mode): Omit<Shell.Steps<R>, "checkEdits" | "rerunnable"> => ({
   callModel: (messages, step) => Effect.flatMap(runIn(env, mode, messages), (turn) => turn.callModel(messages, step)),
   decide: (calls, now, messages, context) =>
     Effect.forEach(calls, (call) => Effect.map(env.tools().decide(call, now, messages, context), (decision) => ({ id: call.id, decision })), {
