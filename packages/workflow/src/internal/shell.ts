@@ -112,10 +112,15 @@ export const TurnFailure = Schema.Union([
   ChatError.ModelError
 ])
 
-/** The strategies' decisions, as recorded: each one the reducer would take it for (see `Turn.validDecision`). */
-const Decided = Schema.Struct({
+/**
+ * The strategies' decisions, as recorded: each one the reducer would take it for (see
+ * `Turn.validDecision`), so written with `Turn.DecisionSchema`'s shape. Read leniently: a journal of an
+ * earlier version may hold a decision that schema refuses (a policy nobody could meet), and a replay
+ * must take it as that version did, which `Turn.validDecision` does when it is read.
+ */
+export const Decided = Schema.Struct({
   now: Schema.Number,
-  decisions: Schema.Array(Schema.Struct({ id: Schema.String, decision: Turn.DecisionSchema }))
+  decisions: Schema.Array(Schema.Struct({ id: Schema.String, decision: Schema.Union([Turn.DecisionSchema, Schema.Unknown]) }))
 })
 
 /** A call's result as recorded: its event, or `Lost` when an earlier run of it started and never recorded one. */
@@ -343,7 +348,10 @@ export const run = <R>(
               })))
           })
           lastNow = decided.now
-          result = step(state, Turn.Event.Decided({ now: decided.now, decisions: decided.decisions }))
+          result = step(state, Turn.Event.Decided({
+            now: decided.now,
+            decisions: decided.decisions.map(({ decision, id }) => ({ id, decision: Turn.validDecision(decision) }))
+          }))
           break
         }
         case "RunTools": {
