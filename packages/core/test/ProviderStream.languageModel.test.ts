@@ -57,8 +57,7 @@ class Echo implements ProviderStream.EventDecoder<string> {
 const scripted = (options: {
   readonly failures?: ReadonlyArray<ChatError.ModelError>
   readonly callTakes?: Duration.Input
-  readonly timeouts?: { readonly call: ProviderStream.Timeouts; readonly stream: ProviderStream.Timeouts }
-  readonly retry?: ProviderStream.Wire<Prepared, string, string>["retry"]
+  readonly options?: ProviderStream.Wire<Prepared, string, string>["options"]
 }) => {
   const state = { calls: 0, opens: 0, decoders: 0 }
   const failures = [...(options.failures ?? [])]
@@ -79,8 +78,8 @@ const scripted = (options: {
       Result.succeed({ parts: [{ _tag: "Text", text: `${answer} (${prepared.text})` }], finishReason: "stop", usage: Usage.empty }),
     open: ({ text }) => Effect.andThen(Effect.sync(() => state.opens++), attempt(Stream.make(`${text}.1`, `${text}.2`))),
     decoder: (prepared) => (state.decoders++, new Echo(prepared)),
-    timeouts: options.timeouts ?? { call: {}, stream: {} },
-    retry: options.retry ?? false
+    options: { retry: false, ...options.options },
+    defaults
   })
   return { model, state }
 }
@@ -89,6 +88,9 @@ const texts = (parts: ReadonlyArray<Part>) => parts.map((p) => (p._tag === "Text
 
 const logged = (logs: Array<string>) =>
   Logger.layer([Logger.make(({ logLevel, message }) => void logs.push(`${logLevel} ${Array.isArray(message) ? message.join(" ") : String(message)}`))])
+
+/** A provider's defaults: a day for a call, an hour between two events. */
+const defaults: ProviderStream.TimeoutDefaults = { totalTimeout: "1 day", idleTimeout: "1 hour" }
 
 const overloaded = () => new ChatError.ServerError({ message: "overloaded", status: 529 })
 
@@ -112,21 +114,26 @@ describe("ProviderStream.languageModel: generate", () => {
   it.effect("retries a retryable failure under the policy, and warns once per call, not once per attempt", () =>
     Effect.gen(function*() {
       const logs: Array<string> = []
-      const { model, state } = scripted({ failures: [overloaded(), overloaded()], retry: Schedule.recurs(2) })
+      const { model, state } = scripted({ failures: [overloaded(), overloaded()], options: { retry: Schedule.recurs(2) } })
       const response = yield* model.generate(request("warn me")).pipe(Effect.provide(logged(logs)))
       expect(response.parts).toEqual([{ _tag: "Text", text: "answer to warn me (warn me)" }])
       expect(state.calls).toBe(3)
       expect(logs).toEqual(["Warn not sent: warn me"])
     }))
 
-  it.effect("fails with a NetworkError once the call, retries included, runs past timeouts.call", () =>
+  it.effect("fails with a NetworkError once the call runs past its totalTimeout, else past the provider's default", () =>
     Effect.gen(function*() {
-      const { model } = scripted({ callTakes: "1 hour", timeouts: { call: { totalTimeout: "1 minute" }, stream: {} } })
+      const { model } = scripted({ callTakes: "2 days", options: { totalTimeout: "1 minute" } })
       const fiber = yield* Effect.forkChild(Effect.flip(model.generate(request("hi"))))
       yield* TestClock.adjust("1 minute")
       const error = yield* Fiber.join(fiber)
       expect(error).toMatchObject({ _tag: "NetworkError" })
       expect(error.message).toContain("totalTimeout")
+      expect(error.message).toContain("1m")
+
+      const byDefault = yield* Effect.forkChild(Effect.flip(scripted({ callTakes: "2 days" }).model.generate(request("hi"))))
+      yield* TestClock.adjust("1 day")
+      expect((yield* Fiber.join(byDefault)).message).toContain("1d")
     }))
 })
 
@@ -151,14 +158,14 @@ describe("ProviderStream.languageModel: stream", () => {
   it.effect("retries the opening under the policy, and warns once per call, not once per attempt", () =>
     Effect.gen(function*() {
       const logs: Array<string> = []
-      const { model, state } = scripted({ failures: [overloaded()], retry: Schedule.recurs(1) })
+      const { model, state } = scripted({ failures: [overloaded()], options: { retry: Schedule.recurs(1) } })
       const parts = yield* Stream.runCollect(model.stream(request("warn me"))).pipe(Effect.provide(logged(logs)))
       expect(texts(parts)).toEqual(["warn me.1", "warn me.2", "end of warn me"])
       expect(state.opens).toBe(2)
       expect(logs).toEqual(["Warn not sent: warn me"])
     }))
 
-  it.effect("a stream that sends nothing for timeouts.stream's idleTimeout fails with a NetworkError", () =>
+  it.effect("a stream that sends nothing for its idleTimeout fails with a NetworkError", () =>
     Effect.gen(function*() {
       const model = ProviderStream.languageModel<Prepared, string, string>({
         toBody,
@@ -166,8 +173,8 @@ describe("ProviderStream.languageModel: stream", () => {
         decode: () => Result.fail(new ChatError.MalformedResponse({ message: "unused" })),
         open: () => Effect.succeed(Stream.concat(Stream.make("a"), Stream.never)),
         decoder: (prepared) => new Echo(prepared),
-        timeouts: { call: {}, stream: { idleTimeout: "30 seconds" } },
-        retry: false
+        options: { idleTimeout: "30 seconds", retry: false },
+        defaults
       })
       const fiber = yield* Effect.forkChild(Effect.flip(Stream.runDrain(model.stream(request("hi")))))
       yield* TestClock.adjust("30 seconds")

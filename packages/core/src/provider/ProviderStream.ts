@@ -225,25 +225,29 @@ export interface Wire<Prepared, Answer, Event> {
   ) => Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
   /** A fresh decoder for one stream. */
   readonly decoder: (prepared: Prepared) => EventDecoder<Event>
-  /** The bounds of a non-streamed call and of a stream (see `timeouts`). */
-  readonly timeouts: { readonly call: Timeouts; readonly stream: Timeouts }
-  /** The retry policy of both (see `ProviderRetry`); a stream is retried only while it opens. */
-  readonly retry: ProviderRetry.Policy | undefined
+  /** The layer's options: its timeouts (resolved against `defaults`, see `timeouts`) and its retry policy (see `ProviderRetry`; a stream is retried only while it opens). */
+  readonly options: TimeoutOptions & { readonly retry?: ProviderRetry.Policy | undefined }
+  /** The provider's default bounds (its `…Defaults` module). */
+  readonly defaults: TimeoutDefaults
 }
 
 /**
  * A `LanguageModel` from a provider's wire calls. `generate`: the body, the
- * call retried under `retry` and bounded in all by `timeouts.call`, then the
- * answer decoded. `stream`: the body, then `decodeEvents` with a decoder made
- * per stream under `timeouts.stream`. A body that cannot be built fails the
- * call before anything is sent.
+ * call retried under `options.retry` and bounded in all by the call's
+ * `totalTimeout`, then the answer decoded. `stream`: the body, then
+ * `decodeEvents` with a decoder made per stream, under the stream's bounds. A
+ * body that cannot be built fails the call before anything is sent.
  */
 export const languageModel = <Prepared, Answer, Event>(
   wire: Wire<Prepared, Answer, Event>
 ): LanguageModel.Service => {
+  const bounds = timeouts(wire.defaults)
+  const callTimeouts = bounds.call(wire.options)
+  const streamTimeouts = bounds.stream(wire.options)
+  const retry = wire.options.retry
   const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
     Effect.flatMap(Effect.fromResult(wire.toBody(request)), (prepared) => {
-      const call = withTotalTimeout(ProviderRetry.withRetry(wire.call(prepared), wire.retry), wire.timeouts.call)
+      const call = withTotalTimeout(ProviderRetry.withRetry(wire.call(prepared), retry), callTimeouts)
       const notice = wire.warning?.(prepared)
       return Effect.flatMap(
         notice === undefined ? call : Effect.andThen(Effect.logWarning(notice), call),
@@ -264,9 +268,9 @@ export const languageModel = <Prepared, Answer, Event>(
       notice === undefined
         ? open
         : Effect.andThen(Effect.suspend(() => warned ? Effect.void : (warned = true, Effect.logWarning(notice))), open),
-      wire.retry,
+      retry,
       () => wire.decoder(prepared),
-      wire.timeouts.stream
+      streamTimeouts
     )
   }
 

@@ -28,9 +28,6 @@ export type { PromptCaching } from "./internal/options.js"
 /** Settings of the model; a request's own options take precedence over these. */
 export type { Options } from "./internal/options.js"
 
-/** The bounds of a non-streamed call and of a stream, resolved against `AnthropicDefaults`. */
-const Timeouts = ProviderStream.timeouts(Defaults)
-
 /** Builds the model on the `AnthropicClient` in context. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, AnthropicClient> =>
   AnthropicClient.useSync((client) =>
@@ -41,8 +38,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
       decode: (message, { structuredTool }) => Internal.fromMessage(message, structuredTool),
       open: ({ body }) => client.streamMessage({ ...body, stream: true }),
       decoder: ({ structuredTool }) => new Internal.StreamState(structuredTool, client.redact),
-      timeouts: { call: Timeouts.call(options), stream: Timeouts.stream(options) },
-      retry: options.retry
+      options,
+      defaults: Defaults
     })
   )
 

@@ -31,9 +31,6 @@ export type { Thinking } from "./internal/options.js"
 /** Settings of the model; a request's own options take precedence over these. */
 export type { Options } from "./internal/options.js"
 
-/** The bounds of a non-streamed call and of a stream, resolved against `GoogleDefaults`. */
-const Timeouts = ProviderStream.timeouts(Defaults)
-
 /** Builds the model on the `GoogleClient` in context. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, GoogleClient> =>
   GoogleClient.useSync((client) =>
@@ -43,8 +40,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
       decode: (response) => Wire.fromResponse(response, client.redact),
       open: (params) => client.streamGenerateContent(params),
       decoder: () => new Wire.StreamState(client.redact),
-      timeouts: { call: Timeouts.call(options), stream: Timeouts.stream(options) },
-      retry: options.retry
+      options,
+      defaults: Defaults
     })
   )
 

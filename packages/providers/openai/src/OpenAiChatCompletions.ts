@@ -20,9 +20,6 @@ import * as Defaults from "./OpenAiDefaults.js"
 /** Settings of the model; a request's own options take precedence over these. */
 export type { Options } from "./internal/chatCompletionsOptions.js"
 
-/** The bounds of a non-streamed call and of a stream, resolved against `OpenAiDefaults`. */
-const Timeouts = ProviderStream.timeouts(Defaults)
-
 /** Builds the model on the `OpenAiClient` in context. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, OpenAiClient> =>
   OpenAiClient.useSync((client) =>
@@ -37,8 +34,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, nev
           stream: true
         }),
       decoder: () => new Internal.StreamState(client.redact),
-      timeouts: { call: Timeouts.call(options), stream: Timeouts.stream(options) },
-      retry: options.retry
+      options,
+      defaults: Defaults
     })
   )
 
