@@ -169,3 +169,51 @@ describe("ProviderCall.openStream", () => {
       expect(error.message).toContain("Acme's server answered a stream with an HTML page (HTTP 200)")
     }))
 })
+
+describe("ProviderCall.makeClient", () => {
+  /** A stand-in SDK: one call and one stream, each recording the signal it got. */
+  const sdk = {
+    signals: [] as Array<AbortSignal>,
+    get(signal: AbortSignal, fail: boolean): Promise<string> {
+      this.signals.push(signal)
+      return fail ? Promise.reject(new Error("refused")) : Promise.resolve("got")
+    },
+    events(signal: AbortSignal, contentType: string) {
+      this.signals.push(signal)
+      async function* events() {
+        yield 1
+        yield 2
+      }
+      return withResponse(events(), contentType)
+    }
+  }
+  const client = ProviderCall.makeClient({
+    sdk,
+    baseURL: "http://127.0.0.1:1",
+    redact: (text) => text.replaceAll("sk-secret", "[key]"),
+    toError,
+    server: "Acme's server"
+  })
+
+  it("carries the SDK, the base URL and the redactor it was given", () => {
+    expect(client.sdk).toBe(sdk)
+    expect(client.baseURL).toBe("http://127.0.0.1:1")
+    expect(client.redact("key sk-secret")).toBe("key [key]")
+  })
+
+  it.effect("request calls the SDK with the fiber's signal and maps a rejection with toError", () =>
+    Effect.gen(function*() {
+      expect(yield* client.request((s, signal) => s.get(signal, false))).toBe("got")
+      const error = yield* Effect.flip(client.request((s, signal) => s.get(signal, true)))
+      expect(error).toMatchObject({ _tag: "NetworkError", message: "refused at 0" })
+    }))
+
+  it.effect("openStream opens on the SDK, aborts the request when its scope closes, and names the server for an HTML page", () =>
+    Effect.gen(function*() {
+      const events = yield* Effect.scoped(Effect.flatMap(client.openStream((s, signal) => s.events(signal, "text/event-stream")), Stream.runCollect))
+      expect(events).toEqual([1, 2])
+      expect(sdk.signals.at(-1)?.aborted).toBe(true)
+      const error = yield* Effect.flip(Effect.scoped(client.openStream((s, signal) => s.events(signal, "text/html"))))
+      expect(error.message).toContain("Acme's server answered a stream with an HTML page")
+    }))
+})

@@ -3,7 +3,8 @@
  * with the fiber's `AbortSignal` (interrupting the fiber aborts the request),
  * and an SDK's async iterable of events as a `Stream`, every failure mapped to
  * a typed `ChatError.ModelError`. Every SDK-based provider needs exactly this,
- * so it lives here once.
+ * so it lives here once, with the shape its client service shares
+ * (`Client`, built by `makeClient`).
  *
  * @since 0.1.0
  */
@@ -161,3 +162,46 @@ export const openStream = <A>(
     }, toError)
     return iterate(iterable, toError)
   })
+
+/** What every provider's client service carries: the SDK and Effect-shaped calls on it. */
+export interface Client<Sdk> {
+  /** The SDK client, for calls the provider does not wrap (retries off). */
+  readonly sdk: Sdk
+  /** The base URL requests go to. */
+  readonly baseURL: string
+  /** Removes the API key (and key-shaped text) from a text. */
+  readonly redact: (text: string) => string
+  /**
+   * Runs one SDK call with the fiber's `AbortSignal` (pass it to the SDK):
+   * interrupting the fiber aborts the request. Failures are typed.
+   */
+  readonly request: <A>(f: (client: Sdk, signal: AbortSignal) => PromiseLike<A>) => Effect.Effect<A, ChatError.ModelError>
+  /**
+   * Opens an SDK stream (waits for the HTTP response to start) and returns its
+   * events; the request is aborted when the scope closes. Failures while
+   * opening fail the returned effect (so they can be retried); failures
+   * mid-way (a cut connection, an `error` event) fail the stream.
+   */
+  readonly openStream: <A>(
+    f: (client: Sdk, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
+  ) => Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
+}
+
+/** What `makeClient` needs: the SDK, where it sends requests, and how its failures read. */
+export interface ClientOptions<Sdk> {
+  readonly sdk: Sdk
+  readonly baseURL: string
+  readonly redact: (text: string) => string
+  readonly toError: ToError
+  /** Who answered, in the error for an HTML page instead of events (e.g. `"Anthropic's server"`). */
+  readonly server: string
+}
+
+/** The `Client` part of a provider's client service, on `request` and `openStream` above. */
+export const makeClient = <Sdk>(options: ClientOptions<Sdk>): Client<Sdk> => ({
+  sdk: options.sdk,
+  baseURL: options.baseURL,
+  redact: options.redact,
+  request: (f) => request((signal) => f(options.sdk, signal), options.toError),
+  openStream: (f) => openStream((signal) => f(options.sdk, signal), options.toError, options.server)
+})

@@ -4,7 +4,9 @@
  * per stream, let the decoder say what the end of the stream means (the
  * finish, or an error when it broke off), and stop a stream that goes idle or
  * runs too long. Every streaming provider needs exactly this, so it lives here
- * once.
+ * once, with the two pieces every provider built on it: its layers' timeout
+ * options resolved against its defaults (`timeouts`), and a whole
+ * `LanguageModel` from its wire calls (`languageModel`).
  *
  * @since 0.1.0
  */
@@ -17,7 +19,7 @@ import * as Stream from "effect/Stream"
 import * as ChatError from "../data/ChatError.js"
 import * as PartSource from "../model/PartSource.js"
 import * as SdkSource from "./internal/sdkSource.js"
-import type * as LanguageModel from "../model/LanguageModel.js"
+import * as LanguageModel from "../model/LanguageModel.js"
 import * as ProviderCall from "./ProviderCall.js"
 import * as ProviderRetry from "./ProviderRetry.js"
 
@@ -36,6 +38,45 @@ export interface Timeouts {
 
 /** The default longest wait between two events of a stream. */
 export const defaultIdleTimeout: Duration.Input = "5 minutes"
+
+/** The timeout options of a provider's layers; `false` turns a bound off. */
+export interface TimeoutOptions {
+  /** The longest wait between two events of a stream, and for the first (`false`: wait forever). */
+  readonly idleTimeout?: Duration.Input | false | undefined
+  /** The longest a whole call may take, retries included (`false`: no limit). */
+  readonly totalTimeout?: Duration.Input | false | undefined
+}
+
+/** A provider's default bounds (what its `…Defaults` module says). */
+export interface TimeoutDefaults {
+  /** The bound of a non-streamed call when its options name none. */
+  readonly totalTimeout: Duration.Input
+  /** The idle bound of a stream when its options name none. */
+  readonly idleTimeout: Duration.Input
+}
+
+/** A layer's timeout options resolved for one kind of call (see `timeouts`). */
+export interface TimeoutsOf {
+  /** A non-streamed call's bound: `totalTimeout`, else the default; `false`: none. */
+  readonly call: (options: TimeoutOptions) => Timeouts
+  /** A stream's bounds: `idleTimeout` (else the default; `false`: none), and `totalTimeout` only when given. */
+  readonly stream: (options: TimeoutOptions) => Timeouts
+}
+
+/**
+ * The timeouts one call runs under, resolved against a provider's `defaults`:
+ * a non-streamed call always has a total bound (unless told `false`); a stream
+ * has an idle bound, and a total one only when asked.
+ */
+export const timeouts = (defaults: TimeoutDefaults): TimeoutsOf => ({
+  call: (options) => ({
+    totalTimeout: options.totalTimeout === false ? undefined : options.totalTimeout ?? defaults.totalTimeout
+  }),
+  stream: (options) => ({
+    idleTimeout: options.idleTimeout ?? defaults.idleTimeout,
+    totalTimeout: options.totalTimeout === false ? undefined : options.totalTimeout
+  })
+})
 
 const idleError = (d: Duration.Input) =>
   new ChatError.NetworkError({
@@ -162,4 +203,76 @@ export const decodeEvents = <Event>(
       { idleTimeout: idle, ...(left === undefined ? {} : { totalTimeout: left }) }
     ))
   }))
+}
+
+/**
+ * The wire calls of a provider's language model, for `languageModel`:
+ * `Prepared` is the request as the vendor's body (with whatever decoding the
+ * answer needs), `Answer` a non-streamed answer, `Event` one event of a stream.
+ */
+export interface Wire<Prepared, Answer, Event> {
+  /** The request in the vendor's terms, or why it cannot be sent. */
+  readonly toBody: (request: LanguageModel.Request) => Result.Result<Prepared, ChatError.ModelError>
+  /** A warning logged once per call before it is sent (something of the request the vendor does not take), if any. */
+  readonly warning?: ((prepared: Prepared) => string | undefined) | undefined
+  /** One attempt of a non-streamed call. */
+  readonly call: (prepared: Prepared) => Effect.Effect<Answer, ChatError.ModelError>
+  /** A non-streamed answer as the core response. */
+  readonly decode: (answer: Answer, prepared: Prepared) => Result.Result<LanguageModel.Response, ChatError.ModelError>
+  /** One attempt to open a stream (see `ProviderCall.openStream`). */
+  readonly open: (
+    prepared: Prepared
+  ) => Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
+  /** A fresh decoder for one stream. */
+  readonly decoder: (prepared: Prepared) => EventDecoder<Event>
+  /** The layer's options: its timeouts (resolved against `defaults`, see `timeouts`) and its retry policy (see `ProviderRetry`; a stream is retried only while it opens). */
+  readonly options: TimeoutOptions & { readonly retry?: ProviderRetry.Policy | undefined }
+  /** The provider's default bounds (its `…Defaults` module). */
+  readonly defaults: TimeoutDefaults
+}
+
+/**
+ * A `LanguageModel` from a provider's wire calls. `generate`: the body, the
+ * call retried under `options.retry` and bounded in all by the call's
+ * `totalTimeout`, then the answer decoded. `stream`: the body, then
+ * `decodeEvents` with a decoder made per stream, under the stream's bounds. A
+ * body that cannot be built fails the call before anything is sent.
+ */
+export const languageModel = <Prepared, Answer, Event>(
+  wire: Wire<Prepared, Answer, Event>
+): LanguageModel.Service => {
+  const bounds = timeouts(wire.defaults)
+  const callTimeouts = bounds.call(wire.options)
+  const streamTimeouts = bounds.stream(wire.options)
+  const retry = wire.options.retry
+  const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
+    Effect.flatMap(Effect.fromResult(wire.toBody(request)), (prepared) => {
+      const call = withTotalTimeout(ProviderRetry.withRetry(wire.call(prepared), retry), callTimeouts)
+      const notice = wire.warning?.(prepared)
+      return Effect.flatMap(
+        notice === undefined ? call : Effect.andThen(Effect.logWarning(notice), call),
+        (answer) => Effect.fromResult(wire.decode(answer, prepared))
+      )
+    })
+
+  // The stream of `decodeEvents` itself (no `Stream.unwrap`), so that `chat.events` reads the SDK's iterator.
+  const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
+    const made = wire.toBody(request)
+    if (Result.isFailure(made)) return Stream.fail(made.failure)
+    const prepared = made.success
+    const notice = wire.warning?.(prepared)
+    const open = wire.open(prepared)
+    // Warned once per call, not once per attempt.
+    let warned = notice === undefined
+    return decodeEvents(
+      notice === undefined
+        ? open
+        : Effect.andThen(Effect.suspend(() => warned ? Effect.void : (warned = true, Effect.logWarning(notice))), open),
+      retry,
+      () => wire.decoder(prepared),
+      streamTimeouts
+    )
+  }
+
+  return LanguageModel.make({ generate, stream })
 }

@@ -156,6 +156,8 @@ export interface WireChecks {
   readonly structured?: (request: ReplayServer.Recorded, format: LanguageModel.ResponseFormat) => void
   /** The request sending reasoning back after a tool call. */
   readonly reasoning?: (request: ReplayServer.Recorded, part: Messages.ReasoningPart) => void
+  /** The request carrying three calls that did not run (rejected, expired, cancelled, in that order): e.g. each an error result of its own. */
+  readonly unrunCalls?: (request: ReplayServer.Recorded) => void
 }
 
 /** Everything the suite needs to run a provider. */
@@ -227,6 +229,26 @@ const toolOf = (call: ExpectedCall): Tool.Any =>
     parameters: Schema.Struct(Wire.fieldsOf(call.arguments)),
     success: Schema.Unknown
   }) as unknown as Tool.Any
+
+/** Who cancelled the third of `unrunCalls`: the audit record, which the model must not read. */
+const unrunAuditor = "ops-erin-conformance"
+
+/** A conversation whose three calls ended without running: rejected with a reason, expired, cancelled by an operator. */
+const unrunCalls: Messages.Messages = [
+  Messages.system(system),
+  Messages.user("Pay, email and delete. (conformance)"),
+  Messages.assistant([
+    { ...Messages.toolCall({ id: "call_rejected", name: "pay", arguments: "{}" }), status: { _tag: "Rejected", by: "user", reason: "too much" } },
+    { ...Messages.toolCall({ id: "call_expired", name: "email", arguments: "{}" }), status: { _tag: "Expired", expiresAt: 1_000 } },
+    {
+      ...Messages.toolCall({ id: "call_cancelled", name: "remove", arguments: "{}" }),
+      status: { _tag: "Cancelled", by: "operator", reason: "duplicate", cancellation: { by: unrunAuditor, at: 5 } }
+    }
+  ])
+]
+
+const unrunTools = (): ReadonlyArray<LanguageModel.ToolDeclaration> =>
+  ["pay", "email", "remove"].map((name) => declarationOf({ name, arguments: {} }))
 
 const uniqueCalls = (calls: ReadonlyArray<ExpectedCall>): ReadonlyArray<ExpectedCall> =>
   calls.filter((call, i) => calls.findIndex((other) => other.name === call.name) === i)
@@ -539,6 +561,23 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
     })
   add("tool loop", "pause → approve one call with edited arguments, reject another with a reason → resume → complete (Chat.complete)", hitl(false))
   add("tool loop", "the same flow streamed (Chat.stream)", hitl(true))
+  add("tool loop", "calls that did not run (rejected, expired, cancelled) are sent as results the model can tell apart, without the audit record", (env) =>
+    Effect.gen(function*() {
+      env.server.enqueue(f.text.reply)
+      const model = yield* env.model()
+      yield* model.generate({ messages: unrunCalls, tools: unrunTools(), options: {} })
+      const body = bodyOf(env.server, 0)
+      // What each result tells the model, however the wire carries it (as text, or as the value's strings).
+      const texts = unrunCalls[2]!.parts.flatMap((part) =>
+        part._tag === "ToolCall"
+          ? Wire.nodes(Messages.projectToolCall(part).result!.value).filter((node): node is string => typeof node === "string")
+          : []
+      )
+      assert.equal(new Set(texts).size, 3, "the three calls read differently")
+      for (const text of texts) assert.ok(Wire.containsText(body, text), `sent: ${text}`)
+      assert.ok(!Wire.containsText(body, unrunAuditor), "who cancelled a call (the audit record) is not sent to the model")
+      harness.wire.unrunCalls?.(env.server.requests[0]!)
+    }))
 
   // -- capabilities -------------------------------------------------------------
   const structured = f.structured

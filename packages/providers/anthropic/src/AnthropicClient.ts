@@ -52,25 +52,8 @@ export interface Options {
   readonly timeout?: number | undefined
 }
 
-/** The client service: the SDK client and Effect-shaped calls. */
-export interface Service {
-  /** The SDK client, for calls this package does not wrap (retries off). */
-  readonly sdk: Anthropic
-  /** The base URL requests go to. */
-  readonly baseURL: string
-  /** Removes the API key (and key-shaped text) from a text. */
-  readonly redact: (text: string) => string
-  /** Runs one SDK call with the fiber's `AbortSignal`: interrupting the fiber aborts the request. Failures are typed. */
-  readonly request: <A>(f: (client: Anthropic, signal: AbortSignal) => PromiseLike<A>) => Effect.Effect<A, ChatError.ModelError>
-  /**
-   * Opens an SDK stream (waits for the HTTP response to start) and returns its
-   * events; the request is aborted when the scope closes. Failures while
-   * opening fail the returned effect (so they can be retried); failures
-   * mid-way (a cut connection, an `error` event) fail the stream.
-   */
-  readonly openStream: <A>(
-    f: (client: Anthropic, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
-  ) => Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
+/** The client service: the SDK client and Effect-shaped calls (`request`, `openStream`: core's `ProviderCall.Client`). */
+export interface Service extends ProviderCall.Client<Anthropic> {
   /** POST /v1/messages. */
   readonly createMessage: (body: MessageCreateParamsNonStreaming) => Effect.Effect<Message, ChatError.ModelError>
   /** POST /v1/messages with `stream: true`. */
@@ -99,20 +82,11 @@ export const make = (options: Options): Effect.Effect<Service> =>
     const redact = Errors.makeRedactor([key])
     const toError: ProviderCall.ToError = (error, now) => Errors.fromUnknown(error, { redact, now })
 
-    const request = <A>(f: (client: Anthropic, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
-      ProviderCall.request((signal) => f(sdk, signal), toError)
-
-    const openStream = <A>(
-      f: (client: Anthropic, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
-    ): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
-      ProviderCall.openStream((signal) => f(sdk, signal), toError, "Anthropic's server")
+    const client = ProviderCall.makeClient({ sdk, baseURL, redact, toError, server: "Anthropic's server" })
+    const { request, openStream } = client
 
     return {
-      sdk,
-      baseURL,
-      redact,
-      request,
-      openStream,
+      ...client,
       createMessage: (body) => request((client, signal) => client.messages.create(body, { signal, timeout })),
       streamMessage: (body) => openStream((client, signal) => client.messages.create(body, { signal }))
     }

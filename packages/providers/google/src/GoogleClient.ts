@@ -52,16 +52,8 @@ export interface Options {
   readonly timeout?: number | undefined
 }
 
-/** The client service: the SDK client and Effect-shaped calls. */
-export interface Service {
-  /** The SDK client, for calls this package does not wrap (retries off). */
-  readonly sdk: GoogleGenAI
-  /** The base URL requests go to. */
-  readonly baseURL: string
-  /** Removes the API key (and key-shaped text) from a text. */
-  readonly redact: (text: string) => string
-  /** Runs one SDK call with the fiber's `AbortSignal`: interrupting the fiber aborts the request. Failures are typed. */
-  readonly request: <A>(f: (client: GoogleGenAI, signal: AbortSignal) => PromiseLike<A>) => Effect.Effect<A, ChatError.ModelError>
+/** The client service: the SDK client and Effect-shaped calls (`request`, `openStream`: core's `ProviderCall.Client`). */
+export interface Service extends ProviderCall.Client<GoogleGenAI> {
   /** POST models/{model}:generateContent. */
   readonly generateContent: (params: GenerateContentParameters) => Effect.Effect<GenerateContentResponse, ChatError.ModelError>
   /**
@@ -119,32 +111,20 @@ export const make = (options: Options): Effect.Effect<Service> =>
     const redact = Errors.makeRedactor([key])
     const toError: ProviderCall.ToError = (error, now) => Errors.fromUnknown(error, { redact, now })
 
-    const request = <A>(f: (client: GoogleGenAI, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
-      ProviderCall.request((signal) => f(sdk, signal), toError)
-
-    const streamGenerateContent: Service["streamGenerateContent"] = (params) =>
-      Effect.gen(function*() {
-        const controller = yield* ProviderCall.scopedAbortController
-        const iterable = yield* request((client, signal) => {
-          signal.addEventListener("abort", () => controller.abort(), { once: true })
-          return client.models.generateContentStream({
-            ...params,
-            config: { ...params.config, ...noAutomation, abortSignal: controller.signal }
-          })
-        })
-        return ProviderCall.iterate(iterable, toError)
-      })
+    // The server name is for an HTML page instead of events, which `failingFetch` already turns into its own error.
+    const client = ProviderCall.makeClient({ sdk, baseURL, redact, toError, server: "The model server" })
+    const { request, openStream } = client
 
     return {
-      sdk,
-      baseURL,
-      redact,
-      request,
+      ...client,
       generateContent: (params) =>
         request((client, signal) =>
           client.models.generateContent({ ...params, config: { ...params.config, ...noAutomation, abortSignal: signal } })
         ),
-      streamGenerateContent,
+      streamGenerateContent: (params) =>
+        openStream((client, signal) =>
+          client.models.generateContentStream({ ...params, config: { ...params.config, ...noAutomation, abortSignal: signal } })
+        ),
       embedContent: (params) =>
         request((client, signal) => client.models.embedContent({ ...params, config: { ...params.config, abortSignal: signal } }))
     }

@@ -13,7 +13,7 @@ import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import { GoogleClient } from "./GoogleClient.js"
-import * as Timeouts from "./internal/timeouts.js"
+import * as Defaults from "./GoogleDefaults.js"
 
 /** What the vectors are for (Gemini's `taskType`). */
 export type TaskType =
@@ -83,7 +83,7 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
         }),
         options.retry
       ).pipe(
-        (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
+        (attempts) => ProviderStream.withTotalTimeout(attempts, ProviderStream.timeouts(Defaults).call(options)),
         Effect.flatMap((response) => toVectors(response, inputs.length))
       )
 

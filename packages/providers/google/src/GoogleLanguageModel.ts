@@ -13,17 +13,13 @@
  *
  * @since 0.1.0
  */
-import type { ChatError } from "@chat-ts/core"
 import * as LanguageModel from "@chat-ts/core/LanguageModel"
-import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 import { GoogleClient } from "./GoogleClient.js"
+import * as Defaults from "./GoogleDefaults.js"
 import type { Options } from "./internal/options.js"
-import * as Timeouts from "./internal/timeouts.js"
 import * as Wire from "./internal/wire.js"
 
 /** How the model may call functions (Gemini's `functionCallingConfig`). */
@@ -37,28 +33,17 @@ export type { Options } from "./internal/options.js"
 
 /** Builds the model on the `GoogleClient` in context. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, GoogleClient> =>
-  GoogleClient.useSync((client) => {
-    const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
-      Effect.flatMap(Effect.fromResult(Wire.toParams(request, options)), (params) =>
-        ProviderRetry.withRetry(client.generateContent(params), options.retry).pipe(
-          (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
-          Effect.flatMap((response) => Effect.fromResult(Wire.fromResponse(response, client.redact)))
-        ))
-
-    // The stream of `decodeEvents` itself (no `Stream.unwrap`), so that `chat.events` reads the SDK's iterator.
-    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
-      const params = Wire.toParams(request, options)
-      if (Result.isFailure(params)) return Stream.fail(params.failure)
-      return ProviderStream.decodeEvents(
-        client.streamGenerateContent(params.success),
-        options.retry,
-        () => new Wire.StreamState(client.redact),
-        Timeouts.stream(options)
-      )
-    }
-
-    return LanguageModel.make({ generate, stream })
-  })
+  GoogleClient.useSync((client) =>
+    ProviderStream.languageModel({
+      toBody: (request) => Wire.toParams(request, options),
+      call: (params) => client.generateContent(params),
+      decode: (response) => Wire.fromResponse(response, client.redact),
+      open: (params) => client.streamGenerateContent(params),
+      decoder: () => new Wire.StreamState(client.redact),
+      options,
+      defaults: Defaults
+    })
+  )
 
 /** A layer providing `LanguageModel.LanguageModel` on Gemini; requires `GoogleClient`. */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, GoogleClient> =>

@@ -8,9 +8,11 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ConfigProvider from "effect/ConfigProvider"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import * as Redacted from "effect/Redacted"
+import * as Stream from "effect/Stream"
 import * as GoogleClient from "../src/GoogleClient.js"
 import * as GoogleLanguageModel from "../src/GoogleLanguageModel.js"
-import { request } from "./support/helpers.js"
+import { apiKey, request } from "./support/helpers.js"
 import { ReplayServer } from "@chat-ts/core/testing"
 import { fixture } from "./support/fixtures.js"
 
@@ -42,5 +44,27 @@ describe("GoogleClient.layerConfig", () => {
       expect(failure._tag).toBe("ConfigError")
       expect(String(failure)).toContain("GEMINI_API_KEY")
       expect(String(failure)).toContain("GOOGLE_API_KEY")
+    }))
+})
+
+describe("GoogleClient.openStream", () => {
+  it.effect("wraps another SDK stream the same way: its events as a stream; a failure while opening is typed, the key redacted", () =>
+    Effect.gen(function*() {
+      const server = yield* ReplayServer.make()
+      server.enqueue(
+        ReplayServer.sse(fixture("stream/text.sse")),
+        ReplayServer.json(fixture("errors/400-api-key-invalid.json"), { status: 400 })
+      )
+      const client = yield* GoogleClient.make({ apiKey: Redacted.make(apiKey), baseURL: server.baseURL })
+      const open = () =>
+        client.openStream((sdk, signal) =>
+          sdk.models.generateContentStream({ model: "gemini-2.5-flash", contents: "Hi", config: { abortSignal: signal } })
+        )
+      const events = yield* Effect.scoped(Effect.flatMap(open(), Stream.runCollect))
+      expect(events.length).toBeGreaterThan(0)
+      expect(server.requests[0]!.path).toBe("/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse")
+      const error = yield* Effect.flip(Effect.scoped(open()))
+      expect(error._tag).toBe("AuthenticationError")
+      expect(error.message).not.toContain(apiKey)
     }))
 })

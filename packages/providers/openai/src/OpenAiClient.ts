@@ -59,30 +59,8 @@ export interface Options {
   readonly timeout?: number | undefined
 }
 
-/** The client service: the SDK client and Effect-shaped calls. */
-export interface Service {
-  /** The SDK client, for calls this package does not wrap (retries off). */
-  readonly sdk: OpenAI
-  /** The base URL requests go to. */
-  readonly baseURL: string
-  /** Removes the API key (and key-shaped text) from a text. */
-  readonly redact: (text: string) => string
-  /**
-   * Runs one SDK call with the fiber's `AbortSignal` (pass it to the SDK as
-   * `{ signal }`): interrupting the fiber aborts the request. Failures are typed.
-   */
-  readonly request: <A>(
-    f: (client: OpenAI, signal: AbortSignal) => PromiseLike<A>
-  ) => Effect.Effect<A, ChatError.ModelError>
-  /**
-   * Opens an SDK stream (waits for the HTTP response to start) and returns its
-   * events. The request is aborted when the scope closes. Failures while
-   * opening (HTTP errors) fail the returned effect, so they can be retried;
-   * failures mid-way (a cut connection, an `error` event) fail the stream.
-   */
-  readonly openStream: <A>(
-    f: (client: OpenAI, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
-  ) => Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
+/** The client service: the SDK client and Effect-shaped calls (`request`, `openStream`: core's `ProviderCall.Client`). */
+export interface Service extends ProviderCall.Client<OpenAI> {
   /** POST /chat/completions. */
   readonly createChatCompletion: (body: ChatCompletionCreateParamsNonStreaming) => Effect.Effect<ChatCompletion, ChatError.ModelError>
   /** POST /chat/completions with `stream: true`. */
@@ -130,20 +108,11 @@ export const make = (options: Options = {}): Effect.Effect<Service> =>
     const redact = Errors.makeRedactor(hasKey ? [key] : [])
     const toError: ProviderCall.ToError = (error, now) => Errors.fromUnknown(error, { redact, now })
 
-    const request = <A>(f: (client: OpenAI, signal: AbortSignal) => PromiseLike<A>): Effect.Effect<A, ChatError.ModelError> =>
-      ProviderCall.request((signal) => f(sdk, signal), toError)
-
-    const openStream = <A>(
-      f: (client: OpenAI, signal: AbortSignal) => PromiseLike<AsyncIterable<A>>
-    ): Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope> =>
-      ProviderCall.openStream((signal) => f(sdk, signal), toError, "The model server")
+    const client = ProviderCall.makeClient({ sdk, baseURL, redact, toError, server: "The model server" })
+    const { request, openStream } = client
 
     return {
-      sdk,
-      baseURL,
-      redact,
-      request,
-      openStream,
+      ...client,
       createChatCompletion: (body) => request((client, signal) => client.chat.completions.create(body, { signal })),
       streamChatCompletion: (body) => openStream((client, signal) => client.chat.completions.create(body, { signal })),
       // A plain POST: `responses.create` post-processes the body (output_text),

@@ -13,8 +13,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type { CreateEmbeddingResponse } from "openai/resources/embeddings"
 import { tokenCount } from "./internal/shared.js"
-import * as Timeouts from "./internal/timeouts.js"
 import { OpenAiClient } from "./OpenAiClient.js"
+import * as Defaults from "./OpenAiDefaults.js"
 
 /** Settings of the embedding model. */
 export interface Options {
@@ -80,7 +80,7 @@ export const make = (options: Options): Effect.Effect<EmbeddingModel.Service, ne
         }),
         options.retry
       ).pipe(
-        (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
+        (attempts) => ProviderStream.withTotalTimeout(attempts, ProviderStream.timeouts(Defaults).call(options)),
         Effect.flatMap((response) =>
           Effect.map(toVectors(response, inputs.length), (vectors) => ({
             vectors,

@@ -15,46 +15,31 @@
  *
  * @since 0.1.0
  */
-import type { ChatError } from "@chat-ts/core"
 import * as LanguageModel from "@chat-ts/core/LanguageModel"
-import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
-import * as Effect from "effect/Effect"
+import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as Result from "effect/Result"
-import * as Stream from "effect/Stream"
 import * as Internal from "./internal/responses.js"
 import type { Options } from "./internal/responsesOptions.js"
-import * as Timeouts from "./internal/timeouts.js"
 import { OpenAiClient } from "./OpenAiClient.js"
+import * as Defaults from "./OpenAiDefaults.js"
 
 /** Settings of the model; a request's own options take precedence over these. */
 export type { Options } from "./internal/responsesOptions.js"
 
 /** Builds the model on the `OpenAiClient` in context. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, never, OpenAiClient> =>
-  OpenAiClient.useSync((client) => {
-    const generate = (request: LanguageModel.Request): Effect.Effect<LanguageModel.Response, ChatError.ModelError> =>
-      Effect.flatMap(Effect.fromResult(Internal.toBody(request, options)), (body) =>
-        ProviderRetry.withRetry(client.createResponse({ ...body, stream: false }), options.retry).pipe(
-          (attempts) => ProviderStream.withTotalTimeout(attempts, Timeouts.call(options)),
-          Effect.flatMap((response) => Effect.fromResult(Internal.fromResponse(response, client.redact)))
-        ))
-
-    // The stream of `decodeEvents` itself (no `Stream.unwrap`), so that `chat.events` reads the SDK's iterator.
-    const stream = (request: LanguageModel.Request): Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError> => {
-      const body = Internal.toBody(request, options)
-      if (Result.isFailure(body)) return Stream.fail(body.failure)
-      return ProviderStream.decodeEvents(
-        client.streamResponse({ ...body.success, stream: true }),
-        options.retry,
-        () => new Internal.StreamState(client.redact),
-        Timeouts.stream(options)
-      )
-    }
-
-    return LanguageModel.make({ generate, stream })
-  })
+  OpenAiClient.useSync((client) =>
+    ProviderStream.languageModel({
+      toBody: (request) => Internal.toBody(request, options),
+      call: (body) => client.createResponse({ ...body, stream: false }),
+      decode: (response) => Internal.fromResponse(response, client.redact),
+      open: (body) => client.streamResponse({ ...body, stream: true }),
+      decoder: () => new Internal.StreamState(client.redact),
+      options,
+      defaults: Defaults
+    })
+  )
 
 /** A layer providing `LanguageModel.LanguageModel` on the Responses API; requires `OpenAiClient`. */
 export const layer = (options: Options): Layer.Layer<LanguageModel.LanguageModel, never, OpenAiClient> =>

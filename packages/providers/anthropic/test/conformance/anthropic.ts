@@ -134,6 +134,15 @@ export const anthropic: Conformance.Harness = {
       })
       expect(rejected.result!.text).toContain(rejected.reason)
     },
+    // Three calls that did not run: three error results in the one user message after them.
+    unrunCalls: (request) => {
+      const messages = bodyOf(request)["messages"] as ReadonlyArray<{ readonly role: string; readonly content: ReadonlyArray<Body> }>
+      expect(messages.at(-1)!.content.map((block) => [block["type"], block["tool_use_id"], block["is_error"]])).toEqual([
+        ["tool_result", "call_rejected", true],
+        ["tool_result", "call_expired", true],
+        ["tool_result", "call_cancelled", true]
+      ])
+    },
     structured: (request, format) => {
       expect(bodyOf(request)).toMatchObject({
         tools: [{ name: format.name, input_schema: format.schema }],

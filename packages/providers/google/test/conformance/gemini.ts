@@ -139,6 +139,16 @@ export const gemini: Conformance.Harness = {
         { functionResponse: { name: rejected.name, response: { error: expect.stringContaining(rejected.reason) } } }
       ])
     },
+    // Three calls that did not run: three function responses answering `{ error }`.
+    unrunCalls: (request) => {
+      const contents = bodyOf(request)["contents"] as ReadonlyArray<Content>
+      const responses = contents.at(-1)!.parts.map((part) => part["functionResponse"] as { readonly name: string; readonly response: object })
+      expect(responses.map((response) => [response.name, Object.keys(response.response)])).toEqual([
+        ["pay", ["error"]],
+        ["email", ["error"]],
+        ["remove", ["error"]]
+      ])
+    },
     structured: (request) => {
       expect(bodyOf(request)["generationConfig"]).toEqual({
         responseMimeType: "application/json",

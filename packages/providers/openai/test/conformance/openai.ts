@@ -143,6 +143,15 @@ export const chatCompletions: Conformance.Harness = {
       ])
       expect(rejected.result!.text).toContain(rejected.reason)
     },
+    // Three calls that did not run: three tool messages, one per call.
+    unrunCalls: (request) => {
+      const messages = bodyOf(request)["messages"] as ReadonlyArray<Body>
+      expect(messages.filter((message) => message["role"] === "tool").map((message) => message["tool_call_id"])).toEqual([
+        "call_rejected",
+        "call_expired",
+        "call_cancelled"
+      ])
+    },
     structured: (request, format) => {
       expect(bodyOf(request)["response_format"]).toEqual({
         type: "json_schema",
@@ -230,6 +239,15 @@ export const responses: Conformance.Harness = {
         { type: "function_call_output", call_id: rejected.id, output: rejected.result!.text }
       ]))
       expect(bodyOf(request)["previous_response_id"]).toBeUndefined()
+    },
+    // Three calls that did not run: three function_call_output items, one per call.
+    unrunCalls: (request) => {
+      const input = bodyOf(request)["input"] as ReadonlyArray<Body>
+      expect(input.filter((item) => item["type"] === "function_call_output").map((item) => item["call_id"])).toEqual([
+        "call_rejected",
+        "call_expired",
+        "call_cancelled"
+      ])
     },
     structured: (request, format) => {
       expect((bodyOf(request)["text"] as Body)["format"]).toEqual({ type: "json_schema", name: format.name, schema: format.schema, strict: true })
