@@ -29,6 +29,7 @@ export const sourceAliases = [
   { find: /^@chat-ts\/google$/, replacement: source("providers/google/src/index.ts") },
   { find: /^@chat-ts\/sql$/, replacement: source("sql/src/index.ts") },
   { find: /^@chat-ts\/sql\/testing$/, replacement: source("sql/src/testing/index.ts") },
+  { find: /^@chat-ts\/sql\/MigrationLock$/, replacement: source("sql/src/MigrationLock.ts") },
   { find: /^@chat-ts\/inbox$/, replacement: source("inbox/src/index.ts") },
   { find: /^@chat-ts\/mcp$/, replacement: source("mcp/src/index.ts") },
   { find: /^@chat-ts\/workflow$/, replacement: source("workflow/src/index.ts") },

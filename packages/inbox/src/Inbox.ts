@@ -21,7 +21,8 @@
  *
  * @since 0.1.0
  */
-import type { Chat, ChatError } from "@chat-ts/core"
+import type { Chat } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
 import * as ConversationStore from "@chat-ts/core/ConversationStore"
 import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
 import * as Grant from "@chat-ts/core/Grant"
@@ -154,24 +155,20 @@ const permissions = (messages: Messages.Messages, call: Messages.ToolCallPart, v
   }
 }
 
-/** Why `Messages` refused a decision about `callId`, as the inbox's typed error. */
-const refusal = (callId: string) => (
-  error: ChatError.ResolveError
-): InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound | InboxError.Forbidden => {
-  switch (error._tag) {
-    case "DecisionNotAllowed":
-    case "DuplicateVote":
-      return new InboxError.Forbidden({ message: error.message })
-    case "InvalidEditedArguments":
-      return new InboxError.InvalidEdit({
-        message: `the edited arguments do not fit the parameters of '${error.name}'`,
-        problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
-      })
-    case "UnknownToolCall":
-      return new InboxError.NotFound({ message: `no call '${callId}' in this conversation` })
-    default:
-      return new InboxError.Conflict({ message: `the call no longer waits for a decision (${error.status})`, status: error.status })
-  }
+/** A refusal of the inbox's. */
+type Refused = InboxError.InvalidEdit | InboxError.Conflict | InboxError.NotFound | InboxError.Forbidden
+
+/** Why `Messages` refused a decision, as the inbox's typed error, by the kinds of `ChatError.refusalOf`. */
+const refusals: { readonly [Kind in ChatError.Refusal["kind"]]: (refused: ChatError.Refusal) => Refused } = {
+  forbidden: (refused) => new InboxError.Forbidden({ message: refused.message }),
+  invalid_edit: (refused) => new InboxError.InvalidEdit({ message: refused.message, problems: refused.problems }),
+  not_found: (refused) => new InboxError.NotFound({ message: refused.message }),
+  already_decided: ({ status }) => new InboxError.Conflict({ message: `the call no longer waits for a decision (${status})`, status })
+}
+
+const refusal = (error: ChatError.ResolveError): Refused => {
+  const refused = ChatError.refusalOf(error)
+  return refusals[refused.kind](refused)
 }
 
 /** A grant as the page shows it, live or not at `now`. */
@@ -307,14 +304,14 @@ export const make = <R>(options: Options<R>): Effect.Effect<Service, never, Conv
             cancellation: { by: identity.id, at, ...(identity.roles === undefined ? {} : { roles: identity.roles }) },
             ...(decision.reason === undefined ? {} : { reason: decision.reason })
           }
-          return Effect.mapError(Effect.fromResult(Messages.cancel(messages, callId, options)), refusal(callId))
+          return Effect.mapError(Effect.fromResult(Messages.cancel(messages, callId, options)), refusal)
         })
       }
       const decider = Approver.deciderOf(identity)
       const decided = decision._tag === "Reject"
         ? chat.reject(messages, callId, decision.reason, { decider })
         : chat.approve(messages, callId, decision.arguments, { decider })
-      return Effect.mapError(decided, refusal(callId))
+      return Effect.mapError(decided, refusal)
     }
 
     const resumeTurn = (id: string): Effect.Effect<InboxApi.Decided["turn"] | { readonly failed: string }> =>

@@ -23,5 +23,8 @@ export * as InboxError from "./InboxError.js"
 /** The API, the events and the page on one router. */
 export * as InboxHttp from "./InboxHttp.js"
 
+/** An endpoint as a `(Request) => Promise<Response>` function, and one that owns its services: the UI endpoints' `toWebHandler`. */
+export * as WebHandler from "./WebHandler.js"
+
 /** A notifier that POSTs signed JSON to a URL, and `verify` for the receiver. */
 export * as WebhookNotifier from "./WebhookNotifier.js"

@@ -39,7 +39,7 @@ import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
 import type * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
-import { withMigrationLock } from "./internal/migrationLock.js"
+import { withMigrationLock } from "./MigrationLock.js"
 import * as SqlOutbox from "./internal/outbox.js"
 import * as Internal from "./internal/rows.js"
 

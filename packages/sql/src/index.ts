@@ -6,6 +6,9 @@
  * @since 0.1.0
  */
 
+/** One migrating process at a time (a PostgreSQL advisory lock): the store's and the workflow cluster's migrations. */
+export * as MigrationLock from "./MigrationLock.js"
+
 /** A `ConversationStore` in a SQL database. */
 export * as SqlConversationStore from "./SqlConversationStore.js"
 

@@ -19,6 +19,7 @@
  *
  * @since 0.1.0
  */
+import { withMigrationLock } from "@chat-ts/sql/MigrationLock"
 import * as NodeClusterSocket from "@effect/platform-node/NodeClusterSocket"
 import * as NodeCrypto from "@effect/platform-node/NodeCrypto"
 import * as NodeSocketServer from "@effect/platform-node/NodeSocketServer"
@@ -41,7 +42,6 @@ import * as SocketServer from "effect/socket/SocketServer"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
-import { withMigrationLock } from "./internal/migrationLock.js"
 
 /** Settings of a socket runner. */
 export interface Options {

@@ -419,6 +419,57 @@ export type ResolveError =
   | DecisionNotAllowed
   | DuplicateVote
 
+/**
+ * A refused decision as a front door (an inbox, a UI endpoint) answers it: the person may not take
+ * it (`forbidden`), the edit does not fit the tool (`invalid_edit`), there is no such call
+ * (`not_found`), or the call no longer waits for a decision (`already_decided`).
+ *
+ * @since 0.3.0
+ */
+export interface Refusal {
+  readonly kind: "forbidden" | "invalid_edit" | "not_found" | "already_decided"
+  /** The id of the call the decision was about. */
+  readonly id: string
+  /** One line for the person: the policy's reason (`forbidden`), else what is wrong. */
+  readonly message: string
+  /** The edit's problems, one per line (`invalid_edit`); empty otherwise. */
+  readonly problems: ReadonlyArray<string>
+  /** What the call became (`already_decided`: its status tag). */
+  readonly status?: string | undefined
+}
+
+/**
+ * What kind of refusal `error` is, with the edit's problem lines: each front door maps the kind to
+ * its own error or status (403, 422, 404, 409), so all of them refuse the same decisions alike.
+ *
+ * @since 0.3.0
+ */
+export const refusalOf = (error: ResolveError): Refusal => {
+  switch (error._tag) {
+    case "DecisionNotAllowed":
+    case "DuplicateVote":
+      return { kind: "forbidden", id: error.id, message: error.message, problems: [] }
+    case "InvalidEditedArguments":
+      return {
+        kind: "invalid_edit",
+        id: error.id,
+        message: `the edited arguments do not fit the parameters of '${error.name}'`,
+        problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
+      }
+    case "UnknownToolCall":
+      return { kind: "not_found", id: error.id, message: `no call '${error.id}' in this conversation`, problems: [] }
+    case "ToolCallAlreadyResolved":
+    case "ToolCallNotAwaitingDecision":
+      return {
+        kind: "already_decided",
+        id: error.id,
+        message: `the call '${error.id}' no longer waits for a decision (${error.status})`,
+        problems: [],
+        status: error.status
+      }
+  }
+}
+
 /** The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode. */
 export type LoopError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments
 

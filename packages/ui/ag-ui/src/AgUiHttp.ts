@@ -17,7 +17,7 @@
  * @since 0.2.0
  */
 import * as Messages from "@chat-ts/core/Messages"
-import { Approver, CrossSite } from "@chat-ts/inbox"
+import { Approver, CrossSite, WebHandler as Web } from "@chat-ts/inbox"
 import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
@@ -25,7 +25,6 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
@@ -125,22 +124,10 @@ export const layer = (options: Options = {}): Layer.Layer<
 export const webHandler = (
   options: Options = {}
 ): Effect.Effect<(request: Request) => Promise<Response>, never, AgUi.AgUi | Approver.Approver> =>
-  Effect.map(Effect.context<AgUi.AgUi | Approver.Approver>(), (context) => (request: Request) =>
-    Effect.runPromise(
-      handler(options).pipe(
-        Effect.map((response) => HttpServerResponse.toWeb(response, { context })),
-        Effect.provideService(HttpServerRequest.HttpServerRequest, HttpServerRequest.fromWeb(request)),
-        Effect.provideContext(context)
-      )
-    ))
+  Web.fromHttp((request) => Effect.provideService(handler(options), HttpServerRequest.HttpServerRequest, request))
 
-/** A `(Request) => Promise<Response>` function that owns its services, and how to release them. */
-export interface WebHandler {
-  /** Answers one request (a Next.js route handler: `export const POST = handler`). */
-  readonly handler: (request: Request) => Promise<Response>
-  /** Ends the runs still going and releases the services (on shutdown); a later request is refused at once (the promise rejects, saying so). */
-  readonly dispose: () => Promise<void>
-}
+/** A `(Request) => Promise<Response>` function that owns its services (`AgUi` and the `Approver`), and how to release them (`dispose` ends the runs still going). */
+export type WebHandler = Web.WebHandler
 
 /**
  * The endpoint as a `(Request) => Promise<Response>` function over `services` (`AgUi` and the
@@ -151,19 +138,4 @@ export interface WebHandler {
 export const toWebHandler = <E>(
   services: Layer.Layer<AgUi.AgUi | Approver.Approver, E>,
   options: Options = {}
-): WebHandler => {
-  const runtime = ManagedRuntime.make(services)
-  let made: Promise<(request: Request) => Promise<Response>> | undefined
-  let disposed = false
-  return {
-    // After dispose the services are released: a request is refused at once (it would hang on, or run over, released services).
-    handler: (request) =>
-      disposed
-        ? Promise.reject(new Error("AgUiHttp.toWebHandler: the handler was disposed; make a new one to answer requests"))
-        : (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
-    dispose: () => {
-      disposed = true
-      return runtime.dispose()
-    }
-  }
-}
+): WebHandler => Web.make("AgUiHttp.toWebHandler", services, webHandler(options))

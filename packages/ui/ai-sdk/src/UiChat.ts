@@ -26,7 +26,8 @@
  *
  * @since 0.2.0
  */
-import type { Chat, ChatError, ChatEvent, ChatOutcome } from "@chat-ts/core"
+import type { Chat, ChatEvent, ChatOutcome } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
 import * as ConversationStore from "@chat-ts/core/ConversationStore"
 import * as Messages from "@chat-ts/core/Messages"
 import * as Steering from "@chat-ts/core/Steering"
@@ -125,23 +126,17 @@ const userMessageIds = (messages: Messages.Messages): ReadonlySet<unknown> =>
     return typeof kept === "object" && kept !== null && "messageId" in kept ? [kept.messageId] : []
   }))
 
-/** Why core refused a decision about `callId`, as the endpoint's typed error (nothing stored). */
-const refusal = (callId: string) => (error: ChatError.ResolveError): UiError.UiError => {
-  switch (error._tag) {
-    case "DecisionNotAllowed":
-    case "DuplicateVote":
-      return new UiError.Forbidden({ message: error.message })
-    case "InvalidEditedArguments":
-      return new UiError.InvalidEdit({
-        message: `the edited arguments do not fit the parameters of '${error.name}'`,
-        callId,
-        problems: error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
-      })
-    case "UnknownToolCall":
-      return new UiError.NotFound({ message: `no call '${callId}' in this conversation` })
-    default:
-      return new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${callId}' does not wait for approval` })
-  }
+/** Why core refused a decision, as the endpoint's typed error (nothing stored), by the kinds of `ChatError.refusalOf`. */
+const refusals: { readonly [Kind in ChatError.Refusal["kind"]]: (refused: ChatError.Refusal) => UiError.UiError } = {
+  forbidden: (refused) => new UiError.Forbidden({ message: refused.message }),
+  invalid_edit: (refused) => new UiError.InvalidEdit({ message: refused.message, callId: refused.id, problems: refused.problems }),
+  not_found: (refused) => new UiError.NotFound({ message: refused.message }),
+  already_decided: (refused) => new UiError.Conflict({ reason: "AlreadyDecided", message: `call '${refused.id}' does not wait for approval` })
+}
+
+const refusal = (error: ChatError.ResolveError): UiError.UiError => {
+  const refused = ChatError.refusalOf(error)
+  return refusals[refused.kind](refused)
 }
 
 /** The calls of `after` that a steering message cancelled (they were not cancelled in `before`). */
@@ -310,7 +305,7 @@ export const make = <R>(
         const decided = response.approved
           ? chat.approve(messages, call.id, edit, { decider })
           : chat.reject(messages, call.id, response.reason, { decider })
-        return yield* Effect.mapError(decided, refusal(call.id))
+        return yield* Effect.mapError(decided, refusal)
       })
 
     /** The client's approval responses, applied in order; all already applied: `Duplicate`. */

@@ -19,7 +19,7 @@
  *
  * @since 0.2.0
  */
-import { Approver, CrossSite } from "@chat-ts/inbox"
+import { Approver, CrossSite, WebHandler as Web } from "@chat-ts/inbox"
 import * as ByteSize from "effect/ByteSize"
 import * as Effect from "effect/Effect"
 import * as HttpIncomingMessage from "effect/http/HttpIncomingMessage"
@@ -27,7 +27,6 @@ import * as HttpRouter from "effect/http/HttpRouter"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import type * as Layer from "effect/Layer"
-import * as ManagedRuntime from "effect/ManagedRuntime"
 import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 import * as UiChat from "./UiChat.js"
@@ -151,21 +150,10 @@ export const layer = (options: Options = {}): Layer.Layer<never, never, HttpRout
 export const webHandler = (
   options: Options = {}
 ): Effect.Effect<(request: Request) => Promise<Response>, never, UiChat.UiChat | Approver.Approver> =>
-  Effect.map(Effect.context<UiChat.UiChat | Approver.Approver>(), (context) => (request: Request) =>
-    Effect.runPromise(
-      (request.method === "GET" || request.method === "HEAD" ? history(HttpServerRequest.fromWeb(request), options) : handle(HttpServerRequest.fromWeb(request), options)).pipe(
-        Effect.map((response) => HttpServerResponse.toWeb(response, { context })),
-        Effect.provide(context)
-      )
-    ))
+  Web.fromHttp((request) => request.method === "GET" || request.method === "HEAD" ? history(request, options) : handle(request, options))
 
-/** A `(Request) => Promise<Response>` function that owns its services, and how to release them. */
-export interface WebHandler {
-  /** Answers one request (a Next.js route handler: `export const POST = handler`). */
-  readonly handler: (request: Request) => Promise<Response>
-  /** Ends the turns still running and releases the services (on shutdown); a later request is refused at once (the promise rejects, saying so). */
-  readonly dispose: () => Promise<void>
-}
+/** A `(Request) => Promise<Response>` function that owns its services (`UiChat` and the `Approver`), and how to release them (`dispose` ends the turns still running). */
+export type WebHandler = Web.WebHandler
 
 /**
  * The endpoint as a `(Request) => Promise<Response>` function over `services` (`UiChat` and the
@@ -176,19 +164,4 @@ export interface WebHandler {
 export const toWebHandler = <E>(
   services: Layer.Layer<UiChat.UiChat | Approver.Approver, E>,
   options: Options = {}
-): WebHandler => {
-  const runtime = ManagedRuntime.make(services)
-  let made: Promise<(request: Request) => Promise<Response>> | undefined
-  let disposed = false
-  return {
-    // After dispose the services are released: a request is refused at once (it would hang on, or run over, released services).
-    handler: (request) =>
-      disposed
-        ? Promise.reject(new Error("UiHttp.toWebHandler: the handler was disposed; make a new one to answer requests"))
-        : (made ??= runtime.runPromise(webHandler(options))).then((handle) => handle(request)),
-    dispose: () => {
-      disposed = true
-      return runtime.dispose()
-    }
-  }
-}
+): WebHandler => Web.make("UiHttp.toWebHandler", services, webHandler(options))

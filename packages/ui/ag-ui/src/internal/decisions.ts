@@ -8,7 +8,8 @@
  *
  * @internal
  */
-import type { Chat, ChatError, ConversationStore } from "@chat-ts/core"
+import type { Chat, ConversationStore } from "@chat-ts/core"
+import * as ChatError from "@chat-ts/core/ChatError"
 import * as DecisionPolicy from "@chat-ts/core/DecisionPolicy"
 import * as Messages from "@chat-ts/core/Messages"
 import * as Steering from "@chat-ts/core/Steering"
@@ -105,21 +106,20 @@ const holds = (call: Messages.ToolCallPart, decision: Decision, id: string): boo
   return ran && (Option.isNone(decision.edited) ? edited === undefined : edited === JSON.stringify(decision.edited.value))
 }
 
-/** A decision core refused, as a refusal: the policy's (403), a bad edit (422), or one that comes too late (409). */
-const decisionRefusal = (call: Messages.ToolCallPart) => (error: ChatError.ResolveError): AgUiError.Refused => {
-  switch (error._tag) {
-    case "DecisionNotAllowed":
-    case "DuplicateVote":
-      return AgUiError.refuse("forbidden", error.message)
-    case "InvalidEditedArguments":
-      return AgUiError.refuse(
-        "invalid_edit",
-        `the edited arguments do not fit the parameters of '${error.name}'`,
-        error.detail.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "")
-      )
-    default:
-      return AgUiError.refuse("already_decided", `the call '${call.id}' no longer waits for a decision`)
-  }
+/**
+ * A decision core refused, as a refusal, by the kinds of `ChatError.refusalOf`: the policy's (403), a
+ * bad edit (422), no such call (404: not reached, the call was found first), or one that comes too late (409).
+ */
+const refusals: { readonly [Kind in ChatError.Refusal["kind"]]: (refused: ChatError.Refusal) => AgUiError.Refused } = {
+  forbidden: (refused) => AgUiError.refuse("forbidden", refused.message),
+  invalid_edit: (refused) => AgUiError.refuse("invalid_edit", refused.message, refused.problems),
+  not_found: (refused) => AgUiError.refuse("unknown_interrupt", refused.message),
+  already_decided: (refused) => AgUiError.refuse("already_decided", `the call '${refused.id}' no longer waits for a decision`)
+}
+
+const decisionRefusal = (error: ChatError.ResolveError): AgUiError.Refused => {
+  const refused = ChatError.refusalOf(error)
+  return refusals[refused.kind](refused)
 }
 
 /** The `Approver`'s word on one decision (the edited arguments for an edit). */
@@ -164,7 +164,7 @@ const apply = (
     ? context.chat.reject(messages, call.id, decision.reason, { decider })
     : context.chat.approve(messages, call.id, Option.getOrUndefined(decision.edited), { decider })
   return authorize(context, conversationId, call, decision).pipe(
-    Effect.andThen(Effect.mapError(decided, decisionRefusal(call)))
+    Effect.andThen(Effect.mapError(decided, decisionRefusal))
   )
 }
 

@@ -3,9 +3,7 @@
  * transaction that first takes a transaction-level advisory lock (released at
  * commit or rollback, or when a process that dies loses its session), so it
  * needs no second connection: a pool of one works. Other dialects run it as
- * is (SQLite serializes writers itself). The same helper as `@chat-ts/sql`'s, which this
- * package does not depend on; the lock names differ, so neither waits for the
- * other.
+ * is (SQLite serializes writers itself).
  *
  * Under the lock it creates the `Migrator`'s history tables when they are
  * missing (PostgreSQL): the `Migrator`'s own creation recovers from a failed
@@ -13,8 +11,17 @@
  * would report "current transaction is aborted" instead of, say, a missing
  * grant.
  *
- * @since 0.2.0
- * @internal
+ * `SqlConversationStore`'s migrations and `@chat-ts/workflow`'s cluster
+ * tables (`SocketRunner.layerMigrations`) both run under it, each with its own
+ * lock name, so neither waits for the other. It lives here, as its own small
+ * entry point (`@chat-ts/sql/MigrationLock`, which loads nothing but `effect`),
+ * because both packages reach it at the least cost: core may use only the
+ * modules Effect marks stable, and `effect/sql` is not one of them; the
+ * workflow's users keep their cluster on the same SQL database as their turns
+ * and install `@chat-ts/sql` anyway, which depends on nothing they do not
+ * already have (`@chat-ts/core`, `effect`).
+ *
+ * @since 0.3.0
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
