@@ -57,6 +57,10 @@ const fromApiCall = (error: APICallError, now: number, redact: ProviderError.Red
   if (status === undefined) {
     return new ChatError.NetworkError({ message: `Could not reach the model server: ${message}` })
   }
+  if (status >= 200 && status < 300 && isNetworkFailure(error.cause)) {
+    // The answer started, then the connection broke while it was read.
+    return new ChatError.NetworkError({ message: `The connection to the model server broke while reading its answer: ${message}` })
+  }
   if (status >= 200 && status < 300) {
     return new ChatError.MalformedResponse({ message: `The model server's answer (HTTP ${status}) could not be read: ${message}` })
   }
@@ -80,6 +84,18 @@ const fromApiCall = (error: APICallError, now: number, redact: ProviderError.Red
   return new ChatError.InvalidRequest({ message, status })
 }
 
+const networkCodes = /^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|ENOTFOUND|EAI_AGAIN|UND_ERR_\w+)$/
+
+const codeOf = (u: unknown): string | undefined => {
+  if (typeof u !== "object" || u === null) return undefined
+  const code: unknown = Reflect.get(u, "code")
+  return typeof code === "string" ? code : undefined
+}
+
+/** What `fetch` throws when a body stops mid-way ("terminated") or a socket fails. */
+const isNetworkFailure = (error: unknown): error is Error =>
+  error instanceof TypeError || (error instanceof Error && networkCodes.test(codeOf(error.cause) ?? codeOf(error) ?? ""))
+
 const isAbort = (error: unknown): boolean =>
   error instanceof Error && (error.name === "AbortError" || error.name === "TimeoutError")
 
@@ -100,10 +116,15 @@ export const toModelError = (redact: ProviderError.Redactor) => (error: unknown,
   if (InvalidPromptError.isInstance(error) || InvalidArgumentError.isInstance(error) || UnsupportedFunctionalityError.isInstance(error)) {
     return new ChatError.InvalidRequest({ message: redact(error.message) })
   }
-  if (error instanceof Error) {
+  if (isNetworkFailure(error)) {
+    // What `fetch` throws when a body stops mid-way ("terminated") or a socket fails.
     const cause: unknown = error.cause
     const detail = cause instanceof Error ? ` (${cause.message})` : ""
     return new ChatError.NetworkError({ message: redact(`The connection to the model server broke: ${error.message}${detail}`) })
+  }
+  if (error instanceof Error) {
+    // Any other throw of the provider (a part of the conversation it cannot send, say): not worth a retry.
+    return new ChatError.InvalidRequest({ message: redact(`The AI SDK model refused the request: ${error.message}`) })
   }
   if (typeof error === "object" && error !== null) {
     // An `error` stream part holding the vendor's own error object (`{ type, message }`).

@@ -205,8 +205,9 @@ export class StreamState {
         return Result.fail(this.toError(part.error))
       case "finish": {
         this.finished = true
-        // No reason from the vendor at all: the provider closed a stream that never said it was done.
-        if (part.finishReason?.raw === undefined && part.finishReason?.unified === "other") {
+        // `interrupted`, or no reason from the vendor at all: the provider closed a stream that never said it was done.
+        const reason = part.finishReason
+        if (reason?.unified === "interrupted" || (reason?.raw === undefined && reason?.unified === "other")) {
           return Result.fail(new NetworkError({ message: "The model's stream ended before the response was complete." }))
         }
         return Result.succeed([{

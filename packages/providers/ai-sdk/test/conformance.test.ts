@@ -1,0 +1,11 @@
+/**
+ * Real AI SDK provider packages run core's provider conformance suite through
+ * the bridge (harnesses in ./conformance/), each against the loopback replay
+ * server speaking its vendor's documented wire.
+ */
+import { Conformance } from "@chat-ts/core/testing"
+import { describe, it } from "@effect/vitest"
+import { mistral, mistralV3 } from "./conformance/mistral.js"
+
+Conformance.register(mistral, { describe, it })
+Conformance.register(mistralV3, { describe, it })
