@@ -17,12 +17,12 @@
  */
 import type { LanguageModelV3, LanguageModelV4, LanguageModelV4StreamPart, SharedV4ProviderOptions } from "@ai-sdk/provider"
 import type * as ChatError from "@chat-ts/core/ChatError"
-import { MalformedResponse } from "@chat-ts/core/ChatError"
+import { MalformedResponse, NetworkError } from "@chat-ts/core/ChatError"
 import * as LanguageModel from "@chat-ts/core/LanguageModel"
 import * as ProviderCall from "@chat-ts/core/ProviderCall"
 import * as ProviderRetry from "@chat-ts/core/ProviderRetry"
 import * as ProviderStream from "@chat-ts/core/ProviderStream"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
@@ -101,6 +101,11 @@ const iterableOf = <A>(stream: ReadableStream<A>): AsyncIterable<A> => ({
   }
 })
 
+const idleError = (idle: Duration.Input) =>
+  new NetworkError({
+    message: `The model's stream sent nothing for ${Duration.format(Duration.fromInputUnsafe(idle))} (idleTimeout) and was stopped.`
+  })
+
 const contentType = (headers: Readonly<Record<string, string>> | undefined): string => {
   if (headers === undefined) return ""
   for (const [name, value] of Object.entries(headers)) if (name.toLowerCase() === "content-type") return value.toLowerCase()
@@ -142,7 +147,13 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, Uns
         }
         return iterableOf(result.stream)
       }, toError, calls.provider)
-      return ProviderStream.decodeEvents(open, options.retry, () => new Response.StreamState((error) => toError(error, Date.now())), streamTimeouts)
+      // Some models read their stream up to the first output before `doStream` resolves (OpenAI's, Azure's):
+      // waiting for it is waiting for the first event, under the idle timeout as on the native layers.
+      const idle = streamTimeouts.idleTimeout
+      const bounded = idle === false || idle === undefined
+        ? open
+        : Effect.timeoutOrElse(open, { duration: idle, orElse: () => Effect.fail(idleError(idle)) })
+      return ProviderStream.decodeEvents(bounded, options.retry, () => new Response.StreamState((error) => toError(error, Date.now())), streamTimeouts)
     }
 
     return LanguageModel.make({ generate, stream })

@@ -5,7 +5,11 @@
  */
 import { Conformance } from "@chat-ts/core/testing"
 import { describe, it } from "@effect/vitest"
+import { azure } from "./conformance/azure.js"
+import { groq } from "./conformance/groq.js"
 import { mistral, mistralV3 } from "./conformance/mistral.js"
 
 Conformance.register(mistral, { describe, it })
 Conformance.register(mistralV3, { describe, it })
+Conformance.register(groq, { describe, it })
+Conformance.register(azure, { describe, it })

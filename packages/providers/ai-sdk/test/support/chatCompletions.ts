@@ -31,6 +31,8 @@ export interface Vendor {
   readonly choiceExtra?: { readonly [key: string]: unknown }
   /** Whether a call in a chunk carries `type: "function"` (OpenAI, Azure and Groq do; Mistral does not). */
   readonly typedCalls: boolean
+  /** Where the last chunk carries the usage: `usage` (default) or `x_groq.usage` (Groq). */
+  readonly streamUsage?: "usage" | "x_groq"
 }
 
 const wireCall = (vendor: Vendor, call: Call, index?: number) => ({
@@ -73,7 +75,7 @@ export const completion = (
 export type Delta =
   | { readonly text: string }
   | { readonly call: Call; readonly index: number; readonly split?: number }
-  | { readonly finish: string; readonly usage: WireUsage }
+  | { readonly finish: string; readonly usage?: WireUsage }
 
 const chunk = (vendor: Vendor, id: string, delta: object, finish: string | null, usage?: WireUsage) => ({
   id,
@@ -82,7 +84,7 @@ const chunk = (vendor: Vendor, id: string, delta: object, finish: string | null,
   model: vendor.model,
   ...vendor.extra,
   choices: [{ index: 0, delta, finish_reason: finish, ...vendor.choiceExtra }],
-  ...(usage === undefined ? {} : { usage })
+  ...(usage === undefined ? {} : vendor.streamUsage === "x_groq" ? { x_groq: { id: `req_${id}`, usage } } : { usage })
 })
 
 /** A streamed answer: a first chunk naming the role, one chunk per delta (a call's arguments in `split` pieces), `[DONE]`. */
