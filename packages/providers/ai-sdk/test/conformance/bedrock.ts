@@ -30,8 +30,9 @@ export const secretAccessKey = "conformance/SECRET/wJalrXUtnFEMI/K7MDENG/bPxRfiC
 const region = "us-east-1"
 const model = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 
-const weather = { id: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", name: "get_weather", arguments: { city: "Paris" } }
-const time = { id: "tooluse_Q1w2E3r4T5y6U7i8O9p0Aa", name: "get_time", arguments: { timezone: "Europe/Paris" } }
+type Call = { readonly id: string; readonly name: string; readonly arguments: { readonly [key: string]: unknown } }
+const weather: Call = { id: "tooluse_kZJMlvQmRJ6eAyJE5GIl7Q", name: "get_weather", arguments: { city: "Paris" } }
+const time: Call = { id: "tooluse_Q1w2E3r4T5y6U7i8O9p0Aa", name: "get_time", arguments: { timezone: "Europe/Paris" } }
 const usage = (input: number, output: number, cacheRead?: number) => ({
   inputTokens: input,
   outputTokens: output,
@@ -48,7 +49,7 @@ const streamOf = (events: ReadonlyArray<readonly [string, object]>) =>
   ReplayServer.sse(events.map(([type, payload]) => `event: ${type}\ndata: ${JSON.stringify({ ...payload, p: "abcdefghijklmnopqrstuvwxyzABCDEF" })}\n\n`).join(""), {
     headers: { "x-amzn-requestid": "9b1e2c3d-conformance" }
   })
-const toolStream = (calls: ReadonlyArray<typeof weather>, u: object) =>
+const toolStream = (calls: ReadonlyArray<Call>, u: object) =>
   streamOf([
     ["messageStart", { role: "assistant" }],
     ...calls.flatMap((call, index): Array<readonly [string, object]> => {
@@ -64,7 +65,7 @@ const toolStream = (calls: ReadonlyArray<typeof weather>, u: object) =>
     ["messageStop", { stopReason: "tool_use" }],
     ["metadata", { usage: u, metrics: { latencyMs: 640 } }]
   ])
-const toolUse = (call: typeof weather) => ({ toolUse: { toolUseId: call.id, name: call.name, input: call.arguments } })
+const toolUse = (call: Call) => ({ toolUse: { toolUseId: call.id, name: call.name, input: call.arguments } })
 const error = (status: number, type: string, message: string, headers: Record<string, string> = {}) =>
   ReplayServer.json({ message }, { status, headers: { "x-amzn-errortype": `${type}:http://internal.amazon.com/coral/com.amazon.bedrock/`, ...headers } })
 
