@@ -55,6 +55,14 @@ export interface Options {
   readonly providerOptions?: SharedV4ProviderOptions | undefined
   /** Extra HTTP headers of every call. */
   readonly headers?: Readonly<Record<string, string>> | undefined
+  /**
+   * How a tool result's files (a screenshot…) reach the model: `"files"` (default) as files, for
+   * providers that take them in tool results (Bedrock, Anthropic, Google, OpenAI Responses);
+   * `"placeholders"`: one short text each (`Messages.filePlaceholder`), for providers whose tool
+   * messages are text only and would show the model the file's base64 as text (Mistral, Groq, Azure
+   * and OpenAI Chat Completions, the OpenAI-compatible ones).
+   */
+  readonly toolResultFiles?: "files" | "placeholders" | undefined
   /** Secrets (the provider's API key…) that must never show in an error's message, even echoed back by a server. */
   readonly secrets?: ReadonlyArray<string> | undefined
 }
@@ -117,7 +125,11 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, Uns
   Effect.map(callsOf(options.model), (calls) => {
     const redact = Errors.makeRedactor(options.secrets ?? [])
     const toError = Errors.toModelError(redact)
-    const defaults: Prompt.Defaults = { providerOptions: options.providerOptions, headers: options.headers }
+    const defaults: Prompt.Defaults = {
+      providerOptions: options.providerOptions,
+      headers: options.headers,
+      toolResultFiles: options.toolResultFiles
+    }
     const callTimeouts: ProviderStream.Timeouts = {
       totalTimeout: options.totalTimeout === false ? undefined : options.totalTimeout ?? defaultTotalTimeout
     }

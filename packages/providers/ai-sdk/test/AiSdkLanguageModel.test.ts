@@ -99,6 +99,21 @@ describe("AiSdkLanguageModel: what it sends", () => {
       })
     }))
 
+  it.effect("toolResultFiles \"placeholders\": a tool result's file reaches a text-only provider as a short placeholder, never its base64", () =>
+    Effect.gen(function*() {
+      const scripted = Scripted.model(Scripted.generate({ content: [{ type: "text", text: "ok" }] }))
+      const model = yield* build(scripted, { toolResultFiles: "placeholders" })
+      const file = Messages.file({ mediaType: "image/png", base64: png })
+      const call = { ...Messages.toolCall({ id: "c1", name: "shot", arguments: "{}" }), status: { _tag: "Completed" as const, result: { shown: "file 0" }, files: [file] } }
+      yield* model.generate(ask([Messages.user("look"), { role: "assistant", parts: [call] }]))
+      const tool = scripted.calls[0]!.prompt[2]!
+      expect(tool).toEqual({
+        role: "tool",
+        content: [{ type: "tool-result", toolCallId: "c1", toolName: "shot", output: { type: "text", value: `{"shown":"file 0"}\n${Messages.filePlaceholder(file, 0)}` } }]
+      })
+      expect(JSON.stringify(tool)).not.toContain(png)
+    }))
+
   it.effect("reasoning goes back with its provider metadata unchanged, as the part's providerOptions", () =>
     Effect.gen(function*() {
       const metadata = { anthropic: { signature: "sig-Ab12==" }, openai: { itemId: "rs_1", reasoningEncryptedContent: "gAAAA-encrypted" } }

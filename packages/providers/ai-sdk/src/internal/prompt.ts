@@ -54,8 +54,12 @@ const inputOf = (text: string): unknown => {
   return Result.isSuccess(parsed) ? parsed.success : text
 }
 
-const outputOf = (projected: Messages.ProjectedResult): LanguageModelV4ToolResultOutput => {
+const outputOf = (projected: Messages.ProjectedResult, filesAs: ToolResultFiles): LanguageModelV4ToolResultOutput => {
   const files = Messages.resultFiles(projected)
+  if (files.length > 0 && filesAs === "placeholders") {
+    const text = Messages.resultTextOnly(projected)
+    return projected.isError ? { type: "error-text", value: text } : { type: "text", value: text }
+  }
   if (files.length > 0) {
     const value: Array<ContentItem> = [
       { type: "text", text: projected.text },
@@ -74,8 +78,16 @@ const outputOf = (projected: Messages.ProjectedResult): LanguageModelV4ToolResul
     : { type: "json", value: (projected.value ?? null) as JSONValue }
 }
 
+/**
+ * How a tool result's files reach the model: as files of the AI SDK's `content` output (the
+ * providers that take them: Bedrock, Anthropic, Google, OpenAI Responses), or as one short
+ * `Messages.filePlaceholder` each, for a provider that would turn a `content` output into JSON
+ * text and show the model the file's base64 (Mistral, Groq, OpenAI-compatible Chat Completions).
+ */
+export type ToolResultFiles = "files" | "placeholders"
+
 /** The conversation as the AI SDK prompt. */
-export const toPrompt = (messages: Messages.Messages): LanguageModelV4Prompt => {
+export const toPrompt = (messages: Messages.Messages, filesAs: ToolResultFiles = "files"): LanguageModelV4Prompt => {
   const prompt: Array<LanguageModelV4Message> = []
   for (const message of messages) {
     switch (message.role) {
@@ -111,7 +123,7 @@ export const toPrompt = (messages: Messages.Messages): LanguageModelV4Prompt => 
               const projected = Messages.projectToolCall(part)
               content.push({ type: "tool-call", toolCallId: projected.id, toolName: projected.name, input: inputOf(projected.arguments) })
               if (projected.result !== undefined) {
-                results.push({ type: "tool-result", toolCallId: projected.id, toolName: projected.name, output: outputOf(projected.result) })
+                results.push({ type: "tool-result", toolCallId: projected.id, toolName: projected.name, output: outputOf(projected.result, filesAs) })
               }
               break
             }
@@ -141,6 +153,7 @@ const tool = (declaration: LanguageModel.ToolDeclaration): LanguageModelV4Functi
 export interface Defaults {
   readonly providerOptions?: SharedV4ProviderOptions | undefined
   readonly headers?: Readonly<Record<string, string>> | undefined
+  readonly toolResultFiles?: ToolResultFiles | undefined
 }
 
 const mergeProviderOptions = (
@@ -165,7 +178,7 @@ export const toCallOptions = (request: LanguageModel.Request, defaults: Defaults
   const format = o.responseFormat
   const providerOptions = mergeProviderOptions(defaults.providerOptions, o.providerOptions)
   return {
-    prompt: toPrompt(request.messages),
+    prompt: toPrompt(request.messages, defaults.toolResultFiles),
     ...(request.tools.length === 0 ? {} : { tools: request.tools.map(tool) }),
     ...(o.toolChoice === undefined ? {} : { toolChoice: toolChoice(o.toolChoice) }),
     ...(format === undefined
