@@ -177,7 +177,13 @@ export const bedrock: Conformance.Harness = {
       expect(results.map((result) => result.toolUseId)).toEqual([sent.completed.id, sent.rejected.id])
       checkSigV4(request)
     },
-    structured: (request) => checkSigV4(request),
+    structured: (request) => {
+      checkSigV4(request)
+      // Claude on Bedrock: the provider asks for the format natively (no forced `json` tool).
+      const fields = bodyOf(request).additionalModelRequestFields as { output_config?: { format?: { type: string } } }
+      expect(fields.output_config?.format?.type).toBe("json_schema")
+      expect(bodyOf(request).toolConfig).toBeUndefined()
+    },
     reasoning: (request, part) => {
       const messages = bodyOf(request).messages as ReadonlyArray<{ role: string; content: ReadonlyArray<{ reasoningContent?: unknown }> }>
       const sentBack = messages.flatMap((message) => message.content.flatMap((block) => block.reasoningContent === undefined ? [] : [block.reasoningContent]))
