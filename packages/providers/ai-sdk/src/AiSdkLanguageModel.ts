@@ -120,6 +120,23 @@ const contentType = (headers: Readonly<Record<string, string>> | undefined): str
   return ""
 }
 
+/**
+ * `ProviderRetry.withRetry`, entered only once an attempt failed: the first failure is replayed to
+ * the policy's schedule (so its delays are the same), and a call that succeeds at once pays for no
+ * retry machinery (it is a tenth of what the bridge adds per call).
+ */
+const retried = <A>(
+  attempt: Effect.Effect<A, ChatError.ModelError>,
+  policy: ProviderRetry.Policy | undefined
+): Effect.Effect<A, ChatError.ModelError> =>
+  policy === false
+    ? attempt
+    : Effect.catch(attempt, (first) => {
+      let replayed = false
+      const again = Effect.suspend(() => replayed ? attempt : (replayed = true, Effect.fail(first)))
+      return ProviderRetry.withRetry(again, policy)
+    })
+
 /** Builds the model on an AI SDK model; fails with `UnsupportedModel` when it is not one of specification v4 or v3. */
 export const make = (options: Options): Effect.Effect<LanguageModel.Service, UnsupportedModel> =>
   Effect.map(callsOf(options.model), (calls) => {
@@ -142,7 +159,7 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, Uns
       Effect.suspend(() => {
         const callOptions = Prompt.toCallOptions(request, defaults)
         const attempt = ProviderCall.request((signal) => calls.doGenerate({ ...callOptions, abortSignal: signal }), toError)
-        return ProviderRetry.withRetry(attempt, options.retry).pipe(
+        return retried(attempt, options.retry).pipe(
           (attempts) => ProviderStream.withTotalTimeout(attempts, callTimeouts),
           Effect.flatMap((result) => Effect.fromResult(Response.fromGenerate(result, request.options.responseFormat !== undefined)))
         )
