@@ -247,6 +247,31 @@ describe("AiSdkLanguageModel: what it makes of an answer", () => {
       }))
   }
 
+  for (const streamed of [false, true]) {
+    it.effect(`a call's own provider metadata (a thought signature) goes back as its providerOptions in the tool loop (Chat, ${streamed ? "stream" : "generate"})`, () =>
+      Effect.gen(function*() {
+        const signature = { google: { thoughtSignature: "CiQB0e2Kb-signed" } }
+        const first = streamed
+          ? Scripted.stream([
+            { type: "tool-call", toolCallId: "c1", toolName: "t", input: "{}", providerMetadata: signature },
+            { type: "finish", usage: Scripted.usage(1, 1), finishReason: { unified: "tool-calls", raw: "STOP" } }
+          ])
+          : Scripted.generate({ content: [{ type: "tool-call", toolCallId: "c1", toolName: "t", input: "{}", providerMetadata: signature }], finishReason: { unified: "tool-calls", raw: "STOP" } })
+        const second = streamed
+          ? Scripted.stream([{ type: "text-delta", id: "0", delta: "done" }, { type: "finish", usage: Scripted.usage(1, 1), finishReason: { unified: "stop", raw: "STOP" } }])
+          : Scripted.generate({ content: [{ type: "text", text: "done" }] })
+        const scripted = Scripted.model(first, second)
+        const ran: Array<string> = []
+        const model = yield* build(scripted)
+        const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(LanguageModel.layer(model), handlers(ran))))
+        if (streamed) yield* Stream.runDrain(chat.stream(Messages.fromUser("go")))
+        else yield* chat.complete(Messages.fromUser("go"))
+        expect(ran).toEqual(["t"])
+        const assistant = scripted.calls[1]!.prompt.find((message) => message.role === "assistant")!
+        expect(assistant.content).toEqual([{ type: "tool-call", toolCallId: "c1", toolName: "t", input: {}, providerOptions: signature }])
+      }))
+  }
+
   it.effect("control: the same call in a response finished \"tool-calls\" runs", () =>
     Effect.gen(function*() {
       const scripted = Scripted.model(

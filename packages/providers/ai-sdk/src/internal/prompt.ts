@@ -28,6 +28,7 @@ import type {
 import type * as LanguageModel from "@chat-ts/core/LanguageModel"
 import * as Messages from "@chat-ts/core/Messages"
 import * as Result from "effect/Result"
+import { metadataKey } from "./response.js"
 
 type Assistant = Extract<LanguageModelV4Message, { role: "assistant" }>["content"][number]
 type ToolResultPart = Extract<Extract<LanguageModelV4Message, { role: "tool" }>["content"][number], { type: "tool-result" }>
@@ -78,6 +79,14 @@ const outputOf = (projected: Messages.ProjectedResult, filesAs: ToolResultFiles)
     : { type: "json", value: (projected.value ?? null) as JSONValue }
 }
 
+/** The calls' own provider metadata a response kept (see `Response.metadataKey`), by call id. */
+const callMetadataOf = (metadata: { readonly [key: string]: unknown } | undefined): { readonly [id: string]: SharedV4ProviderOptions } => {
+  const kept: unknown = metadata?.[metadataKey]
+  if (typeof kept !== "object" || kept === null) return {}
+  const calls: unknown = Reflect.get(kept, "toolCalls")
+  return typeof calls === "object" && calls !== null && !Array.isArray(calls) ? (calls as { readonly [id: string]: SharedV4ProviderOptions }) : {}
+}
+
 /**
  * How a tool result's files reach the model: as files of the AI SDK's `content` output (the
  * providers that take them: Bedrock, Anthropic, Google, OpenAI Responses), or as one short
@@ -104,6 +113,7 @@ export const toPrompt = (messages: Messages.Messages, filesAs: ToolResultFiles =
         break
       }
       case "assistant": {
+        const callOptions = callMetadataOf(message.providerMetadata)
         const content: Array<Assistant> = []
         const results: Array<ToolResultPart> = []
         for (const part of message.parts) {
@@ -121,7 +131,14 @@ export const toPrompt = (messages: Messages.Messages, filesAs: ToolResultFiles =
             }
             case "ToolCall": {
               const projected = Messages.projectToolCall(part)
-              content.push({ type: "tool-call", toolCallId: projected.id, toolName: projected.name, input: inputOf(projected.arguments) })
+              const providerOptions = callOptions[projected.id]
+              content.push({
+                type: "tool-call",
+                toolCallId: projected.id,
+                toolName: projected.name,
+                input: inputOf(projected.arguments),
+                ...(providerOptions === undefined ? {} : { providerOptions })
+              })
               if (projected.result !== undefined) {
                 results.push({ type: "tool-result", toolCallId: projected.id, toolName: projected.name, output: outputOf(projected.result, filesAs) })
               }

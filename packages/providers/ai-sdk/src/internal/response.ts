@@ -64,6 +64,22 @@ export const filePartOf = (mediaType: string, data: SharedV4FileDataData | Share
   data: data.type === "data" ? { _tag: "Base64", base64: base64(data.data) } : { _tag: "Url", url: data.url.toString() }
 })
 
+/**
+ * Where a response keeps its calls' own provider metadata (Gemini's thought signatures on function
+ * calls, say): chat-ts's call parts have no such field, so the message's `providerMetadata` holds it
+ * under this key, by call id, and it goes back as each call's `providerOptions`.
+ */
+export const metadataKey = "@chat-ts/ai-sdk-provider"
+
+type Metadata = { readonly [key: string]: unknown }
+
+/** The response's metadata with the calls' own under `metadataKey`, when any call has some. */
+export const withCallMetadata = (
+  metadata: Metadata | undefined,
+  calls: ReadonlyMap<string, Metadata>
+): Metadata | undefined =>
+  calls.size === 0 ? metadata : { ...metadata, [metadataKey]: { toolCalls: Object.fromEntries(calls) } }
+
 const malformed = (message: string) => new MalformedResponse({ message })
 
 const callOf = (toolCallId: string, toolName: string, input: string): Result.Result<Messages.ToolCallPart, ChatError.ModelError> =>
@@ -99,11 +115,16 @@ export const fromGenerate = (
     return Result.fail(malformed("The model's answer holds no content."))
   }
   const parts: Array<Messages.Part> = []
+  const callMetadata = new Map<string, Metadata>()
   for (const content of result.content) {
     const made = partOf(content)
     if (Result.isFailure(made)) return Result.fail(made.failure)
     parts.push(...made.success)
+    if (content.type === "tool-call" && content.providerExecuted !== true && content.providerMetadata !== undefined) {
+      callMetadata.set(content.toolCallId, content.providerMetadata)
+    }
   }
+  const providerMetadata = withCallMetadata(result.providerMetadata, callMetadata)
   // A provider that answers structured output outside the text (a forced tool): that answer is the text.
   if (structured && result.structuredOutputText !== undefined && !parts.some((part) => part._tag === "Text")) {
     parts.push(Messages.text(result.structuredOutputText))
@@ -112,7 +133,7 @@ export const fromGenerate = (
     parts,
     usage: usageOf(result.usage),
     finishReason: finishReasonOf(result.finishReason),
-    ...(result.providerMetadata === undefined ? {} : { providerMetadata: result.providerMetadata })
+    ...(providerMetadata === undefined ? {} : { providerMetadata })
   })
 }
 
@@ -129,6 +150,8 @@ export class StreamState {
   /** Calls the provider runs itself: neither their input nor their result is ours. */
   private readonly ignored = new Set<string>()
   private finished = false
+  /** The calls' own provider metadata, by id, for the finish. */
+  private readonly callMetadata = new Map<string, Metadata>()
 
   constructor(private readonly toError: (error: unknown) => ChatError.ModelError) {}
 
@@ -176,6 +199,7 @@ export class StreamState {
       }
       case "tool-call": {
         if (part.providerExecuted === true || this.ignored.has(part.toolCallId)) return none
+        if (part.providerMetadata !== undefined) this.callMetadata.set(part.toolCallId, part.providerMetadata)
         const fragments = this.inputs.get(part.toolCallId)
         if (fragments === undefined) {
           // A call that was not streamed: its start and its whole input at once.
@@ -210,11 +234,12 @@ export class StreamState {
         if (reason?.unified === "interrupted" || (reason?.raw === undefined && reason?.unified === "other")) {
           return Result.fail(new NetworkError({ message: "The model's stream ended before the response was complete." }))
         }
+        const providerMetadata = withCallMetadata(part.providerMetadata, this.callMetadata)
         return Result.succeed([{
           _tag: "Finish",
           usage: usageOf(part.usage),
           finishReason: finishReasonOf(part.finishReason),
-          ...(part.providerMetadata === undefined ? {} : { providerMetadata: part.providerMetadata })
+          ...(providerMetadata === undefined ? {} : { providerMetadata })
         }])
       }
       default:
