@@ -171,7 +171,8 @@ export const make = (options: Options): Effect.Effect<LanguageModel.Service, Uns
         const result = await calls.doStream({ ...callOptions, abortSignal: signal })
         // A page instead of events (a proxy's or gateway's): not a network failure, not worth a retry.
         if (contentType(result.response?.headers).includes("text/html")) {
-          await result.stream.cancel().catch(() => undefined)
+          // Not awaited: a tee'd stream's branch settles its cancel only once the other branch is cancelled too.
+          result.stream.cancel().catch(() => undefined)
           throw new MalformedResponse({ message: `${calls.provider} answered a stream with an HTML page, not events.` })
         }
         return iterableOf(result.stream)

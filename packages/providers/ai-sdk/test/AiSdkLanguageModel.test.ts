@@ -306,6 +306,7 @@ describe("AiSdkLanguageModel: errors, interruption and time", () => {
         [apiError(429, { "retry-after": "7" }), "RateLimited"],
         [apiError(500), "ServerError"],
         [apiError(529), "ServerError"],
+        [new APICallError({ message: "Responses API returned no output", url: "u", requestBodyValues: {}, statusCode: 500, isRetryable: false }), "MalformedResponse"],
         [apiError(401), "AuthenticationError"],
         [apiError(403), "AuthenticationError"],
         [apiError(400), "InvalidRequest"],

@@ -6,6 +6,7 @@
 import { Conformance } from "@chat-ts/core/testing"
 import { describe, it } from "@effect/vitest"
 import { azure } from "./conformance/azure.js"
+import { azureResponses } from "./conformance/azureResponses.js"
 import { bedrock } from "./conformance/bedrock.js"
 import { groq } from "./conformance/groq.js"
 import { mistral, mistralV3 } from "./conformance/mistral.js"
@@ -15,3 +16,4 @@ Conformance.register(mistralV3, { describe, it })
 Conformance.register(groq, { describe, it })
 Conformance.register(azure, { describe, it })
 Conformance.register(bedrock, { describe, it })
+Conformance.register(azureResponses, { describe, it })

@@ -75,6 +75,11 @@ const fromApiCall = (error: APICallError, now: number, redact: ProviderError.Red
     })
   }
   if (status === 408) return new ChatError.NetworkError({ message: `The provider timed out reading the request (HTTP 408): ${message}` })
+  if ((status === 409 || status >= 500) && error.isRetryable === false) {
+    // A status the provider made up for an answer it could not use (OpenAI Responses: a 200 with no
+    // output is "500, not retryable"): the provider's verdict stands, nothing is retried.
+    return new ChatError.MalformedResponse({ message: `The provider could not use the model server's answer (HTTP ${status}, not retryable): ${message}` })
+  }
   if (status === 409 || status >= 500) {
     return new ChatError.ServerError({ message: `The provider failed (HTTP ${status}): ${message}`, status })
   }

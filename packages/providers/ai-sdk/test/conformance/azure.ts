@@ -49,7 +49,7 @@ const streamed = (id: string, deltas: ReadonlyArray<Chat.Delta>, finish: string,
   const usageChunk = `data: ${JSON.stringify({ id, object: "chat.completion.chunk", created: 1764633600, model: vendor.model, choices: [], usage: wireUsage })}\n\n`
   return ReplayServer.sse(first + body.replace("data: [DONE]\n\n", usageChunk + "data: [DONE]\n\n"))
 }
-const error = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
+export const error = (status: number, code: string, message: string, headers: Record<string, string> = {}) =>
   ReplayServer.json({ error: { code, message } }, { status, headers })
 
 const fixtures: Conformance.Fixtures = {
