@@ -368,6 +368,12 @@ export const notes = {
     "messages: identical statuses hold different results, and real usage differs per response (the",
     "scenario's model reports growing input tokens, as models do)."
   ].join("\n"),
+  provider: [
+    "Scenario 12 (issue 34): `@chat-ts/ai-sdk-provider` on `@ai-sdk/openai`'s chat model against the same",
+    "model's `doGenerate` called directly: what the bridge adds per call is the request's projection to the",
+    "AI SDK prompt, the answer's mapping back, the retry and timeout wrappers and one `Effect.runPromise`.",
+    "The native `OpenAiChatCompletions` layer and the bare `openai` SDK are measured in the same run."
+  ].join("\n"),
   general: [
     "- **Clock.** tinybench samples on the CPU clock of the measuring process (user + system, all",
     "  threads: GC helpers included), wall time alongside. The machine these runs are made on is",

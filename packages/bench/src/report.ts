@@ -18,6 +18,7 @@ import type * as Pause from "./scenarios/pause.js"
 import type * as Reducer from "./scenarios/reducer.js"
 import type * as Steps from "./scenarios/steps.js"
 import type * as Store from "./scenarios/store.js"
+import type * as Provider from "./scenarios/provider.js"
 import type * as Streaming from "./scenarios/streaming.js"
 import { type Mode, titles } from "./scenarios/index.js"
 
@@ -71,6 +72,7 @@ export interface Scenarios {
   readonly json?: Json.Result
   readonly memory?: Memory.Result
   readonly fleet?: Fleet.Result
+  readonly provider?: Provider.Result
 }
 
 export interface Target {
@@ -148,6 +150,19 @@ export const evaluate = (scenarios: Scenarios): Array<Target> => {
         met: ours.ratio <= 1.2 && ours.timing.medianUs < ai.timing.medianUs
       })
     }
+  }
+  if (scenarios.provider !== undefined) {
+    const rows = scenarios.provider.rows
+    const bridge = rows.find((r) => r.caller.startsWith("(b)"))!
+    const direct = rows.find((r) => r.caller.startsWith("(a)"))!
+    const native = rows.find((r) => r.caller.startsWith("(c)"))!
+    targets.push({
+      id: "provider",
+      goal: "the AI SDK bridge (AiSdkLanguageModel.generate) ≤ 1.1× the CPU per call of the same AI SDK model's doGenerate",
+      actual: `(b) ${fmt(bridge.perCall.medianUs)} µs vs (a) ${fmt(direct.perCall.medianUs)} µs per call (${fmt(bridge.ratio, 2)}×); ` +
+        `native OpenAiChatCompletions (c) ${fmt(native.ratio, 2)}×`,
+      met: bridge.ratio <= 1.1
+    })
   }
   if (scenarios.pause !== undefined) {
     const ours = scenarios.pause.rows.filter((r) => r.library === "chat-ts")
@@ -540,6 +555,17 @@ const storeSection = (result: Store.Result): string =>
     "current turn) is the next step; it trades the check of every stored row on each load."
   ].join("\n")
 
+const providerSection = (result: Provider.Result): string =>
+  [
+    `The callers interleaved: ${result.rounds} measured rounds, each sample ${result.calls} calls in a row; CPU time of this ` +
+    "process per call (the server answers from another process).",
+    "",
+    table(
+      ["Caller", "CPU median µs", "p95 µs", "Wall median µs", "× (a)"],
+      result.rows.map((r) => [r.caller, fmt(r.perCall.medianUs), fmt(r.perCall.p95Us), fmt(r.perCall.wallMedianUs), fmt(r.ratio, 2)])
+    )
+  ].join("\n")
+
 /** The scenario tables, for the console and RESULTS.md. */
 export const sections = (results: Results): string => {
   const s = results.scenarios
@@ -555,6 +581,7 @@ export const sections = (results: Results): string => {
   if (s.json) out.push(`### ${titles.json}\n\n${jsonSection(s.json)}`)
   if (s.fleet) out.push(`### ${titles.fleet}\n\n${FleetReport.section(s.fleet)}`)
   if (s.memory) out.push(`### ${titles.memory}\n\n${memorySection(s.memory)}`)
+  if (s.provider) out.push(`### ${titles.provider}\n\n${providerSection(s.provider)}`)
   return out.join("\n\n")
 }
 

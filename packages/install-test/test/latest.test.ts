@@ -35,7 +35,7 @@ describe("a fresh app on effect@latest", () => {
 
   beforeAll(async () => {
     latest = (await runOk("npm", ["view", "effect@latest", "version"], { cwd: process.cwd(), env: cleanEnv() })).trim()
-    const packed = inject("packed").filter((p) => p.name === "@chat-ts/core" || p.name === "@chat-ts/openai")
+    const packed = inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/openai", "@chat-ts/ai-sdk-provider"].includes(p.name))
     app = await makeApp({
       tarballs: packed,
       dependencies: { effect: latest, "@types/node": await workspaceVersion("@types/node") },
@@ -44,11 +44,12 @@ describe("a fresh app on effect@latest", () => {
   })
   afterAll(() => app?.remove())
 
-  it("core and openai install on it with one copy of effect, compile strictly and run", async () => {
+  it("core, openai and ai-sdk-provider install on it with one copy of effect, compile strictly and run", async () => {
     expect(latest).toMatch(/^4\.\d+\.\d+$/)
     expect(await copiesOf(app.folder, "effect")).toEqual([`node_modules/effect@${latest}`])
     await compile(app.folder, "node16")
     expect(await runProgram(app.folder, "core")).toEqual(expectedLines)
+    expect(await runProgram(app.folder, "aiSdk")).toEqual(expectedLines)
   })
 
   it("the unstable-module packages install on it exactly when it is within their pin", async () => {

@@ -15,8 +15,8 @@ describe("a fresh app on the lowest effect core and providers allow", () => {
 
   beforeAll(async () => {
     // The app's programs use core and providers; the other packed libraries are checked as tarballs.
-    const packed = inject("packed").filter((p) => p.name === "@chat-ts/core" || p.name === "@chat-ts/openai")
-    expect(packed.map((p) => p.name).sort()).toEqual(["@chat-ts/core", "@chat-ts/openai"])
+    const packed = inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/openai", "@chat-ts/ai-sdk-provider"].includes(p.name))
+    expect(packed.map((p) => p.name).sort()).toEqual(["@chat-ts/ai-sdk-provider", "@chat-ts/core", "@chat-ts/openai"])
     const ranges = new Set(packed.map((p) => p.peerDependencies["effect"]))
     expect(ranges.size).toBe(1) // core and providers ask for the same effect
     effect = lowestOf([...ranges][0]!)
@@ -50,5 +50,7 @@ describe("a fresh app on the lowest effect core and providers allow", () => {
     } finally {
       await server.close()
     }
+    // The same turn on an AI SDK model through @chat-ts/ai-sdk-provider.
+    expect(await runProgram(app.folder, "aiSdk")).toEqual(expectedLines)
   })
 })

@@ -21,8 +21,8 @@ describe("a fresh app on the newest effect, with core, providers and sql", () =>
   beforeAll(async () => {
     effect = await workspaceVersion("effect")
     app = await makeApp({
-      // The app's programs use these three; the other packed libraries are checked as tarballs.
-      tarballs: inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/openai", "@chat-ts/sql"].includes(p.name)),
+      // The app's programs use these four; the other packed libraries are checked as tarballs.
+      tarballs: inject("packed").filter((p) => ["@chat-ts/core", "@chat-ts/openai", "@chat-ts/sql", "@chat-ts/ai-sdk-provider"].includes(p.name)),
       dependencies: {
         effect,
         "@types/node": await workspaceVersion("@types/node")

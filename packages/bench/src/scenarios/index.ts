@@ -10,6 +10,7 @@ import type * as Loop from "./loop.js"
 import type * as Many from "./many.js"
 import type * as Memory from "./memory.js"
 import type * as Pause from "./pause.js"
+import type * as Provider from "./provider.js"
 import type * as Reducer from "./reducer.js"
 import type * as Steps from "./steps.js"
 import type * as Store from "./store.js"
@@ -17,7 +18,7 @@ import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "fleet", "memory"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "fleet", "memory", "provider"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -31,7 +32,8 @@ export const titles: Record<ScenarioId, string> = {
   cold: "8. Cold start: import to first request, first 100 turns; the import cost of each entry point",
   json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse",
   fleet: "10. A fleet: paused conversations resumed by worker processes",
-  memory: "11. Memory: heap per 1,000 kept turns"
+  memory: "11. Memory: heap per 1,000 kept turns",
+  provider: "12. The AI SDK bridge: overhead per model call against the AI SDK model's own doGenerate"
 }
 
 const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
@@ -53,6 +55,7 @@ export interface Configs {
   readonly json: Json.Config
   readonly memory: Memory.Config
   readonly fleet: Fleet.Config
+  readonly provider: Provider.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -89,7 +92,8 @@ export const configs: Record<Mode, Configs> = {
       pool: 4,
       verify: 50
     },
-    memory: { turns: 1000, steps: 10 }
+    memory: { turns: 1000, steps: 10 },
+    provider: { warmupRounds: 5, rounds: 30, calls: 50 }
   },
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
@@ -118,7 +122,8 @@ export const configs: Record<Mode, Configs> = {
       pool: 2,
       verify: 20
     },
-    memory: { turns: 5, steps: 2 }
+    memory: { turns: 5, steps: 2 },
+    provider: { warmupRounds: 0, rounds: 1, calls: 2 }
   }
 }
 
@@ -160,5 +165,7 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./memory.js")).run(config.memory)
     case "fleet":
       return (await import("./fleet.js")).run(config.fleet)
+    case "provider":
+      return (await import("./provider.js")).run(config.provider)
   }
 }
