@@ -23,6 +23,7 @@ export const sourceAliases = [
   { find: /^@chat-ts\/workflow$/, replacement: source("workflow/src/index.ts") },
   { find: /^@chat-ts\/workflow\/SocketRunner$/, replacement: source("workflow/src/SocketRunner.ts") },
   { find: /^@chat-ts\/effect-ai$/, replacement: source("providers/effect-ai/src/index.ts") },
+  { find: /^@chat-ts\/ai-sdk-provider$/, replacement: source("providers/ai-sdk/src/index.ts") },
   { find: /^@chat-ts\/ag-ui$/, replacement: source("ui/ag-ui/src/index.ts") },
   { find: /^@chat-ts\/ai-sdk-ui$/, replacement: source("ui/ai-sdk/src/index.ts") }
 ]
