@@ -1,9 +1,11 @@
-import { Chat, Messages } from "@chat-ts/core"
+import { Chat, ConversationStore, Messages } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { asSchema, jsonSchema, tool } from "ai"
 import { type } from "arktype"
+import { ChatWorkflow, Decision } from "@chat-ts/workflow"
 import { Effect, Fiber, Layer, Result } from "effect"
+import { WorkflowEngine } from "effect/workflow"
 import { z } from "zod"
 import { AiSdkToolkit } from "../src/index.js"
 import { bankTools, record } from "./support/toolsAgent.js"
@@ -20,6 +22,59 @@ const chatOf = <T extends AiSdkToolkit.AiTools>(tools: T, script: MockLanguageMo
     const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, kit.handlers)))
     return { chat, model, kit }
   })
+
+/** Runs `effect` until `done` holds, yielding to the workflow's fibers in between (bounded). */
+const eventually = <A, E, R>(effect: Effect.Effect<A, E, R>, done: (a: A) => boolean, tries = 2_000) =>
+  Effect.gen(function*() {
+    for (let i = 0; i < tries; i++) {
+      const a = yield* Effect.result(effect)
+      if (Result.isSuccess(a) && done(a.success)) return a.success
+      yield* Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+    }
+    return yield* Effect.die(new Error(`not reached after ${tries} tries`))
+  })
+
+describe("AiSdkToolkit in the workflow shell", () => {
+  it.effect("a needsApproval pause waits durably; a bad edit is refused; the approved edit runs once and the turn completes", () =>
+    Effect.gen(function*() {
+      const rec = record()
+      const kit = yield* AiSdkToolkit.make(bankTools(rec))
+      const turns = ChatWorkflow.make({ name: "ai-sdk-bank-turn", tools: kit })
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([
+          { id: "w", name: "get_weather", arguments: { city: "Lisbon" } },
+          { id: "big", name: "transfer", arguments: { to: "PT1234", amount: 500 } }
+        ]),
+        MockLanguageModel.text("Sent.")
+      ])
+      const layer = ChatWorkflow.layer(turns).pipe(
+        Layer.provideMerge(Layer.mergeAll(WorkflowEngine.layerMemory, ConversationStore.layerMemory, model.layer, kit.handlers))
+      )
+      yield* Effect.gen(function*() {
+        const id = yield* turns.start("conv-ai-sdk", ask)
+        const paused = yield* eventually(turns.read(id), (view) => view.status._tag === "Waiting")
+        expect(paused.status).toEqual({ _tag: "Waiting", reason: { _tag: "AwaitingApproval", toolIds: ["big"] } })
+        expect(rec.executed.map((call) => call.toolCallId)).toEqual(["w"])
+
+        // An edit that breaks the zod schema is refused; the call still waits, nothing ran.
+        const bad = yield* Effect.flip(turns.decide(id, "big", Decision.approve({ to: "PT1234", amount: -1 })))
+        expect(bad._tag).toBe("InvalidEditedArguments")
+        expect(statusOf((yield* turns.read(id)).messages, "big")).toEqual({ _tag: "AwaitingApproval" })
+        expect(rec.executed).toHaveLength(1)
+
+        yield* turns.decide(id, "big", Decision.approve({ to: "PT1234", amount: 90 }))
+        const done = yield* eventually(turns.read(id), (view) => view.status._tag === "Complete" || view.status._tag === "Failed")
+        expect(done.status._tag).toBe("Complete")
+        expect(rec.executed.slice(1)).toEqual([{ tool: "transfer", input: { to: "PT1234", amount: 90 }, toolCallId: "big" }])
+        expect(statusOf(done.messages, "big")).toMatchObject({ _tag: "Completed", result: "sent 90 to PT1234" })
+        // Starting the same turn again is the same execution: nothing runs again.
+        expect(yield* turns.start("conv-ai-sdk", ask)).toBe(id)
+        yield* Effect.promise(() => new Promise<void>((resolve) => setTimeout(resolve, 10)))
+        expect(rec.executed).toHaveLength(2)
+        expect(model.requests).toHaveLength(2)
+      }).pipe(Effect.provide(layer))
+    }))
+})
 
 describe("AiSdkToolkit", () => {
   it.effect("the model sees the JSON Schema the AI SDK would send (zod, arktype, jsonSchema), not strict unless asked", () =>
