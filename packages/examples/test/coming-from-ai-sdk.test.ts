@@ -76,6 +76,25 @@ describe("coming from the AI SDK", () => {
     expect(Snippet.bank.transfers).toEqual([transferArgs, transferArgs])
   })
 
+  it("the AI SDK: the input that runs is the one in the history the client sends (checked against the schema, not against what was asked)", async () => {
+    const model = aiSdkModel()
+    const paused = await Snippet.aiSdkRequest(model, [{ role: "user", content: "Send 500 euros from PT0001 to PT0002." }])
+    /** The client's copy with the transfer's input rewritten before it is approved. */
+    const rewritten = (amount: number): Array<ModelMessage> =>
+      paused.map((message) =>
+        message.role === "assistant" && typeof message.content !== "string"
+          ? { ...message, content: message.content.map((part) => (part.type === "tool-call" ? { ...part, input: { ...transferArgs, amount } } : part)) }
+          : message
+      )
+    Snippet.bank.transfers.length = 0
+    await Snippet.aiSdkRequest(model, Snippet.approveInAiSdk(rewritten(50), Snippet.approvalRequests(paused)[0]!))
+    expect(Snippet.bank.transfers).toEqual([{ ...transferArgs, amount: 50 }])
+    // A rewrite the zod schema refuses does not run.
+    Snippet.bank.transfers.length = 0
+    await Snippet.aiSdkRequest(model, Snippet.approveInAiSdk(rewritten(9_000_000), Snippet.approvalRequests(paused)[0]!))
+    expect(Snippet.bank.transfers).toEqual([])
+  })
+
   it.effect("chat-ts: the pause is stored; a bad edit is refused; the approval runs the transfer once, however often it is sent", () =>
     Effect.gen(function*() {
       Snippet.bank.transfers.length = 0
@@ -92,20 +111,22 @@ describe("coming from the AI SDK", () => {
       expect(bad._tag).toBe("InvalidEditedArguments")
       expect(Snippet.bank.transfers).toEqual([])
 
+      // The decision comes later, to another process: a new chat reads the stored conversation.
+      const later = yield* Snippet.makeAgent.pipe(Effect.provide(model.layer))
       // Two tabs approve at once: one run holds the conversation, the other is refused before it runs anything.
       const tabs = yield* Effect.forkChild(
-        Effect.all([Snippet.approve(chat, "conv-1", "t1", { ...transferArgs, amount: 90 }), Snippet.approve(chat, "conv-1", "t1")].map(Effect.result), {
+        Effect.all([Snippet.approve(later, "conv-1", "t1", { ...transferArgs, amount: 90 }), Snippet.approve(later, "conv-1", "t1")].map(Effect.result), {
           concurrency: "unbounded"
         })
       )
       const [a, b] = yield* Fiber.join(tabs)
       const outcomes = [a!, b!].map((r) => (Result.isSuccess(r) ? r.success.outcome._tag : r.failure._tag))
-      expect(outcomes.filter((tag) => tag === "Complete")).toHaveLength(1)
+      expect([...outcomes].sort()).toEqual(["Complete", "ConversationBusy"])
       expect(Snippet.bank.transfers).toHaveLength(1)
       // The same approval sent again later (a retry, a reload): the call was decided and ran; nothing runs again.
-      const again = yield* Effect.result(Snippet.approve(chat, "conv-1", "t1"))
-      expect(Result.isFailure(again)).toBe(true)
-      const replay = yield* Worker.resume(chat, "conv-1", (stored) => Effect.succeed(stored.messages))
+      const again = yield* Effect.result(Snippet.approve(later, "conv-1", "t1"))
+      expect(Result.isFailure(again) && again.failure._tag).toBe("ToolCallAlreadyResolved")
+      const replay = yield* Worker.resume(later, "conv-1", (stored) => Effect.succeed(stored.messages))
       expect(replay.outcome._tag).toBe("Complete")
       expect(Snippet.bank.transfers).toHaveLength(1)
       expect(model.requests).toHaveLength(2)

@@ -7,7 +7,7 @@
  *   without `$schema`, which no chat-ts declaration carries), strict only when the tool says `strict: true`.
  * - Every call's arguments, and every edit a person makes to them, are checked against the input
  *   schema before anything is decided or run: with the Standard Schema's own `validate` (zod 4,
- *   valibot, arktype…), or with a JSON Schema validator for a `jsonSchema(...)` (and its own
+ *   arktype, any Standard Schema that gives a JSON Schema), or with a JSON Schema validator for a `jsonSchema(...)` (and its own
  *   `validate` too when that answers at once). A call that does not match fails for the model to
  *   retry; an edit that does not match is core's `InvalidEditedArguments`.
  * - `needsApproval` becomes the toolkit's strategy, failing closed: `false` (or none) runs the

@@ -278,13 +278,14 @@ describe("AiSdkToolkit", () => {
       expect(signal?.aborted).toBe(true)
     }))
 
-  it.effect("the tool context reaches execute and needsApproval; the call id and no messages are given", () =>
+  it.effect("the tool context reaches execute, needsApproval and a description function; the call id and no messages are given", () =>
     Effect.gen(function*() {
       const seen: Array<unknown> = []
       const tools = {
         ctx: tool({
-          description: "Reads the context.",
           inputSchema: z.object({}),
+          // AI SDK 7: a description written from the tool context.
+          description: ({ context }) => `Reads the context of ${(context as { tenant: string }).tenant}.`,
           needsApproval: (_input, options) => {
             seen.push(["ask", options.toolCallId, options.context, options.messages])
             return false
@@ -300,6 +301,7 @@ describe("AiSdkToolkit", () => {
       const chat = yield* Chat.make({ tools: kit }).pipe(Effect.provide(Layer.merge(model.layer, kit.handlers)))
       yield* chat.complete(ask)
       expect(seen).toEqual([["ask", "c", { tenant: "acme" }, []], ["run", "c", { tenant: "acme" }, []]])
+      expect(chat.tools[0]?.description).toBe("Reads the context of acme.")
     }))
 
   it.effect("arktype and JSON Schema inputs: a bad call fails, a bad edit is refused, a good one runs", () =>
