@@ -7,9 +7,10 @@
  *   without `$schema`, which no chat-ts declaration carries), strict only when the tool says `strict: true`.
  * - Every call's arguments, and every edit a person makes to them, are checked against the input
  *   schema before anything is decided or run: with the Standard Schema's own `validate` (zod 4,
- *   arktype, any Standard Schema that gives a JSON Schema), or with a JSON Schema validator for a `jsonSchema(...)` (and its own
- *   `validate` too when that answers at once). A call that does not match fails for the model to
- *   retry; an edit that does not match is core's `InvalidEditedArguments`.
+ *   arktype, any Standard Schema that gives a JSON Schema) and then the JSON Schema the model was
+ *   given (so a key it closes out is refused, not dropped unseen), or for a `jsonSchema(...)` with
+ *   that JSON Schema (and its own `validate` too when that answers at once). A call that does not
+ *   match fails for the model to retry; an edit that does not match is core's `InvalidEditedArguments`.
  * - `needsApproval` becomes the toolkit's strategy, failing closed: `false` (or none) runs the
  *   call, anything else waits for a person, and so does a function that throws, rejects or answers
  *   something other than a boolean.
@@ -151,8 +152,15 @@ const issuesText = (issues: NonNullable<StandardResult["issues"]>): string =>
 
 const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false })
 
-/** A check of a JSON Schema (draft-07, the AI SDK's): `undefined` when the input matches, else why not. */
-const jsonSchemaCheck = (jsonSchema: Record<string, unknown>): (input: unknown) => string | undefined => {
+/**
+ * A check of a JSON Schema (draft-07, the AI SDK's): `undefined` when the input matches, else why
+ * not. A schema the validator cannot compile fails every input with `unusable`'s reason, or passes
+ * every input when `unusable` is `undefined` (where another check stands in for it).
+ */
+const jsonSchemaCheck = (
+  jsonSchema: Record<string, unknown>,
+  unusable: "fail" | "pass"
+): (input: unknown) => string | undefined => {
   try {
     const validate = ajv.compile(jsonSchema)
     return (input) =>
@@ -161,48 +169,7 @@ const jsonSchemaCheck = (jsonSchema: Record<string, unknown>): (input: unknown) 
         : (ajv.errorsText(validate.errors, { dataVar: "arguments" }) || "the arguments do not match the tool's JSON Schema")
   } catch (error) {
     const reason = `the tool's JSON Schema cannot be used to check its arguments (${firstLine(error)})`
-    return () => reason
-  }
-}
-
-/** A synchronous check of the arguments before a decision and of every edit: `undefined` when they match. */
-const checkOf = (
-  inputSchema: unknown,
-  schema: AiSchema,
-  declared: Record<string, unknown>
-): (input: unknown) => string | undefined => {
-  let byJsonSchema: ((input: unknown) => string | undefined) | undefined
-  const jsonCheck = (input: unknown) => (byJsonSchema ??= jsonSchemaCheck(declared))(input)
-  const standard = typeof inputSchema === "object" && inputSchema !== null && "~standard" in inputSchema
-    ? (inputSchema as { readonly "~standard": { readonly validate: (value: unknown) => unknown } })["~standard"]
-    : undefined
-  if (standard !== undefined) {
-    return (input) => {
-      let result: unknown
-      try {
-        result = standard.validate(input)
-      } catch (error) {
-        return `the tool's input schema failed checking the arguments (${firstLine(error)})`
-      }
-      // A schema that checks asynchronously (an async refinement) is checked by its JSON Schema
-      // here; its own check runs in full before `execute` (see `validated`).
-      if (isPromiseLike(result)) return jsonCheck(input)
-      const issues = (result as StandardResult).issues
-      return issues === undefined ? undefined : issuesText(issues)
-    }
-  }
-  return (input) => {
-    const problem = jsonCheck(input)
-    if (problem !== undefined || schema.validate === undefined) return problem
-    let result: unknown
-    try {
-      result = schema.validate(input)
-    } catch (error) {
-      return `the tool's validate function threw (${firstLine(error)})`
-    }
-    if (isPromiseLike(result)) return undefined
-    const checked = result as { readonly success?: unknown; readonly error?: unknown }
-    return checked.success === true ? undefined : validationText(checked.error)
+    return unusable === "fail" ? () => reason : () => undefined
   }
 }
 
@@ -218,6 +185,54 @@ const validationText = (error: unknown): string => {
     return issuesText(issues as NonNullable<StandardResult["issues"]>)
   }
   return messageOf(error ?? "invalid").replace(/\s+/g, " ").trim()
+}
+
+/**
+ * A synchronous check of the arguments before a decision and of every edit: `undefined` when they
+ * match. A Standard Schema checks first (its messages are the clearest); then the JSON Schema the
+ * model was given, so that what the schema would silently drop (a key the JSON Schema closes out,
+ * `additionalProperties: false`) is refused rather than stored, shown to a person and to the model
+ * and never given to `execute`. A Standard Schema whose JSON Schema the validator cannot compile is
+ * checked by the Standard Schema alone; a `jsonSchema(...)` that cannot be compiled refuses every call.
+ */
+const checkOf = (
+  inputSchema: unknown,
+  schema: AiSchema,
+  declared: Record<string, unknown>
+): (input: unknown) => string | undefined => {
+  const standard = typeof inputSchema === "object" && inputSchema !== null && "~standard" in inputSchema
+    ? (inputSchema as { readonly "~standard": { readonly validate: (value: unknown) => unknown } })["~standard"]
+    : undefined
+  let byJsonSchema: ((input: unknown) => string | undefined) | undefined
+  const jsonCheck = (input: unknown) => (byJsonSchema ??= jsonSchemaCheck(declared, standard === undefined ? "fail" : "pass"))(input)
+  if (standard !== undefined) {
+    return (input) => {
+      let result: unknown
+      try {
+        result = standard.validate(input)
+      } catch (error) {
+        return `the tool's input schema failed checking the arguments (${firstLine(error)})`
+      }
+      // A schema that checks asynchronously (an async refinement) is checked by its JSON Schema
+      // here; its own check runs in full before `execute` (see `validated`).
+      if (isPromiseLike(result)) return jsonCheck(input)
+      const issues = (result as StandardResult).issues
+      return issues === undefined ? jsonCheck(input) : issuesText(issues)
+    }
+  }
+  return (input) => {
+    const problem = jsonCheck(input)
+    if (problem !== undefined || schema.validate === undefined) return problem
+    let result: unknown
+    try {
+      result = schema.validate(input)
+    } catch (error) {
+      return `the tool's validate function threw (${firstLine(error)})`
+    }
+    if (isPromiseLike(result)) return undefined
+    const checked = result as { readonly success?: unknown; readonly error?: unknown }
+    return checked.success === true ? undefined : validationText(checked.error)
+  }
 }
 
 /** The input the AI SDK would give `execute`: the schema's own (possibly asynchronous) validation, its output value. */
@@ -351,7 +366,12 @@ const handlerOf = (built: Built, context: unknown) => (params: Params, call: Too
     try: async (signal) => {
       const execute = built.source.execute as (input: unknown, options: unknown) => unknown
       const input = await validated(built.schema, params)
-      return toJson(await settled(execute(input, { toolCallId: call.id, messages: [], abortSignal: signal, context })))
+      const output = await settled(execute(input, { toolCallId: call.id, messages: [], abortSignal: signal, context }))
+      try {
+        return toJson(output)
+      } catch (error) {
+        throw new Error(`The tool ran, but its result cannot be written as JSON (${firstLine(error)}).`)
+      }
     },
     catch: (error): Failure => ({ error: messageOf(error) })
   })
