@@ -1,4 +1,4 @@
-import { Chat, ConversationStore, Messages } from "@chat-ts/core"
+import { Action, Chat, ConversationStore, Messages, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { describe, expect, it } from "@effect/vitest"
 import { asSchema, jsonSchema, tool } from "ai"
@@ -299,6 +299,36 @@ describe("AiSdkToolkit", () => {
       expect(signal?.aborted).toBe(false)
       yield* Fiber.interrupt(fiber)
       expect(signal?.aborted).toBe(true)
+    }))
+
+  it.effect("a strategy of one's own replaces needsApproval (and may call it); the handlers stay the same", () =>
+    Effect.gen(function*() {
+      const rec = record()
+      const kit = yield* AiSdkToolkit.make(bankTools(rec))
+      expect(kit.strategy).toBeDefined()
+      const fromNeedsApproval = kit.strategy!
+      const custom = Toolkit.withStrategy(kit, (call, metadata) =>
+        call.name === "delete_account"
+          ? Action.Reject({ reason: "Accounts are closed at the branch." })
+          : call.name === "transfer" && metadata.approval === "function"
+          ? ((call.params.amount as number) > 1_000 ? Action.RequireApproval({ expiresAt: 60_000 }) : Action.Execute())
+          : fromNeedsApproval(call, metadata))
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([
+          { id: "t", name: "transfer", arguments: { to: "PT1234", amount: 500 } },
+          { id: "d", name: "delete_account", arguments: { id: "acc-1" } },
+          { id: "w", name: "get_weather", arguments: { city: "Porto" } }
+        ]),
+        MockLanguageModel.text("Done.")
+      ])
+      const chat = yield* Chat.make({ tools: custom }).pipe(Effect.provide(Layer.merge(model.layer, kit.handlers)))
+      const done = yield* chat.complete(ask)
+      expect(done.outcome._tag).toBe("Complete")
+      expect(statusOf(done.messages, "t")).toMatchObject({ _tag: "Completed", result: "sent 500 to PT1234" })
+      expect(statusOf(done.messages, "d")).toMatchObject({ _tag: "Rejected", reason: "Accounts are closed at the branch." })
+      expect(statusOf(done.messages, "w")?._tag).toBe("Completed")
+      // The custom rule decided the transfer: its needsApproval was never asked.
+      expect(rec.asked).toEqual([])
     }))
 
   it.effect("the tool context reaches execute, needsApproval and a description function; the call id and no messages are given", () =>
