@@ -12,8 +12,8 @@
  *   that JSON Schema (and its own `validate` too when that answers at once). A call that does not
  *   match fails for the model to retry; an edit that does not match is core's `InvalidEditedArguments`.
  * - `needsApproval` becomes the toolkit's strategy, failing closed: `false` (or none) runs the
- *   call, anything else waits for a person, and so does a function that throws, rejects or answers
- *   something other than a boolean.
+ *   call, anything else waits for a person, and so does a function that throws, rejects, answers
+ *   something other than a boolean or does not answer within `needsApprovalTimeout` (30 seconds).
  * - `execute` is the handler: it gets the validated input (the schema's output, as in the AI SDK)
  *   and `{ toolCallId, messages: [], abortSignal, context }`; interrupting the call aborts the
  *   signal. What it returns (the last value of an async iterable) is recorded as JSON; what it
@@ -28,8 +28,10 @@ import * as Tool from "@chat-ts/core/Tool"
 import * as Toolkit from "@chat-ts/core/Toolkit"
 import { asSchema } from "@ai-sdk/provider-utils"
 import { Ajv } from "ajv"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
@@ -89,10 +91,18 @@ export interface Options {
    * (`options.context`), as `streamText`'s `toolsContext` does. Default `{}`.
    */
   readonly context?: unknown
+  /**
+   * How long a `needsApproval` function may take to answer (default `defaultNeedsApprovalTimeout`,
+   * 30 seconds); one that has not answered by then makes the call wait for a person.
+   */
+  readonly needsApprovalTimeout?: Duration.Input
 }
 
+/** How long a `needsApproval` function may take by default: 30 seconds, then the call waits for a person. */
+export const defaultNeedsApprovalTimeout: Duration.Duration = Duration.seconds(30)
+
 /** Why a tool cannot be made a chat-ts tool. */
-export const Reason = Schema.Literals(["MissingExecute", "ProviderTool", "InvalidSchema", "InvalidTool"])
+export const Reason = Schema.Literals(["MissingExecute", "ProviderTool", "InvalidSchema", "InvalidTool", "InvalidOptions"])
 
 /** Why a tool cannot be made a chat-ts tool. */
 export type Reason = typeof Reason.Type
@@ -100,14 +110,17 @@ export type Reason = typeof Reason.Type
 /**
  * An AI SDK tool that cannot become a chat-ts tool: `MissingExecute` (no `execute`: chat-ts runs
  * every call it approves, so a tool must say how), `ProviderTool` (the provider runs it, or defines
- * it), `InvalidSchema` (no input schema that gives a JSON Schema), `InvalidTool` (not a tool).
+ * it), `InvalidSchema` (no input schema that gives a JSON Schema), `InvalidTool` (not a tool);
+ * `InvalidOptions` when `make`'s options are not valid (`tool` is then empty).
  */
 export class AiSdkToolError extends Schema.TaggedError<AiSdkToolError>("@chat-ts/ai-sdk-provider/AiSdkToolError")(
   "AiSdkToolError",
   { tool: Schema.String, reason: Reason, detail: Schema.String }
 ) {
   override get message() {
-    return `AI SDK tool '${this.tool}' cannot be a chat-ts tool: ${this.detail}`
+    return this.reason === "InvalidOptions"
+      ? `AiSdkToolkit.make: ${this.detail}`
+      : `AI SDK tool '${this.tool}' cannot be a chat-ts tool: ${this.detail}`
   }
 }
 
@@ -332,7 +345,7 @@ const buildOne = (name: string, source: unknown, context: unknown): Effect.Effec
   })
 
 /** The decision for one call from its tool's `needsApproval`, failing closed (see the module's doc). */
-const decide = (built: Built, call: { readonly id: string; readonly params: unknown }, context: unknown) => {
+const decide = (built: Built, call: { readonly id: string; readonly params: unknown }, context: unknown, timeout: Duration.Duration) => {
   const approval = built.tool.metadata.approval
   if (approval === "never") return Action.Execute()
   if (approval === "always") return Action.RequireApproval()
@@ -356,7 +369,17 @@ const decide = (built: Built, call: { readonly id: string; readonly params: unkn
         Effect.logWarning(`needsApproval of AI SDK tool '${built.tool.name}' (call ${call.id}) failed (${firstLine(error)}); the call now requires approval.`),
         Action.RequireApproval()
       )
-    )
+    ),
+    Effect.timeoutOrElse({
+      duration: timeout,
+      orElse: () =>
+        Effect.as(
+          Effect.logWarning(
+            `needsApproval of AI SDK tool '${built.tool.name}' (call ${call.id}) did not answer within ${Duration.format(timeout)}; the call now requires approval.`
+          ),
+          Action.RequireApproval()
+        )
+    })
   )
 }
 
@@ -376,21 +399,43 @@ const handlerOf = (built: Built, context: unknown) => (params: Params, call: Too
     catch: (error): Failure => ({ error: messageOf(error) })
   })
 
+/** The `needsApprovalTimeout` option as a duration: finite and not negative, else `InvalidOptions`. */
+const timeoutOf = (input: Duration.Input | undefined): Effect.Effect<Duration.Duration, AiSdkToolError> => {
+  if (input === undefined) return Effect.succeed(defaultNeedsApprovalTimeout)
+  let decoded: Duration.Duration | undefined
+  try {
+    decoded = Option.getOrUndefined(Duration.fromInput(input))
+  } catch {
+    decoded = undefined
+  }
+  return decoded !== undefined && Duration.isFinite(decoded) && !Duration.isNegative(decoded)
+    ? Effect.succeed(decoded)
+    : Effect.fail(
+      new AiSdkToolError({
+        tool: "",
+        reason: "InvalidOptions",
+        detail: `needsApprovalTimeout must be a finite, non-negative duration, not ${String(input)}`
+      })
+    )
+}
+
 /**
  * Makes a chat-ts toolkit of AI SDK tools: its strategy decides each call from the tool's
  * `needsApproval`, its `handlers` layer runs each call's `execute`. Fails with `AiSdkToolError`
- * for a tool that cannot be one (no `execute`, a provider tool, a schema without a JSON Schema).
+ * for a tool that cannot be one (no `execute`, a provider tool, a schema without a JSON Schema)
+ * or a `needsApprovalTimeout` that is no duration.
  */
 export const make = <const T extends AiTools>(tools: T, options?: Options): Effect.Effect<AiSdkToolkit<ToolsOf<T>>, AiSdkToolError> =>
   Effect.gen(function*() {
     const context = options?.context ?? {}
+    const timeout = yield* timeoutOf(options?.needsApprovalTimeout)
     const built: Array<Built> = []
     for (const [name, source] of Object.entries(tools)) built.push(yield* buildOne(name, source, context))
     const byName = new Map(built.map((entry) => [entry.tool.name, entry]))
     const kit = Toolkit.make(...built.map((entry) => entry.tool)).pipe(
       Toolkit.withStrategy((call) => {
         const entry = byName.get(call.name)
-        return entry === undefined ? Action.RequireApproval() : decide(entry, call, context)
+        return entry === undefined ? Action.RequireApproval() : decide(entry, call, context, timeout)
       })
     ) as unknown as Toolkit.Toolkit<ToolsOf<T>>
     const handlers = kit.toLayer(

@@ -5,6 +5,7 @@ import { asSchema, jsonSchema, tool } from "ai"
 import { type } from "arktype"
 import { ChatWorkflow, Decision } from "@chat-ts/workflow"
 import { Effect, Fiber, Layer, Result } from "effect"
+import { TestClock } from "effect/testing"
 import { WorkflowEngine } from "effect/workflow"
 import { z } from "zod"
 import { AiSdkToolkit } from "../src/index.js"
@@ -219,6 +220,43 @@ describe("AiSdkToolkit", () => {
       expect(statusOf(first.messages, "answers_text")?._tag).toBe("AwaitingApproval")
       expect(statusOf(first.messages, "answers_false")).toMatchObject({ _tag: "Completed", result: "ran" })
       expect(ran).toEqual(["answers_false"])
+    }))
+
+  it.effect("a needsApproval that never answers: after needsApprovalTimeout (default 30 seconds) the call waits for a person", () =>
+    Effect.gen(function*() {
+      const ran: Array<string> = []
+      let asked!: () => void
+      const askedOnce = new Promise<void>((resolve) => {
+        asked = resolve
+      })
+      const tools = {
+        hangs: tool({
+          description: "Its policy service hangs.",
+          inputSchema: z.object({}),
+          needsApproval: () => {
+            asked()
+            return new Promise<boolean>(() => {})
+          },
+          execute: async () => {
+            ran.push("hangs")
+            return "ran"
+          }
+        })
+      }
+      const { chat } = yield* chatOf(tools, [MockLanguageModel.toolCalls([{ id: "h", name: "hangs", arguments: {} }])])
+      const fiber = yield* Effect.forkChild(chat.complete(ask))
+      yield* Effect.promise(() => askedOnce)
+      yield* TestClock.adjust("29 seconds")
+      expect(fiber.pollUnsafe()).toBeUndefined()
+      yield* TestClock.adjust("1 second")
+      const paused = yield* Fiber.join(fiber)
+      expect(statusOf(paused.messages, "h")?._tag).toBe("AwaitingApproval")
+      expect(ran).toEqual([])
+
+      const bad = yield* Effect.flip(AiSdkToolkit.make(tools, { needsApprovalTimeout: -1 }))
+      expect(bad).toMatchObject({ reason: "InvalidOptions" })
+      expect(bad.message).toContain("needsApprovalTimeout must be a finite, non-negative duration")
+      expect((yield* Effect.flip(AiSdkToolkit.make(tools, { needsApprovalTimeout: "Infinity" }))).reason).toBe("InvalidOptions")
     }))
 
   it.effect("an execute that throws is the call's failure { error } for the model, and the turn goes on", () =>
