@@ -1,6 +1,6 @@
 /**
  * AI SDK tools as a chat-ts `Toolkit`: the `tool({ description, inputSchema,
- * execute, needsApproval })` values of an AI SDK program (`ai` 7 or 6) keep
+ * execute, needsApproval })` values of an AI SDK program (`ai` 7) keep
  * their code, and their approvals move onto chat-ts's durable pauses.
  *
  * - The model sees the JSON Schema the AI SDK would send (`asSchema(inputSchema).jsonSchema`,
@@ -35,8 +35,8 @@ import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 
 /**
- * An AI SDK tool as this module reads it: what `tool(...)` of `ai` 7 (and 6) makes. Typed
- * loosely on purpose, so the tools of either major version fit.
+ * An AI SDK tool as this module reads it: what `tool(...)` of `ai` 7 makes. Typed structurally
+ * (only what is read here), so a tool of another `ai` version of the same shape fits too.
  */
 export interface AiTool {
   readonly type?: string | undefined
@@ -163,18 +163,18 @@ const issuesText = (issues: NonNullable<StandardResult["issues"]>): string =>
     return path.length === 0 ? issue.message : `${path.join(".")}: ${issue.message}`
   }).join("; ") || "the arguments do not match the tool's input schema"
 
-const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false })
-
 /**
- * A check of a JSON Schema (draft-07, the AI SDK's): `undefined` when the input matches, else why
- * not. A schema the validator cannot compile fails every input with `unusable`'s reason, or passes
- * every input when `unusable` is `undefined` (where another check stands in for it).
+ * A check of a JSON Schema (draft-07, the AI SDK's; `format`s are not checked): `undefined` when
+ * the input matches, else why not. A schema the validator cannot compile fails every input
+ * (`unusable: "fail"`) or passes every input (`"pass"`, where another check stands in for it).
+ * One validator per tool, so that two tools' schemas with the same `$id` cannot meet.
  */
 const jsonSchemaCheck = (
   jsonSchema: Record<string, unknown>,
   unusable: "fail" | "pass"
 ): (input: unknown) => string | undefined => {
   try {
+    const ajv = new Ajv({ strict: false, allErrors: false, validateFormats: false })
     const validate = ajv.compile(jsonSchema)
     return (input) =>
       validate(input)
@@ -430,7 +430,14 @@ export const make = <const T extends AiTools>(tools: T, options?: Options): Effe
     const context = options?.context ?? {}
     const timeout = yield* timeoutOf(options?.needsApprovalTimeout)
     const built: Array<Built> = []
-    for (const [name, source] of Object.entries(tools)) built.push(yield* buildOne(name, source, context))
+    for (const [name, source] of Object.entries(tools)) {
+      // A tool whose fields throw when read (a getter, a proxy) is refused, not a defect.
+      built.push(yield* buildOne(name, source, context).pipe(
+        Effect.catchDefect((defect) =>
+          Effect.fail(new AiSdkToolError({ tool: name, reason: "InvalidTool", detail: `reading it threw (${firstLine(defect)})` }))
+        )
+      ))
+    }
     const byName = new Map(built.map((entry) => [entry.tool.name, entry]))
     const kit = Toolkit.make(...built.map((entry) => entry.tool)).pipe(
       Toolkit.withStrategy((call) => {

@@ -447,7 +447,7 @@ describe("AiSdkToolkit", () => {
       expect(ran).toEqual(expect.arrayContaining([{ city: "Faro" }, { q: "x" }]))
     }))
 
-  it.effect("refused at build with a typed error: no execute, a provider tool, a schema without a JSON Schema", () =>
+  it.effect("refused at build with a typed error: no execute, a provider tool, a schema without a JSON Schema, a tool that throws when read", () =>
     Effect.gen(function*() {
       const noExecute = yield* Effect.flip(
         AiSdkToolkit.make({ ask_user: tool({ description: "Asks the user.", inputSchema: z.object({ q: z.string() }), outputSchema: z.string() }) })
@@ -471,6 +471,31 @@ describe("AiSdkToolkit", () => {
 
       const notATool = yield* Effect.flip(AiSdkToolkit.make({ broken: null as unknown as AiSdkToolkit.AiTool }))
       expect(notATool).toMatchObject({ tool: "broken", reason: "InvalidTool" })
+      const throwing = yield* Effect.flip(AiSdkToolkit.make({
+        trap: {
+          inputSchema: z.object({}),
+          get execute(): never {
+            throw new Error("no peeking")
+          }
+        }
+      }))
+      expect(throwing).toMatchObject({ tool: "trap", reason: "InvalidTool", detail: "reading it threw (no peeking)" })
+
+      // Two JSON Schemas with the same $id in two tools: each is checked on its own.
+      const idTools = yield* AiSdkToolkit.make({
+        one: tool({ inputSchema: jsonSchema<{ a: string }>({ $id: "same", type: "object", properties: { a: { type: "string" } }, required: ["a"] }), execute: async () => 1 }),
+        two: tool({ inputSchema: jsonSchema<{ b: number }>({ $id: "same", type: "object", properties: { b: { type: "number" } }, required: ["b"] }), execute: async () => 2 })
+      })
+      const model = MockLanguageModel.make([
+        MockLanguageModel.toolCalls([{ id: "1", name: "one", arguments: { a: "x" } }, { id: "2", name: "two", arguments: { b: 2 } }]),
+        MockLanguageModel.text("ok")
+      ])
+      const chat = yield* Chat.make({ tools: idTools }).pipe(Effect.provide(Layer.merge(model.layer, idTools.handlers)))
+      const done = yield* chat.complete(ask)
+      expect([statusOf(done.messages, "1"), statusOf(done.messages, "2")]).toMatchObject([
+        { _tag: "Completed", result: 1 },
+        { _tag: "Completed", result: 2 }
+      ])
     }))
 
   it.effect("a schema that checks asynchronously: its JSON Schema is checked before a decision, its own check before execute", () =>
