@@ -43,11 +43,11 @@ interface Internals {
   readonly uniqueId: (id: string, isTaken: (id: string) => boolean, count: number) => string
 }
 
-const internal = (file: string): Promise<unknown> => import(new URL(`../../core/src/internal/${file}`, import.meta.url).href)
+const internal = (file: string): Promise<unknown> => import(new URL(`../../core/src/${file}`, import.meta.url).href)
 
 const loadInternals = async (): Promise<Internals> => {
   const [jsonText, json, policy, streamed] = (await Promise.all(
-    ["jsonText.ts", "json.ts", "policy.ts", "streamedCalls.ts"].map(internal)
+    ["internal/jsonText.ts", "tools/ToolCodec.ts", "turn/internal/policy.ts", "chat/internal/streamedCalls.ts"].map(internal)
   )) as Array<Record<string, unknown>>
   return {
     canonicalCall: jsonText!.canonicalCall,

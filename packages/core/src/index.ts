@@ -6,97 +6,97 @@
  */
 
 /** What a strategy decides for one tool call. */
-export * as Action from "./Action.js"
+export * as Action from "./turn/Action.js"
 
 /** Every typed error of chat-ts. */
-export * as ChatError from "./ChatError.js"
+export * as ChatError from "./data/ChatError.js"
 
 /** Who may decide a call waiting for a person: roles, four-eyes, quorums. */
-export * as DecisionPolicy from "./DecisionPolicy.js"
+export * as DecisionPolicy from "./turn/DecisionPolicy.js"
 
 /** Conversations as plain, JSON-serialisable data. */
-export * as Messages from "./Messages.js"
+export * as Messages from "./turn/Messages.js"
 
 /** Grants: standing approvals, scoped and expiring, that settle only calls proposed after them. */
-export * as Grant from "./Grant.js"
+export * as Grant from "./governance/Grant.js"
 
 /** Why a turn paused. */
-export * as PauseReason from "./PauseReason.js"
+export * as PauseReason from "./data/PauseReason.js"
 
 /** The pure turn reducer. */
-export * as Turn from "./Turn.js"
+export * as Turn from "./turn/Turn.js"
 
 /** A new user message while calls are pending: cancel them (the default) or queue it until the pause is resolved. */
-export * as Steering from "./Steering.js"
+export * as Steering from "./turn/Steering.js"
 
 /** Token usage. */
-export * as Usage from "./Usage.js"
+export * as Usage from "./data/Usage.js"
 
 /** The embeddings contract. */
-export * as EmbeddingModel from "./EmbeddingModel.js"
+export * as EmbeddingModel from "./model/EmbeddingModel.js"
 
 /** The provider contract. */
-export * as LanguageModel from "./LanguageModel.js"
+export * as LanguageModel from "./model/LanguageModel.js"
 
 /** The Chat service: runs turns that pause for people and for time. */
-export * as Chat from "./Chat.js"
+export * as Chat from "./chat/Chat.js"
 
 /** The events of a streamed turn. */
-export * as ChatEvent from "./ChatEvent.js"
+export * as ChatEvent from "./chat/ChatEvent.js"
 
 /** A streamed turn's events as a plain AsyncIterable (`chat.events`), for code outside Effect. */
-export * as TurnEvents from "./TurnEvents.js"
+export * as TurnEvents from "./chat/TurnEvents.js"
 
 /** How a turn ended. */
-export * as ChatOutcome from "./ChatOutcome.js"
+export * as ChatOutcome from "./chat/ChatOutcome.js"
 
 /** Tools: schemas, descriptions, metadata. */
-export * as Tool from "./Tool.js"
+export * as Tool from "./tools/Tool.js"
 
 /** Toolkits: tools, handlers and strategies. */
-export * as Toolkit from "./Toolkit.js"
+export * as Toolkit from "./tools/Toolkit.js"
 
 /** Tool results with a size: the caps per call (on the text and on the files), the cut with its marker, and where the full result goes. */
-export * as ToolResult from "./ToolResult.js"
+export * as ToolResult from "./tools/ToolResult.js"
 
 /** A reviewer model over a toolkit's strategy: a second model classifies each call, failing closed to a person. */
-export * as Reviewer from "./Reviewer.js"
+export * as Reviewer from "./governance/Reviewer.js"
 
 /** Shadow mode: a candidate strategy decides beside the enforced one, and disagreements are logged and counted. */
-export * as Shadow from "./Shadow.js"
+export * as Shadow from "./governance/Shadow.js"
 
 /** Tamper-evident (HMAC-signed) storage of conversations. */
-export * as SignedState from "./SignedState.js"
+export * as SignedState from "./durable/SignedState.js"
 
 /** Where paused conversations live between a pause and its resume. */
-export * as ConversationStore from "./ConversationStore.js"
+export * as ConversationStore from "./durable/ConversationStore.js"
 
 /** What a notifier is told (pauses, decisions, expiries, resumes, completions), derived from saved states. */
-export * as Notification from "./Notification.js"
+export * as Notification from "./durable/Notification.js"
 
 /** The notifications a store wrote with the states that caused them, until delivered. */
-export * as Outbox from "./Outbox.js"
+export * as Outbox from "./durable/Outbox.js"
 
 /** Who is told about a conversation's pauses, decisions and completions. */
-export * as Notifier from "./Notifier.js"
+export * as Notifier from "./durable/Notifier.js"
 
 /** Delivers a store's outbox to the notifier: at least once, retried on a Schedule, bounded. */
-export * as OutboxDispatcher from "./OutboxDispatcher.js"
+export * as OutboxDispatcher from "./durable/OutboxDispatcher.js"
 
 /** Running turns of stored conversations on many workers: leases, one safe resume. */
-export * as Worker from "./Worker.js"
+export * as Worker from "./durable/Worker.js"
 
 /** Routing between models: ranked per request, fallback on the model's failures, a circuit breaker per model. */
-export * as Router from "./Router.js"
+export * as Router from "./model/Router.js"
 
 /** For provider authors: the retry policy of model calls (providers re-export it as `Retry`). */
-export * as ProviderRetry from "./ProviderRetry.js"
+export * as ProviderRetry from "./provider/ProviderRetry.js"
 
 /** For provider authors: the stream scaffold (decoder per stream, idle and total timeouts, retried only while opening). */
-export * as ProviderStream from "./ProviderStream.js"
+export * as ProviderStream from "./provider/ProviderStream.js"
 
 /** For provider authors: redaction of keys, `retry-after` parsing, typed-error checks. */
-export * as ProviderError from "./ProviderError.js"
+export * as ProviderError from "./provider/ProviderError.js"
 
 /** For provider authors: SDK calls and event iterables as Effects and Streams, with the fiber's `AbortSignal` and typed errors. */
-export * as ProviderCall from "./ProviderCall.js"
+export * as ProviderCall from "./provider/ProviderCall.js"

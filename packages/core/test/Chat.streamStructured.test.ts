@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result, Schema, Stream } from "effect"
 import { Chat, ChatError, ChatEvent, Messages } from "../src/index.js"
-import { eagerChars } from "../src/internal/partialOutput.js"
+import { eagerChars } from "../src/chat/internal/partialOutput.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { fileHandlers, files, recorder } from "./Chat.helpers.js"
 

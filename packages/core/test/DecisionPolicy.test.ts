@@ -1,9 +1,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import fc from "fast-check"
-import * as DecisionPolicy from "../src/DecisionPolicy.js"
-import * as Messages from "../src/Messages.js"
-import * as Turn from "../src/Turn.js"
+import * as DecisionPolicy from "../src/turn/DecisionPolicy.js"
+import * as Messages from "../src/turn/Messages.js"
+import * as Turn from "../src/turn/Turn.js"
 import { deepFreeze } from "./fixtures.js"
 
 const NOW = 1_700_000_000_000

@@ -20,9 +20,10 @@ const manifest = JSON.parse(readFileSync(new URL("../package.json", import.meta.
   readonly typesVersions: Readonly<Record<string, Readonly<Record<string, ReadonlyArray<string>>>>>
 }
 
-/** The namespaces of the barrel, `export * as X from "./X.js"`, from the sources. */
-const barrel = [...readFileSync(new URL("../src/index.ts", import.meta.url), "utf8").matchAll(/export \* as (\w+) from "\.\/(\w+)\.js"/g)]
-  .map((match) => match[1]!)
+/** The namespaces of the barrel, `export * as X from "./folder/X.js"`, from the sources, with their paths (`turn/Turn`). */
+const exportsOfBarrel = [...readFileSync(new URL("../src/index.ts", import.meta.url), "utf8").matchAll(/export \* as (\w+) from "\.\/((?:\w+\/)?(\w+))\.js"/g)]
+  .map((match) => ({ name: match[1]!, path: match[2]! }))
+const barrel = exportsOfBarrel.map(({ name }) => name)
 
 /**
  * Runs `node` in core's folder: registers a load hook, imports `specifiers`, then runs `then`
@@ -49,7 +50,7 @@ const inNode = (specifiers: ReadonlyArray<string>, then: string): Promise<unknow
   })
 }
 
-/** The loaded files of core's dist, relative to it (`Chat.js`, `internal/policy.js`), and the Node built-ins. */
+/** The loaded files of core's dist, relative to it (`chat/Chat.js`, `turn/internal/policy.js`), and the Node built-ins. */
 const ofCore = (loaded: ReadonlyArray<string>): ReadonlyArray<string> =>
   loaded.flatMap((url) => {
     const at = url.indexOf("/packages/core/dist/")
@@ -58,17 +59,19 @@ const ofCore = (loaded: ReadonlyArray<string>): ReadonlyArray<string> =>
 
 /** What a `Chat` user does not need until it is used. */
 const offTheChatPath = [
-  "Router.js", "Worker.js", "SignedState.js", "Reviewer.js", "Shadow.js", "ConversationStore.js", "Outbox.js",
-  "OutboxDispatcher.js", "Notifier.js", "Notification.js", "ProviderStream.js", "ProviderCall.js", "index.js"
+  "model/Router.js", "durable/Worker.js", "durable/SignedState.js", "governance/Reviewer.js", "governance/Shadow.js",
+  "durable/ConversationStore.js", "durable/Outbox.js", "durable/OutboxDispatcher.js", "durable/Notifier.js",
+  "durable/Notification.js", "provider/ProviderStream.js", "provider/ProviderCall.js", "index.js"
 ]
 
 describe("entry points", () => {
   it("every namespace of the barrel is a subpath export with its types, and nothing else but the barrel, testing and package.json", () => {
     expect(barrel.length).toBeGreaterThan(20)
     expect(Object.keys(manifest.exports).sort()).toEqual([".", "./package.json", "./testing", ...barrel.map((name) => `./${name}`)].sort())
-    for (const name of barrel) {
-      expect(manifest.exports[`./${name}`]).toEqual({ types: `./dist/${name}.d.ts`, import: `./dist/${name}.js`, default: `./dist/${name}.js` })
-      expect(manifest.typesVersions["*"]![name]).toEqual([`./dist/${name}.d.ts`])
+    for (const { name, path } of exportsOfBarrel) {
+      expect(path.endsWith(`/${name}`)).toBe(true)
+      expect(manifest.exports[`./${name}`]).toEqual({ types: `./dist/${path}.d.ts`, import: `./dist/${path}.js`, default: `./dist/${path}.js` })
+      expect(manifest.typesVersions["*"]![name]).toEqual([`./dist/${path}.d.ts`])
     }
   })
 
@@ -85,7 +88,7 @@ describe("entry points", () => {
     ) as { loaded: ReadonlyArray<string>; crypto: boolean }
     const loaded = ofCore(result.loaded)
     // The path itself is loaded (the hook sees it) ...
-    for (const file of ["Chat.js", "Turn.js", "Messages.js", "Toolkit.js"]) expect(loaded).toContain(file)
+    for (const file of ["chat/Chat.js", "turn/Turn.js", "turn/Messages.js", "tools/Toolkit.js"]) expect(loaded).toContain(file)
     // ... and none of this.
     expect(loaded.filter((file) => offTheChatPath.includes(file) || file.startsWith("testing/") || file === "node:crypto")).toEqual([])
     expect(result.crypto).toBe(false)
@@ -99,7 +102,7 @@ describe("entry points", () => {
        return { before, after: crypto(), hash }`
     ) as { before: { loaded: ReadonlyArray<string>; crypto: boolean }; after: boolean; hash: string }
     const before = ofCore(result.before.loaded)
-    expect(before).toContain("Router.js")
+    expect(before).toContain("model/Router.js")
     expect(before.filter((file) => file.startsWith("testing/") || file === "node:crypto")).toEqual([])
     expect(result.before.crypto).toBe(false)
     expect(result.after).toBe(true)

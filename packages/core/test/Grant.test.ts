@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Redacted } from "effect"
 import * as Result from "effect/Result"
 import { ConversationStore, Grant, Messages, SignedState, Turn } from "../src/index.js"
-import * as GrantPredicate from "../src/internal/grantPredicate.js"
+import * as GrantPredicate from "../src/turn/internal/grantPredicate.js"
 import { deepFreeze, snapshot, T0 } from "./fixtures.js"
 
 const { Decision, Event } = Turn

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import fc from "fast-check"
-import * as DecisionPolicy from "../src/DecisionPolicy.js"
-import * as Messages from "../src/Messages.js"
-import * as Steering from "../src/Steering.js"
-import * as Turn from "../src/Turn.js"
+import * as DecisionPolicy from "../src/turn/DecisionPolicy.js"
+import * as Messages from "../src/turn/Messages.js"
+import * as Steering from "../src/turn/Steering.js"
+import * as Turn from "../src/turn/Turn.js"
 import { deepFreeze } from "./fixtures.js"
 
 // Issue 32, section 1's "Also": ids compared byte for byte, votes lost on a cancel or an expiry,

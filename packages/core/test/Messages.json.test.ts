@@ -11,7 +11,7 @@ import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import * as S from "../src/internal/schema.js"
 import * as PlainCheck from "../src/internal/plainCheck.js"
-import * as Messages from "../src/Messages.js"
+import * as Messages from "../src/turn/Messages.js"
 import * as Arb from "./arbitraries.js"
 
 const runs = { timeout: 60_000, numRuns: 150 }

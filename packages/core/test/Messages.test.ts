@@ -1,9 +1,9 @@
 import * as Result from "effect/Result"
 import { describe, expect, it } from "@effect/vitest"
-import type * as ChatError from "../src/ChatError.js"
-import * as Messages from "../src/Messages.js"
-import type { Message, ToolCallStatus } from "../src/Messages.js"
-import * as Turn from "../src/Turn.js"
+import type * as ChatError from "../src/data/ChatError.js"
+import * as Messages from "../src/turn/Messages.js"
+import type { Message, ToolCallStatus } from "../src/turn/Messages.js"
+import * as Turn from "../src/turn/Turn.js"
 import { call, conversation, deepFreeze, expectOutcome, left, response, right, snapshot, statusOf, step, T0 } from "./fixtures.js"
 
 /** A paused conversation: one call of each status. */

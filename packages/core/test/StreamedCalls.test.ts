@@ -4,9 +4,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { StreamedCalls, uniqueId } from "../src/internal/streamedCalls.js"
-import * as LanguageModel from "../src/LanguageModel.js"
-import * as Messages from "../src/Messages.js"
+import { StreamedCalls, uniqueId } from "../src/chat/internal/streamedCalls.js"
+import * as LanguageModel from "../src/model/LanguageModel.js"
+import * as Messages from "../src/turn/Messages.js"
 
 const id = fc.constantFrom("", "a", "b", "a_2", "call_2")
 const name = fc.constantFrom("x", "y")

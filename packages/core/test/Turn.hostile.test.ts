@@ -4,9 +4,9 @@
  * closed: nothing runs that a person or a valid decision did not allow.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as Messages from "../src/Messages.js"
-import type { ToolCallStatus } from "../src/Messages.js"
-import * as Turn from "../src/Turn.js"
+import * as Messages from "../src/turn/Messages.js"
+import type { ToolCallStatus } from "../src/turn/Messages.js"
+import * as Turn from "../src/turn/Turn.js"
 import { call, conversation, expectOutcome, response, right, statusOf, step, T0 } from "./fixtures.js"
 
 const { Event } = Turn

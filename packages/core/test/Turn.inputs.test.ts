@@ -7,9 +7,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import fc from "fast-check"
-import * as Messages from "../src/Messages.js"
-import type { ToolCallPart, ToolCallStatus } from "../src/Messages.js"
-import * as Turn from "../src/Turn.js"
+import * as Messages from "../src/turn/Messages.js"
+import type { ToolCallPart, ToolCallStatus } from "../src/turn/Messages.js"
+import * as Turn from "../src/turn/Turn.js"
 import * as Arb from "./arbitraries.js"
 import { call, conversation, deepFreeze, response, right, snapshot, statusOf, step, T0 } from "./fixtures.js"
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
-import * as Messages from "../src/Messages.js"
-import type { Message } from "../src/Messages.js"
-import * as Turn from "../src/Turn.js"
+import * as Messages from "../src/turn/Messages.js"
+import type { Message } from "../src/turn/Messages.js"
+import * as Turn from "../src/turn/Turn.js"
 import {
   call,
   conversation,

@@ -11,7 +11,7 @@ import { Effect, Layer, Option, Result, Schema } from "effect"
 import * as TestClock from "effect/testing/TestClock"
 import fc from "fast-check"
 import { Action, Chat, ConversationStore, Messages, Steering, Tool, Toolkit, Turn, Worker } from "../src/index.js"
-import * as StatusWrites from "../src/internal/statusWrites.js"
+import * as StatusWrites from "../src/turn/StatusWrites.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 
 // One person of finance approves or rejects; carol (no role) may reject too; the requester may not approve.

@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Tool from "../src/Tool.js"
+import * as Tool from "../src/tools/Tool.js"
 
 /** A JSON Schema node as 0.1 recorded it. */
 export type Node = { readonly [key: string]: unknown }

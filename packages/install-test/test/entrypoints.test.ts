@@ -68,7 +68,7 @@ describe("core's barrel", () => {
     const ran = await run(process.execPath, ["--input-type=module", "-e", script], { cwd: root, timeoutMs: 60_000 })
     expect(ran.stderr).toBe("")
     const core = JSON.parse(ran.stdout.trim()) as ReadonlyArray<string>
-    expect(core.some((url) => url.endsWith("/core/dist/Messages.js"))).toBe(true)
+    expect(core.some((url) => url.endsWith("/core/dist/turn/Messages.js"))).toBe(true)
     expect(core.filter((url) => url.endsWith("/core/dist/index.js"))).toEqual([])
   })
 })

@@ -8,7 +8,14 @@
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
-import { Usage } from "../Usage.js"
+
+/** Token counts of one model response or of a whole turn (re-exported by `Usage`). */
+export const Usage = Schema.Struct({
+  inputTokens: Schema.Finite,
+  outputTokens: Schema.Finite,
+  reasoningTokens: Schema.optional(Schema.Finite),
+  cachedInputTokens: Schema.optional(Schema.Finite)
+})
 
 /** The latest and earliest epoch milliseconds a JavaScript `Date` can hold (±100,000,000 days). */
 export const maxMillis = 8.64e15

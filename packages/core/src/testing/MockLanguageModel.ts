@@ -10,11 +10,11 @@
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Stream from "effect/Stream"
-import type * as ChatError from "../ChatError.js"
-import * as LanguageModel from "../LanguageModel.js"
-import * as Messages from "../Messages.js"
-import type { FinishReason, Part } from "../Messages.js"
-import type { Usage } from "../Usage.js"
+import type * as ChatError from "../data/ChatError.js"
+import * as LanguageModel from "../model/LanguageModel.js"
+import * as Messages from "../turn/Messages.js"
+import type { FinishReason, Part } from "../turn/Messages.js"
+import type { Usage } from "../data/Usage.js"
 
 /** A tool call in a scripted response; `arguments` is a JSON value or raw JSON text. */
 export interface ScriptedToolCall {

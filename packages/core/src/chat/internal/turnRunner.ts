@@ -1,0 +1,688 @@
+/**
+ * One turn, run: the loop that feeds the reducer's outcomes to the model, the
+ * strategies, the handlers and the clock. `Chat` builds the environment once
+ * per chat; `run` interprets one turn in it. The state of a running turn (its
+ * latest messages, a handler's defect, a failed checkpoint) lives in a `Run`.
+ *
+ * @internal
+ */
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import * as Semaphore from "effect/Semaphore"
+import * as Stream from "effect/Stream"
+import * as Tracer from "effect/Tracer"
+import { ChatEvent } from "../ChatEvent.js"
+import * as ChatError from "../../data/ChatError.js"
+import type * as Grant from "../../turn/GrantRules.js"
+import * as LanguageModel from "../../model/LanguageModel.js"
+import * as Messages from "../../turn/Messages.js"
+import type { Message, ToolCallPart } from "../../turn/Messages.js"
+import * as PauseReason from "../../data/PauseReason.js"
+import type * as Tool from "../../tools/Tool.js"
+import type * as Toolkit from "../../tools/Toolkit.js"
+import * as ToolResult from "../../tools/ToolResult.js"
+import * as Turn from "../../turn/Turn.js"
+import { decodeArguments, encodeResult, formatParseError, toMessage, toStoredJson } from "../../tools/ToolCodec.js"
+import { StreamedCalls, uniqueId } from "./streamedCalls.js"
+
+const isFiles = Schema.is(Schema.Array(Messages.FilePart))
+
+/** The result (or typed failure) and its files, as the tool's `splitFiles` (`splitFailureFiles`) takes them apart (none without one); a split that throws or gives no files is a failure. */
+const splitFiles = (
+  tool: Tool.Any,
+  encoded: unknown,
+  which: "splitFiles" | "splitFailureFiles" = "splitFiles"
+): Result.Result<Tool.ResultFiles, string> => {
+  const split = tool[which]
+  if (split === undefined) return Result.succeed({ result: encoded, files: [] })
+  try {
+    const out = split(encoded)
+    return isFiles(out.files) ? Result.succeed(out) : Result.fail(`\`${which}\` did not return an array of file parts`)
+  } catch (error) {
+    return Result.fail(`\`${which}\` threw: ${error instanceof Error ? error.message : String(error)}`)
+  }
+}
+
+/**
+ * A result event with its files cut to its tool's cap on them, then its result (or failure) cut to
+ * its cap on text (see `ToolResult`): the event itself, at once, when both fit, as nearly every one does.
+ */
+const capped = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService | undefined): Effect.Effect<Turn.Event> => {
+  if (event._tag !== "ToolSucceeded" && event._tag !== "ToolFailed") return Effect.succeed(event)
+  const isError = event._tag === "ToolFailed"
+  const limited = ToolResult.limitResult(isError ? event.error : event.result, event.files ?? [], {
+    id: event.id,
+    tool: entry.tool.name,
+    maxChars: entry.maxResultChars ?? ToolResult.maxCharsOf(entry.tool, entry.kit),
+    maxFileBytes: entry.maxResultFileBytes ?? ToolResult.maxFileBytesOf(entry.tool, entry.kit),
+    isError,
+    store
+  })
+  if (limited === undefined) return Effect.succeed(event)
+  return Effect.map(limited, ({ files, value }) =>
+    event._tag === "ToolSucceeded"
+      ? Turn.Event.ToolSucceeded({ id: event.id, result: value, files })
+      : Turn.Event.ToolFailed({ id: event.id, error: value, files }))
+}
+
+/**
+ * Called with the messages after every change of state (a response added, a call decided, started
+ * or finished). Store them to survive a crash: a call recorded as running is never run again on resume.
+ */
+export type Checkpoint = (messages: Messages.Messages) => Effect.Effect<void, ChatError.CheckpointError>
+
+/** A tool of the chat: its toolkit and its handler. */
+export interface Entry {
+  readonly tool: Tool.Any
+  readonly kit: Toolkit.Any
+  readonly handler: Tool.HandlerService
+  /** The cap on its results' text (see `ToolResult.maxCharsOf`); absent: worked out from the tool and its toolkit. */
+  readonly maxResultChars?: number | undefined
+  /** The cap on its results' files, in bytes (see `ToolResult.maxFileBytesOf`); absent: worked out from the tool and its toolkit. */
+  readonly maxResultFileBytes?: number | undefined
+}
+
+/** The tools of a chat at one moment, and what depends on them (see `Chat.make`'s tool table). */
+export interface Tools<R> {
+  readonly entries: ReadonlyMap<string, Entry>
+  readonly declarations: ReadonlyArray<LanguageModel.ToolDeclaration>
+  readonly decide: (
+    call: ToolCallPart,
+    now: number,
+    messages?: Messages.Messages,
+    context?: Grant.Context
+  ) => Effect.Effect<Turn.Decision, never, R>
+  /** The approved edits of the messages that do not match their tools. */
+  readonly checkEdits: (messages: Messages.Messages) => ReadonlyArray<Turn.InvalidEdit>
+  /** The calls left running by a worker that died that may start again (their tool is idempotent). */
+  readonly rerunnable: (messages: Messages.Messages) => ReadonlyArray<string>
+}
+
+/** What a chat gives every turn it runs. `E`: what reading its tools again may fail with. */
+export interface Env<R, E = never> {
+  /** The tools a turn starts with: the chat's, as last read. */
+  readonly tools: () => Tools<R>
+  /** Reads the tools again (`Chat.RefreshOptions.refreshTools`): at a turn's start and before every model call. */
+  readonly refresh: Effect.Effect<Tools<R>, E> | undefined
+  readonly model: LanguageModel.Service
+  readonly system: string | undefined
+  readonly concurrency: number | "unbounded"
+  /** Where results too long for the model are kept in full (the `ToolResult.Store` of `make`'s context), if anywhere. */
+  readonly results?: ToolResult.StoreService | undefined
+}
+
+/** How one turn runs. */
+export interface Mode {
+  readonly config: Turn.Config
+  readonly modelOptions: LanguageModel.Options
+  readonly checkpoint: Checkpoint | undefined
+  /** Whom the turn acts for, which grants' scopes must match. */
+  readonly grants?: Grant.Context | undefined
+  /** Whether the model streams (its deltas are emitted). */
+  readonly stream: boolean
+  readonly emit: (event: ChatEvent) => Effect.Effect<void>
+  /**
+   * Gathers a streamed response from its parts, running `onPart` on each as it
+   * passes (it emits the part's events). Default: `LanguageModel.collect` in
+   * the turn's fiber; `Chat.stream` has its consumer pull them instead.
+   */
+  readonly collect?: (
+    parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
+    onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>
+  ) => Effect.Effect<LanguageModel.Response, ChatError.ModelError>
+}
+
+/** Gathers a streamed response in the turn's own fiber. */
+const collectHere: NonNullable<Mode["collect"]> = (parts, onPart) => LanguageModel.collect(Stream.tap(parts, onPart))
+
+/** How a turn ended, when it did not fail. */
+export interface Ended {
+  readonly messages: Messages.Messages
+  readonly outcome: Extract<Turn.Outcome, { readonly _tag: "Pause" | "Complete" }>
+}
+
+const interruptedError = "The call was interrupted while running; its outcome is unknown and it will not be run again."
+const defectError = "The tool failed unexpectedly (an internal error); it may have partly run."
+
+/**
+ * A failure the tool's failure schema does not take, as the text the model reads: `String(value)`,
+ * unless that throws (an object without a prototype, a `toString` that throws), which would kill the
+ * turn with an untyped defect.
+ */
+const failureText = (value: unknown): string => {
+  try {
+    return String(value)
+  } catch {
+    return "The tool failed with a value that cannot be written as text."
+  }
+}
+
+/** The longest single sleep the runtime's timers take (2^31 - 1 ms, about 24.8 days); longer waits sleep in parts. */
+const maxSleepMillis = 2 ** 31 - 1
+
+/** Sleeps on the `Clock` until `until` (epoch millis), however far away: Effect never wakes a single sleep past 24.8 days. */
+const sleepUntil = (until: number): Effect.Effect<void> =>
+  Effect.gen(function*() {
+    while (true) {
+      const left = until - (yield* Clock.currentTimeMillis)
+      if (!(left > 0)) return
+      yield* Effect.sleep(Duration.millis(Math.min(left, maxSleepMillis)))
+    }
+  })
+
+/** The tool calls of the last message, when it is a model response. */
+export const lastCalls = (messages: Messages.Messages): ReadonlyArray<ToolCallPart> => {
+  const last = messages[messages.length - 1]
+  return last !== undefined && last.role === "assistant" ? Messages.toolCallsOf(last) : []
+}
+
+/**
+ * Calls of the last response (of `before`) that became resolved between two states: that response
+ * is looked up where it was, since the step may have delivered held user messages after it.
+ */
+const newlyResolved = (before: Messages.Messages, after: Messages.Messages): ReadonlyArray<ToolCallPart> => {
+  const previous = new Map(lastCalls(before).map((call) => [call.id, call]))
+  const response = after[before.length - 1]
+  const calls = response !== undefined && response.role === "assistant" ? Messages.toolCallsOf(response) : []
+  return calls.filter((call) => {
+    if (!Messages.isResolved(call)) return false
+    const old = previous.get(call.id)
+    return old === undefined ? false : !Messages.isResolved(old)
+  })
+}
+
+/**
+ * Makes tool call ids unique within the conversation (a provider may repeat or
+ * omit them). `taken` holds the ids already used; the ids given out are added.
+ */
+const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> =>
+  parts.map((part) => {
+    if (part._tag !== "ToolCall") return part
+    const id = uniqueId(part.id, (id) => taken.has(id), taken.size)
+    taken.add(id)
+    return id === part.id ? part : { ...part, id }
+  })
+
+/**
+ * The checkpoints of one turn, serialised: each save writes the latest state
+ * (never an older one than the save before it), one at a time, so parallel
+ * calls never race each other's versions and the last save is the turn's final
+ * state. A checkpoint that throws or dies fails as a `StoreError`.
+ */
+const saver = (
+  checkpoint: Checkpoint | undefined,
+  initial: Messages.Messages,
+  latest: () => Messages.Messages
+): Effect.Effect<void, ChatError.CheckpointError> => {
+  if (checkpoint === undefined) return Effect.void
+  const lock = Semaphore.makeUnsafe(1)
+  let saved = initial
+  return lock.withPermits(1)(Effect.suspend(() => {
+    const state = latest()
+    if (state === saved) return Effect.void
+    return Effect.suspend(() => checkpoint(state)).pipe(
+      Effect.catchDefect((defect) =>
+        Effect.fail(new ChatError.StoreError({ detail: `the checkpoint died: ${defect instanceof Error ? defect.message : String(defect)}` }))
+      ),
+      Effect.tap(() => Effect.sync(() => void (saved = state)))
+    )
+  }))
+}
+
+/** `position` marked as handed out (written out: a spread adding the key takes V8's slow path, about 0.7 µs). */
+const handedOut = (position: Turn.Position): Turn.Position => ({
+  of: position.of,
+  turnStart: position.turnStart,
+  steps: position.steps,
+  settled: position.settled,
+  unshared: false
+})
+
+/** The state of one running turn and the steps it takes. */
+class Run<R, E> {
+  /** The latest state; read when the turn fails or is interrupted. */
+  current: Messages.Messages
+  /** The tools of this turn: the model's next request and the calls of its response use these. */
+  tools: Tools<R>
+  /** The first handler that died: the turn fails with it once every call of the response finished. */
+  defect: { readonly id: string; readonly name: string; readonly detail: string } | undefined
+  /** A checkpoint that failed while tools ran: the turn stops with it once they all finished. */
+  checkpointFailure: ChatError.CheckpointError | undefined
+  /** Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`). */
+  takenIds: Set<string> | undefined
+  rejectionsAnnounced = false
+  /** Where the reducer stands in `current` (see `Turn.stepAt`): an event costs the same whatever the history. */
+  position: Turn.Position | undefined
+  readonly save: Effect.Effect<void, ChatError.CheckpointError>
+  /** Nothing to announce or save between events (no stream, no checkpoint): `apply` is one synchronous step. */
+  readonly quiet: boolean
+
+  constructor(
+    readonly env: Env<R, E>,
+    readonly mode: Mode,
+    readonly input: Messages.Messages,
+    /** Whether a tracer is installed: without one, the model and tool spans are not made at all. */
+    readonly traced: boolean,
+    /** The turn's clock (its fiber's, read once: a turn's fiber keeps its services), read without an Effect per step. */
+    readonly clock: Clock.Clock
+  ) {
+    this.current = input
+    this.tools = env.tools()
+    this.save = saver(mode.checkpoint, input, () => this.current)
+    this.quiet = !mode.stream && mode.checkpoint === undefined
+  }
+
+  /** One reducer step from the latest state, which becomes the result's. */
+  private stepNow(event: Turn.Event): Turn.Result {
+    const [messages, outcome, position] = Turn.stepAt(this.current, event, this.mode.config, this.position)
+    this.current = messages
+    // Outside the quiet mode every state is emitted or saved: the next step must not write it in place.
+    this.position = this.quiet || position.unshared !== true ? position : handedOut(position)
+    return [messages, outcome]
+  }
+
+  /** The latest messages, handed out (to the model): from now on the reducer copies them before a change. */
+  private shared(messages: Messages.Messages): Messages.Messages {
+    if (this.position?.unshared === true) this.position = handedOut(this.position)
+    return messages
+  }
+
+  /** The clock's time now (as `Clock.currentTimeMillis` reads it). */
+  now(): number {
+    return this.clock.currentTimeMillisUnsafe()
+  }
+
+  /**
+   * `apply` without an Effect when there is nothing to announce or save (the quiet mode): the
+   * reducer's result itself. Otherwise the same Effect as `apply`.
+   */
+  applyNow(event: Turn.Event): Turn.Result | Effect.Effect<Turn.Result, ChatError.CheckpointError> {
+    return this.quiet ? this.stepNow(event) : this.announceAndSave(event)
+  }
+
+  /** Steps the reducer, announces the calls it resolved, then checkpoints. */
+  apply(event: Turn.Event): Effect.Effect<Turn.Result, ChatError.CheckpointError> {
+    return this.quiet ? Effect.sync(() => this.stepNow(event)) : this.announceAndSave(event)
+  }
+
+  private announceAndSave(event: Turn.Event): Effect.Effect<Turn.Result, ChatError.CheckpointError> {
+    return Effect.suspend(() => {
+      const before = this.current
+      const result = this.stepNow(event)
+      if (result[0] === before) return Effect.succeed(result)
+      return Effect.forEach(newlyResolved(before, result[0]), (call) => this.mode.emit(ChatEvent.ToolResult({ call })), {
+        discard: true
+      }).pipe(Effect.andThen(inputEvent(event, result[0], this.mode.emit)), Effect.andThen(this.save), Effect.as(result))
+    })
+  }
+
+  /** Applies a tool's result; a failing checkpoint is kept for later, so sibling calls are not interrupted. */
+  record(event: Turn.Event): Effect.Effect<void> {
+    return this.apply(event).pipe(Effect.catch((error) => Effect.sync(() => void (this.checkpointFailure ??= error))))
+  }
+
+  /** `record`, done at once in the quiet mode (`undefined`: recorded), else its Effect. */
+  private recordNow(event: Turn.Event): Effect.Effect<void> | undefined {
+    if (!this.quiet) return this.record(event)
+    this.stepNow(event)
+    return undefined
+  }
+
+  /** An error that carries the latest messages when the turn changed state. */
+  withState<X>(error: X): X {
+    if (this.current === this.input || typeof error !== "object" || error === null || !("_tag" in error)) return error
+    return ChatError.withMessages(error as X & { readonly _tag: string }, this.current)
+  }
+
+  /** Reads the chat's tools again (only with `refreshTools`); its failure fails the turn before anything else runs. */
+  refreshTools(refresh: Effect.Effect<Tools<R>, E>): Effect.Effect<void, E> {
+    return Effect.map(refresh, (tools) => void (this.tools = tools))
+  }
+
+  /** Calls the model (streaming its deltas when asked) and returns its response as an assistant message. */
+  callModel(messages: Messages.Messages, step: number): Effect.Effect<Message, ChatError.ModelError> {
+    const { env, mode } = this
+    const request: LanguageModel.Request = {
+      messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
+      tools: this.tools.declarations,
+      options: mode.modelOptions
+    }
+    // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
+    const taken = () => this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+    const response = mode.stream
+      ? Effect.suspend(() => {
+        // Deltas carry the ids `uniqueIds` gives the calls below (see `StreamedCalls`).
+        const calls = new StreamedCalls(taken())
+        return (mode.collect ?? collectHere)(env.model.stream(request), (part) => this.emitDelta(calls, part))
+      })
+      : env.model.generate(request)
+    const message = Effect.map(response, (r) => toMessage(r, uniqueIds(taken(), r.parts)))
+    const traced = this.traced
+      ? message.pipe(
+        Effect.tap((message) =>
+          Effect.annotateCurrentSpan({
+            "gen_ai.usage.input_tokens": message.usage?.inputTokens ?? 0,
+            "gen_ai.usage.output_tokens": message.usage?.outputTokens ?? 0,
+            "gen_ai.response.finish_reasons": message.finishReason ?? "other"
+          })
+        ),
+        Effect.withSpan("chat-ts.model", {
+          attributes: { "gen_ai.operation.name": "chat", "chat_ts.step": step, "chat_ts.stream": mode.stream }
+        }, { captureStackTrace: false })
+      )
+      : message
+    // Nothing to emit outside a stream (the events would go nowhere).
+    return mode.stream ? Effect.tap(traced, (message) => this.emitResponse(message, step)) : traced
+  }
+
+  private emitDelta(calls: StreamedCalls, part: LanguageModel.StreamPart): Effect.Effect<void> {
+    if (part._tag === "TextDelta") return this.mode.emit(ChatEvent.TextDelta({ text: part.text }))
+    if (part._tag === "ReasoningDelta" && part.text !== "") return this.mode.emit(ChatEvent.ReasoningDelta({ text: part.text }))
+    const event = calls.event(part)
+    return event === undefined ? Effect.void : this.mode.emit(event)
+  }
+
+  private emitResponse(message: Message, step: number): Effect.Effect<void> {
+    return Effect.forEach(Messages.toolCallsOf(message), (call) => this.mode.emit(ChatEvent.ToolCall({ call })), {
+      discard: true
+    }).pipe(
+      Effect.andThen(this.mode.emit(ChatEvent.StepFinished({
+        step,
+        usage: message.usage ?? LanguageModel.noUsage,
+        finishReason: message.finishReason ?? "other"
+      })))
+    )
+  }
+
+  /** Runs one started call and records its result; never fails (a handler's defect is kept for later). */
+  runOne(call: ToolCallPart): Effect.Effect<void> {
+    return Effect.flatMap(this.toolEvent(call), (event) => this.record(event))
+  }
+
+  /** Runs one started call and returns its result event (a handler's defect is kept in `defect`). */
+  toolEvent(call: ToolCallPart): Effect.Effect<Turn.Event> {
+    const entry = this.tools.entries.get(call.name)
+    if (entry === undefined) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
+    const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
+    if (Result.isFailure(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.failure }))
+    const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
+    // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
+    const inputs: Tool.InputRecorder = {
+      requested: (request) => this.record(Turn.Event.InputRequested({ id: call.id, request })),
+      settled: (requestId) => this.record(Turn.Event.InputSettled({ id: call.id, requestId }))
+    }
+    const info: Tool.CallInfo = { id: call.id, name: call.name, attempt, inputs }
+    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.success, info))).pipe(
+      Effect.flatMap((exit) => capped(entry, this.resultEvent(entry.tool, call, exit), this.env.results))
+    )
+    return this.traced
+      ? Effect.withSpan(run, "chat-ts.tool", {
+        attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": call.name, "gen_ai.tool.call.id": call.id },
+        captureStackTrace: false
+      })
+      : run
+  }
+
+  /** The event a handler's exit makes: its encoded result or typed failure, or a defect (kept for the turn's error). */
+  private resultEvent(tool: Tool.Any, call: ToolCallPart, exit: Exit.Exit<unknown, unknown>): Turn.Event {
+    const fail = (error: unknown) => Turn.Event.ToolFailed({ id: call.id, error })
+    const die = (detail: string, error: string = defectError) => {
+      // Cut: a defect's text (a 5 MB `Effect.die`) would otherwise ride along in full with the error.
+      this.defect ??= { id: call.id, name: call.name, detail: ChatError.boundDetail(detail) }
+      return fail(error)
+    }
+    if (Exit.isSuccess(exit)) {
+      const encoded = encodeResult(tool, "success", exit.value)
+      if (Result.isFailure(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.failure)}`)
+      const split = splitFiles(tool, encoded.success)
+      if (Result.isFailure(split)) return die(`its files cannot be read from its result: ${split.failure}`)
+      // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
+      const stored = toStoredJson(split.success.result)
+      if (Result.isFailure(stored)) {
+        return die(`its result cannot be recorded: ${stored.failure}`, `The tool ran, but its result could not be recorded: ${stored.failure}.`)
+      }
+      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.success, files: split.success.files })
+    }
+    const failure = Cause.findErrorOption(exit.cause)
+    if (failure._tag === "Some") {
+      const encoded = encodeResult(tool, "failure", failure.value)
+      if (Result.isFailure(encoded)) return fail(failureText(failure.value))
+      const split = splitFiles(tool, encoded.success, "splitFailureFiles")
+      if (Result.isFailure(split)) return die(`its files cannot be read from its failure: ${split.failure}`)
+      const stored = toStoredJson(split.success.result)
+      if (Result.isFailure(stored)) return fail(failureText(failure.value))
+      return Turn.Event.ToolFailed({ id: call.id, error: stored.success, files: split.success.files })
+    }
+    if (Cause.hasInterruptsOnly(exit.cause)) return fail(interruptedError)
+    return die(Cause.pretty(exit.cause))
+  }
+
+  /**
+   * Calls a person rejected or someone cancelled during the pause got their answer outside any
+   * stream: announce them once (`undefined`: nothing to announce).
+   */
+  announceRejections(): Effect.Effect<void> | undefined {
+    if (this.rejectionsAnnounced) return undefined
+    this.rejectionsAnnounced = true
+    const rejected = lastCalls(this.input).filter((call) => (call.status._tag === "Rejected" && call.status.by === "user") || call.status._tag === "Cancelled")
+    if (rejected.length === 0) return undefined
+    return Effect.forEach(rejected, (call) => this.mode.emit(ChatEvent.ToolResult({ call })), { discard: true })
+  }
+
+  /** Records the calls still running as interrupted (their outcome is unknown; they never run again). */
+  interruptRunning(): Effect.Effect<void> {
+    return Effect.suspend(() =>
+      Effect.forEach(
+        lastCalls(this.current).filter((call) => call.status._tag === "Running"),
+        (call) => Effect.ignore(this.apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))),
+        { discard: true }
+      )
+    )
+  }
+
+  /**
+   * Does what one outcome asks and returns the next result, or how the turn ended; an Effect of
+   * it only when something must run (the model, a handler, an effectful strategy, a checkpoint,
+   * an announcement): the rest of a step is plain function calls, not interpreter work.
+   */
+  next([messages, outcome]: Turn.Result): Step<R, E> {
+    switch (outcome._tag) {
+      case "CallModel": {
+        const call = () => this.modelStep(messages, outcome.step)
+        // The tools are read again first, so the request and the handling of its response use the same, current ones.
+        return this.env.refresh === undefined ? call() : Effect.flatMap(this.refreshTools(this.env.refresh), call)
+      }
+      case "Decide":
+        return this.decide(messages, outcome.calls)
+      case "RunTools":
+        return this.runTools(outcome.calls)
+      case "AwaitTools":
+        // Only seen while tools run; reaching it here means the messages hold calls nobody runs.
+        return this.resumeNow()
+      case "Wait":
+        return this.wait(messages, outcome)
+      case "Pause":
+      case "Complete":
+        return { messages, outcome }
+      case "StepLimit":
+        return new ChatError.StepLimitReached({ maxSteps: outcome.maxSteps, messages })
+      case "InvalidEdits": {
+        const first = outcome.edits[0]!
+        return new ChatError.InvalidEditedArguments({
+          id: first.id,
+          name: first.name,
+          detail: outcome.edits.map((edit) => `${edit.id}: ${edit.detail}`).join("; "),
+          messages
+        })
+      }
+      case "PendingCalls":
+        return new ChatError.PendingToolCalls({ ids: outcome.ids })
+    }
+  }
+
+  /** Calls the model and applies its response (after announcing the rejections of the pause, once). */
+  private modelStep(messages: Messages.Messages, step: number): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    const message = this.callModel(messages, step)
+    const responded = this.quiet
+      ? Effect.map(message, (message) => this.stepNow(Turn.Event.ModelResponded({ message })))
+      : Effect.flatMap(message, (message) => this.apply(Turn.Event.ModelResponded({ message })))
+    const announce = this.announceRejections()
+    return announce === undefined ? responded : Effect.andThen(announce, responded)
+  }
+
+  /** `Resume` at the clock's time now: the result itself in the quiet mode, else its Effect. */
+  private resumeNow(): Turn.Result | Effect.Effect<Turn.Result, ChatError.CheckpointError> {
+    return this.applyNow(Turn.Event.Resume({ now: this.now() }))
+  }
+
+  /** `Resume`, as an Effect that reads the clock when it runs. */
+  private get resume(): Effect.Effect<Turn.Result, ChatError.CheckpointError> {
+    return Effect.suspend(() => asEffect(this.resumeNow()))
+  }
+
+  /**
+   * Asks the strategies about the proposed calls, then applies their decisions. A decision that
+   * is already made (no strategy, an unknown tool, arguments that do not decode: `Strategy.decide`
+   * gives a succeeded `Exit`) is taken at once; otherwise every call's decision runs as an Effect.
+   */
+  private decide(messages: Messages.Messages, calls: ReadonlyArray<ToolCallPart>): Step<R, E> {
+    const now = this.now()
+    const context = this.mode.grants
+    const pending = calls.map((call) => this.tools.decide(call, now, messages, context))
+    const decided = (decisions: ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>) =>
+      Turn.Event.Decided({ now, decisions, ...(context === undefined ? {} : { grants: context }) })
+    if (pending.every(isDone)) {
+      return this.applyNow(decided(calls.map((call, i) => ({ id: call.id, decision: (pending[i] as Exit.Success<Turn.Decision>).value }))))
+    }
+    return Effect.forEach(
+      calls,
+      (call, i) => Effect.map(pending[i]!, (decision) => ({ id: call.id, decision })),
+      // One call needs no child fiber: forking one costs more than the rest of the step.
+      calls.length > 1 ? { concurrency: this.env.concurrency } : undefined
+    ).pipe(Effect.flatMap((decisions) => this.apply(decided(decisions))))
+  }
+
+  /** Runs the started calls (each result recorded as it comes), then resumes, or fails with a checkpoint's failure or a handler's defect. */
+  private runTools(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    if (calls.length === 1) {
+      return Effect.flatMap(this.toolEvent(calls[0]!), (event) => {
+        const recorded = this.recordNow(event)
+        return recorded === undefined ? this.afterTools() : Effect.andThen(recorded, Effect.suspend(() => this.afterTools()))
+      })
+    }
+    return Effect.forEach(calls, (call) => this.runOne(call), { concurrency: this.env.concurrency, discard: true }).pipe(
+      Effect.andThen(Effect.suspend(() => this.afterTools()))
+    )
+  }
+
+  /** Once every started call finished: the failure of a checkpoint or a handler's defect, else `Resume`. */
+  private afterTools(): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    if (this.checkpointFailure !== undefined) return Effect.fail(this.checkpointFailure)
+    if (this.defect !== undefined) return Effect.fail(new ChatError.ToolHandlerDefect({ ...this.defect, messages: this.current }))
+    return asEffect(this.resumeNow())
+  }
+
+  private wait(
+    messages: Messages.Messages,
+    outcome: Extract<Turn.Outcome, { readonly _tag: "Wait" }>
+  ): Effect.Effect<Turn.Result, ChatError.CheckpointError> {
+    const due = PauseReason.toolIds(outcome.reason).filter((id) => {
+      const call = Messages.findTool(messages, id)
+      return call?.status._tag === "Scheduled" && call.status.at <= outcome.until
+    })
+    return this.mode.emit(ChatEvent.Waiting({ until: outcome.until, toolIds: due })).pipe(
+      Effect.andThen(sleepUntil(outcome.until)),
+      Effect.andThen(this.resume)
+    )
+  }
+}
+
+/** The event announcing a change of a running call's input requests that `event` made in `after` (nothing otherwise). */
+const inputEvent = (event: Turn.Event, after: Messages.Messages, emit: Mode["emit"]): Effect.Effect<void> => {
+  if (event._tag !== "InputRequested" && event._tag !== "InputSettled") return Effect.void
+  const call = Messages.findTool(after, event.id)
+  if (call === undefined) return Effect.void
+  if (event._tag === "InputSettled") return emit(ChatEvent.InputSettled({ call, requestId: event.requestId }))
+  const request = call.status._tag === "Running" ? call.status.inputRequests?.find((known) => known.id === event.request.id) : undefined
+  return request === undefined ? Effect.void : emit(ChatEvent.InputRequested({ call, request }))
+}
+
+const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
+
+/** What `Run.next` gives: the next result or the end at once, or an Effect of it. */
+type Step<R, E> = Turn.Result | Ended | Effect.Effect<Turn.Result | Ended, ChatError.TurnFailure | E, R>
+
+/** Whether an Effect has already succeeded (a succeeded `Exit`, as `Effect.succeed` makes): its value needs no interpreter. */
+const isDone = <A, E, R>(effect: Effect.Effect<A, E, R>): boolean => Exit.isExit(effect) && Exit.isSuccess(effect)
+
+/** A result, or the Effect of one, as an Effect. */
+const asEffect = <A, E, R>(value: A | Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.isEffect(value) ? value : Effect.succeed(value)
+
+/** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
+export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, ChatError.TurnFailure | E, R> =>
+  Effect.withFiber((fiber) => {
+    // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
+    // when someone records them, that is when a tracer other than Effect's built-in one is installed.
+    const traced = fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer
+    const turn = new Run(env, mode, input, traced, fiber.getRef(Clock.Clock))
+    const loop = Effect.gen(function*() {
+      if (env.refresh !== undefined) yield* turn.refreshTools(env.refresh)
+      const first = turn.applyNow(
+        Turn.Event.Resume({ now: turn.now(), invalidEdits: turn.tools.checkEdits(input), rerun: turn.tools.rerunnable(input) })
+      )
+      let step: Turn.Result | Ended = Effect.isEffect(first) ? yield* first : first
+      // Only what must run is an Effect (see `Run.next`); the rest of a step is done here at once.
+      while (!isEnded(step)) {
+        const next = turn.next(step)
+        step = Effect.isEffect(next) ? yield* next : next
+      }
+      return step
+    })
+    return (traced
+      ? Effect.withSpan(loop, "chat-ts.turn", {
+        // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
+        // (packages/bench, scenario 1), and the call site it records is always this file.
+        attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
+        captureStackTrace: false
+      })
+      : loop).pipe(
+        Effect.mapError((error) => turn.withState(error)),
+        Effect.onInterrupt(() => turn.interruptRunning())
+      )
+  })
+
+/** A run of one outcome's work in the current fiber: spans only when a tracer other than Effect's built-in one is installed. */
+const runIn = <R, E>(env: Env<R, E>, mode: Mode, messages: Messages.Messages): Effect.Effect<Run<R, E>> =>
+  Effect.withFiber((fiber) =>
+    Effect.succeed(new Run(env, mode, messages, fiber.getRef(Tracer.Tracer) !== Tracer.nativeTracer, fiber.getRef(Clock.Clock)))
+  )
+
+/** The work of single outcomes, for shells that record each piece on its own (see `Chat.Steps`). */
+export const steps = <R, E>(env: Env<R, E>, mode: Mode): {
+  readonly callModel: (messages: Messages.Messages, step: number) => Effect.Effect<Message, ChatError.ModelError>
+  readonly decide: (
+    calls: ReadonlyArray<ToolCallPart>,
+    now: number,
+    messages?: Messages.Messages,
+    context?: Grant.Context
+  ) => Effect.Effect<ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>, never, R>
+  readonly runTool: (
+    messages: Messages.Messages,
+    call: ToolCallPart
+  ) => Effect.Effect<{ readonly event: Turn.Event; readonly defect: string | undefined }>
+} => ({
+  callModel: (messages, step) => Effect.flatMap(runIn(env, mode, messages), (turn) => turn.callModel(messages, step)),
+  decide: (calls, now, messages, context) =>
+    Effect.forEach(calls, (call) => Effect.map(env.tools().decide(call, now, messages, context), (decision) => ({ id: call.id, decision })), {
+      concurrency: env.concurrency
+    }),
+  runTool: (messages, call) =>
+    Effect.flatMap(runIn(env, mode, messages), (turn) =>
+      Effect.map(turn.toolEvent(call), (event) => ({ event, defect: turn.defect?.detail })))
+})

@@ -1,0 +1,34 @@
+/**
+ * Token usage reported by a model for one response, and how usage adds up
+ * across the steps of a turn.
+ *
+ * @since 0.1.0
+ */
+import * as S from "../internal/schema.js"
+
+/** Token counts of one model response or of a whole turn. */
+export const Usage = S.Usage
+
+/** Token counts of one model response or of a whole turn. */
+export type Usage = typeof Usage.Type
+
+/** No tokens used. */
+export const empty: Usage = { inputTokens: 0, outputTokens: 0 }
+
+const addOptional = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0)
+
+/** Adds two usages field by field (optional counts stay absent when both are absent). */
+export const add = (self: Usage, that: Usage): Usage => {
+  const reasoningTokens = addOptional(self.reasoningTokens, that.reasoningTokens)
+  const cachedInputTokens = addOptional(self.cachedInputTokens, that.cachedInputTokens)
+  return {
+    inputTokens: self.inputTokens + that.inputTokens,
+    outputTokens: self.outputTokens + that.outputTokens,
+    ...(reasoningTokens === undefined ? {} : { reasoningTokens }),
+    ...(cachedInputTokens === undefined ? {} : { cachedInputTokens })
+  }
+}
+
+/** Total of input and output tokens. */
+export const total = (self: Usage): number => self.inputTokens + self.outputTokens

@@ -1,0 +1,134 @@
+/**
+ * Running turns of stored conversations, safely, on any number of workers.
+ *
+ * `resume(chat, id, decide)` is the one call a worker needs: it takes the
+ * conversation's lease, a new one for this run (or fails with
+ * `ConversationBusy` before running or changing anything, also when another
+ * resume of the same owner in this process holds it), loads it, applies your decisions, resumes the turn
+ * saving every state under the lease, renews the lease while the turn runs
+ * and gives it back when the turn pauses, completes or fails. A call left
+ * `Running` by a worker that died is only seen once its lease expired: it is
+ * then reported interrupted, or run again if its tool is `idempotent`.
+ *
+ * A decide that ends a call waiting under a decision policy by writing its
+ * status itself (`Rejected`, `Cancelled`, `Expired`) is held to that policy as
+ * `Messages.reject` / `cancel` would be: a `DecisionNotAllowed` before
+ * anything is saved or run (see docs/human-in-the-loop.md, "Who may decide").
+ *
+ * @since 0.1.0
+ */
+import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
+import type * as Chat from "../chat/Chat.js"
+import * as ChatError from "../data/ChatError.js"
+import type * as ChatOutcome from "../chat/ChatOutcome.js"
+import * as ConversationStore from "./ConversationStore.js"
+import * as StatusWrites from "../turn/StatusWrites.js"
+import type * as Messages from "../turn/Messages.js"
+
+/** Settings of `resume`. */
+export interface Options extends Omit<Chat.TurnOptions, "checkpoint"> {
+  /**
+   * A name for who runs the turn (default: a random id per call), e.g. one id per process. It names the
+   * lease; it does not share it: two resumes of one conversation with the same owner are two runs, and
+   * the second is `ConversationBusy`.
+   */
+  readonly owner?: string
+  /** How long the lease lasts without renewal (default `defaultLeaseTtl`); it is renewed every third of it. */
+  readonly leaseTtl?: Duration.Input
+}
+
+/** The lease's length when none is given: a worker that dies holds its conversations this long. */
+export const defaultLeaseTtl: Duration.Duration = Duration.seconds(30)
+
+/** What `resume` may fail with besides the decisions' own errors. */
+export type ResumeError =
+  | Chat.TurnError
+  | ChatError.ConversationBusy
+  | ChatError.ConversationNotFound
+  | ChatError.CorruptConversation
+  | ChatError.StoreError
+  | ChatError.DecisionNotAllowed
+
+/** A fresh owner id. */
+export const makeOwner = (): string => globalThis.crypto.randomUUID()
+
+/** Runs `effect` while renewing `lease`; losing the lease (another run took it, or it was released) stops `effect` with that error. */
+export const keepingLease = <A, E, R>(
+  store: ConversationStore.Service,
+  lease: ConversationStore.Lease,
+  ttl: Duration.Input,
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ChatError.ConversationBusy | ChatError.StoreError, R> => {
+  const every = Duration.divideUnsafe(Duration.fromInputUnsafe(ttl), 3)
+  const renewals = store.renew(lease, ttl).pipe(
+    // A store that fails for a moment is tried again until the lease would be at risk.
+    Effect.retry({ while: (error) => error._tag === "StoreError", schedule: Schedule.spaced(Duration.divideUnsafe(every, 4)), times: 3 }),
+    Effect.repeat(Schedule.spaced(every)),
+    Effect.andThen(Effect.never)
+  )
+  return Effect.raceFirst(effect, Effect.delay(renewals, every))
+}
+
+/**
+ * Loads conversation `id` under a lease, applies `decide` to it and resumes the turn, saving every
+ * state; the lease is renewed while the turn runs and released when it ends. Grants scoped to a
+ * conversation apply when they name `id` (`grantContext.conversation` defaults to it). A decide that rejects,
+ * withdraws or expires a call under a decision policy by writing its status, past what the policy allows,
+ * writes a result for one that never ran, or adds a call that is not `Proposed`: `DecisionNotAllowed`,
+ * with nothing saved or run; the rule fixed on each stored call is kept whatever the decide wrote. Another run holding
+ * the lease (another worker, or another resume in this process, whatever its owner):
+ * `ConversationBusy`, with nothing run or changed.
+ */
+export const resume = <R, E = never, R2 = never>(
+  chat: Chat.Service<R>,
+  id: string,
+  decide: (stored: ConversationStore.Stored) => Effect.Effect<Messages.Messages, E, R2>,
+  options: Options = {}
+): Effect.Effect<ChatOutcome.Result, ResumeError | E, R | R2 | ConversationStore.ConversationStore> =>
+  Effect.gen(function*() {
+    const store = yield* ConversationStore.ConversationStore
+    const { leaseTtl, owner, ...turnOptions } = options
+    const ttl = leaseTtl ?? defaultLeaseTtl
+    return yield* Effect.acquireUseRelease(
+      store.acquire(id, owner ?? makeOwner(), ttl),
+      (lease) =>
+        Effect.gen(function*() {
+          const stored = yield* Effect.flatMap(store.load(id), Option.match({
+            onNone: () => Effect.fail(new ChatError.ConversationNotFound({ id })),
+            onSome: Effect.succeed
+          }))
+          const decided = yield* decide(stored)
+          // The rule fixed on each stored call stays on it; a "no" the decide wrote itself on a call under a
+          // decision policy must be one the policy allows, and a result or a new call is not the decide's to write.
+          const messages: Messages.Messages = decided === stored.messages
+            ? decided
+            : yield* Effect.fromResult(StatusWrites.bind(stored.messages, decided, yield* Clock.currentTimeMillis))
+          const checkpoint = ConversationStore.checkpoint(store, id, stored.version, lease)
+          // What the decisions changed is saved first: a turn that pauses again at once (a rejection while
+          // another call still waits, a message queued by `Steering`) would otherwise save nothing.
+          if (messages !== stored.messages) yield* checkpoint(messages)
+          const turn = chat.resume(messages, {
+            ...turnOptions,
+            // A grant scoped to a conversation covers calls of the conversation stored under its id.
+            grantContext: { conversation: id, ...turnOptions.grantContext },
+            checkpoint
+          })
+          return yield* keepingLease(store, lease, ttl, turn)
+        }),
+      // A lease that cannot be given back expires on its own.
+      (lease) => Effect.ignore(store.release(lease))
+    )
+  })
+
+/**
+ * Whether an error means "another run has it, or had it": try again later (after `expiresAt`
+ * when a `ConversationBusy` gives one; at once, with the conversation loaded again, when it does
+ * not: no run holds the lease now).
+ */
+export const isBusy = (error: unknown): error is ChatError.ConversationBusy | ChatError.ConcurrentModification =>
+  typeof error === "object" && error !== null && "_tag" in error &&
+  (error._tag === "ConversationBusy" || error._tag === "ConcurrentModification")
