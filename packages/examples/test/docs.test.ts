@@ -36,7 +36,8 @@ export const pages = [
   "docs/google.md",
   "packages/providers/google/README.md",
   "docs/scale.md",
-  "docs/ui.md"
+  "docs/ui.md",
+  "docs/coming-from-ai-sdk.md"
 ]
 
 /** Pages written with other packages (providers, bench), linked from here. */
