@@ -80,7 +80,7 @@ describe("AiSdkToolkit in the workflow shell", () => {
 describe("AiSdkToolkit", () => {
   it.effect("the model sees the JSON Schema the AI SDK would send (zod, arktype, jsonSchema), not strict unless asked", () =>
     Effect.gen(function*() {
-      const json = { type: "object", properties: { q: { type: "string", minLength: 1 } }, required: ["q"], additionalProperties: false } as const
+      const json: Exclude<Parameters<typeof jsonSchema>[0], Function | PromiseLike<unknown>> = { type: "object", properties: { q: { type: "string", minLength: 1 } }, required: ["q"], additionalProperties: false }
       const tools = {
         by_zod: tool({ description: "zod", inputSchema: z.object({ city: z.string().min(2).describe("The city"), n: z.number().default(3) }), execute: async () => 1 }),
         by_arktype: tool({ description: "arktype", inputSchema: type({ city: "string>1", "unit?": "'c'|'f'" }), execute: async () => 1 }),
