@@ -51,7 +51,9 @@ export interface Options {
   readonly table?: string
   /**
    * Whose clock times leases: the database's (default; every worker agrees on it) or
-   * Effect's `Clock` in the store's process (so `TestClock` drives leases in tests).
+   * Effect's `Clock` in the store's process (so `TestClock` drives leases in tests; in production
+   * every process's clock must then agree to well within a lease's ttl, or a worker whose clock is
+   * ahead takes a lease another still holds).
    */
   readonly clock?: "database" | "effect"
   /**
