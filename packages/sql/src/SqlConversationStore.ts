@@ -29,6 +29,7 @@ import * as ChatError from "@chat-ts/core/ChatError"
 import * as ConversationStore from "@chat-ts/core/ConversationStore"
 import * as Notification from "@chat-ts/core/Notification"
 import * as Outbox from "@chat-ts/core/Outbox"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -39,7 +40,7 @@ import * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
-import type * as SqlError from "effect/sql/SqlError"
+import * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
 import { withMigrationLock } from "./internal/migrationLock.js"
 import * as SqlOutbox from "./internal/outbox.js"
@@ -211,6 +212,22 @@ const storeError = (what: string) => (error: SqlError.SqlError | Schema.SchemaEr
   const code = typeof cause === "object" && cause !== null && "code" in cause ? ` (code ${String(cause.code)})` : ""
   return new ChatError.StoreError({ detail: `${what}: ${driver}${code}`, cause, ...(isRetryable(error) ? { retryable: true } : {}) })
 }
+
+/**
+ * A transaction whose rollback failed (its connection was lost, the server restarted) dies in
+ * `effect/sql` with the rollback's `SqlError`: the store fails with it instead (a retryable
+ * `StoreError`), so a lost connection in the middle of a save is never a defect. Any other defect
+ * or an interruption stays as it is.
+ */
+const lostRollbackAsFailure = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  Effect.catchCause(effect, (cause): Effect.Effect<never, E | SqlError.SqlError> => {
+    const dies = cause.reasons.filter(Cause.isDieReason)
+    if (dies.length === 0 || Cause.hasInterrupts(cause) || !dies.every((reason) => SqlError.isSqlError(reason.defect))) {
+      return Effect.failCause(cause)
+    }
+    const failure = cause.reasons.find(Cause.isFailReason)
+    return failure !== undefined ? Effect.fail(failure.error) : Effect.fail(dies[0]!.defect as SqlError.SqlError)
+  })
 
 /** Runs `effect` again while a lock refuses it, with a jittered backoff from 10 ms to 250 ms, for `budget` at most. */
 const retryingLocks = (budget: Duration.Input) => {
@@ -404,6 +421,7 @@ const build = (options: Options, withOutbox: boolean) =>
           yield* writeMessages(id, messages, changed === undefined ? undefined : delta?.messages)
           return row
         })).pipe(
+          lostRollbackAsFailure,
           retrying,
           Effect.mapError((error) => error._tag === "StateEncodeError" ? error : storeError(`saving '${id}'`)(error))
         )
@@ -438,6 +456,7 @@ const build = (options: Options, withOutbox: boolean) =>
           sql`DELETE FROM ${table} WHERE id = ${id}`
         )
       ).pipe(
+        lostRollbackAsFailure,
         Effect.tap(() => Effect.sync(() => remembered.delete(id))),
         Effect.asVoid,
         retrying,
