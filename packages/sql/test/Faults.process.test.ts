@@ -1,7 +1,8 @@
 /**
- * Worker processes resuming approved conversations on a PostgreSQL that is
- * restarted as `pg_ctl restart -m immediate` does (every backend ends at
- * once, every connection cut, crash recovery) in the middle of the work. The
+ * Worker processes resuming approved conversations on a PostgreSQL that, in
+ * the middle of the work, is restarted as `pg_ctl restart -m immediate` does
+ * (every backend ends at once, every connection cut, crash recovery), or has
+ * every worker connection terminated (`pg_terminate_backend`). The
  * counts the fleet must keep at 0 through it: double runs, wrong stored
  * results, lost decisions (a conversation that never reaches an end) and
  * unexpected errors (any but a retryable `StoreError` or a busy refusal).
@@ -10,6 +11,7 @@ import { ConversationStore, Messages } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import { PgClient } from "@effect/sql-pg"
 import { Effect, Layer, ManagedRuntime, Option, Redacted, Schedule } from "effect"
+import * as SqlClient from "effect/sql/SqlClient"
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
@@ -38,7 +40,23 @@ const paused = (conversation: string): Messages.Messages => [
 /** The errors a worker may answer while the database restarts: it retries them later. */
 const expected = new Set(["StoreError", "ConversationBusy", "ConcurrentModification"])
 
-describe("worker processes on PostgreSQL restarted (immediate) mid-soak", () => {
+/** A fault injected once into the server, while the workers work. */
+type Fault = (server: EmbeddedPostgres.Server, table: string) => Promise<void>
+
+const faults: ReadonlyArray<readonly [string, Fault]> = [
+  ["restarted (pg_ctl restart -m immediate)", (server) => server.restartImmediate()],
+  ["with every worker connection terminated (pg_terminate_backend)", async (server) => {
+    const runtime = ManagedRuntime.make(PgClient.layer({ url: Redacted.make(server.url), maxConnections: 1 }).pipe(Layer.orDie))
+    try {
+      await runtime.runPromise(Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE backend_type = 'client backend' AND pid <> pg_backend_pid()`))
+    } finally {
+      await runtime.dispose()
+    }
+  }]
+]
+
+for (const [name, fault] of faults) describe(`worker processes on PostgreSQL ${name} mid-soak`, () => {
   it(`${workerCount} workers, ${conversations} approved conversations: no call runs twice, every result is the runner's, every conversation ends`, async () => {
     // Commits are durable (synchronous_commit on): a crash of the server loses no answered commit.
     const server = await EmbeddedPostgres.start({ synchronousCommit: true })
@@ -78,7 +96,7 @@ describe("worker processes on PostgreSQL restarted (immediate) mid-soak", () => 
         await Workers.eventually(() =>
           fs.existsSync(runsFile) && fs.readFileSync(runsFile, "utf8").split("\n").filter((line) => line !== "").length >= 4,
           "the first calls ran", 30_000)
-        await server.restartImmediate()
+        await fault(server, table)
         return Date.now()
       }
       const until = Date.now() + 60_000
@@ -95,6 +113,7 @@ describe("worker processes on PostgreSQL restarted (immediate) mid-soak", () => 
           else if (reply.error !== undefined) {
             errors.set(reply.error, (errors.get(reply.error) ?? 0) + 1)
             if (!expected.has(reply.error)) unexpected.push(`${id}: ${reply.error}`)
+            if (reply.error === "StoreError" && reply.retryable !== true) unexpected.push(`${id}: a StoreError not retryable`)
           }
           if (await hasEnded(id)) ended.add(id)
         }
@@ -119,7 +138,7 @@ describe("worker processes on PostgreSQL restarted (immediate) mid-soak", () => 
           interrupted++
         }
       }
-      console.log(JSON.stringify({ fault: "pg restart -m immediate", rounds: round, errors: Object.fromEntries(errors), interrupted }))
+      console.log(JSON.stringify({ fault: name, rounds: round, errors: Object.fromEntries(errors), interrupted }))
       expect({ doubleRuns, wrongResults, unexpected }).toEqual({ doubleRuns: 0, wrongResults: 0, unexpected: [] })
     } finally {
       await Promise.all(workers.map(Workers.stop))
