@@ -3,15 +3,18 @@
  * full disk (SQLite bounded by `PRAGMA max_page_count`): a save that cannot
  * be written fails typed and the stored state stays the last good one; and
  * workers whose clocks are 60 seconds apart (and decades off the database's): on the database's clock (the
- * default) a lease keeps one holder whatever each worker's clock says.
+ * default) a lease keeps one holder whatever each worker's clock says; and a
+ * worker whose connection stalls (a loopback proxy that stops forwarding)
+ * while it holds a lease: its save, delivered after the lease passed, is refused.
  */
-import { ConversationStore, Messages } from "@chat-ts/core"
+import { ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Fiber, Layer, Option, Schedule } from "effect"
+import * as net from "node:net"
 import * as SqlClient from "effect/sql/SqlClient"
 import { TestClock } from "effect/testing"
 import { SqliteClient, SqlConversationStore } from "../src/index.js"
-import { pgClient, tempDatabase, uniqueTable } from "./support/Databases.js"
+import { pgClient, postgresUrl, tempDatabase, uniqueTable } from "./support/Databases.js"
 
 const paused: Messages.Messages = [
   Messages.user("Delete the old logs."),
@@ -87,3 +90,81 @@ for (const [name, client] of databases) {
     })
   })
 }
+
+/** A loopback TCP proxy to `port` that can stop forwarding (both ways, holding what arrives) and start again. */
+const stallingProxy = (port: number) =>
+  Effect.acquireRelease(
+    Effect.callback<{ readonly port: number; readonly stall: () => void; readonly resume: () => void; readonly close: () => void }>((resume) => {
+      let stalled = false
+      const held: Array<() => void> = []
+      const sockets = new Set<net.Socket>()
+      const forward = (from: net.Socket, to: net.Socket) =>
+        from.on("data", (chunk) => (stalled ? held.push(() => to.write(chunk)) : to.write(chunk)))
+      const server = net.createServer((client) => {
+        const upstream = net.connect(port, "127.0.0.1")
+        for (const socket of [client, upstream]) {
+          sockets.add(socket)
+          socket.on("error", () => undefined)
+          socket.on("close", () => (client.destroy(), upstream.destroy()))
+        }
+        forward(client, upstream)
+        forward(upstream, client)
+      })
+      server.listen(0, "127.0.0.1", () =>
+        resume(Effect.succeed({
+          port: (server.address() as net.AddressInfo).port,
+          stall: () => void (stalled = true),
+          resume: () => {
+            stalled = false
+            for (const send of held.splice(0)) send()
+          },
+          close: () => {
+            for (const socket of sockets) socket.destroy()
+            server.close()
+          }
+        })))
+    }),
+    (proxy) => Effect.sync(() => proxy.close())
+  )
+
+describe("SqlConversationStore on PostgreSQL: a worker whose connection stalls while it holds a lease", () => {
+  it.live("after the lease passed another worker takes it; the stalled worker's save, delivered late, is refused and changes nothing", () =>
+    Effect.scoped(Effect.gen(function*() {
+      const table = uniqueTable()
+      const url = new URL(postgresUrl())
+      const proxy = yield* stallingProxy(Number(url.port))
+      const proxied = new URL(url.href)
+      proxied.port = String(proxy.port)
+      const storeVia = (href: string) =>
+        Layer.build(SqlConversationStore.layer({ table }).pipe(
+          Layer.provideMerge(SqlConversationStore.layerMigrate({ table })),
+          Layer.provideMerge(pgClient(href)),
+          Layer.orDie
+        ))
+      const stalledWorker = Context.get(yield* storeVia(proxied.href), ConversationStore.ConversationStore)
+      const otherWorker = Context.get(yield* storeVia(url.href), ConversationStore.ConversationStore)
+      const saved = yield* otherWorker.save("conv", paused)
+      const lease = yield* stalledWorker.acquire("conv", "stalled", "1 second")
+      proxy.stall()
+      const late = yield* Effect.forkChild(Effect.flip(
+        stalledWorker.save("conv", [...paused, Messages.user("From the stalled worker.")], { expectedVersion: saved.version, lease })
+      ))
+      // The lease passes on the database's clock while the stalled worker's save waits in the proxy.
+      const taken = yield* otherWorker.acquire("conv", "other", "1 minute").pipe(
+        Effect.retry({ while: (error) => error._tag === "ConversationBusy", schedule: Schedule.spaced("100 millis"), times: 100 })
+      )
+      proxy.resume()
+      // Refused on the lease it lost (another run holds it now), a refusal a worker tells from real errors.
+      const refused = yield* Fiber.join(late)
+      expect(refused).toMatchObject({ _tag: "ConversationBusy", id: "conv" })
+      expect(Worker.isBusy(refused)).toBe(true)
+      expect(Option.getOrThrow(yield* otherWorker.load("conv"))).toMatchObject({ version: saved.version, messages: paused })
+      const theirs = [...paused, Messages.user("From the worker that took the lease.")]
+      yield* otherWorker.save("conv", theirs, { expectedVersion: saved.version, lease: taken })
+      expect(Option.getOrThrow(yield* otherWorker.load("conv"))).toMatchObject({ version: saved.version + 1, messages: theirs })
+      // Its renewal and release under the lost lease change nothing either.
+      expect(yield* Effect.flip(stalledWorker.renew(lease, "1 minute"))).toMatchObject({ _tag: "ConversationBusy" })
+      yield* stalledWorker.release(lease)
+      expect(yield* Effect.flip(stalledWorker.acquire("conv", "third", "1 minute"))).toMatchObject({ _tag: "ConversationBusy" })
+    })))
+})
