@@ -120,8 +120,9 @@ for (const [name, fault] of faults) describe(`worker processes on PostgreSQL ${n
         round++
         if (ended.size < ids.length) await new Promise((resolve) => setTimeout(resolve, 200))
       }
-      const restartedAt = await restarted
-      expect(restartedAt).toBeDefined()
+      const endedAt = Date.now()
+      const faultDoneAt = await restarted
+      expect(faultDoneAt).toBeDefined()
 
       let doubleRuns = 0
       let wrongResults = 0
@@ -138,7 +139,7 @@ for (const [name, fault] of faults) describe(`worker processes on PostgreSQL ${n
           interrupted++
         }
       }
-      console.log(JSON.stringify({ fault: name, rounds: round, errors: Object.fromEntries(errors), interrupted }))
+      console.log(JSON.stringify({ fault: name, rounds: round, allEndedMillisAfterFault: endedAt - faultDoneAt!, errors: Object.fromEntries(errors), interrupted }))
       expect({ doubleRuns, wrongResults, unexpected }).toEqual({ doubleRuns: 0, wrongResults: 0, unexpected: [] })
     } finally {
       await Promise.all(workers.map(Workers.stop))
