@@ -29,15 +29,18 @@ import * as ChatError from "@chat-ts/core/ChatError"
 import * as ConversationStore from "@chat-ts/core/ConversationStore"
 import * as Notification from "@chat-ts/core/Notification"
 import * as Outbox from "@chat-ts/core/Outbox"
+import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import type * as Schema from "effect/Schema"
 import * as Migrator from "effect/sql/Migrator"
 import * as SqlClient from "effect/sql/SqlClient"
-import type * as SqlError from "effect/sql/SqlError"
+import * as SqlError from "effect/sql/SqlError"
 import type * as Statement from "effect/sql/Statement"
 import { withMigrationLock } from "./MigrationLock.js"
 import * as SqlOutbox from "./internal/outbox.js"
@@ -49,10 +52,24 @@ export interface Options {
   readonly table?: string
   /**
    * Whose clock times leases: the database's (default; every worker agrees on it) or
-   * Effect's `Clock` in the store's process (so `TestClock` drives leases in tests).
+   * Effect's `Clock` in the store's process (so `TestClock` drives leases in tests; in production
+   * every process's clock must then agree to well within a lease's ttl, or a worker whose clock is
+   * ahead takes a lease another still holds).
    */
   readonly clock?: "database" | "effect"
+  /**
+   * How long the store keeps retrying a statement a lock refused (SQLite's `SQLITE_BUSY` or
+   * `SQLITE_LOCKED`, each attempt after the client's own busy timeout; PostgreSQL's lock timeout,
+   * deadlock or serialization failure), with a jittered backoff from 10 ms to 250 ms, before it
+   * fails with a `StoreError` whose `retryable` is `true` (default `lockRetryBudget`, 10 seconds;
+   * 0: no retry). Such a statement wrote nothing, so running it again is safe. The budget is timed
+   * on Effect's `Clock`.
+   */
+  readonly lockRetryBudget?: Duration.Input
 }
+
+/** How long a statement refused by a lock is retried by default (see `Options.lockRetryBudget`). */
+export const lockRetryBudget: Duration.Input = "10 seconds"
 
 /** The default conversations table. */
 export const defaultTable = "chat_ts_conversations"
@@ -164,11 +181,65 @@ const batchSize = 200
 const driverCause = (error: SqlError.SqlError | Schema.SchemaError): unknown =>
   error._tag === "SqlError" ? error.reason.cause ?? error : error
 
+/** Failures where the statement (or its transaction) wrote nothing because of a lock: safe to run again at once. */
+const lockReasons: ReadonlySet<string> = new Set(["LockTimeoutError", "DeadlockError", "SerializationError"])
+
+/** Whether a failure is one a lock caused (SQLite's busy or locked database, PostgreSQL's lock conflicts). */
+const isLockRefusal = (error: unknown): boolean =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "SqlError" &&
+  lockReasons.has((error as SqlError.SqlError).reason._tag)
+
+/**
+ * PostgreSQL's SQLSTATEs of a server going away (`57P01` the connection terminated by an administrator,
+ * `57P02` a crash shutdown, `57P03` a server starting or stopping) and of a full server (`53300`).
+ */
+const retryableStates: ReadonlySet<string> = new Set(["57P01", "57P02", "57P03", "53300"])
+
+/** Failures worth retrying later: a lock, a lost connection, a statement timeout, a server going away. */
+const isRetryable = (error: SqlError.SqlError | Schema.SchemaError): boolean => {
+  if (error._tag !== "SqlError") return false
+  if (lockReasons.has(error.reason._tag) || error.reason._tag === "ConnectionError" || error.reason._tag === "StatementTimeoutError") {
+    return true
+  }
+  const cause = error.reason.cause
+  return typeof cause === "object" && cause !== null && "code" in cause && typeof cause.code === "string" &&
+    retryableStates.has(cause.code)
+}
+
 const storeError = (what: string) => (error: SqlError.SqlError | Schema.SchemaError): ChatError.StoreError => {
   const cause = driverCause(error)
   const driver = cause instanceof Error ? cause.message : String(cause)
   const code = typeof cause === "object" && cause !== null && "code" in cause ? ` (code ${String(cause.code)})` : ""
-  return new ChatError.StoreError({ detail: `${what}: ${driver}${code}`, cause })
+  return new ChatError.StoreError({ detail: `${what}: ${driver}${code}`, cause, ...(isRetryable(error) ? { retryable: true } : {}) })
+}
+
+/**
+ * A transaction whose rollback failed (its connection was lost, the server restarted) dies in
+ * `effect/sql` with the rollback's `SqlError`: the store fails with it instead (a retryable
+ * `StoreError`), so a lost connection in the middle of a save is never a defect. Any other defect
+ * or an interruption stays as it is.
+ */
+const lostRollbackAsFailure = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
+  Effect.catchCause(effect, (cause): Effect.Effect<never, E | SqlError.SqlError> => {
+    const dies = cause.reasons.filter(Cause.isDieReason)
+    if (dies.length === 0 || Cause.hasInterrupts(cause) || !dies.every((reason) => SqlError.isSqlError(reason.defect))) {
+      return Effect.failCause(cause)
+    }
+    const failure = cause.reasons.find(Cause.isFailReason)
+    return failure !== undefined ? Effect.fail(failure.error) : Effect.fail(dies[0]!.defect as SqlError.SqlError)
+  })
+
+/** Runs `effect` again while a lock refuses it, with a jittered backoff from 10 ms to 250 ms, for `budget` at most. */
+const retryingLocks = (budget: Duration.Input) => {
+  const millis = Duration.toMillis(Duration.fromInputUnsafe(budget))
+  const schedule = Schedule.max([
+    Schedule.exponential("10 millis").pipe(
+      Schedule.modifyDelay(({ duration }) => Effect.succeed(Duration.min(duration, Duration.millis(250))))
+    ),
+    Schedule.during(Duration.millis(millis))
+  ]).pipe(Schedule.jittered)
+  return <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    millis <= 0 ? effect : Effect.retry(effect, { schedule, while: isLockRefusal })
 }
 
 /** A lease's token as the queries match it: a lease without one (built by hand) matches no row, never every row. */
@@ -184,6 +255,8 @@ const build = (options: Options, withOutbox: boolean) =>
     // What this store last read or wrote of a conversation: its incarnation (a new one each time the id is
     // created, so a conversation removed and created again is never taken for the old one), version and messages.
     const remembered = Internal.lru<string, Internal.Known>(rememberedConversations)
+    // A statement a lock refused wrote nothing: it runs again, within the budget, before it is a StoreError.
+    const retrying = retryingLocks(options.lockRetryBudget ?? lockRetryBudget)
 
     const databaseNow = sql.onDialectOrElse({
       pg: () => sql.literal("CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
@@ -199,6 +272,7 @@ const build = (options: Options, withOutbox: boolean) =>
       sql`SELECT c.incarnation, c.version, c.updated_at, c.message_count, m.position, m.body
           FROM ${table} c LEFT JOIN ${messagesTable} m ON m.conversation_id = c.id AND m.position < c.message_count
           WHERE c.id = ${id} ORDER BY m.position`.pipe(
+        retrying,
         Effect.mapError(storeError(`loading '${id}'`)),
         Effect.flatMap((rows) =>
           Result.match(Internal.decodeConversation(id, rows), {
@@ -308,6 +382,7 @@ const build = (options: Options, withOutbox: boolean) =>
     const refusal = (id: string, saveOptions: ConversationStore.SaveOptions | undefined) =>
       leaseRow(id).pipe(
         Effect.flatMap(Internal.decodeLeaseRows),
+        retrying,
         Effect.mapError(storeError(`saving '${id}'`)),
         Effect.flatMap(([row]): Effect.Effect<never, ConversationStore.SaveError> => {
           const expected = saveOptions?.expectedVersion
@@ -346,6 +421,8 @@ const build = (options: Options, withOutbox: boolean) =>
           yield* writeMessages(id, messages, changed === undefined ? undefined : delta?.messages)
           return row
         })).pipe(
+          lostRollbackAsFailure,
+          retrying,
           Effect.mapError((error) => error._tag === "StateEncodeError" ? error : storeError(`saving '${id}'`)(error))
         )
         if (written === undefined) return yield* refusal(id, saveOptions)
@@ -361,6 +438,7 @@ const build = (options: Options, withOutbox: boolean) =>
           : sql`(updated_at > ${after[0]} OR (updated_at = ${after[0]} AND id > ${after[1]}))`
         const rows = yield* sql`SELECT id, version, updated_at, pending FROM ${table}
             WHERE pending_count > 0 AND ${from} ORDER BY updated_at, id LIMIT ${limit}`.pipe(
+          retrying,
           Effect.mapError(storeError("listing pending conversations"))
         )
         const items = yield* Effect.forEach(rows, (row) =>
@@ -378,8 +456,10 @@ const build = (options: Options, withOutbox: boolean) =>
           sql`DELETE FROM ${table} WHERE id = ${id}`
         )
       ).pipe(
+        lostRollbackAsFailure,
         Effect.tap(() => Effect.sync(() => remembered.delete(id))),
         Effect.asVoid,
+        retrying,
         Effect.mapError(storeError(`removing '${id}'`))
       )
 
@@ -390,6 +470,7 @@ const build = (options: Options, withOutbox: boolean) =>
     const busyOrMissing = (id: string) =>
       leaseRow(id).pipe(
         Effect.flatMap(Internal.decodeLeaseRows),
+        retrying,
         Effect.mapError(storeError(`leasing '${id}'`)),
         Effect.flatMap(([row]): Effect.Effect<never, ChatError.ConversationBusy | ChatError.ConversationNotFound> =>
           row === undefined
@@ -400,14 +481,19 @@ const build = (options: Options, withOutbox: boolean) =>
 
     const acquire: ConversationStore.Service["acquire"] = (id, owner, ttl) =>
       Effect.gen(function*() {
-        const now = yield* leaseTime(0)
-        const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
+        const millis = yield* ConversationStore.leaseMillis(ttl)
         const token = ConversationStore.makeToken()
         // Free or expired only: a lease held by any run (whatever its owner, or none known) keeps this one out.
-        const lease = yield* sql`UPDATE ${table} SET lease_owner = ${owner}, lease_token = ${token}, lease_expires_at = ${until}
+        // "now" is read again on every attempt: a lease acquired after a lock's wait still lasts its ttl.
+        const lease = yield* Effect.gen(function*() {
+          const now = yield* leaseTime(0)
+          const until = yield* leaseTime(millis)
+          return yield* sql`UPDATE ${table} SET lease_owner = ${owner}, lease_token = ${token}, lease_expires_at = ${until}
             WHERE id = ${id} AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= ${now})
-            RETURNING lease_expires_at`.pipe(
+            RETURNING lease_expires_at`
+        }).pipe(
           Effect.flatMap(leaseOf(id, owner, token)),
+          retrying,
           Effect.mapError(storeError(`leasing '${id}'`))
         )
         return lease ?? (yield* busyOrMissing(id))
@@ -415,10 +501,12 @@ const build = (options: Options, withOutbox: boolean) =>
 
     const renew: ConversationStore.Service["renew"] = (lease, ttl) =>
       Effect.gen(function*() {
-        const until = yield* leaseTime(yield* ConversationStore.leaseMillis(ttl))
-        const renewed = yield* sql`UPDATE ${table} SET lease_expires_at = ${until}
-            WHERE id = ${lease.id} AND lease_token = ${tokenOf(lease)} RETURNING lease_expires_at`.pipe(
+        const millis = yield* ConversationStore.leaseMillis(ttl)
+        const renewed = yield* Effect.flatMap(leaseTime(millis), (until) =>
+          sql`UPDATE ${table} SET lease_expires_at = ${until}
+            WHERE id = ${lease.id} AND lease_token = ${tokenOf(lease)} RETURNING lease_expires_at`).pipe(
           Effect.flatMap(leaseOf(lease.id, lease.owner, lease.token)),
+          retrying,
           Effect.mapError(storeError(`renewing the lease of '${lease.id}'`))
         )
         return renewed ?? (yield* busyOrMissing(lease.id).pipe(
@@ -430,11 +518,12 @@ const build = (options: Options, withOutbox: boolean) =>
       sql`UPDATE ${table} SET lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL
           WHERE id = ${lease.id} AND lease_token = ${tokenOf(lease)}`.pipe(
         Effect.asVoid,
+        retrying,
         Effect.mapError(storeError(`releasing the lease of '${lease.id}'`))
       )
 
     const store: ConversationStore.Service = { load, save, listPending, remove, acquire, renew, release }
-    const outbox = SqlOutbox.make({ sql, table: names.outbox, leaseTime, storeError })
+    const outbox = SqlOutbox.make({ sql, table: names.outbox, leaseTime, retrying, storeError })
     return { store, outbox }
   })
 

@@ -1,4 +1,4 @@
-import { type ChatError, type ChatOutcome, type Chat, ConversationStore, type Messages, Worker } from "@chat-ts/core"
+import { ChatError, type ChatOutcome, type Chat, ConversationStore, type Messages, Worker } from "@chat-ts/core"
 import { SqlConversationStore } from "@chat-ts/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Config, Effect, Layer } from "effect"
@@ -22,8 +22,13 @@ export const resumeOldest = (
     const { items } = yield* store.listPending({ limit: 10 })
     for (const waiting of items) {
       // Leases, loads, decides, resumes saving every state, releases; busy: nothing ran, try the next one.
+      // A StoreError worth retrying (a lock held past the store's budget, a lost connection): the stored
+      // state is the last good one; try the next one, and this one again on a later round.
       const result = yield* Worker.resume(chat, waiting.id, (stored) => decide(stored.messages)).pipe(
-        Effect.catchIf(Worker.isBusy, () => Effect.succeed(undefined))
+        Effect.catchIf(
+          (error) => Worker.isBusy(error) || ChatError.isRetryableStoreError(error),
+          () => Effect.succeed(undefined)
+        )
       )
       if (result !== undefined) return result
     }

@@ -562,12 +562,22 @@ export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreEr
   detail: Schema.String,
   ...messagesField,
   /** The driver's own error (its message, its code such as PostgreSQL's SQLSTATE), when there is one. */
-  cause: Schema.optional(Schema.Defect())
+  cause: Schema.optional(Schema.Defect()),
+  /**
+   * `true` when the failure is worth retrying as it is (a lock held too long, a connection
+   * lost): nothing was decided wrongly, try the same work again later. Absent otherwise.
+   */
+  retryable: Schema.optional(Schema.Boolean)
 }) {
   override get message() {
-    return `The conversation store failed: ${this.detail}`
+    return `The conversation store failed: ${this.detail}${this.retryable === true ? " (worth retrying)" : ""}`
   }
 }
+
+/** Whether an error is a `StoreError` that says it is worth retrying (`retryable: true`). */
+export const isRetryableStoreError = (error: unknown): error is StoreError =>
+  typeof error === "object" && error !== null && "_tag" in error && error._tag === "StoreError" &&
+  "retryable" in error && error.retryable === true
 
 /** Someone else saved the conversation since it was loaded: reload it instead of overwriting their change. */
 export class ConcurrentModification extends Schema.TaggedError<ConcurrentModification>(

@@ -40,6 +40,8 @@ export interface Context {
   /** "now" plus `millis` on the store's lease clock, as SQL or a number. */
   readonly leaseTime: (millis: number) => Effect.Effect<Statement.Fragment | number>
   readonly storeError: (what: string) => (error: SqlError.SqlError | Schema.SchemaError) => ChatError.StoreError
+  /** Runs a statement again while a lock refuses it, within the store's budget. */
+  readonly retrying: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 }
 
 /** The rows a save writes for its notifications (inserted in the save's transaction). */
@@ -72,7 +74,7 @@ const entryOf = (row: typeof OutboxRow.Type) =>
   }))
 
 /** The outbox on the store's tables. */
-export const make = ({ leaseTime, sql, storeError, table: name }: Context): Outbox.Service => {
+export const make = ({ leaseTime, retrying, sql, storeError, table: name }: Context): Outbox.Service => {
   const table = sql(name)
   const columns = sql.literal(columnNames.join(", "))
   const refused = (detail: string) => new ChatError.StoreError({ detail })
@@ -103,7 +105,7 @@ export const make = ({ leaseTime, sql, storeError, table: name }: Context): Outb
       )
       return yield* Effect.forEach(sorted, (row) =>
         Effect.map(entryOf(row), (entry): Outbox.Claim => ({ entry, token, expiresAt: row.claim_expires_at ?? 0 })))
-    }).pipe(Effect.mapError((error) => error._tag === "StoreError" ? error : storeError("claiming notifications")(error)))
+    }).pipe(retrying, Effect.mapError((error) => error._tag === "StoreError" ? error : storeError("claiming notifications")(error)))
 
   const delivered: Outbox.Service["delivered"] = (claimed, attempts) =>
     Effect.flatMap(leaseTime(0), (now) =>
@@ -111,6 +113,7 @@ export const make = ({ leaseTime, sql, storeError, table: name }: Context): Outb
           last_error = NULL, claim_token = NULL, claim_expires_at = NULL
           WHERE id = ${claimed.entry.notification.id} AND status = 'pending'`).pipe(
       Effect.asVoid,
+      retrying,
       Effect.mapError(storeError(`marking notification '${claimed.entry.notification.id}' delivered`))
     )
 
@@ -119,6 +122,7 @@ export const make = ({ leaseTime, sql, storeError, table: name }: Context): Outb
         claim_token = NULL, claim_expires_at = NULL
         WHERE id = ${claimed.entry.notification.id} AND claim_token = ${claimed.token} AND status = 'pending'`.pipe(
       Effect.asVoid,
+      retrying,
       Effect.mapError(storeError(`marking notification '${claimed.entry.notification.id}' failed`))
     )
 
@@ -126,6 +130,7 @@ export const make = ({ leaseTime, sql, storeError, table: name }: Context): Outb
     sql`UPDATE ${table} SET status = 'pending', claim_token = NULL, claim_expires_at = NULL
         WHERE id = ${id} AND status = 'failed' RETURNING id`.pipe(
       Effect.map((rows) => rows.length > 0),
+      retrying,
       Effect.mapError(storeError(`requeueing notification '${id}'`))
     )
 
@@ -137,7 +142,7 @@ export const make = ({ leaseTime, sql, storeError, table: name }: Context): Outb
       const rows = yield* sql`SELECT ${columns} FROM ${table} WHERE ${status} AND ${conversation}
           ORDER BY ${sql.literal(order)} LIMIT ${limit}`
       return yield* entries(rows)
-    }).pipe(Effect.mapError((error) => error._tag === "StoreError" ? error : storeError("listing notifications")(error)))
+    }).pipe(retrying, Effect.mapError((error) => error._tag === "StoreError" ? error : storeError("listing notifications")(error)))
 
   return { claim, delivered, failed, requeue, list }
 }

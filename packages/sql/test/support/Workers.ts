@@ -21,6 +21,8 @@ export interface Reply {
   readonly applied?: number
   readonly outcome?: string
   readonly error?: string
+  /** Set on a `StoreError` that says it is worth retrying. */
+  readonly retryable?: boolean
   readonly defect?: string
   readonly ids?: ReadonlyArray<string>
 }

@@ -7,7 +7,8 @@
  * object a line, answering each with one JSON line on stdout:
  *
  * - `{ "n", "resume": id, "leaseMillis", "owner" }`: `Worker.resume` approving every
- *   waiting call (as `owner` when given); answers `{ "n", "outcome" }` or `{ "n", "error": tag }`.
+ *   waiting call (as `owner` when given); answers `{ "n", "outcome" }` or `{ "n", "error": tag }`
+ *   (with `"retryable": true` for a `StoreError` that says so).
  *   Commands run concurrently: two resumes sent at once are two fibers of one process.
  * - `{ "n", "pending": true }`: `listPending`; answers `{ "n", "ids" }`.
  *
@@ -88,7 +89,9 @@ const run = (command: Command) =>
       ...(command.owner === undefined ? {} : { owner: command.owner })
     })
     return { outcome: result.outcome._tag }
-  }).pipe(Effect.catch((error) => Effect.succeed({ error: error._tag })))
+  }).pipe(Effect.catch((error) =>
+    Effect.succeed({ error: error._tag, ...(error._tag === "StoreError" && error.retryable === true ? { retryable: true } : {}) })
+  ))
 
 /** With `GO_FILE`, the worker says `{"loaded":true}` and waits (bounded) until that file exists: processes start as one. */
 const go = (file: string | undefined) =>
