@@ -10,7 +10,7 @@
  * (HttpOnly, SameSite=Strict) that the `Approver` checks on every request.
  */
 // #region imports
-import { Action, Chat, ConversationStore, Messages, Worker } from "@chat-ts/core"
+import { Action, Chat, ChatError, ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { Approver, Inbox, InboxHttp } from "@chat-ts/inbox"
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import { Config, Console, type Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
@@ -87,8 +87,11 @@ export const resumeDue = (chat: Chat.Service) =>
       const due = waiting.every((call) =>
         call.status._tag === "Approved" || (call.status._tag === "Scheduled" && call.status.at <= now))
       if (!due) continue
-      // Busy: someone else (the inbox, another worker) runs it right now.
-      yield* Worker.resume(chat, item.id, (s) => Effect.succeed(s.messages)).pipe(Effect.catchIf(Worker.isBusy, () => Effect.void))
+      // Busy: someone else (the inbox, another worker) runs it right now; a retryable store error
+      // (a lock held past the store's budget, a lost connection): the next round tries again.
+      yield* Worker.resume(chat, item.id, (s) => Effect.succeed(s.messages)).pipe(
+        Effect.catchIf((error) => Worker.isBusy(error) || ChatError.isRetryableStoreError(error), () => Effect.void)
+      )
     }
   })
 // #endregion worker
