@@ -55,6 +55,25 @@
  *   covering the call; otherwise the call awaits approval, whatever the
  *   strategy said. A model response never carries grants.
  *
+ * Where each rule lives (all under `turn/`): the step, the statuses and
+ * `advance` here; approval expiry in `internal/expiry.ts`; delivering queued
+ * user messages in `internal/queued.ts`; decision policies and votes in
+ * `internal/policy.ts`; whether a grant may settle a call in `GrantRules.ts`
+ * (its predicates in `internal/grantPredicate.ts`); a person's approve, edit,
+ * reject, cancel and grant in `Messages.ts`; canonical arguments in
+ * `internal/jsonText.ts` (`canonicalCall`, the shared bottom layer). The rules
+ * a shell applies before an event reaches the reducer are pure functions here
+ * too, which the shells call: the decision for a proposed call (unknown tool,
+ * arguments that do not decode, no strategy, a strategy that fails) in
+ * `Strategies.ts`; the unique ids of a response's calls and which calls left
+ * running may run again (`Resume`'s `rerun`) in `Stepping.ts`. One rule is
+ * still the shell's: a handler's result that JSON cannot hold fails the call
+ * (`chat/internal/turnRunner.ts`, it needs the tool's codec).
+ *
+ * What makes a step fast is beside this module, not in it: the written-out
+ * constructors in `internal/constructors.ts`, positions and array ownership
+ * in `internal/position.ts` (reached by the shells through `Stepping.ts`).
+ *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
@@ -72,6 +91,10 @@ import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "../data/PauseReason.js"
 import * as Usage from "../data/Usage.js"
+
+// ---------------------------------------------------------------------------
+// The types: settings, decisions, events, outcomes
+// ---------------------------------------------------------------------------
 
 /** Settings of the reducer. */
 export interface Config {
@@ -192,7 +215,7 @@ export const Outcome: Data.TaggedEnum.Constructor<Outcome> = {
 export type Result = readonly [Messages.Messages, Outcome]
 
 // ---------------------------------------------------------------------------
-// Helpers
+// Reading and changing calls
 // ---------------------------------------------------------------------------
 
 const isProposed = (call: ToolCallPart): boolean => call.status._tag === "Proposed"
@@ -347,6 +370,10 @@ const usageFrom = (messages: Messages.Messages, turnStart: number): Usage.Usage 
   return usage
 }
 
+// ---------------------------------------------------------------------------
+// What comes next (`advance`): every step ends here
+// ---------------------------------------------------------------------------
+
 /**
  * From a state with no event pending, works out what comes next. With `now`
  * (on `Resume` and `Decided`), expired approvals become `Expired` and
@@ -442,6 +469,10 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   }
   return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
 }
+
+// ---------------------------------------------------------------------------
+// Deciding a call: decisions, grants, decision policies
+// ---------------------------------------------------------------------------
 
 /** Whether the grant that approved `call` still holds: not revoked, and (with a time) not expired; its other conditions were checked when it settled the call. */
 const grantHolds = (messages: Messages.Messages, id: string, now: number | undefined): boolean => {
@@ -569,7 +600,7 @@ const invalidPolicy = (call: ToolCallPart): ToolCallPart => ({
 })
 
 // ---------------------------------------------------------------------------
-// The reducer
+// The events: one handler each
 // ---------------------------------------------------------------------------
 
 /** The status an approved call had before the person approved it (the approval undone: no decision record). */
@@ -726,6 +757,10 @@ const onToolResult = (
     ? advance(position, config, undefined, false)
     : advance(replaceMessage(position, lastIndex, response, owned), config, undefined, true)
 }
+
+// ---------------------------------------------------------------------------
+// Entry points: `step` and `run` (and `stepAt`, for the shells)
+// ---------------------------------------------------------------------------
 
 /**
  * `step` for shells that apply many events: `position` is what the previous
