@@ -89,7 +89,7 @@ export const notes = {
     "Effect of its own beyond the model's and the handler's; neither is reached here."
   ].join("\n"),
   growth: [
-    "**Flat with history (an extra, not one of issue 27's targets).** The shell carries a `Turn.Position`",
+    "**Flat with history (an extra, not one of issue 27's targets).** The shell carries a `Stepping.Position`",
     "(turn start, steps, settled prefix) from event to event, so no event walks the turn or scans the",
     "history, and writes in place the arrays the reducer made and nobody else has seen",
     "(`Position.unshared`, dropped whenever the array is handed out). What still grows with the history",
