@@ -47,7 +47,7 @@ const internal = (file: string): Promise<unknown> => import(new URL(`../../core/
 
 const loadInternals = async (): Promise<Internals> => {
   const [jsonText, json, policy, streamed] = (await Promise.all(
-    ["internal/jsonText.ts", "tools/ToolCodec.ts", "turn/internal/policy.ts", "chat/internal/streamedCalls.ts"].map(internal)
+    ["internal/jsonText.ts", "tools/ToolCodec.ts", "turn/internal/policy.ts", "turn/Stepping.ts"].map(internal)
   )) as Array<Record<string, unknown>>
   return {
     canonicalCall: jsonText!.canonicalCall,

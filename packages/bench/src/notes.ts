@@ -5,6 +5,36 @@
  * made while writing them; the tables of RESULTS.md are the run's own.
  */
 export const notes = {
+  issue33a: [
+    "Measured 2026-12-02 00:23–00:53 UTC on a shared 2-core VM (load average 2.7–5.5 while it ran),",
+    "`--only=<scenario> --out=<temp dir>` per scenario, before (`h-layout`, 5a8e796) and after",
+    "(branch `h33-turn`) back to back for each scenario; `steps` three times more, alternating (its",
+    "first \"after\" run failed on the moved `uniqueId`, fixed in the bench's `checks.ts`). These runs",
+    "are not the tables below (those are the last full run's). Interpreter instructions per step are",
+    "identical (17 / 14.5 / 14.2 / 14.2 at N = 1 / 10 / 100 / 1000) and the reducer alone is not slower.",
+    "Scenarios 1 and 7's tinybench medians, though, came out slower after at N = 100 and 1,000 in every",
+    "pair (about +6–9 µs a step); I could not reproduce that outside the harness: the same turn",
+    "(`loopTurnEffect`) run alternately from both trees for 2.5–4 s of CPU each, N = 1 → 1,000 in one",
+    "process as scenario 7 does, gives the same CPU per step within noise (N = 100: 14.9 / 16.2 µs after",
+    "against 17.9 / 15.4 before; N = 1,000: 17.1 / 20.2 against 17.7 / 17.1). Nothing on the step's",
+    "path changed but where functions live (the constructors, `replaceMessage`, `appendOne`,",
+    "`markUnshared` are the same code in `turn/internal/`) and one shared helper for a finished call.",
+    "The gap is **not explained**: it needs a profile on a quiet machine before this is merged.",
+    "",
+    "| scenario | before | after |",
+    "| --- | --- | --- |",
+    "| 4. reducer, µs per event (100 steps / 1,000 steps / 100 steps on 10,000 messages) | 0.82 / 0.97 / 3.72 | 0.63 / 0.89 / 3.70 |",
+    "| 7. instructions per step, N = 1 / 10 / 100 / 1000 | 17 / 14.5 / 14.2 / 14.2 | 17 / 14.5 / 14.2 / 14.2 |",
+    "| 7. CPU µs per step (median), N = 1 / 10 / 100 / 1000, three pairs | 15.0 / 16.2 / 10.9 / 12.9; 16.0 / 18.2 / 12.2 / 18.6; 17.0 / 18.9 / 11.0 / 15.4 | 15.5 / 17.9 / 19.5 / 21.4; 15.5 / 17.2 / 17.8 / 22.5; 15.5 / 13.5 / 21.3 / 23.3 |",
+    "| 1. chat-ts CPU µs per step (median), N = 1 / 10 / 100 / 1000 | 9.0 / 17.7 / 13.3 / 14.5 | 14.0 / 18.1 / 20.4 / 24.9 |",
+    "| 8. cold start, import → first request, ms (chat-ts; `ai` in the same run) | 402.5 (ai 276.6: 1.46×) | 472.5 (ai 312.3: 1.51×) |",
+    "| 8. bundled, import → first request, ms | 159.5 | 145.1 |",
+    "| 8. import of `@chat-ts/core/Turn`, CPU ms | 292.5 | 250.8 |",
+    "| same turn outside the harness, mean CPU µs per step, N = 1 / 10 / 100 / 1000, two pairs | 22.6 / 17.6 / 17.9 / 17.7; 24.1 / 17.4 / 15.4 / 17.1 | 19.6 / 16.3 / 14.9 / 17.1; 22.2 / 17.7 / 16.2 / 20.2 |",
+    "",
+    "Cold start's \"after\" ran under more load than its \"before\" (every peer was slower in it too: `ai`",
+    "276.6 → 312.3 ms), so compare its ratios, not its milliseconds."
+  ].join("\n"),
   issue27: [
     "This run (2026-12-01, evening) is the first with issue 27's targets and scenarios, after the work",
     "on it; the run before it is the one the next section describes (same machine, same peers: `ai`",
@@ -89,7 +119,7 @@ export const notes = {
     "Effect of its own beyond the model's and the handler's; neither is reached here."
   ].join("\n"),
   growth: [
-    "**Flat with history (an extra, not one of issue 27's targets).** The shell carries a `Turn.Position`",
+    "**Flat with history (an extra, not one of issue 27's targets).** The shell carries a `Stepping.Position`",
     "(turn start, steps, settled prefix) from event to event, so no event walks the turn or scans the",
     "history, and writes in place the arrays the reducer made and nobody else has seen",
     "(`Position.unshared`, dropped whenever the array is handed out). What still grows with the history",

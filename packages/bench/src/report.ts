@@ -612,6 +612,10 @@ export const markdown = (results: Results): string => {
       `${results.carried.scenarios.join(", ")}. Their targets and tables are from those runs.`
     ]),
     "",
+    "## Issue 33, part A (`turn/` reads as its rules): before and after",
+    "",
+    notes.issue33a,
+    "",
     "## What changed with issue 27 (performance)",
     "",
     notes.issue27,

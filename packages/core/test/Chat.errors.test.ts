@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cause, Deferred, Effect, Exit, Fiber, Layer, Result, Schema, Stream } from "effect"
-import { Chat, ChatError, type ChatEvent, Messages, Tool, Toolkit } from "../src/index.js"
+import { Chat, ChatError, type ChatEvent, Messages, Tool, Toolkit, Turn } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import {
   complete,
@@ -209,6 +209,8 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       const afterInterrupt = saved[saved.length - 1]!
       expectNothingRunning(afterInterrupt)
       expect(statusOf(afterInterrupt, "r1")).toBe("Failed")
+      // The shell says what the reducer says of a call found running after a crash (below): one text.
+      expect(Messages.findTool(afterInterrupt, "r1")?.status).toMatchObject({ error: Turn.interruptedError })
 
       const result = yield* chat.resume(afterInterrupt)
       expect(complete(result).value).toBe("It was interrupted.")
@@ -237,6 +239,7 @@ describe("Chat errors: handler defects and interruptions leave a consistent stat
       complete(result)
       expect(runs()).toBe(1)
       expect(statusOf(result.messages, "r1")).toBe("Failed")
+      expect(Messages.findTool(result.messages, "r1")?.status).toMatchObject({ error: Turn.interruptedError })
       expect(seen(model.requests[1], "r1").result?.isError).toBe(true)
       yield* Fiber.interrupt(fiber)
     }))

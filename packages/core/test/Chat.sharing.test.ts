@@ -1,6 +1,6 @@
 /**
  * The shell lets the reducer write its own fresh arrays in place between model
- * calls (`Turn.stepAt` with an unshared position): nothing it handed out, to
+ * calls (`Stepping.stepAt` with an unshared position): nothing it handed out, to
  * the model or to the caller, may ever change afterwards.
  */
 import { describe, expect, it } from "@effect/vitest"

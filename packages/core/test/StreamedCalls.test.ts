@@ -4,7 +4,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
-import { StreamedCalls, uniqueId } from "../src/chat/internal/streamedCalls.js"
+import { StreamedCalls } from "../src/chat/internal/streamedCalls.js"
+import { uniqueId } from "../src/turn/Stepping.js"
 import * as LanguageModel from "../src/model/LanguageModel.js"
 import * as Messages from "../src/turn/Messages.js"
 
@@ -34,7 +35,7 @@ describe("StreamedCalls", () => {
         const event = calls.event(part)
         if (event !== undefined && event._tag === "ToolCallDelta") deltas.push(event)
       }
-      // The ids the chat gives the gathered calls (as turnRunner's uniqueIds does).
+      // The ids the chat gives the gathered calls (as `Stepping.uniqueIds` does).
       const final = acc.response()!.parts.flatMap((part) => {
         if (part._tag !== "ToolCall") return []
         const unique = uniqueId(part.id, (x) => taken.has(x), taken.size)

@@ -4,6 +4,7 @@ import fc from "fast-check"
 import * as Messages from "../src/turn/Messages.js"
 import type { ToolCallStatus } from "../src/turn/Messages.js"
 import * as Turn from "../src/turn/Turn.js"
+import * as Stepping from "../src/turn/Stepping.js"
 import * as Arb from "./arbitraries.js"
 import { play, START, validEdit } from "./driver.js"
 import { deepFreeze, right, snapshot } from "./fixtures.js"
@@ -353,10 +354,10 @@ describe("Turn.step properties (order independence)", () => {
   }, runs.timeout)
 })
 
-describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => {
+describe("Stepping.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => {
   /** What a position must say of its messages: the turn's start and steps exactly, and only settled messages before `settled`. */
-  const expectDescribes = (position: Turn.Position, messages: Messages.Messages) => {
-    const fresh = Turn.positionOf(messages)
+  const expectDescribes = (position: Stepping.Position, messages: Messages.Messages) => {
+    const fresh = Stepping.positionOf(messages)
     expect(position.of).toBe(messages)
     expect(position.turnStart).toBe(fresh.turnStart)
     expect(position.steps).toBe(fresh.steps)
@@ -369,12 +370,12 @@ describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => 
   it("carrying the position from event to event gives every step's result, and the position stays true", () => {
     fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
-      let carried: Turn.Position | undefined
+      let carried: Stepping.Position | undefined
       for (const entry of trace.entries) {
         const before = deepFreeze(entry.before)
         // The driver changes the messages between some events (a person decides): the position of another array is not used.
         const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: before, unshared: false } : carried
-        const [after, outcome, next] = Turn.stepAt(before, deepFreeze(entry.event), trace.config, position)
+        const [after, outcome, next] = Stepping.stepAt(before, deepFreeze(entry.event), trace.config, position)
         expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
         expectDescribes(next, after)
         carried = { ...next, of: entry.after }
@@ -385,16 +386,16 @@ describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => 
   it("an unshared array is written in place with the same results, and only then", () => {
     fc.assert(fc.property(Arb.script, (script) => {
       const trace = play(script)
-      let carried: Turn.Position | undefined
+      let carried: Stepping.Position | undefined
       let mine: Array<Messages.Message> | undefined
       for (const entry of trace.entries) {
         // The shell's own copy of the state, as if the reducer had made it and nobody else saw it.
         const own = mine !== undefined && carried?.of === entry.before ? mine : entry.before.slice()
         const position = carried !== undefined && carried.of === entry.before ? { ...carried, of: own, unshared: true } : undefined
-        const [after, outcome, next] = Turn.stepAt(own, deepFreeze(entry.event), trace.config, position)
+        const [after, outcome, next] = Stepping.stepAt(own, deepFreeze(entry.event), trace.config, position)
         expect([after, outcome]).toStrictEqual([entry.after, entry.outcome])
         // Without the mark, the input is never written (the arrays of the trace are frozen).
-        expect(Turn.stepAt(deepFreeze(entry.before), entry.event, trace.config, { ...Turn.positionOf(entry.before) })[0])
+        expect(Stepping.stepAt(deepFreeze(entry.before), entry.event, trace.config, { ...Stepping.positionOf(entry.before) })[0])
           .toStrictEqual(entry.after)
         expect(next.unshared === true).toBe(after !== own || position !== undefined)
         mine = after as Array<Messages.Message>
@@ -415,9 +416,9 @@ describe("Turn.stepAt (the shells' O(1) stepping) agrees with Turn.step", () => 
 
   it("a position of another array is ignored", () => {
     fc.assert(fc.property(Arb.conversation, Arb.conversation, Arb.config, (messages, other, config) => {
-      const stale: Turn.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
+      const stale: Stepping.Position = { of: other, turnStart: 0, steps: 0, settled: other.length }
       const event = Turn.Event.Resume({ now: START })
-      const [after, outcome, position] = Turn.stepAt(deepFreeze(messages), event, config, stale)
+      const [after, outcome, position] = Stepping.stepAt(deepFreeze(messages), event, config, stale)
       expect([after, outcome]).toStrictEqual(Turn.step(messages, event, config))
       expectDescribes(position, after)
     }), { numRuns: runs.numRuns })

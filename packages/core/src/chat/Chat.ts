@@ -33,6 +33,7 @@ import * as Structured from "../tools/ResponseFormat.js"
 import * as SourcePull from "./internal/sourcePull.js"
 import * as Strategy from "./internal/strategy.js"
 import type * as Shell from "./Shell.js"
+import * as Stepping from "../turn/Stepping.js"
 import * as TurnRunner from "./internal/turnRunner.js"
 import * as LanguageModel from "../model/LanguageModel.js"
 import * as Messages from "../turn/Messages.js"
@@ -434,12 +435,7 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
           return detail === undefined ? [] : [{ id: call.id, detail }]
         }),
       // Calls left running by a worker that died whose tool is idempotent and may start again.
-      rerunnable: (messages) =>
-        Messages.lastCalls(messages).flatMap((call) => {
-          const tool = entries.get(call.name)?.tool
-          const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : undefined
-          return tool?.idempotent === true && attempt !== undefined && attempt < tool.maxAttempts ? [call.id] : []
-        })
+      rerunnable: (messages) => Stepping.rerunnable(messages, (name) => entries.get(name)?.tool)
     }
   })
 

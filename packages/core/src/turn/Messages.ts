@@ -16,7 +16,7 @@ import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
 import * as ChatError from "../data/ChatError.js"
-import * as Grants from "./GrantRules.js"
+import * as GrantRules from "./GrantRules.js"
 import * as JsonText from "../internal/jsonText.js"
 import * as Lazy from "../internal/lazy.js"
 import * as OutcomeText from "./internal/outcomeText.js"
@@ -503,9 +503,9 @@ const votesField = (call: S.ToolCallPart): { readonly votes?: ReadonlyArray<S.Vo
  * message) or `DuplicateGrant`, with the messages unchanged.
  */
 export const grant: {
-  (options: Grants.Options): (messages: Messages) => Result.Result<Messages, ChatError.GrantError>
-  (messages: Messages, options: Grants.Options): Result.Result<Messages, ChatError.GrantError>
-} = Grants.add
+  (options: GrantRules.Options): (messages: Messages) => Result.Result<Messages, ChatError.GrantError>
+  (messages: Messages, options: GrantRules.Options): Result.Result<Messages, ChatError.GrantError>
+} = GrantRules.add
 
 /**
  * Revokes a grant: it stays on its message marked `revoked { by, at, reason }`
@@ -513,9 +513,9 @@ export const grant: {
  * a person). `UnknownGrant`, `GrantRevoked` or `InvalidGrant`, messages unchanged.
  */
 export const revokeGrant: {
-  (id: string, revocation: Grants.Revocation): (messages: Messages) => Result.Result<Messages, ChatError.RevokeGrantError>
-  (messages: Messages, id: string, revocation: Grants.Revocation): Result.Result<Messages, ChatError.RevokeGrantError>
-} = Grants.revoke
+  (id: string, revocation: GrantRules.Revocation): (messages: Messages) => Result.Result<Messages, ChatError.RevokeGrantError>
+  (messages: Messages, id: string, revocation: GrantRules.Revocation): Result.Result<Messages, ChatError.RevokeGrantError>
+} = GrantRules.revoke
 
 /** Options of `append`. */
 export interface AppendOptions {
@@ -713,7 +713,7 @@ const checkIntegrity = (messages: Messages): string | undefined => {
 
 const duplicateGrant = (messages: Messages): string | undefined => {
   const seen = new Set<string>()
-  for (const { grant } of Grants.all(messages)) {
+  for (const { grant } of GrantRules.all(messages)) {
     if (seen.has(grant.id)) return `grant id '${grant.id}' appears more than once`
     seen.add(grant.id)
   }

@@ -55,22 +55,46 @@
  *   covering the call; otherwise the call awaits approval, whatever the
  *   strategy said. A model response never carries grants.
  *
+ * Where each rule lives (all under `turn/`): the step, the statuses and
+ * `advance` here; approval expiry in `internal/expiry.ts`; delivering queued
+ * user messages in `internal/queued.ts`; decision policies and votes in
+ * `internal/policy.ts`; whether a grant may settle a call in `GrantRules.ts`
+ * (its predicates in `internal/grantPredicate.ts`); a person's approve, edit,
+ * reject, cancel and grant in `Messages.ts`; canonical arguments in
+ * `internal/jsonText.ts` (`canonicalCall`, the shared bottom layer). The rules
+ * a shell applies before an event reaches the reducer are pure functions here
+ * too, which the shells call: the decision for a proposed call (unknown tool,
+ * arguments that do not decode, no strategy, a strategy that fails) in
+ * `Strategies.ts`; the unique ids of a response's calls and which calls left
+ * running may run again (`Resume`'s `rerun`) in `Stepping.ts`. One rule is
+ * still the shell's: a handler's result that JSON cannot hold fails the call
+ * (`chat/internal/turnRunner.ts`, it needs the tool's codec).
+ *
+ * What makes a step fast is beside this module, not in it: the written-out
+ * constructors in `internal/constructors.ts`, positions and array ownership
+ * in `internal/position.ts` (reached by the shells through `Stepping.ts`).
+ *
  * @since 0.1.0
  */
 import * as Data from "effect/Data"
 import * as EffectResult from "effect/Result"
 import * as Schema from "effect/Schema"
+import * as Constructors from "./internal/constructors.js"
 import * as Expiry from "./internal/expiry.js"
-import * as Grant from "./GrantRules.js"
+import * as GrantRules from "./GrantRules.js"
 import { canonicalCall } from "../internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
+import { appendOne, markUnshared, type Position, type Positioned as PositionedOf, positionOf, replaceMessage } from "./internal/position.js"
 import * as Queued from "./internal/queued.js"
 import { isMillis, jsonProblem, Millis, Policy as PolicySchema, Review } from "../internal/schema.js"
 import * as Messages from "./Messages.js"
 import type { Message, ToolCallPart } from "./Messages.js"
 import type * as PauseReason from "../data/PauseReason.js"
-import type { Usage } from "../data/Usage.js"
-import * as UsageModule from "../data/Usage.js"
+import * as Usage from "../data/Usage.js"
+
+// ---------------------------------------------------------------------------
+// The types: settings, decisions, events, outcomes
+// ---------------------------------------------------------------------------
 
 /** Settings of the reducer. */
 export interface Config {
@@ -97,50 +121,19 @@ export type Decision = Data.TaggedEnum<{
   Reject: { readonly reason: string }
   /** The call cannot run (unknown tool, invalid arguments): it fails with `message` for the model. */
   Invalid: { readonly message: string }
-  /** Run the call on the authority of grant `grant`, if `Grant.check` allows it (else it awaits approval). */
-  /** `policy`: the tool's or strategy's decision policy; a call under one is never settled by a grant. */
+  /**
+   * Run the call on the authority of grant `grant`, if `Grant.check` allows it (else it awaits approval).
+   * `policy`: the tool's or strategy's decision policy; a call under one is never settled by a grant.
+   */
   Granted: { readonly grant: string; readonly policy?: Messages.DecisionPolicy | undefined }
 }>
 
-// The constructors of `Decision`, `Event` and `Outcome` are written out rather than taken from
-// `Data.taggedEnum`, which makes a constructor through a Proxy on every call, each making its
-// object with a spread (`{ ...props, _tag }`, about 0.7 µs a call on Node 24): on the turn's path
-// (several events and outcomes a step) that was about a sixth of a step's CPU (packages/bench,
-// scenario 7, `node --cpu-prof`). Each makes the variant's fields (an optional one only when
-// given) and its `_tag`; `$is` and `$match` are `Data.taggedEnum`'s.
-
-/** Sets `value` on `target` under `key` when it is given (for optional fields, without a spread). */
-const setDefined = <T extends object, K extends keyof T>(target: T, key: K, value: T[K] | undefined): void => {
-  if (value !== undefined) target[key] = value
-}
-
-type Mutable<T> = { -readonly [K in keyof T]: T[K] }
-
 const decisionEnum = Data.taggedEnum<Decision>()
-/** Constructors of decisions. */
+/** Constructors of decisions (written out for speed: see `internal/constructors.ts`). */
 export const Decision: Data.TaggedEnum.Constructor<Decision> = {
   $is: decisionEnum.$is,
   $match: decisionEnum.$match,
-  Execute: () => ({ _tag: "Execute" }),
-  RequireApproval: (props) => {
-    const out: Mutable<Extract<Decision, { _tag: "RequireApproval" }>> = { _tag: "RequireApproval" }
-    setDefined(out, "expiresAt", props.expiresAt)
-    setDefined(out, "review", props.review)
-    setDefined(out, "policy", props.policy)
-    return out
-  },
-  Defer: (props) => {
-    const out: Mutable<Extract<Decision, { _tag: "Defer" }>> = { _tag: "Defer", at: props.at }
-    setDefined(out, "policy", props.policy)
-    return out
-  },
-  Reject: (props) => ({ _tag: "Reject", reason: props.reason }),
-  Invalid: (props) => ({ _tag: "Invalid", message: props.message }),
-  Granted: (props) => {
-    const out: Mutable<Extract<Decision, { _tag: "Granted" }>> = { _tag: "Granted", grant: props.grant }
-    setDefined(out, "policy", props.policy)
-    return out
-  }
+  ...Constructors.decision
 }
 
 /** An invalid edit found by the shell when it checked approved calls' edited arguments. */
@@ -166,7 +159,7 @@ export type Event = Data.TaggedEnum<{
   Decided: {
     readonly now: number
     readonly decisions: ReadonlyArray<{ readonly id: string; readonly decision: Decision }>
-    readonly grants?: Grant.Context | undefined
+    readonly grants?: GrantRules.Context | undefined
   }
   /** A running call finished with a (JSON) result, and the files it shows the model as files (images…), if any. */
   ToolSucceeded: { readonly id: string; readonly result: unknown; readonly files?: ReadonlyArray<Messages.FilePart> | undefined }
@@ -179,34 +172,11 @@ export type Event = Data.TaggedEnum<{
 }>
 
 const eventEnum = Data.taggedEnum<Event>()
-/** Constructors of events. */
+/** Constructors of events (written out for speed: see `internal/constructors.ts`). */
 export const Event: Data.TaggedEnum.Constructor<Event> = {
   $is: eventEnum.$is,
   $match: eventEnum.$match,
-  Resume: (props) => {
-    const out: Mutable<Extract<Event, { _tag: "Resume" }>> = { _tag: "Resume", now: props.now }
-    setDefined(out, "invalidEdits", props.invalidEdits)
-    setDefined(out, "rerun", props.rerun)
-    return out
-  },
-  ModelResponded: (props) => ({ _tag: "ModelResponded", message: props.message }),
-  Decided: (props) => {
-    const out: Mutable<Extract<Event, { _tag: "Decided" }>> = { _tag: "Decided", now: props.now, decisions: props.decisions }
-    setDefined(out, "grants", props.grants)
-    return out
-  },
-  ToolSucceeded: (props) => {
-    const out: Mutable<Extract<Event, { _tag: "ToolSucceeded" }>> = { _tag: "ToolSucceeded", id: props.id, result: props.result }
-    setDefined(out, "files", props.files)
-    return out
-  },
-  ToolFailed: (props) => {
-    const out: Mutable<Extract<Event, { _tag: "ToolFailed" }>> = { _tag: "ToolFailed", id: props.id, error: props.error }
-    setDefined(out, "files", props.files)
-    return out
-  },
-  InputRequested: (props) => ({ _tag: "InputRequested", id: props.id, request: props.request }),
-  InputSettled: (props) => ({ _tag: "InputSettled", id: props.id, requestId: props.requestId })
+  ...Constructors.event
 }
 
 /** What the shell must do next. */
@@ -222,9 +192,9 @@ export type Outcome = Data.TaggedEnum<{
   /** Only scheduled calls remain: wait until `until`, then send `Resume`. */
   Wait: { readonly until: number; readonly reason: PauseReason.PauseReason }
   /** The turn waits for people or times: return to the caller. */
-  Pause: { readonly reason: PauseReason.PauseReason; readonly usage: Usage }
+  Pause: { readonly reason: PauseReason.PauseReason; readonly usage: Usage.Usage }
   /** The turn is over: `response` is the model's final message. */
-  Complete: { readonly response: Message; readonly usage: Usage }
+  Complete: { readonly response: Message; readonly usage: Usage.Usage }
   /** The turn used `maxSteps` model calls without a final answer. */
   StepLimit: { readonly maxSteps: number }
   /** Approved edits do not match their tools' parameters; nothing ran, and those calls await approval again. */
@@ -234,64 +204,19 @@ export type Outcome = Data.TaggedEnum<{
 }>
 
 const outcomeEnum = Data.taggedEnum<Outcome>()
-/** Constructors of outcomes. */
+/** Constructors of outcomes (written out for speed: see `internal/constructors.ts`). */
 export const Outcome: Data.TaggedEnum.Constructor<Outcome> = {
   $is: outcomeEnum.$is,
   $match: outcomeEnum.$match,
-  CallModel: (props) => ({ _tag: "CallModel", step: props.step }),
-  Decide: (props) => ({ _tag: "Decide", calls: props.calls }),
-  RunTools: (props) => ({ _tag: "RunTools", calls: props.calls }),
-  AwaitTools: (props) => ({ _tag: "AwaitTools", ids: props.ids }),
-  Wait: (props) => ({ _tag: "Wait", until: props.until, reason: props.reason }),
-  Pause: (props) => ({ _tag: "Pause", reason: props.reason, usage: props.usage }),
-  Complete: (props) => ({ _tag: "Complete", response: props.response, usage: props.usage }),
-  StepLimit: (props) => ({ _tag: "StepLimit", maxSteps: props.maxSteps }),
-  InvalidEdits: (props) => ({ _tag: "InvalidEdits", edits: props.edits }),
-  PendingCalls: (props) => ({ _tag: "PendingCalls", ids: props.ids })
+  ...Constructors.outcome
 }
 
 /** The result of one step: the next messages and what to do. */
 export type Result = readonly [Messages.Messages, Outcome]
 
 // ---------------------------------------------------------------------------
-// Helpers
+// Reading and changing calls
 // ---------------------------------------------------------------------------
-
-/**
- * Where a shell stands in a conversation, so that stepping it costs O(1) per
- * event instead of a walk over the turn and a scan of the history (packages/bench,
- * scenarios 1 and 4). It describes exactly one messages array (`of`): `stepAt`
- * ignores a position of another array and works it out again, so a stale one
- * is never trusted.
- */
-export interface Position {
-  /** The messages this position describes. */
-  readonly of: Messages.Messages
-  /** Index of the first message of the current turn (just after the last user message). */
-  readonly turnStart: number
-  /** Model responses (assistant messages) of the current turn. */
-  readonly steps: number
-  /** How many leading messages are known to hold no unresolved call. */
-  readonly settled: number
-  /**
-   * `stepAt` made `of` itself (or wrote it in place) and says so: the next `stepAt` may write it
-   * in place instead of copying it. A shell passes it back only while it handed the array to
-   * nobody (no model request, no checkpoint, no event); otherwise it drops it.
-   */
-  readonly unshared?: boolean | undefined
-}
-
-/** The position of `messages` worked out from scratch: a walk back over the current turn. */
-export const positionOf = (messages: Messages.Messages): Position => {
-  let steps = 0
-  let i = messages.length - 1
-  for (; i >= 0; i--) {
-    const role = messages[i]!.role
-    if (role === "user") break
-    if (role === "assistant") steps++
-  }
-  return { of: messages, turnStart: i + 1, steps, settled: 0 }
-}
 
 const isProposed = (call: ToolCallPart): boolean => call.status._tag === "Proposed"
 const isRunning = (call: ToolCallPart): boolean => call.status._tag === "Running"
@@ -302,23 +227,8 @@ const lastResponseIndex = (messages: Messages.Messages): number | undefined => {
   return last >= 0 && messages[last]!.role === "assistant" ? last : undefined
 }
 
-/** The result of one step with the position of its messages. */
-export type Positioned = readonly [Messages.Messages, Outcome, Position]
-
-/**
- * `messages` with the message at `index` (the last, an assistant message) replaced.
- * An array this step made itself (`owned`) is written in place: nobody else holds it yet.
- */
-const replaceMessage = (
-  position: Position,
-  index: number,
-  message: Message,
-  owned: boolean
-): Position => {
-  const next = owned ? position.of as Array<Message> : position.of.slice()
-  next[index] = message
-  return { of: next, turnStart: position.turnStart, steps: position.steps, settled: Math.min(position.settled, index) }
-}
+/** The result of one step with the position of its messages (see `internal/position.ts`). */
+type Positioned = PositionedOf<Outcome>
 
 const mapCalls = (
   message: Message,
@@ -351,14 +261,22 @@ const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Mess
     : decided(call)
 }
 
-const interruptedError =
+/**
+ * What the model reads for a call interrupted while it ran (a crash, the turn interrupted, its
+ * handler interrupted): the same text from the reducer (a call found `Running` on `Resume`) and
+ * from the shells.
+ */
+export const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
 
 /** The most input requests one running call records at once (more are ignored: a flood cannot grow the state). */
 export const maxInputRequests = 16
 
-/** Why a call left running failed: interrupted, and the requests for input it waited on lost with their connection. */
-const interruptedText = (call: ToolCallPart): string => {
+/**
+ * Why a call left running failed: `interruptedError`, or, when it waited on requests for a
+ * person's input, which requests were lost with the connection that held them.
+ */
+export const interruptedText = (call: ToolCallPart): string => {
   const requests = call.status._tag === "Running" ? call.status.inputRequests ?? [] : []
   if (requests.length === 0) return interruptedError
   const asked = requests.map((request) => `${JSON.stringify(request.message)} (${request.id}, from ${request.from})`).join("; ")
@@ -376,6 +294,27 @@ const carriesNothing = (call: ToolCallPart, files: ReadonlyArray<Messages.FilePa
   return (files === undefined || files.length === 0) &&
     !("editedArguments" in status && status.editedArguments !== undefined) &&
     !("decision" in status && status.decision !== undefined)
+}
+
+/**
+ * A running call finished: `Completed` with its result or `Failed` with its error, with the files
+ * it shows the model and what it carries from its approval (edited arguments, decision record).
+ */
+const finished = (
+  call: ToolCallPart,
+  tag: "Completed" | "Failed",
+  value: unknown,
+  files: ReadonlyArray<Messages.FilePart> | undefined
+): ToolCallPart => {
+  // Nothing to carry: a plain literal, sized to its keys (see `carriesNothing`).
+  if (carriesNothing(call, files)) {
+    return { ...call, status: tag === "Completed" ? { _tag: "Completed", result: value } : { _tag: "Failed", error: value } }
+  }
+  const carried = { ...(files === undefined || files.length === 0 ? {} : { files }), ...edited(call) }
+  return {
+    ...call,
+    status: tag === "Completed" ? { _tag: "Completed", result: value, ...carried } : { _tag: "Failed", error: value, ...carried }
+  }
 }
 
 /** Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema). */
@@ -422,14 +361,18 @@ const strandedCalls = (position: Position, upTo: number): readonly [ReadonlyArra
 }
 
 /** The usage of every model response of the turn starting at `turnStart`, added up (as `Messages.turnUsage`). */
-const usageFrom = (messages: Messages.Messages, turnStart: number): Usage => {
-  let usage = UsageModule.empty
+const usageFrom = (messages: Messages.Messages, turnStart: number): Usage.Usage => {
+  let usage = Usage.empty
   for (let i = turnStart; i < messages.length; i++) {
     const message = messages[i]!
-    if (message.role === "assistant" && message.usage) usage = UsageModule.add(usage, message.usage)
+    if (message.role === "assistant" && message.usage) usage = Usage.add(usage, message.usage)
   }
   return usage
 }
+
+// ---------------------------------------------------------------------------
+// What comes next (`advance`): every step ends here
+// ---------------------------------------------------------------------------
 
 /**
  * From a state with no event pending, works out what comes next. With `now`
@@ -527,9 +470,13 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
 }
 
+// ---------------------------------------------------------------------------
+// Deciding a call: decisions, grants, decision policies
+// ---------------------------------------------------------------------------
+
 /** Whether the grant that approved `call` still holds: not revoked, and (with a time) not expired; its other conditions were checked when it settled the call. */
 const grantHolds = (messages: Messages.Messages, id: string, now: number | undefined): boolean => {
-  const located = Grant.find(messages, id)
+  const located = GrantRules.find(messages, id)
   if (located === undefined || located.grant.revoked !== undefined || !isMillis(located.grant.expiresAt)) return false
   return now === undefined || now < located.grant.expiresAt
 }
@@ -620,11 +567,11 @@ const applyGrant = (
   call: ToolCallPart,
   decision: Extract<Decision, { _tag: "Granted" }>,
   now: number,
-  context: Grant.Context | undefined
+  context: GrantRules.Context | undefined
 ): ToolCallPart => {
   // A grant stands for one person's yes: it never replaces the people a decision policy names.
   if (decision.policy !== undefined) return { ...call, status: { _tag: "AwaitingApproval", policy: decision.policy } }
-  const checked = Grant.check(messages, decision.grant, call, now, context)
+  const checked = GrantRules.check(messages, decision.grant, call, now, context)
   return EffectResult.isSuccess(checked)
     ? { ...call, status: { _tag: "Approved", decision: { by: checked.success.by, at: now, grant: checked.success.id } } }
     : { ...call, status: { _tag: "AwaitingApproval" } }
@@ -688,7 +635,7 @@ const invalidPolicy = (call: ToolCallPart): ToolCallPart => ({
 })
 
 // ---------------------------------------------------------------------------
-// The reducer
+// The events: one handler each
 // ---------------------------------------------------------------------------
 
 /** The status an approved call had before the person approved it (the approval undone: no decision record). */
@@ -792,20 +739,6 @@ const undecided = (part: ToolCallPart): ToolCallPart => {
   return rest
 }
 
-/** `Array.prototype.toSpliced` (ES2023, in every Node chat-ts supports), typed here: the build's lib is ES2022. */
-const toSpliced = (Array.prototype as unknown as {
-  readonly toSpliced: (this: ReadonlyArray<Message>, start: number, deleteCount: number, item: Message) => Array<Message>
-}).toSpliced
-
-/**
- * A copy of `messages` with `message` at the end, exactly as long as it is: `slice` then `push`
- * leaves room for half as many again and 16 more (34 slots for a 12-message turn, kept as long as
- * the array), `concat` is 3× slower on short arrays; `toSpliced` costs what `slice` + `push` did at
- * 12 messages and a third of it at 1,000 (measured interleaved in one process on Node 24).
- */
-const appendOne = (messages: Messages.Messages, message: Message): Array<Message> =>
-  toSpliced.call(messages, messages.length, 0, message)
-
 /** Why calls of a response that ended this way do not run, or `undefined` when they may. */
 const cutShort = (reason: Message["finishReason"]): string | undefined => {
   switch (reason) {
@@ -860,6 +793,10 @@ const onToolResult = (
     : advance(replaceMessage(position, lastIndex, response, owned), config, undefined, true)
 }
 
+// ---------------------------------------------------------------------------
+// Entry points: `step` and `run` (and `stepAt`, for the shells)
+// ---------------------------------------------------------------------------
+
 /**
  * `step` for shells that apply many events: `position` is what the previous
  * `stepAt` returned for `messages` (ignored, and worked out again, when it
@@ -867,8 +804,14 @@ const onToolResult = (
  * next messages, so that an event costs O(1) whatever the history's length.
  * Pure like `step`, with one exception the caller opts into: a position marked
  * `unshared` lets this step write that array in place instead of copying it
- * (see `Position.unshared`), so a shell copies the history once per model call,
- * not once per event.
+ * (see `internal/position.ts`), so a shell copies the history once per model
+ * call, not once per event.
+ *
+ * Not part of the API (`Position` is not exported): chat-ts's shells reach it
+ * through `turn/Stepping.ts`. It is exported here only because the rules it
+ * steps live in this module; use `step` or `run`.
+ *
+ * @internal
  */
 export const stepAt = (
   messages: Messages.Messages,
@@ -884,18 +827,6 @@ export const stepAt = (
   return next.of !== messages || owned ? [result[0], result[1], markUnshared(next, true)] : result
 }
 
-/**
- * `position` with its `unshared` mark set to `unshared`. Written out: a spread that adds a key
- * (`{ ...position, unshared }` of a position without one) takes V8's slow path, about 0.7 µs.
- */
-const markUnshared = (position: Position, unshared: boolean): Position => ({
-  of: position.of,
-  turnStart: position.turnStart,
-  steps: position.steps,
-  settled: position.settled,
-  unshared
-})
-
 const dispatch = (at: Position, event: Event, config: Config, owned: boolean): Positioned => {
   switch (event._tag) {
     case "Resume":
@@ -905,45 +836,13 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
     case "Decided":
       return onDecided(at, event, config, owned)
     case "ToolSucceeded":
-      return onToolResult(
-        at,
-        event.id,
-        (call) => ({
-          ...call,
-          status: carriesNothing(call, event.files)
-            ? { _tag: "Completed", result: event.result }
-            : {
-              _tag: "Completed",
-              result: event.result,
-              ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
-              ...edited(call)
-            }
-        }),
-        config,
-        owned
-      )
+      return onToolResult(at, event.id, (call) => finished(call, "Completed", event.result, event.files), config, owned)
+    case "ToolFailed":
+      return onToolResult(at, event.id, (call) => finished(call, "Failed", event.error, event.files), config, owned)
     case "InputRequested":
       return onToolResult(at, event.id, (call) => withInput(call, event.request), config, owned)
     case "InputSettled":
       return onToolResult(at, event.id, (call) => withoutInput(call, event.requestId), config, owned)
-    case "ToolFailed":
-      return onToolResult(
-        at,
-        event.id,
-        (call) => ({
-          ...call,
-          status: carriesNothing(call, event.files)
-            ? { _tag: "Failed", error: event.error }
-            : {
-              _tag: "Failed",
-              error: event.error,
-              ...(event.files === undefined || event.files.length === 0 ? {} : { files: event.files }),
-              ...edited(call)
-            }
-        }),
-        config,
-        owned
-      )
   }
 }
 
@@ -965,6 +864,8 @@ export const step = (messages: Messages.Messages, event: Event, config: Config =
  * made on the way, which nobody else sees, are written in place.
  */
 export const run = (messages: Messages.Messages, events: Iterable<Event>, config: Config = defaultConfig): Result => {
+  // No event, no step: the messages as given, and an outcome that asks the shell for nothing
+  // (no call runs, none is waited for). A shell steps at least one event (`Resume`) to learn more.
   let result: Result = [messages, Outcome.AwaitTools({ ids: [] })]
   let position: Position | undefined
   for (const event of events) {

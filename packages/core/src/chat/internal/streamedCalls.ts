@@ -2,7 +2,7 @@
  * The tool calls of one streamed response, as `chat.stream` announces them
  * (`ChatEvent.ToolCallDelta`) while their arguments arrive: the name of each
  * call from its start, and the id it will carry in the messages. Ids are made
- * unique in the conversation when the response is complete (`uniqueId`, in
+ * unique in the conversation when the response is complete (`Stepping.uniqueId`, in
  * the order the calls started, as `LanguageModel.Accumulator` orders them);
  * the same rule applied here part by part gives the same ids, so a UI can tie
  * a call's deltas to its later `ToolCall` event and its place in the messages.
@@ -11,17 +11,7 @@
  */
 import { ChatEvent } from "../ChatEvent.js"
 import type * as LanguageModel from "../../model/LanguageModel.js"
-
-/**
- * The id a call gets in a conversation: its own when free, `call_<n>` when it
- * has none, else its id with the first free suffix `_2`, `_3`… `isTaken` says
- * whether an id is used; `count` is how many are.
- */
-export const uniqueId = (id: string, isTaken: (id: string) => boolean, count: number): string => {
-  let unique = id === "" ? `call_${count + 1}` : id
-  for (let n = 2; isTaken(unique); n++) unique = `${id || "call"}_${n}`
-  return unique
-}
+import { uniqueId } from "../../turn/Stepping.js"
 
 /** A call of the response: its id in the messages, its name once started, the deltas that came before its start. */
 interface Call {

@@ -18,7 +18,7 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { ChatEvent } from "../ChatEvent.js"
 import * as ChatError from "../../data/ChatError.js"
-import type * as Grant from "../../turn/GrantRules.js"
+import type * as GrantRules from "../../turn/GrantRules.js"
 import * as LanguageModel from "../../model/LanguageModel.js"
 import * as Messages from "../../turn/Messages.js"
 import type { Message, ToolCallPart } from "../../turn/Messages.js"
@@ -27,9 +27,10 @@ import * as Shell from "../Shell.js"
 import type * as Tool from "../../tools/Tool.js"
 import type * as Toolkit from "../../tools/Toolkit.js"
 import * as ToolResult from "../../tools/ToolResult.js"
+import * as Stepping from "../../turn/Stepping.js"
 import * as Turn from "../../turn/Turn.js"
 import { decodeArguments, encodeResult, formatParseError, toMessage, toStoredJson } from "../../tools/ToolCodec.js"
-import { StreamedCalls, uniqueId } from "./streamedCalls.js"
+import { StreamedCalls } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
 
@@ -96,7 +97,7 @@ export interface Tools<R> extends Pick<Shell.Steps<R>, "checkEdits" | "rerunnabl
     call: ToolCallPart,
     now: number,
     messages?: Messages.Messages,
-    context?: Grant.Context
+    context?: GrantRules.Context
   ) => Effect.Effect<Turn.Decision, never, R>
 }
 
@@ -119,7 +120,7 @@ export interface Mode {
   readonly modelOptions: LanguageModel.Options
   readonly checkpoint: Checkpoint | undefined
   /** Whom the turn acts for, which grants' scopes must match. */
-  readonly grants?: Grant.Context | undefined
+  readonly grants?: GrantRules.Context | undefined
   /** Whether the model streams (its deltas are emitted). */
   readonly stream: boolean
   readonly emit: (event: ChatEvent) => Effect.Effect<void>
@@ -143,7 +144,6 @@ export interface Ended {
   readonly outcome: Extract<Turn.Outcome, { readonly _tag: "Pause" | "Complete" }>
 }
 
-const interruptedError = "The call was interrupted while running; its outcome is unknown and it will not be run again."
 const defectError = "The tool failed unexpectedly (an internal error); it may have partly run."
 
 /**
@@ -188,18 +188,6 @@ const newlyResolved = (before: Messages.Messages, after: Messages.Messages): Rea
 }
 
 /**
- * Makes tool call ids unique within the conversation (a provider may repeat or
- * omit them). `taken` holds the ids already used; the ids given out are added.
- */
-const uniqueIds = (taken: Set<string>, parts: ReadonlyArray<Messages.Part>): ReadonlyArray<Messages.Part> =>
-  parts.map((part) => {
-    if (part._tag !== "ToolCall") return part
-    const id = uniqueId(part.id, (id) => taken.has(id), taken.size)
-    taken.add(id)
-    return id === part.id ? part : { ...part, id }
-  })
-
-/**
  * The checkpoints of one turn, serialised: each save writes the latest state
  * (never an older one than the save before it), one at a time, so parallel
  * calls never race each other's versions and the last save is the turn's final
@@ -225,15 +213,6 @@ const saver = (
   }))
 }
 
-/** `position` marked as handed out (written out: a spread adding the key takes V8's slow path, about 0.7 µs). */
-const handedOut = (position: Turn.Position): Turn.Position => ({
-  of: position.of,
-  turnStart: position.turnStart,
-  steps: position.steps,
-  settled: position.settled,
-  unshared: false
-})
-
 /** The state of one running turn and the steps it takes. */
 class Run<R, E> {
   /** The latest state; read when the turn fails or is interrupted. */
@@ -244,11 +223,11 @@ class Run<R, E> {
   defect: Shell.Defect | undefined
   /** A checkpoint that failed while tools ran: the turn stops with it once they all finished. */
   checkpointFailure: ChatError.CheckpointError | undefined
-  /** Every tool call id of the conversation, built on the turn's first model call (see `uniqueIds`). */
+  /** Every tool call id of the conversation, built on the turn's first model call (see `Stepping.uniqueIds`). */
   takenIds: Set<string> | undefined
   rejectionsAnnounced = false
-  /** Where the reducer stands in `current` (see `Turn.stepAt`): an event costs the same whatever the history. */
-  position: Turn.Position | undefined
+  /** Where the reducer stands in `current` (see `Stepping.stepAt`): an event costs the same whatever the history. */
+  position: Stepping.Position | undefined
   readonly save: Effect.Effect<void, ChatError.CheckpointError>
   /** Nothing to announce or save between events (no stream, no checkpoint): `apply` is one synchronous step. */
   readonly quiet: boolean
@@ -270,16 +249,16 @@ class Run<R, E> {
 
   /** One reducer step from the latest state, which becomes the result's. */
   private stepNow(event: Turn.Event): Turn.Result {
-    const [messages, outcome, position] = Turn.stepAt(this.current, event, this.mode.config, this.position)
+    const [messages, outcome, position] = Stepping.stepAt(this.current, event, this.mode.config, this.position)
     this.current = messages
     // Outside the quiet mode every state is emitted or saved: the next step must not write it in place.
-    this.position = this.quiet || position.unshared !== true ? position : handedOut(position)
+    this.position = this.quiet || position.unshared !== true ? position : Stepping.handedOut(position)
     return [messages, outcome]
   }
 
   /** The latest messages, handed out (to the model): from now on the reducer copies them before a change. */
   private shared(messages: Messages.Messages): Messages.Messages {
-    if (this.position?.unshared === true) this.position = handedOut(this.position)
+    if (this.position?.unshared === true) this.position = Stepping.handedOut(this.position)
     return messages
   }
 
@@ -347,12 +326,12 @@ class Run<R, E> {
     const taken = () => this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
     const response = mode.stream
       ? Effect.suspend(() => {
-        // Deltas carry the ids `uniqueIds` gives the calls below (see `StreamedCalls`).
+        // Deltas carry the ids `Stepping.uniqueIds` gives the calls below (see `StreamedCalls`).
         const calls = new StreamedCalls(taken())
         return (mode.collect ?? collectHere)(env.model.stream(request), (part) => this.emitDelta(calls, part))
       })
       : env.model.generate(request)
-    const message = Effect.map(response, (r) => toMessage(r, uniqueIds(taken(), r.parts)))
+    const message = Effect.map(response, (r) => toMessage(r, Stepping.uniqueIds(taken(), r.parts)))
     const traced = this.traced
       ? message.pipe(
         Effect.tap((message) =>
@@ -449,7 +428,7 @@ class Run<R, E> {
       if (Result.isFailure(stored)) return fail(failureText(failure.value))
       return Turn.Event.ToolFailed({ id: call.id, error: stored.success, files: split.success.files })
     }
-    if (Cause.hasInterruptsOnly(exit.cause)) return fail(interruptedError)
+    if (Cause.hasInterruptsOnly(exit.cause)) return fail(Turn.interruptedError)
     return die(Cause.pretty(exit.cause))
   }
 
@@ -470,7 +449,7 @@ class Run<R, E> {
     return Effect.suspend(() =>
       Effect.forEach(
         Messages.lastCalls(this.current).filter((call) => call.status._tag === "Running"),
-        (call) => Effect.ignore(this.apply(Turn.Event.ToolFailed({ id: call.id, error: interruptedError }))),
+        (call) => Effect.ignore(this.apply(Turn.Event.ToolFailed({ id: call.id, error: Turn.interruptedText(call) }))),
         { discard: true }
       )
     )
