@@ -15,10 +15,18 @@ import { Message } from "../internal/schema.js"
  * The most characters of a defect's text an error carries (`ToolHandlerDefect`,
  * `RefreshToolsDefect`): 10,000. A longer text (a 5 MB `Effect.die`) is cut, with a marker
  * saying how many characters were left out; the log and the state never held more.
+ *
+ * @category constants
+ * @since 0.2.0
  */
 export const maxDetailChars = 10_000
 
-/** `text` at most `maxDetailChars` long plus a marker saying how much was cut (a surrogate pair is never split). */
+/**
+ * `text` at most `maxDetailChars` long plus a marker saying how much was cut (a surrogate pair is never split).
+ *
+ * @category utils
+ * @since 0.2.0
+ */
 export const boundDetail = (text: string): string => {
   if (text.length <= maxDetailChars) return text
   const code = text.charCodeAt(maxDetailChars - 1)
@@ -32,7 +40,12 @@ const messagesField = { messages: Schema.optional(Schema.Array(Message)) }
 // Model errors (raised by providers through the LanguageModel contract)
 // ---------------------------------------------------------------------------
 
-/** The provider refused the request because of a rate limit or quota (HTTP 429). Retryable. */
+/**
+ * The provider refused the request because of a rate limit or quota (HTTP 429). Retryable.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class RateLimited extends Schema.TaggedError<RateLimited>("@chat-ts/RateLimited")("RateLimited", {
   message: Schema.String,
   /** How long the provider asked us to wait, in milliseconds, if it said. */
@@ -42,20 +55,35 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@chat-ts/RateL
   ...messagesField
 }) {}
 
-/** The provider failed on its side (HTTP 5xx). Retryable. */
+/**
+ * The provider failed on its side (HTTP 5xx). Retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ServerError extends Schema.TaggedError<ServerError>("@chat-ts/ServerError")("ServerError", {
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   ...messagesField
 }) {}
 
-/** The provider could not be reached, or the connection broke (also a stream cut mid-way). Retryable. */
+/**
+ * The provider could not be reached, or the connection broke (also a stream cut mid-way). Retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class NetworkError extends Schema.TaggedError<NetworkError>("@chat-ts/NetworkError")("NetworkError", {
   message: Schema.String,
   ...messagesField
 }) {}
 
-/** The credentials were missing or refused (HTTP 401/403). Not retryable. */
+/**
+ * The credentials were missing or refused (HTTP 401/403). Not retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class AuthenticationError extends Schema.TaggedError<AuthenticationError>("@chat-ts/AuthenticationError")(
   "AuthenticationError",
   {
@@ -65,7 +93,12 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
   }
 ) {}
 
-/** The provider rejected the request as invalid (HTTP 400), with its own message. Not retryable. */
+/**
+ * The provider rejected the request as invalid (HTTP 400), with its own message. Not retryable.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@chat-ts/InvalidRequest")("InvalidRequest", {
   message: Schema.String,
   status: Schema.optional(Schema.Number),
@@ -74,7 +107,12 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@chat-ts
   ...messagesField
 }) {}
 
-/** The conversation does not fit the model's context window. Not retryable as is. */
+/**
+ * The conversation does not fit the model's context window. Not retryable as is.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExceeded>("@chat-ts/ContextLengthExceeded")(
   "ContextLengthExceeded",
   {
@@ -83,7 +121,12 @@ export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExcee
   }
 ) {}
 
-/** The provider answered with something that could not be understood. */
+/**
+ * The provider answered with something that could not be understood.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@chat-ts/MalformedResponse")(
   "MalformedResponse",
   {
@@ -92,7 +135,12 @@ export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@c
   }
 ) {}
 
-/** Any error a `LanguageModel` or `EmbeddingModel` may fail with. */
+/**
+ * Any error a `LanguageModel` or `EmbeddingModel` may fail with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ModelError =
   | RateLimited
   | ServerError
@@ -105,7 +153,12 @@ export type ModelError =
 /** Error codes of a 429 that waiting does not fix (the account has no quota left). */
 const notRetryableCodes: ReadonlySet<string> = new Set(["insufficient_quota", "billing_hard_limit_reached"])
 
-/** Whether a model error is worth retrying (rate limits other than exhausted quota, server and network errors). */
+/**
+ * Whether a model error is worth retrying (rate limits other than exhausted quota, server and network errors).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isRetryable = (error: ModelError): boolean =>
   (error._tag === "RateLimited" && (error.code === undefined || !notRetryableCodes.has(error.code))) ||
   error._tag === "ServerError" || error._tag === "NetworkError"
@@ -114,7 +167,12 @@ export const isRetryable = (error: ModelError): boolean =>
 // Turn errors
 // ---------------------------------------------------------------------------
 
-/** The turn used all of its model calls (`maxSteps`) without a final answer. */
+/**
+ * The turn used all of its model calls (`maxSteps`) without a final answer.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class StepLimitReached extends Schema.TaggedError<StepLimitReached>("@chat-ts/StepLimitReached")(
   "StepLimitReached",
   {
@@ -127,7 +185,12 @@ export class StepLimitReached extends Schema.TaggedError<StepLimitReached>("@cha
   }
 }
 
-/** A tool handler died (a defect, not a typed failure). The call is recorded as failed in `messages`. */
+/**
+ * A tool handler died (a defect, not a typed failure). The call is recorded as failed in `messages`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ToolHandlerDefect extends Schema.TaggedError<ToolHandlerDefect>("@chat-ts/ToolHandlerDefect")(
   "ToolHandlerDefect",
   {
@@ -142,7 +205,12 @@ export class ToolHandlerDefect extends Schema.TaggedError<ToolHandlerDefect>("@c
   }
 }
 
-/** The final answer did not decode with the schema given to `completeStructured`. */
+/**
+ * The final answer did not decode with the schema given to `completeStructured`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>(
   "@chat-ts/StructuredOutputError"
 )("StructuredOutputError", {
@@ -159,7 +227,12 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
 // Resume and input errors
 // ---------------------------------------------------------------------------
 
-/** No tool call with this id exists in the messages. */
+/**
+ * No tool call with this id exists in the messages.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class UnknownToolCall extends Schema.TaggedError<UnknownToolCall>("@chat-ts/UnknownToolCall")(
   "UnknownToolCall",
   { id: Schema.String }
@@ -169,7 +242,12 @@ export class UnknownToolCall extends Schema.TaggedError<UnknownToolCall>("@chat-
   }
 }
 
-/** The call was already decided or finished (approving it again would run it twice). */
+/**
+ * The call was already decided or finished (approving it again would run it twice).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ToolCallAlreadyResolved extends Schema.TaggedError<ToolCallAlreadyResolved>(
   "@chat-ts/ToolCallAlreadyResolved"
 )("ToolCallAlreadyResolved", { id: Schema.String, status: Schema.String }) {
@@ -178,7 +256,12 @@ export class ToolCallAlreadyResolved extends Schema.TaggedError<ToolCallAlreadyR
   }
 }
 
-/** The call is not waiting for a person's decision (it has not been decided by a strategy yet). */
+/**
+ * The call is not waiting for a person's decision (it has not been decided by a strategy yet).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ToolCallNotAwaitingDecision extends Schema.TaggedError<ToolCallNotAwaitingDecision>(
   "@chat-ts/ToolCallNotAwaitingDecision"
 )("ToolCallNotAwaitingDecision", { id: Schema.String, status: Schema.String }) {
@@ -187,7 +270,12 @@ export class ToolCallNotAwaitingDecision extends Schema.TaggedError<ToolCallNotA
   }
 }
 
-/** Edited arguments given with an approval do not match the tool's parameters; nothing ran. */
+/**
+ * Edited arguments given with an approval do not match the tool's parameters; nothing ran.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArguments>(
   "@chat-ts/InvalidEditedArguments"
 )("InvalidEditedArguments", {
@@ -207,6 +295,9 @@ export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArgu
  * or roles it names, the person who asked, no identity given, an id that is not canonical, an edit
  * where a quorum is needed…), or does not let this person withdraw it (`kind: "cancel"`: only the
  * person who asked, or someone it lets reject). Nothing changed: the call waits as it did.
+ *
+ * @category schemas
+ * @since 0.2.0
  */
 export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("@chat-ts/DecisionNotAllowed")(
   "DecisionNotAllowed",
@@ -224,7 +315,12 @@ export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("
   }
 }
 
-/** This person already approved the call towards its quorum: a second yes by the same person does not count. Nothing changed. */
+/**
+ * This person already approved the call towards its quorum: a second yes by the same person does not count. Nothing changed.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class DuplicateVote extends Schema.TaggedError<DuplicateVote>("@chat-ts/DuplicateVote")(
   "DuplicateVote",
   { id: Schema.String, by: Schema.String }
@@ -234,7 +330,12 @@ export class DuplicateVote extends Schema.TaggedError<DuplicateVote>("@chat-ts/D
   }
 }
 
-/** New input was added while tool calls still wait for a decision or a time. */
+/**
+ * New input was added while tool calls still wait for a decision or a time.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@chat-ts/PendingToolCalls")(
   "PendingToolCalls",
   { ids: Schema.Array(Schema.String), ...messagesField }
@@ -244,7 +345,12 @@ export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@cha
   }
 }
 
-/** A conversation could not be encoded as JSON (a value JSON cannot hold, such as a BigInt, a cycle or a `NaN` time). */
+/**
+ * A conversation could not be encoded as JSON (a value JSON cannot hold, such as a BigInt, a cycle or a `NaN` time).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StateEncodeError extends Schema.TaggedError<StateEncodeError>("@chat-ts/StateEncodeError")(
   "StateEncodeError",
   { detail: Schema.String, ...messagesField }
@@ -254,7 +360,12 @@ export class StateEncodeError extends Schema.TaggedError<StateEncodeError>("@cha
   }
 }
 
-/** A secret (for example `SignedState`'s signing key) is missing or too weak to use. */
+/**
+ * A secret (for example `SignedState`'s signing key) is missing or too weak to use.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class InvalidSecret extends Schema.TaggedError<InvalidSecret>("@chat-ts/InvalidSecret")(
   "InvalidSecret",
   { detail: Schema.String }
@@ -269,6 +380,9 @@ export class InvalidSecret extends Schema.TaggedError<InvalidSecret>("@chat-ts/I
  * `conversationId` that is not a non-empty string, or an `atLeastVersion` that is not a safe
  * non-negative integer (a "latest version" lookup that missed gives `undefined` or `NaN`). No
  * document is accepted against it: the check fails closed instead of letting a replay through.
+ *
+ * @category schemas
+ * @since 0.2.0
  */
 export class InvalidBinding extends Schema.TaggedError<InvalidBinding>("@chat-ts/InvalidBinding")(
   "InvalidBinding",
@@ -279,7 +393,12 @@ export class InvalidBinding extends Schema.TaggedError<InvalidBinding>("@chat-ts
   }
 }
 
-/** A stored conversation could not be decoded: malformed, tampered with, or of an unknown version. */
+/**
+ * A stored conversation could not be decoded: malformed, tampered with, or of an unknown version.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@chat-ts/StateDecodeError")(
   "StateDecodeError",
   { detail: Schema.String }
@@ -289,7 +408,12 @@ export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@cha
   }
 }
 
-/** Two toolkits given to one chat own a tool of the same name (at `Chat.make`, or in the tools `refreshTools` read). */
+/**
+ * Two toolkits given to one chat own a tool of the same name (at `Chat.make`, or in the tools `refreshTools` read).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@chat-ts/DuplicateToolName")(
   "DuplicateToolName",
   { name: Schema.String, ...messagesField }
@@ -304,6 +428,9 @@ export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@c
  * (`toolkit.toLayer`) was not provided to `Chat.make`, nor given in the
  * `handlers` of the `ToolSet` that `refreshTools` read. Raised by `Chat.make`,
  * or by a turn before the model is called (with the messages of what already ran).
+ *
+ * @category schemas
+ * @since 0.2.0
  */
 export class MissingToolHandler extends Schema.TaggedError<MissingToolHandler>("@chat-ts/MissingToolHandler")(
   "MissingToolHandler",
@@ -318,6 +445,9 @@ export class MissingToolHandler extends Schema.TaggedError<MissingToolHandler>("
  * `refreshTools` died (a defect, not a typed failure: it threw, or gave
  * something that is not a `ToolSet`). The turn stops before the model is
  * called; `messages` holds what already ran.
+ *
+ * @category schemas
+ * @since 0.2.0
  */
 export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("@chat-ts/RefreshToolsDefect")(
   "RefreshToolsDefect",
@@ -332,7 +462,12 @@ export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("
 // Grant errors (see `Grant`)
 // ---------------------------------------------------------------------------
 
-/** A grant cannot be made: its predicate cannot be evaluated, its tool pattern or id is not valid, or its times are not valid (NaN, past). */
+/**
+ * A grant cannot be made: its predicate cannot be evaluated, its tool pattern or id is not valid, or its times are not valid (NaN, past).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class InvalidGrant extends Schema.TaggedError<InvalidGrant>("@chat-ts/InvalidGrant")("InvalidGrant", {
   id: Schema.String,
   detail: Schema.String
@@ -342,7 +477,12 @@ export class InvalidGrant extends Schema.TaggedError<InvalidGrant>("@chat-ts/Inv
   }
 }
 
-/** A grant with this id is already in the messages (ids are unique within a conversation). */
+/**
+ * A grant with this id is already in the messages (ids are unique within a conversation).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class DuplicateGrant extends Schema.TaggedError<DuplicateGrant>("@chat-ts/DuplicateGrant")("DuplicateGrant", {
   id: Schema.String
 }) {
@@ -351,7 +491,12 @@ export class DuplicateGrant extends Schema.TaggedError<DuplicateGrant>("@chat-ts
   }
 }
 
-/** No grant with this id is in the messages. */
+/**
+ * No grant with this id is in the messages.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class UnknownGrant extends Schema.TaggedError<UnknownGrant>("@chat-ts/UnknownGrant")("UnknownGrant", {
   id: Schema.String
 }) {
@@ -360,7 +505,12 @@ export class UnknownGrant extends Schema.TaggedError<UnknownGrant>("@chat-ts/Unk
   }
 }
 
-/** The grant was revoked: it settles nothing and cannot be revoked again. */
+/**
+ * The grant was revoked: it settles nothing and cannot be revoked again.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class GrantRevoked extends Schema.TaggedError<GrantRevoked>("@chat-ts/GrantRevoked")("GrantRevoked", {
   id: Schema.String,
   by: Schema.String,
@@ -375,6 +525,9 @@ export class GrantRevoked extends Schema.TaggedError<GrantRevoked>("@chat-ts/Gra
  * A grant cannot settle this call: unknown, revoked, expired, made after the
  * call was proposed, or not covering its tool, arguments or scope. The call
  * waits for a person instead.
+ *
+ * @category schemas
+ * @since 0.2.0
  */
 export class GrantNotApplicable extends Schema.TaggedError<GrantNotApplicable>("@chat-ts/GrantNotApplicable")(
   "GrantNotApplicable",
@@ -390,13 +543,28 @@ export class GrantNotApplicable extends Schema.TaggedError<GrantNotApplicable>("
   }
 }
 
-/** Errors of `Messages.grant`. */
+/**
+ * Errors of `Messages.grant`.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
 export type GrantError = InvalidGrant | DuplicateGrant
 
-/** Errors of `Messages.revokeGrant`. */
+/**
+ * Errors of `Messages.revokeGrant`.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
 export type RevokeGrantError = UnknownGrant | GrantRevoked | InvalidGrant
 
-/** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
+/**
+ * Errors of resolving a pending call with `Messages.approve` / `Messages.reject`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ResolveError =
   | UnknownToolCall
   | ToolCallAlreadyResolved
@@ -405,13 +573,20 @@ export type ResolveError =
   | DecisionNotAllowed
   | DuplicateVote
 
-/** The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode. */
+/**
+ * The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode.
+ *
+ * @category errors
+ * @since 0.2.0
+ */
 export type LoopError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments
 
 /**
  * The loop's errors, under their former name.
  *
  * @deprecated Use `LoopError` (this name is easily taken for `Chat.TurnError`, which is `TurnFailure`).
+ * @category errors
+ * @since 0.1.0
  */
 export type TurnError = LoopError
 
@@ -419,13 +594,26 @@ export type TurnError = LoopError
  * What a `checkpoint` may fail with: the store failed, another writer saved first, another worker
  * took the lease, or the state could not be encoded. The turn then stops with it (after the calls
  * already running finished), and the error carries the latest messages.
+ *
+ * @category errors
+ * @since 0.2.0
  */
 export type CheckpointError = StoreError | ConcurrentModification | ConversationBusy | StateEncodeError
 
-/** Everything a turn of a `Chat` (`complete`, `resume`, `stream`) may fail with (`Chat.TurnError`). */
+/**
+ * Everything a turn of a `Chat` (`complete`, `resume`, `stream`) may fail with (`Chat.TurnError`).
+ *
+ * @category models
+ * @since 0.2.0
+ */
 export type TurnFailure = LoopError | PendingToolCalls | CheckpointError
 
-/** Every error of chat-ts. */
+/**
+ * Every error of chat-ts.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ChatError =
   | LoopError
   | GrantError
@@ -451,6 +639,9 @@ export type ChatError =
 /**
  * Returns a copy of an error that carries the given messages (for errors that
  * have the field: core's, and any `Schema.TaggedError` declaring `messages`).
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const withMessages = <E extends { readonly _tag: string }>(
   error: E,
@@ -492,7 +683,12 @@ const messagesCarriers: ReadonlySet<string> = new Set([
 // Storage errors
 // ---------------------------------------------------------------------------
 
-/** The conversation store failed (the database could not be reached, a query failed). */
+/**
+ * The conversation store failed (the database could not be reached, a query failed).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreError")("StoreError", {
   detail: Schema.String,
   ...messagesField,
@@ -504,7 +700,12 @@ export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreEr
   }
 }
 
-/** Someone else saved the conversation since it was loaded: reload it instead of overwriting their change. */
+/**
+ * Someone else saved the conversation since it was loaded: reload it instead of overwriting their change.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ConcurrentModification extends Schema.TaggedError<ConcurrentModification>(
   "@chat-ts/ConcurrentModification"
 )("ConcurrentModification", {
@@ -525,6 +726,9 @@ export class ConcurrentModification extends Schema.TaggedError<ConcurrentModific
  * digits, `_` or `-`, its parameters are not an object at the top, they
  * cannot be written as JSON Schema, or the tool asks for `strict: true` and
  * its parameters cannot be strict. Raised by `Chat.make`, before any request.
+ *
+ * @category schemas
+ * @since 0.1.0
  */
 export class InvalidToolSchema extends Schema.TaggedError<InvalidToolSchema>("@chat-ts/InvalidToolSchema")(
   "InvalidToolSchema",
@@ -547,6 +751,9 @@ const isoOf = (millis: number): string => {
  * `expiresAt`: this run's lease was released or expired). From
  * `acquire`, nothing was run or changed; from a save or a renewal under a lease, that save or
  * renewal did not happen, and the turn stops.
+ *
+ * @category schemas
+ * @since 0.1.0
  */
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@chat-ts/ConversationBusy")(
   "ConversationBusy",
@@ -566,7 +773,12 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@cha
   }
 }
 
-/** No conversation with this id is stored. */
+/**
+ * No conversation with this id is stored.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>("@chat-ts/ConversationNotFound")(
   "ConversationNotFound",
   { id: Schema.String }
@@ -576,7 +788,12 @@ export class ConversationNotFound extends Schema.TaggedError<ConversationNotFoun
   }
 }
 
-/** A stored conversation's data is damaged (a malformed column, a document that does not decode): nothing was loaded. */
+/**
+ * A stored conversation's data is damaged (a malformed column, a document that does not decode): nothing was loaded.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class CorruptConversation extends Schema.TaggedError<CorruptConversation>("@chat-ts/CorruptConversation")(
   "CorruptConversation",
   { id: Schema.String, detail: Schema.String }
@@ -590,7 +807,12 @@ export class CorruptConversation extends Schema.TaggedError<CorruptConversation>
 // Notifications
 // ---------------------------------------------------------------------------
 
-/** A `Notifier` could not deliver a notification (the receiver refused it, or could not be reached). */
+/**
+ * A `Notifier` could not deliver a notification (the receiver refused it, or could not be reached).
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class NotificationFailed extends Schema.TaggedError<NotificationFailed>("@chat-ts/NotificationFailed")(
   "NotificationFailed",
   {
@@ -608,7 +830,12 @@ export class NotificationFailed extends Schema.TaggedError<NotificationFailed>("
   }
 }
 
-/** A message given to `Steering.steer` that cannot be held back for a paused turn: not a user message, or with parts other than text and files. */
+/**
+ * A message given to `Steering.steer` that cannot be held back for a paused turn: not a user message, or with parts other than text and files.
+ *
+ * @category schemas
+ * @since 0.2.0
+ */
 export class InvalidSteeringMessage extends Schema.TaggedError<InvalidSteeringMessage>("@chat-ts/InvalidSteeringMessage")(
   "InvalidSteeringMessage",
   { detail: Schema.String }

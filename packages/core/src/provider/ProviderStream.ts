@@ -21,12 +21,22 @@ import type * as LanguageModel from "../model/LanguageModel.js"
 import * as ProviderCall from "./ProviderCall.js"
 import * as ProviderRetry from "./ProviderRetry.js"
 
-/** What a decoder must say once the events are over. */
+/**
+ * What a decoder must say once the events are over.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Ending {
   readonly end: () => Result.Result<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>
 }
 
-/** How long a call may wait: between two events of a stream (and for the first), and in all. */
+/**
+ * How long a call may wait: between two events of a stream (and for the first), and in all.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Timeouts {
   /** Default `defaultIdleTimeout`; `false`: wait forever. */
   readonly idleTimeout?: Duration.Input | false | undefined
@@ -34,7 +44,12 @@ export interface Timeouts {
   readonly totalTimeout?: Duration.Input | undefined
 }
 
-/** The default longest wait between two events of a stream. */
+/**
+ * The default longest wait between two events of a stream.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultIdleTimeout: Duration.Input = "5 minutes"
 
 const idleError = (d: Duration.Input) =>
@@ -47,7 +62,12 @@ const totalError = (d: Duration.Input) =>
     message: `The model call took longer than ${Duration.format(Duration.fromInputUnsafe(d))} (totalTimeout) and was stopped.`
   })
 
-/** Fails `self` with a `NetworkError` when it takes longer than `totalTimeout`. */
+/**
+ * Fails `self` with a `NetworkError` when it takes longer than `totalTimeout`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
 export const withTotalTimeout = <A, R>(
   self: Effect.Effect<A, ChatError.ModelError, R>,
   timeouts: Timeouts
@@ -84,6 +104,9 @@ const withDeadline = <A>(
  * decoder made per stream. A stream that sends nothing for `idleTimeout` or
  * runs past `totalTimeout` fails with a `NetworkError`; it is not retried once
  * open (its events may already be out).
+ *
+ * @category conversions
+ * @since 0.1.0
  */
 export const decodeStream = <Event, Decoder extends Ending>(
   open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,
@@ -110,7 +133,12 @@ export const decodeStream = <Event, Decoder extends Ending>(
   return total === undefined ? stream : withDeadline(stream, total)
 }
 
-/** A decoder that maps one event at a time to stream parts (or a typed failure), for `decodeEvents`. */
+/**
+ * A decoder that maps one event at a time to stream parts (or a typed failure), for `decodeEvents`.
+ *
+ * @category models
+ * @since 0.2.0
+ */
 export interface EventDecoder<Event> extends Ending {
   readonly push: (
     event: Event
@@ -127,6 +155,9 @@ const pushed = (decoded: SdkSource.Decoded): Effect.Effect<ReadonlyArray<Languag
  * its events decoded in place (no `Stream` stage per event), and a consumer
  * outside Effect (`chat.events`) can read the SDK's iterator the same way,
  * without a fiber per event.
+ *
+ * @category conversions
+ * @since 0.2.0
  */
 export const decodeEvents = <Event>(
   open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,

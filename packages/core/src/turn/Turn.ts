@@ -72,7 +72,12 @@ import type * as PauseReason from "../data/PauseReason.js"
 import type { Usage } from "../data/Usage.js"
 import * as UsageModule from "../data/Usage.js"
 
-/** Settings of the reducer. */
+/**
+ * Settings of the reducer.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Config {
   /** The most model calls one turn may make. */
   readonly maxSteps: number
@@ -80,10 +85,20 @@ export interface Config {
   readonly waitForScheduled: boolean
 }
 
-/** The default settings: 10 model calls per turn, pause on scheduled calls. */
+/**
+ * The default settings: 10 model calls per turn, pause on scheduled calls.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultConfig: Config = { maxSteps: 10, waitForScheduled: false }
 
-/** A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid. */
+/**
+ * A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Decision = Data.TaggedEnum<{
   Execute: {}
   /** `policy`: who may decide it (see `DecisionPolicy`); `review`: a reviewer model's verdict. */
@@ -117,7 +132,12 @@ const setDefined = <T extends object, K extends keyof T>(target: T, key: K, valu
 type Mutable<T> = { -readonly [K in keyof T]: T[K] }
 
 const decisionEnum = Data.taggedEnum<Decision>()
-/** Constructors of decisions. */
+/**
+ * Constructors of decisions.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Decision: Data.TaggedEnum.Constructor<Decision> = {
   $is: decisionEnum.$is,
   $match: decisionEnum.$match,
@@ -143,13 +163,23 @@ export const Decision: Data.TaggedEnum.Constructor<Decision> = {
   }
 }
 
-/** An invalid edit found by the shell when it checked approved calls' edited arguments. */
+/**
+ * An invalid edit found by the shell when it checked approved calls' edited arguments.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface InvalidEdit {
   readonly id: string
   readonly detail: string
 }
 
-/** Everything that can happen to a turn. */
+/**
+ * Everything that can happen to a turn.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Event = Data.TaggedEnum<{
   /**
    * Start or resume the turn at time `now`; `invalidEdits` lists approved edits that failed validation,
@@ -179,7 +209,12 @@ export type Event = Data.TaggedEnum<{
 }>
 
 const eventEnum = Data.taggedEnum<Event>()
-/** Constructors of events. */
+/**
+ * Constructors of events.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Event: Data.TaggedEnum.Constructor<Event> = {
   $is: eventEnum.$is,
   $match: eventEnum.$match,
@@ -209,7 +244,12 @@ export const Event: Data.TaggedEnum.Constructor<Event> = {
   InputSettled: (props) => ({ _tag: "InputSettled", id: props.id, requestId: props.requestId })
 }
 
-/** What the shell must do next. */
+/**
+ * What the shell must do next.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Outcome = Data.TaggedEnum<{
   /** Call the model with the messages; this is model call number `step` of the turn. */
   CallModel: { readonly step: number }
@@ -234,7 +274,12 @@ export type Outcome = Data.TaggedEnum<{
 }>
 
 const outcomeEnum = Data.taggedEnum<Outcome>()
-/** Constructors of outcomes. */
+/**
+ * Constructors of outcomes.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Outcome: Data.TaggedEnum.Constructor<Outcome> = {
   $is: outcomeEnum.$is,
   $match: outcomeEnum.$match,
@@ -250,7 +295,12 @@ export const Outcome: Data.TaggedEnum.Constructor<Outcome> = {
   PendingCalls: (props) => ({ _tag: "PendingCalls", ids: props.ids })
 }
 
-/** The result of one step: the next messages and what to do. */
+/**
+ * The result of one step: the next messages and what to do.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Result = readonly [Messages.Messages, Outcome]
 
 // ---------------------------------------------------------------------------
@@ -263,6 +313,9 @@ export type Result = readonly [Messages.Messages, Outcome]
  * scenarios 1 and 4). It describes exactly one messages array (`of`): `stepAt`
  * ignores a position of another array and works it out again, so a stale one
  * is never trusted.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface Position {
   /** The messages this position describes. */
@@ -281,7 +334,12 @@ export interface Position {
   readonly unshared?: boolean | undefined
 }
 
-/** The position of `messages` worked out from scratch: a walk back over the current turn. */
+/**
+ * The position of `messages` worked out from scratch: a walk back over the current turn.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const positionOf = (messages: Messages.Messages): Position => {
   let steps = 0
   let i = messages.length - 1
@@ -302,7 +360,12 @@ const lastResponseIndex = (messages: Messages.Messages): number | undefined => {
   return last >= 0 && messages[last]!.role === "assistant" ? last : undefined
 }
 
-/** The result of one step with the position of its messages. */
+/**
+ * The result of one step with the position of its messages.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Positioned = readonly [Messages.Messages, Outcome, Position]
 
 /**
@@ -354,7 +417,12 @@ const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Mess
 const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
 
-/** The most input requests one running call records at once (more are ignored: a flood cannot grow the state). */
+/**
+ * The most input requests one running call records at once (more are ignored: a flood cannot grow the state).
+ *
+ * @category constants
+ * @since 0.2.0
+ */
 export const maxInputRequests = 16
 
 /** Why a call left running failed: interrupted, and the requests for input it waited on lost with their connection. */
@@ -378,7 +446,12 @@ const carriesNothing = (call: ToolCallPart, files: ReadonlyArray<Messages.FilePa
     !("decision" in status && status.decision !== undefined)
 }
 
-/** Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema). */
+/**
+ * Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema).
+ *
+ * @category guards
+ * @since 0.2.0
+ */
 export const isValidInputRequest = (request: unknown): request is Messages.InputRequest => {
   if (typeof request !== "object" || request === null) return false
   const r = request as { readonly [key: string]: unknown }
@@ -534,7 +607,12 @@ const grantHolds = (messages: Messages.Messages, id: string, now: number | undef
   return now === undefined || now < located.grant.expiresAt
 }
 
-/** Builds the pause reason from the calls awaiting approval and the scheduled calls. */
+/**
+ * Builds the pause reason from the calls awaiting approval and the scheduled calls.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const pauseReason = (
   approvals: ReadonlyArray<string>,
   scheduled: ReadonlyArray<{ readonly id: string; readonly at: number }>
@@ -556,7 +634,12 @@ const ownReview = (review: Messages.Review): Messages.Review => ({
   ...(review.confidence === undefined ? {} : { confidence: review.confidence })
 })
 
-/** Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed). */
+/**
+ * Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isValidDecision = (decision: unknown): decision is Decision => {
   if (typeof decision !== "object" || decision === null) return false
   const d = decision as { readonly _tag?: unknown; readonly [key: string]: unknown }
@@ -834,6 +917,9 @@ const onToolResult = (
  * `unshared` lets this step write that array in place instead of copying it
  * (see `Position.unshared`), so a shell copies the history once per model call,
  * not once per event.
+ *
+ * @category reducer
+ * @since 0.1.0
  */
 export const stepAt = (
   messages: Messages.Messages,
@@ -918,6 +1004,9 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
  * does not fit the state carries (a result for a call that is not running, a
  * response when the model was not due) is dropped; the outcome is then what the
  * state itself calls for (which may start calls a person already approved).
+ *
+ * @category reducer
+ * @since 0.1.0
  */
 export const step = (messages: Messages.Messages, event: Event, config: Config = defaultConfig): Result => {
   const [next, outcome] = stepAt(messages, event, config)
@@ -928,6 +1017,9 @@ export const step = (messages: Messages.Messages, event: Event, config: Config =
  * Applies events one after another from `messages`, returning the last result.
  * The position is carried from event to event (see `stepAt`), and the arrays
  * made on the way, which nobody else sees, are written in place.
+ *
+ * @category reducer
+ * @since 0.1.0
  */
 export const run = (messages: Messages.Messages, events: Iterable<Event>, config: Config = defaultConfig): Result => {
   let result: Result = [messages, Outcome.AwaitTools({ ids: [] })]
