@@ -22,3 +22,5 @@ export declare const stacked: (text: string) => ReadonlyArray<Problem>
 export declare const check: (text: string) => ReadonlyArray<Problem>
 /** The text with the missing tags added (reads git history only when a tag is missing). */
 export declare const tag: (text: string, module: string, file: string) => string
+/** Each export of a module with its doc block's text (1-based line of the export). */
+export declare const docs: (text: string) => ReadonlyArray<{ readonly name: string; readonly line: number; readonly doc: string | undefined }>

@@ -174,6 +174,15 @@ const readBlock = (lines, block) => {
   return { tags, prose, body }
 }
 
+/** Each export of a module's text with the text of its doc block (the last one above it), if any. */
+export const docs = (text) => {
+  const { lines, exports } = scan(text)
+  return exports.map((e) => {
+    const block = blocksAbove(lines, e.line).at(-1)
+    return { name: e.name, line: e.line + 1, doc: block === undefined ? undefined : lines.slice(block.start, block.end + 1).join("\n") }
+  })
+}
+
 // ---------------------------------------------------------------------------
 // The category rules
 // ---------------------------------------------------------------------------
