@@ -558,6 +558,27 @@ const sameToolSet = (a: ToolSet, b: ToolSet | undefined): boolean =>
  * are needed when turns run. With `refreshTools`, a turn may also fail with
  * its error, or a `DuplicateToolName` / `InvalidToolSchema` in the tools read.
  *
+ * @example
+ * ```ts
+ * import { Chat, Messages, Tool, Toolkit } from "@chat-ts/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   description: "The temperature in a city, in degrees Celsius.",
+ *   parameters: { city: Schema.String },
+ *   success: Schema.Number
+ * })
+ * const WeatherTools = Toolkit.make(GetWeather)
+ *
+ * // Needs a LanguageModel (a provider's layer) and the handlers (`WeatherTools.toLayer`).
+ * const program = Effect.gen(function*() {
+ *   const chat = yield* Chat.make({ tools: WeatherTools, system: "Answer in one sentence." })
+ *   const result = yield* chat.complete(Messages.fromUser("How cold is it in Oslo?"))
+ *   // A turn ends Complete, or Paused on calls waiting for a person or a time (resolve, then `chat.resume`).
+ *   return result.outcome._tag === "Complete" ? result.outcome.value : "paused"
+ * })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */
@@ -818,6 +839,26 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
 
 /**
  * A layer providing `Chat` (for toolkits whose strategies need no services).
+ *
+ * @example
+ * ```ts
+ * import { Chat, Messages, Tool, Toolkit } from "@chat-ts/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Now = Tool.make("now", { description: "The current time.", parameters: {}, success: Schema.Number })
+ * const ClockTools = Toolkit.make(Now)
+ *
+ * // The chat as a service, for the program's other layers (needs a LanguageModel and the handlers).
+ * const ChatLive = Chat.layer({ tools: ClockTools })
+ *
+ * const ask = (question: string) =>
+ *   Effect.gen(function*() {
+ *     const chat = yield* Chat.Chat
+ *     return yield* chat.complete(Messages.fromUser(question))
+ *   })
+ *
+ * const program = ask("What time is it?").pipe(Effect.provide(ChatLive))
+ * ```
  *
  * @category layers
  * @since 0.1.0

@@ -108,6 +108,20 @@ export const keepingLease = <A, E, R>(
  * the lease (another worker, or another resume in this process, whatever its owner):
  * `ConversationBusy`, with nothing run or changed.
  *
+ * @example
+ * ```ts
+ * import { type Chat, Messages, Worker } from "@chat-ts/core"
+ * import { Effect } from "effect"
+ *
+ * // A person approved call `callId` of stored conversation `id`: record it and resume the turn, under a
+ * // lease (another worker resuming `id` meanwhile gets ConversationBusy and runs nothing).
+ * // Needs a ConversationStore (ConversationStore.layerMemory, @chat-ts/sql, …).
+ * const approveAndResume = <R>(chat: Chat.Service<R>, id: string, callId: string) =>
+ *   Worker.resume(chat, id, (stored) => Effect.fromResult(Messages.approve(stored.messages, callId)), {
+ *     owner: "worker-1"
+ *   })
+ * ```
+ *
  * @category utils
  * @since 0.1.0
  */

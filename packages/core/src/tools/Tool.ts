@@ -276,6 +276,18 @@ export const isStrictCompatible = (schema: unknown): boolean => {
 /**
  * Makes a tool. `parameters` is a Schema or the fields of a Struct; `success` defaults to `Schema.Void`.
  *
+ * @example
+ * ```ts
+ * import { Tool } from "@chat-ts/core"
+ * import { Schema } from "effect"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   description: "The temperature in a city, in degrees Celsius.",
+ *   parameters: { city: Schema.String }, // the fields of a Struct, or any Schema
+ *   success: Schema.Number // defaults to Schema.Void
+ * })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */

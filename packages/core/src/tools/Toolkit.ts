@@ -211,6 +211,26 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
 /**
  * Makes a toolkit of the given tools (no strategy: every call runs).
  *
+ * @example
+ * ```ts
+ * import { Tool, Toolkit } from "@chat-ts/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   description: "The temperature in a city, in degrees Celsius.",
+ *   parameters: { city: Schema.String },
+ *   success: Schema.Number
+ * })
+ *
+ * // No strategy: every call runs (see `Toolkit.withStrategy`).
+ * const WeatherTools = Toolkit.make(GetWeather)
+ *
+ * // The handlers, as the layer `Chat.make` needs.
+ * const WeatherToolsLive = WeatherTools.toLayer({
+ *   get_weather: ({ city }) => Effect.succeed(city === "Oslo" ? 4 : 21)
+ * })
+ * ```
+ *
  * @category constructors
  * @since 0.1.0
  */

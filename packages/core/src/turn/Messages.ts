@@ -558,6 +558,20 @@ const checkDecidable = (messages: Messages, id: string): Result.Result<S.ToolCal
  * tool's parameters at resume (or at once with `chat.approve`); the model then
  * sees the edited arguments.
  *
+ * @example
+ * ```ts
+ * import { Messages } from "@chat-ts/core"
+ * import { Effect, pipe } from "effect"
+ *
+ * // A turn paused on call "call_1": approve it with edited arguments (the model sees the edit).
+ * const approveEdited = (paused: Messages.Messages) =>
+ *   Messages.approve(paused, "call_1", { to: "ann@example.com" }) // a Result: the messages, or a ResolveError
+ *
+ * // Data-last, with who decided (checked against the call's decision policy, kept in its record).
+ * const approveAsAnn = (paused: Messages.Messages, at: number) =>
+ *   Effect.fromResult(pipe(paused, Messages.approve("call_1", undefined, { decider: { id: "ann", roles: ["ops"] }, at })))
+ * ```
+ *
  * @category combinators
  * @since 0.1.0
  */
@@ -1094,6 +1108,16 @@ export const encode = (messages: Messages): Result.Result<Document, ChatError.St
  * `StateEncodeError` (see `encode`). Total: it never throws, and `fromJson`
  * reads back exactly what it writes.
  *
+ * @example
+ * ```ts
+ * import { Messages } from "@chat-ts/core"
+ * import { Effect } from "effect"
+ *
+ * // The versioned JSON document of a conversation, for any store (a StateEncodeError if it cannot be).
+ * const save = (messages: Messages.Messages, write: (json: string) => Effect.Effect<void>) =>
+ *   Effect.flatMap(Effect.fromResult(Messages.toJson(messages)), write)
+ * ```
+ *
  * @category conversions
  * @since 0.1.0
  */
@@ -1135,6 +1159,18 @@ export const decode = (input: unknown): Result.Result<Messages, ChatError.StateD
 
 /**
  * Decodes a JSON string written by `toJson`.
+ *
+ * @example
+ * ```ts
+ * import { Messages } from "@chat-ts/core"
+ * import { Result } from "effect"
+ *
+ * // Reads back exactly what `toJson` wrote, in this process or another.
+ * const roundTrip = Result.flatMap(Messages.toJson(Messages.fromUser("Hi")), Messages.fromJson)
+ *
+ * // Anything else (not JSON, a foreign or tampered document) is a StateDecodeError.
+ * const refused = Messages.fromJson("{\"format\":\"chat-ts/messages\",\"version\":1}")
+ * ```
  *
  * @category conversions
  * @since 0.1.0

@@ -1005,6 +1005,17 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
  * response when the model was not due) is dropped; the outcome is then what the
  * state itself calls for (which may start calls a person already approved).
  *
+ * @example
+ * ```ts
+ * import { Messages, Turn } from "@chat-ts/core"
+ *
+ * // A fresh turn: call the model (step 1); the messages are unchanged.
+ * const [start, first] = Turn.step(Messages.fromUser("Hi"), Turn.Event.Resume({ now: Date.now() }))
+ *
+ * // The model answered with text only: the turn is Complete, with the response appended.
+ * const [end, second] = Turn.step(start, Turn.Event.ModelResponded({ message: Messages.assistant("Hello!") }))
+ * ```
+ *
  * @category reducer
  * @since 0.1.0
  */
