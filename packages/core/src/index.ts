@@ -2,16 +2,17 @@
  * chat-ts core: messages, tools and strategies, the pure turn reducer, the
  * `Chat` service and the `LanguageModel` contract.
  *
+ * The namespaces are grouped by their folder under `src/`, in layer order (a
+ * folder imports only from its own and lower layers: docs/architecture.md draws
+ * the map, `test/Layers.test.ts` checks it). Each is also its own entry point,
+ * `@chat-ts/core/<Name>`.
+ *
  * @since 0.1.0
  */
 
-/**
- * What a strategy decides for one tool call.
- *
- * @category turn
- * @since 0.1.0
- */
-export * as Action from "./turn/Action.js"
+// ---------------------------------------------------------------------------
+// data/: the stored model's leaves: errors, pause reasons, usage (layer 1)
+// ---------------------------------------------------------------------------
 
 /**
  * Every typed error of chat-ts.
@@ -20,6 +21,34 @@ export * as Action from "./turn/Action.js"
  * @since 0.1.0
  */
 export * as ChatError from "./data/ChatError.js"
+
+/**
+ * Why a turn paused.
+ *
+ * @category data
+ * @since 0.1.0
+ */
+export * as PauseReason from "./data/PauseReason.js"
+
+/**
+ * Token usage.
+ *
+ * @category data
+ * @since 0.1.0
+ */
+export * as Usage from "./data/Usage.js"
+
+// ---------------------------------------------------------------------------
+// turn/: the pure reducer and every rule it enforces (layer 2)
+// ---------------------------------------------------------------------------
+
+/**
+ * What a strategy decides for one tool call.
+ *
+ * @category turn
+ * @since 0.1.0
+ */
+export * as Action from "./turn/Action.js"
 
 /**
  * Who may decide a call waiting for a person: roles, four-eyes, quorums.
@@ -38,22 +67,6 @@ export * as DecisionPolicy from "./turn/DecisionPolicy.js"
 export * as Messages from "./turn/Messages.js"
 
 /**
- * Grants: standing approvals, scoped and expiring, that settle only calls proposed after them.
- *
- * @category governance
- * @since 0.2.0
- */
-export * as Grant from "./governance/Grant.js"
-
-/**
- * Why a turn paused.
- *
- * @category data
- * @since 0.1.0
- */
-export * as PauseReason from "./data/PauseReason.js"
-
-/**
  * The pure turn reducer.
  *
  * @category turn
@@ -69,13 +82,9 @@ export * as Turn from "./turn/Turn.js"
  */
 export * as Steering from "./turn/Steering.js"
 
-/**
- * Token usage.
- *
- * @category data
- * @since 0.1.0
- */
-export * as Usage from "./data/Usage.js"
+// ---------------------------------------------------------------------------
+// model/: the provider contract and its combinators (layer 3)
+// ---------------------------------------------------------------------------
 
 /**
  * The embeddings contract.
@@ -92,6 +101,46 @@ export * as EmbeddingModel from "./model/EmbeddingModel.js"
  * @since 0.1.0
  */
 export * as LanguageModel from "./model/LanguageModel.js"
+
+/**
+ * Routing between models: ranked per request, fallback on the model's failures, a circuit breaker per model.
+ *
+ * @category model
+ * @since 0.1.0
+ */
+export * as Router from "./model/Router.js"
+
+// ---------------------------------------------------------------------------
+// tools/: tools, toolkits and their results (layer 4)
+// ---------------------------------------------------------------------------
+
+/**
+ * Tools: schemas, descriptions, metadata.
+ *
+ * @category tools
+ * @since 0.1.0
+ */
+export * as Tool from "./tools/Tool.js"
+
+/**
+ * Toolkits: tools, handlers and strategies.
+ *
+ * @category tools
+ * @since 0.1.0
+ */
+export * as Toolkit from "./tools/Toolkit.js"
+
+/**
+ * Tool results with a size: the caps per call (on the text and on the files), the cut with its marker, and where the full result goes.
+ *
+ * @category tools
+ * @since 0.2.0
+ */
+export * as ToolResult from "./tools/ToolResult.js"
+
+// ---------------------------------------------------------------------------
+// chat/: the Effect shell that runs turns (layer 5)
+// ---------------------------------------------------------------------------
 
 /**
  * The Chat service: runs turns that pause for people and for time.
@@ -125,29 +174,17 @@ export * as TurnEvents from "./chat/TurnEvents.js"
  */
 export * as ChatOutcome from "./chat/ChatOutcome.js"
 
-/**
- * Tools: schemas, descriptions, metadata.
- *
- * @category tools
- * @since 0.1.0
- */
-export * as Tool from "./tools/Tool.js"
+// ---------------------------------------------------------------------------
+// governance/: strategy combinators: grants, a reviewer model, shadow mode (layer 6)
+// ---------------------------------------------------------------------------
 
 /**
- * Toolkits: tools, handlers and strategies.
+ * Grants: standing approvals, scoped and expiring, that settle only calls proposed after them.
  *
- * @category tools
- * @since 0.1.0
- */
-export * as Toolkit from "./tools/Toolkit.js"
-
-/**
- * Tool results with a size: the caps per call (on the text and on the files), the cut with its marker, and where the full result goes.
- *
- * @category tools
+ * @category governance
  * @since 0.2.0
  */
-export * as ToolResult from "./tools/ToolResult.js"
+export * as Grant from "./governance/Grant.js"
 
 /**
  * A reviewer model over a toolkit's strategy: a second model classifies each call, failing closed to a person.
@@ -164,6 +201,10 @@ export * as Reviewer from "./governance/Reviewer.js"
  * @since 0.2.0
  */
 export * as Shadow from "./governance/Shadow.js"
+
+// ---------------------------------------------------------------------------
+// durable/: around the loop: stores, notifications, workers (layer 6)
+// ---------------------------------------------------------------------------
 
 /**
  * Tamper-evident (HMAC-signed) storage of conversations.
@@ -221,13 +262,9 @@ export * as OutboxDispatcher from "./durable/OutboxDispatcher.js"
  */
 export * as Worker from "./durable/Worker.js"
 
-/**
- * Routing between models: ranked per request, fallback on the model's failures, a circuit breaker per model.
- *
- * @category model
- * @since 0.1.0
- */
-export * as Router from "./model/Router.js"
+// ---------------------------------------------------------------------------
+// provider/: for provider authors (layer 6)
+// ---------------------------------------------------------------------------
 
 /**
  * For provider authors: the retry policy of model calls (providers re-export it as `Retry`).
