@@ -5,8 +5,9 @@
  * declaration (editors show only the last one). `node scripts/doc-tags.mjs` adds missing tags.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { readFileSync } from "node:fs"
+import { existsSync, readdirSync, readFileSync } from "node:fs"
 import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import * as DocTags from "../../../scripts/doc-tags.mjs"
 
 /**
@@ -46,6 +47,23 @@ describe("core's docs", () => {
   it("a run of the script changes nothing (every tag is there, and it is idempotent)", () => {
     const changed = modules.filter((module) => DocTags.tag(read(module), module, join(DocTags.coreSrc, module)) !== read(module))
     expect(changed).toEqual([])
+  })
+})
+
+describe("the docs that name core's files", () => {
+  const root = fileURLToPath(new URL("../../..", import.meta.url))
+  const pages = [
+    "README.md",
+    "packages/core/README.md",
+    ...readdirSync(join(root, "docs")).filter((file) => file.endsWith(".md")).map((file) => `docs/${file}`)
+  ]
+
+  it("name files that exist (core's files moved into folders)", () => {
+    const named = pages.flatMap((page) =>
+      [...readFileSync(join(root, page), "utf8").matchAll(/packages\/core\/(?:src|test)\/[\w./-]*\w/g)].map((match) => ({ page, path: match[0] }))
+    )
+    expect(named.length).toBeGreaterThan(0)
+    expect(named.filter(({ path }) => !existsSync(join(root, path)))).toEqual([])
   })
 })
 
