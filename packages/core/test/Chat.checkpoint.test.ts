@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Chat, ChatError, Messages } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, ran, recorder } from "./Chat.helpers.js"
+import { fileHandlers, files, ran, recorder } from "./support/Chat.helpers.js"
 
 describe("Chat: a checkpoint that fails", () => {
   it.effect("stops the turn with its typed error before anything runs", () =>

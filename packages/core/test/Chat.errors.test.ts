@@ -12,7 +12,7 @@ import {
   recorder,
   seen,
   statusOf
-} from "./Chat.helpers.js"
+} from "./support/Chat.helpers.js"
 
 const listCall = (id: string) => MockLanguageModel.toolCalls([{ id, name: "list_files", arguments: { folder: "logs" } }])
 

@@ -10,7 +10,7 @@ import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Result, Schema, 
 import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { complete, expectNothingRunning, paused, statusOf } from "./Chat.helpers.js"
+import { complete, expectNothingRunning, paused, statusOf } from "./support/Chat.helpers.js"
 
 const DAY = 86_400_000
 

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Result, Schema, Stream } from "effect"
 import { Chat, ChatEvent, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { complete, seen } from "./Chat.helpers.js"
+import { complete, seen } from "./support/Chat.helpers.js"
 
 const Ask = Tool.make("ask_name", { description: "Ask the person's name.", parameters: {}, success: Schema.String })
 const kit = Toolkit.make(Ask)

@@ -14,7 +14,7 @@ import * as Stream from "effect/Stream"
 import fc from "fast-check"
 import { Chat, type ChatEvent, Messages } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { checkProperty, fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { checkProperty, fileHandlers, files, recorder } from "./support/Chat.helpers.js"
 
 /** The calls a response may hold: what the tool and its arguments make of it. */
 const callKinds = [

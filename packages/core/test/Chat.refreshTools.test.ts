@@ -9,7 +9,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Exit, Layer, Result, Schema, Stream } from "effect"
 import { Action, Chat, ChatError, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { complete, paused, statusOf } from "./Chat.helpers.js"
+import { complete, paused, statusOf } from "./support/Chat.helpers.js"
 
 const Install = Tool.make("install", {
   description: "Installs the greeter.",

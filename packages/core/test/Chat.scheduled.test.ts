@@ -3,7 +3,7 @@ import { Clock, DateTime, Effect, Fiber, Layer, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Action, Chat, Messages, PauseReason, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { complete, paused, seen } from "./Chat.helpers.js"
+import { complete, paused, seen } from "./support/Chat.helpers.js"
 
 const HOUR = 3_600_000
 

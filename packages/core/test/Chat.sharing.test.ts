@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer } from "effect"
 import { Chat, LanguageModel, Messages } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { fileHandlers, files, recorder } from "./support/Chat.helpers.js"
 
 describe("Chat: arrays handed out never change", () => {
   it.effect("every request keeps the messages it was sent with, and the result keeps its own", () =>

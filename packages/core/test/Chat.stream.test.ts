@@ -3,7 +3,7 @@ import { Effect, Fiber, Layer, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ChatEvent, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, ran, recorder, seen, until } from "./Chat.helpers.js"
+import { fileHandlers, files, ran, recorder, seen, until } from "./support/Chat.helpers.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 

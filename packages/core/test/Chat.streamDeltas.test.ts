@@ -7,7 +7,7 @@ import { Effect, Layer, Stream } from "effect"
 import fc from "fast-check"
 import { Chat, ChatEvent, LanguageModel, Messages } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { checkProperty, fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { checkProperty, fileHandlers, files, recorder } from "./support/Chat.helpers.js"
 
 type Part = LanguageModel.StreamPart
 

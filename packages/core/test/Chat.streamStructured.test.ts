@@ -7,7 +7,7 @@ import { Effect, Layer, Result, Schema, Stream } from "effect"
 import { Chat, ChatError, ChatEvent, Messages } from "../src/index.js"
 import { eagerChars } from "../src/chat/internal/partialOutput.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { fileHandlers, files, recorder } from "./support/Chat.helpers.js"
 
 const Person = Schema.Struct({
   name: Schema.String,

@@ -15,7 +15,7 @@ import {
   recorder,
   seen,
   statusOf
-} from "./Chat.helpers.js"
+} from "./support/Chat.helpers.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 

@@ -4,7 +4,7 @@ import { Chat, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
 import * as Schema from "effect/Schema"
 import * as Context from "effect/Context"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { fileHandlers, files, recorder } from "./support/Chat.helpers.js"
 
 /** A tracer that records the spans it was asked to start, with their attributes when they end. */
 const recordingTracer = () => {

@@ -6,7 +6,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import * as ChatError from "../src/data/ChatError.js"
 import * as Messages from "../src/turn/Messages.js"
-import { call, conversation, response } from "./fixtures.js"
+import { call, conversation, response } from "./support/fixtures.js"
 
 /** One error of each `ResolveError` member (keyed by tag: a new member fails to compile until it is added here). */
 const every: { readonly [Tag in ChatError.ResolveError["_tag"]]: Extract<ChatError.ResolveError, { readonly _tag: Tag }> } = {

@@ -11,7 +11,7 @@ import { TestClock } from "effect/testing"
 import { readFileSync } from "node:fs"
 import { Chat, Messages, SignedState } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { handlers, kit, type Ran, T0 } from "./compatTools.js"
+import { handlers, kit, type Ran, T0 } from "./support/compatTools.js"
 
 // ---------------------------------------------------------------------------
 // The fixtures

@@ -4,7 +4,7 @@ import fc from "fast-check"
 import * as DecisionPolicy from "../src/turn/DecisionPolicy.js"
 import * as Messages from "../src/turn/Messages.js"
 import * as Turn from "../src/turn/Turn.js"
-import { deepFreeze } from "./fixtures.js"
+import { deepFreeze } from "./support/fixtures.js"
 
 const NOW = 1_700_000_000_000
 const ARGS = `{"amount":100,"to":"bob"}`

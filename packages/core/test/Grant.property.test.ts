@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Result from "effect/Result"
 import fc from "fast-check"
 import { Grant, Messages, Turn } from "../src/index.js"
-import { deepFreeze, T0 } from "./fixtures.js"
+import { deepFreeze, T0 } from "./support/fixtures.js"
 
 // The timeout is only a safety limit for slow machines, not an assertion.
 const runs = { timeout: 60_000, numRuns: 300 }

@@ -3,7 +3,7 @@ import { Effect, Redacted } from "effect"
 import * as Result from "effect/Result"
 import { ConversationStore, Grant, Messages, SignedState, Turn } from "../src/index.js"
 import * as GrantPredicate from "../src/turn/internal/grantPredicate.js"
-import { deepFreeze, snapshot, T0 } from "./fixtures.js"
+import { deepFreeze, snapshot, T0 } from "./support/fixtures.js"
 
 const { Decision, Event } = Turn
 const HOUR = 3_600_000

@@ -5,7 +5,7 @@ import * as DecisionPolicy from "../src/turn/DecisionPolicy.js"
 import * as Messages from "../src/turn/Messages.js"
 import * as Steering from "../src/turn/Steering.js"
 import * as Turn from "../src/turn/Turn.js"
-import { deepFreeze } from "./fixtures.js"
+import { deepFreeze } from "./support/fixtures.js"
 
 // Issue 32, section 1's "Also": ids compared byte for byte, votes lost on a cancel or an expiry,
 // anonymous grantors, and withdrawals of policy-protected calls that checked nobody.

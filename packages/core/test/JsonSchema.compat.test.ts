@@ -11,9 +11,9 @@ import { describe, expect, it } from "@effect/vitest"
 import { Result, Schema } from "effect"
 import { readFileSync } from "node:fs"
 import { Chat, Tool } from "../src/index.js"
-import { DeleteFiles as HelperDeleteFiles, ListFiles as HelperListFiles, ReadFile as HelperReadFile } from "./Chat.helpers.js"
-import { Cleanup, DeleteFiles, Forbidden, ListFiles, ReadFile } from "./compatTools.js"
-import { looseConstructs, type Node, oddlyNamed, otherTools, strictConstructs, structuredCases, toolOf } from "./strictConstructs.js"
+import { DeleteFiles as HelperDeleteFiles, ListFiles as HelperListFiles, ReadFile as HelperReadFile } from "./support/Chat.helpers.js"
+import { Cleanup, DeleteFiles, Forbidden, ListFiles, ReadFile } from "./support/compatTools.js"
+import { looseConstructs, type Node, oddlyNamed, otherTools, strictConstructs, structuredCases, toolOf } from "./support/strictConstructs.js"
 
 // ---------------------------------------------------------------------------
 // The fixture

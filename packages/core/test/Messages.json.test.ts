@@ -12,7 +12,7 @@ import fc from "fast-check"
 import * as S from "../src/internal/schema.js"
 import * as PlainCheck from "../src/internal/plainCheck.js"
 import * as Messages from "../src/turn/Messages.js"
-import * as Arb from "./arbitraries.js"
+import * as Arb from "./support/arbitraries.js"
 
 const runs = { timeout: 60_000, numRuns: 150 }
 

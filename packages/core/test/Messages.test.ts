@@ -4,7 +4,7 @@ import type * as ChatError from "../src/data/ChatError.js"
 import * as Messages from "../src/turn/Messages.js"
 import type { Message, ToolCallStatus } from "../src/turn/Messages.js"
 import * as Turn from "../src/turn/Turn.js"
-import { call, conversation, deepFreeze, expectOutcome, left, response, right, snapshot, statusOf, step, T0 } from "./fixtures.js"
+import { call, conversation, deepFreeze, expectOutcome, left, response, right, snapshot, statusOf, step, T0 } from "./support/fixtures.js"
 
 /** A paused conversation: one call of each status. */
 const everyStatus = (): Messages.Messages =>

@@ -8,7 +8,7 @@ import { describe, expect, it } from "@effect/vitest"
 import fc from "fast-check"
 import * as Result from "effect/Result"
 import { Messages, Steering, Turn } from "../src/index.js"
-import { call, conversation, response, T0 } from "./fixtures.js"
+import { call, conversation, response, T0 } from "./support/fixtures.js"
 
 type Act = "approve" | "reject" | "cancel" | "none"
 

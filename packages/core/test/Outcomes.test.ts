@@ -7,7 +7,7 @@ import { Deferred, Effect, Fiber, Layer, Option, Result, Schema } from "effect"
 import { TestClock } from "effect/testing"
 import { Action, Chat, ChatError, ConversationStore, Messages, Tool, Toolkit, Turn, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { call, conversation, expectOutcome, left, response, right, statusOf, step, T0 } from "./fixtures.js"
+import { call, conversation, expectOutcome, left, response, right, statusOf, step, T0 } from "./support/fixtures.js"
 
 const { Event } = Turn
 

@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { Chat, ChatError, LanguageModel, Messages, ProviderCall, ProviderStream } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { checkProperty, fileHandlers, files, recorder } from "./Chat.helpers.js"
+import { checkProperty, fileHandlers, files, recorder } from "./support/Chat.helpers.js"
 
 type Part = LanguageModel.StreamPart
 

@@ -11,7 +11,7 @@ import fc from "fast-check"
 import * as Strategy from "../src/chat/internal/strategy.js"
 import { Action, Chat, ChatError, type LanguageModel, Messages, Reviewer, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { checkProperty, DeleteFiles, fileHandlers, ListFiles, paused, ReadFile, ran, recorder } from "./Chat.helpers.js"
+import { checkProperty, DeleteFiles, fileHandlers, ListFiles, paused, ReadFile, ran, recorder } from "./support/Chat.helpers.js"
 
 const ask = Messages.fromUser("Delete the old logs.")
 

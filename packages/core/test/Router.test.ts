@@ -4,7 +4,7 @@ import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { Chat, ChatError, LanguageModel, Messages, Router } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { checkProperty, complete, fileHandlers, files, paused, recorder } from "./Chat.helpers.js"
+import { checkProperty, complete, fileHandlers, files, paused, recorder } from "./support/Chat.helpers.js"
 
 const overloaded = () => new ChatError.ServerError({ message: "overloaded", status: 529 })
 const rateLimited = () => new ChatError.RateLimited({ message: "slow down" })

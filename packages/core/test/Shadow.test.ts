@@ -10,7 +10,7 @@ import fc from "fast-check"
 import * as Strategy from "../src/chat/internal/strategy.js"
 import { Action, Chat, Messages, Shadow, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { checkProperty, DeleteFiles, fileHandlers, files, ListFiles, ReadFile, ran, recorder, statusOf } from "./Chat.helpers.js"
+import { checkProperty, DeleteFiles, fileHandlers, files, ListFiles, ReadFile, ran, recorder, statusOf } from "./support/Chat.helpers.js"
 
 const ask = Messages.fromUser("Clean up the logs.")
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as ChatError from "../src/data/ChatError.js"
 import * as Shell from "../src/chat/Shell.js"
 import * as Turn from "../src/turn/Turn.js"
-import { call, conversation, response, T0 } from "./fixtures.js"
+import { call, conversation, response, T0 } from "./support/fixtures.js"
 
 const messages = conversation(response([call("a", { _tag: "Running" }), call("b", { _tag: "Approved", editedArguments: "{}" })]))
 

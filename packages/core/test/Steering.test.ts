@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Option, Schema, Stream } from "effect"
 import { Action, Chat, ChatError, ConversationStore, Messages, Steering, Tool, Toolkit, Turn, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { call, conversation, expectOutcome, left, response, right, statusOf, step, T0 } from "./fixtures.js"
+import { call, conversation, expectOutcome, left, response, right, statusOf, step, T0 } from "./support/fixtures.js"
 
 const { Event } = Turn
 

@@ -13,7 +13,7 @@ import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import { readFileSync } from "node:fs"
 import { Action, Chat, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
-import { documents } from "./storedTurns.js"
+import { documents } from "./support/storedTurns.js"
 
 const fixture = JSON.parse(readFileSync(new URL("./fixtures/stored-turns/documents.json", import.meta.url), "utf8")) as Record<string, string>
 

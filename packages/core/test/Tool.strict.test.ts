@@ -12,7 +12,7 @@ import { Effect, Layer, Logger, Result, Schema } from "effect"
 import { Chat, ChatError, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import * as StrictSchema from "../src/internal/strictSchema.js"
-import { complete } from "./Chat.helpers.js"
+import { complete } from "./support/Chat.helpers.js"
 import {
   bigEnum,
   deepStruct,
@@ -25,7 +25,7 @@ import {
   toolOf,
   unionOfStructs,
   uriString
-} from "./strictConstructs.js"
+} from "./support/strictConstructs.js"
 
 // ---------------------------------------------------------------------------
 // The rules, as OpenAI's Structured Outputs guide states them

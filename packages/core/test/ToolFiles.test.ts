@@ -12,7 +12,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Effect, Layer, Result, Schema } from "effect"
 import { Chat, Messages, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { lastRequest, seen } from "./Chat.helpers.js"
+import { lastRequest, seen } from "./support/Chat.helpers.js"
 
 const Screenshot = Schema.Struct({ caption: Schema.String, png: Schema.String })
 

@@ -13,7 +13,7 @@ import { TestClock } from "effect/testing"
 import fc from "fast-check"
 import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, ToolResult, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { lastRequest, seen } from "./Chat.helpers.js"
+import { lastRequest, seen } from "./support/Chat.helpers.js"
 
 /** A 4 MB text, with newlines and quotes (which JSON escapes) in it. */
 const big = ("line \"x\" of a large file\n".repeat(160_000)).slice(0, 4_000_000)

@@ -13,7 +13,7 @@ import { Action, Chat, ConversationStore, Messages, Tool, Toolkit, ToolResult, W
 import { Effect, Layer, Option, Result, Schema } from "effect"
 import fc from "fast-check"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { lastRequest, seen } from "./Chat.helpers.js"
+import { lastRequest, seen } from "./support/Chat.helpers.js"
 
 /** A base64 text of `n` characters. */
 const base64 = (n: number): string => "QUJD".repeat(Math.ceil(n / 4)).slice(0, n)

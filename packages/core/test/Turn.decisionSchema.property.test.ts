@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import * as Turn from "../src/turn/Turn.js"
-import { call, conversation, response, step, T0 } from "./fixtures.js"
+import { call, conversation, response, step, T0 } from "./support/fixtures.js"
 
 const maxMillis = 8.64e15
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Messages from "../src/turn/Messages.js"
 import type { ToolCallStatus } from "../src/turn/Messages.js"
 import * as Turn from "../src/turn/Turn.js"
-import { call, conversation, expectOutcome, response, right, statusOf, step, T0 } from "./fixtures.js"
+import { call, conversation, expectOutcome, response, right, statusOf, step, T0 } from "./support/fixtures.js"
 
 const { Event } = Turn
 

@@ -10,8 +10,8 @@ import fc from "fast-check"
 import * as Messages from "../src/turn/Messages.js"
 import type { ToolCallPart, ToolCallStatus } from "../src/turn/Messages.js"
 import * as Turn from "../src/turn/Turn.js"
-import * as Arb from "./arbitraries.js"
-import { call, conversation, deepFreeze, response, right, snapshot, statusOf, step, T0 } from "./fixtures.js"
+import * as Arb from "./support/arbitraries.js"
+import { call, conversation, deepFreeze, response, right, snapshot, statusOf, step, T0 } from "./support/fixtures.js"
 
 const { Event } = Turn
 

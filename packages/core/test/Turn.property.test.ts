@@ -5,9 +5,9 @@ import * as Messages from "../src/turn/Messages.js"
 import type { ToolCallStatus } from "../src/turn/Messages.js"
 import * as Turn from "../src/turn/Turn.js"
 import * as Stepping from "../src/turn/Stepping.js"
-import * as Arb from "./arbitraries.js"
-import { play, START, validEdit } from "./driver.js"
-import { deepFreeze, right, snapshot } from "./fixtures.js"
+import * as Arb from "./support/arbitraries.js"
+import { play, START, validEdit } from "./support/driver.js"
+import { deepFreeze, right, snapshot } from "./support/fixtures.js"
 
 // The timeout is only a safety limit for slow machines, not an assertion.
 const runs = { timeout: 60_000, numRuns: 200 }

@@ -14,7 +14,7 @@ import {
   statusOf,
   step,
   T0
-} from "./fixtures.js"
+} from "./support/fixtures.js"
 
 const { Decision, Event } = Turn
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Layer, Result, Schema, Stream } from "effect"
 import { Action, Chat, ChatError, ChatEvent, LanguageModel, Messages, ProviderCall, ProviderStream, Tool, Toolkit } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
-import { DeleteFiles, fileHandlers, files, ListFiles, recorder } from "./Chat.helpers.js"
+import { DeleteFiles, fileHandlers, files, ListFiles, recorder } from "./support/Chat.helpers.js"
 
 class CurrentUser extends Context.Service<CurrentUser, { readonly admin: boolean }>()("TurnEvents.test/CurrentUser") {}
 

@@ -43,7 +43,12 @@ import type * as Toolkit from "../tools/Toolkit.js"
 import * as Turn from "../turn/Turn.js"
 import * as TurnEvents from "./TurnEvents.js"
 
-/** Settings of a chat. */
+/**
+ * Settings of a chat.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> {
   /** The toolkits serving this chat; a tool name owned twice is a `DuplicateToolName` error. */
   readonly tools?: Kits
@@ -57,7 +62,12 @@ export interface Options<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>> 
   readonly modelOptions?: LanguageModel.Options
 }
 
-/** Settings of a chat whose tools may change while it lives. `E`: what `refreshTools` may fail with. */
+/**
+ * Settings of a chat whose tools may change while it lives. `E`: what `refreshTools` may fail with.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface RefreshOptions<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>, E = never> extends Options<Kits> {
   /**
    * The chat's tools as they are now, for tools that change while the chat
@@ -76,7 +86,12 @@ export interface RefreshOptions<Kits extends Toolkit.Any | ReadonlyArray<Toolkit
   readonly refreshTools: Effect.Effect<ToolSet, E>
 }
 
-/** The tools of a chat at one moment (see `RefreshOptions.refreshTools`). */
+/**
+ * The tools of a chat at one moment (see `RefreshOptions.refreshTools`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ToolSet {
   /** Every toolkit serving the chat now (in place of `tools` and of the toolkits read before). */
   readonly tools: ReadonlyArray<Toolkit.Any>
@@ -84,7 +99,12 @@ export interface ToolSet {
   readonly handlers?: Context.Context<never> | undefined
 }
 
-/** Who decides (`chat.approve`, `approveJson`, `reject`): checked against the call's decision policy and recorded with the clock's time. */
+/**
+ * Who decides (`chat.approve`, `approveJson`, `reject`): checked against the call's decision policy and recorded with the clock's time.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface DeciderOptions {
   readonly decider?: Messages.Identity | undefined
 }
@@ -93,6 +113,8 @@ export interface DeciderOptions {
  * Who decides, under its former name.
  *
  * @deprecated Use `DeciderOptions` (`Messages.DecideOptions` is another thing: the decider and the time).
+ * @category models
+ * @since 0.3.0
  */
 export type DecideOptions = DeciderOptions
 
@@ -102,7 +124,12 @@ const decidedAt = (options: DeciderOptions | undefined): Effect.Effect<Messages.
     ? Effect.succeed(undefined)
     : Effect.map(Clock.currentTimeMillis, (at) => ({ decider: options.decider!, at }))
 
-/** Settings of one call of `complete`, `resume`, `stream`, `completeStructured` or `streamStructured`. */
+/**
+ * Settings of one call of `complete`, `resume`, `stream`, `completeStructured` or `streamStructured`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface TurnOptions {
   /** Sleep (on Effect's `Clock`) until scheduled calls are due instead of pausing on them. */
   readonly waitForScheduled?: boolean
@@ -120,19 +147,37 @@ export interface TurnOptions {
   readonly grantContext?: Grant.Context
 }
 
-/** Settings of one call of `events`: those of a turn, a signal that stops it, and its services. */
+/**
+ * Settings of one call of `events`: those of a turn, a signal that stops it, and its services.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface EventsOptions<R = never> extends TurnOptions, TurnEvents.Options<R> {}
 
-/** What a `checkpoint` may fail with (see `ChatError.CheckpointError`). */
+/**
+ * What a `checkpoint` may fail with (see `ChatError.CheckpointError`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type CheckpointError = ChatError.CheckpointError
 
-/** The errors of a turn (see `ChatError.TurnFailure`). */
+/**
+ * The errors of a turn (see `ChatError.TurnFailure`).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type TurnError = ChatError.TurnFailure
 
 /**
  * A chat: runs turns that may pause for people and for time. `R`: the
  * services its strategies use; `E`: what reading its tools again may fail with
  * (with `refreshTools` only).
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface Service<R = never, E = never> {
   /** The tools the model sees (with `refreshTools`: as last read). */
@@ -223,18 +268,38 @@ export interface Service<R = never, E = never> {
   readonly steps: Steps<R>
 }
 
-/** The work one outcome of `Turn.step` asks for, done the way `Chat` does it (see `Shell.Steps`). */
+/**
+ * The work one outcome of `Turn.step` asks for, done the way `Chat` does it (see `Shell.Steps`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Steps<R = never> = Shell.Steps<R>
 
-/** The chat in use, when provided as a service (see `layer`). */
+/**
+ * The chat in use, when provided as a service (see `layer`).
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class Chat extends Context.Service<Chat, Service>()("@chat-ts/core/Chat") {}
 
 type KitsOf<K> = K extends ReadonlyArray<infer T> ? T : K
 
-/** The services the strategies of these toolkits use. */
+/**
+ * The services the strategies of these toolkits use.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type StrategiesContext<K> = Toolkit.StrategyContext<KitsOf<K>>
 
-/** The handler services of these toolkits. */
+/**
+ * The handler services of these toolkits.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HandlersContext<K> = Toolkit.HandlersOfToolkit<KitsOf<K>>
 
 /** How many events `stream` buffers ahead of a slow consumer before the turn waits. */
@@ -312,19 +377,32 @@ const finalEvent = ({ messages, outcome }: ChatOutcome.Result): Final =>
     ? ChatEvent.Completed({ response: outcome.response, messages, usage: outcome.usage })
     : ChatEvent.Paused({ reason: outcome.reason, messages, usage: outcome.usage })
 
-/** The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model, a tool with no handler. */
+/**
+ * The errors of `Chat.make`: a tool name owned twice, a tool that cannot be declared to the model, a tool with no handler.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type MakeError = ChatError.DuplicateToolName | ChatError.InvalidToolSchema | ChatError.MissingToolHandler
 
 /**
  * What reading the tools again (`refreshTools`) may fail with besides its own
  * error: what `make` may (for the tools read), or a refresh that died.
+ *
+ * @category errors
+ * @since 0.3.0
  */
 export type RefreshError = MakeError | ChatError.RefreshToolsDefect
 
 const notStrictWarning = (what: string, reasons: ReadonlyArray<string>): string =>
   `${what} is sent without strict mode, so the model may not follow its schema exactly: ${reasons.join("; ")}.`
 
-/** Builds the response format asked of the model for a structured turn. */
+/**
+ * Builds the response format asked of the model for a structured turn.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const responseFormat = <A, I>(schema: Schema.Codec<A, I>): LanguageModel.ResponseFormat =>
   Structured.make(schema).format
 
@@ -461,6 +539,30 @@ const sameToolSet = (a: ToolSet, b: ToolSet | undefined): boolean =>
  * handlers of every tool (from `toolkit.toLayer`); the strategies' services
  * are needed when turns run. With `refreshTools`, a turn may also fail with
  * its error, or a `DuplicateToolName` / `InvalidToolSchema` in the tools read.
+ *
+ * @example
+ * ```ts
+ * import { Chat, Messages, Tool, Toolkit } from "@chat-ts/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   description: "The temperature in a city, in degrees Celsius.",
+ *   parameters: { city: Schema.String },
+ *   success: Schema.Number
+ * })
+ * const WeatherTools = Toolkit.make(GetWeather)
+ *
+ * // Needs a LanguageModel (a provider's layer) and the handlers (`WeatherTools.toLayer`).
+ * const program = Effect.gen(function*() {
+ *   const chat = yield* Chat.make({ tools: WeatherTools, system: "Answer in one sentence." })
+ *   const result = yield* chat.complete(Messages.fromUser("How cold is it in Oslo?"))
+ *   // A turn ends Complete, or Paused on calls waiting for a person or a time (resolve, then `chat.resume`).
+ *   return result.outcome._tag === "Complete" ? result.outcome.value : "paused"
+ * })
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>, E = never>(
   options: RefreshOptions<Kits, E>
@@ -717,7 +819,32 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   })
 }
 
-/** A layer providing `Chat` (for toolkits whose strategies need no services). */
+/**
+ * A layer providing `Chat` (for toolkits whose strategies need no services).
+ *
+ * @example
+ * ```ts
+ * import { Chat, Messages, Tool, Toolkit } from "@chat-ts/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const Now = Tool.make("now", { description: "The current time.", parameters: {}, success: Schema.Number })
+ * const ClockTools = Toolkit.make(Now)
+ *
+ * // The chat as a service, for the program's other layers (needs a LanguageModel and the handlers).
+ * const ChatLive = Chat.layer({ tools: ClockTools })
+ *
+ * const ask = (question: string) =>
+ *   Effect.gen(function*() {
+ *     const chat = yield* Chat.Chat
+ *     return yield* chat.complete(Messages.fromUser(question))
+ *   })
+ *
+ * const program = ask("What time is it?").pipe(Effect.provide(ChatLive))
+ * ```
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any> = ReadonlyArray<never>>(
   options: Options<Kits> & ([StrategiesContext<Kits>] extends [never] ? unknown : never)
 ): Layer.Layer<Chat, MakeError, LanguageModel.LanguageModel | HandlersContext<Kits>> =>

@@ -12,7 +12,12 @@ import type { FinishReason, InputRequest, Message, Messages, ToolCallPart } from
 import type { PauseReason } from "../data/PauseReason.js"
 import type { Usage } from "../data/Usage.js"
 
-/** An event of a streamed turn. */
+/**
+ * An event of a streamed turn.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ChatEvent = Data.TaggedEnum<{
   /** A piece of the model's text. */
   TextDelta: { readonly text: string }
@@ -46,18 +51,36 @@ export type ChatEvent = Data.TaggedEnum<{
   Completed: { readonly response: Message; readonly messages: Messages; readonly usage: Usage }
 }>
 
-/** Constructors and matchers of chat events. */
+/**
+ * Constructors and matchers of chat events.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const ChatEvent = Data.taggedEnum<ChatEvent>()
 
-/** The last event of a stream: the turn paused or completed. */
+/**
+ * The last event of a stream: the turn paused or completed.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Final = Extract<ChatEvent, { readonly _tag: "Paused" | "Completed" }>
 
-/** Whether an event is the last one of its stream (`Paused` or `Completed`). */
+/**
+ * Whether an event is the last one of its stream (`Paused` or `Completed`).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isFinal = (event: ChatEvent): event is Final => event._tag === "Paused" || event._tag === "Completed"
 
 /**
  * An event of a structured turn streamed with `chat.streamStructured`: the
  * answer's value as its JSON arrives, then the pause or the decoded value.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export type StructuredEvent<A> = Data.TaggedEnum<{
   /**
@@ -72,10 +95,20 @@ export type StructuredEvent<A> = Data.TaggedEnum<{
   Completed: { readonly value: A; readonly response: Message; readonly messages: Messages; readonly usage: Usage }
 }>
 
-/** The type lambda of `StructuredEvent`, for its constructors. */
+/**
+ * The type lambda of `StructuredEvent`, for its constructors.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface StructuredEventDefinition extends Data.TaggedEnum.WithGenerics<1> {
   readonly taggedEnum: StructuredEvent<this["A"]>
 }
 
-/** Constructors and matchers of structured events. */
+/**
+ * Constructors and matchers of structured events.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const StructuredEvent = Data.taggedEnum<StructuredEventDefinition>()

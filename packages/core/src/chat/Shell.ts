@@ -28,6 +28,9 @@ import * as Turn from "../turn/Turn.js"
 /**
  * The work one outcome of `Turn.step` asks for, done the way `Chat` does it,
  * for shells that record each piece on its own (`@chat-ts/workflow`).
+ *
+ * @category models
+ * @since 0.3.0
  */
 export interface Steps<R = never> {
   /** For `CallModel`: calls the model (system prompt, tools and model options of the chat) and returns its response. */
@@ -58,6 +61,9 @@ export interface Steps<R = never> {
  * The event a turn starts (or resumes) with, at `now`: `Resume` with the approved edits of the
  * messages that do not match their tools (the turn stops with `InvalidEdits`) and the calls left
  * running that may start again (the others fail as interrupted).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const start = (
   steps: Pick<Steps<unknown>, "checkEdits" | "rerunnable">,
@@ -65,16 +71,29 @@ export const start = (
   now: number
 ): Turn.Event => Turn.Event.Resume({ now, invalidEdits: steps.checkEdits(messages), rerun: steps.rerunnable(messages) })
 
-/** The outcomes that end a turn with an error. */
+/**
+ * The outcomes that end a turn with an error.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type FailedOutcome = Extract<Turn.Outcome, { readonly _tag: "StepLimit" | "InvalidEdits" | "PendingCalls" }>
 
-/** The errors those outcomes become (see `failureOf`). */
+/**
+ * The errors those outcomes become (see `failureOf`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type OutcomeFailure = ChatError.StepLimitReached | ChatError.InvalidEditedArguments | ChatError.PendingToolCalls
 
 /**
  * The error an outcome that ends a turn badly becomes, carrying `messages` (the state the outcome
  * came with): `StepLimitReached`; `InvalidEditedArguments` naming the first refused edit and
  * detailing every one; `PendingToolCalls` with the ids of the calls still waiting.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const failureOf = (outcome: FailedOutcome, messages: Messages.Messages): OutcomeFailure => {
   switch (outcome._tag) {
@@ -94,7 +113,12 @@ export const failureOf = (outcome: FailedOutcome, messages: Messages.Messages): 
   }
 }
 
-/** A handler that died: its call, its tool and what the defect said. */
+/**
+ * A handler that died: its call, its tool and what the defect said.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Defect {
   readonly id: string
   readonly name: string
@@ -104,6 +128,9 @@ export interface Defect {
 /**
  * The error a turn ends with when a handler died (`Steps.runTool`'s `defect`): once every call of
  * the response finished, the first defect, carrying the messages with every result recorded.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const defectFailure = (defect: Defect, messages: Messages.Messages): ChatError.ToolHandlerDefect =>
   new ChatError.ToolHandlerDefect({ id: defect.id, name: defect.name, detail: defect.detail, messages })

@@ -32,7 +32,12 @@ import type * as ChatError from "../data/ChatError.js"
 import * as PartSource from "../model/PartSource.js"
 import * as LanguageModel from "../model/LanguageModel.js"
 
-/** A turn's events, read with `for await`; `final` is its last event once read. */
+/**
+ * A turn's events, read with `for await`; `final` is its last event once read.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface TurnEvents extends AsyncIterableIterator<ChatEvent, void, undefined> {
   /** The last event (`Paused` or `Completed`, with the turn's messages), once the loop read it. */
   readonly final: Final | undefined
@@ -40,7 +45,12 @@ export interface TurnEvents extends AsyncIterableIterator<ChatEvent, void, undef
   return(): Promise<IteratorResult<ChatEvent, void>>
 }
 
-/** Settings of `chat.events` besides the turn's own. `R`: the services the chat's strategies use. */
+/**
+ * Settings of `chat.events` besides the turn's own. `R`: the services the chat's strategies use.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Options<R = never> {
   /** Aborting it interrupts the turn (as leaving the loop does); the loop then throws its reason. */
   readonly signal?: AbortSignal | undefined
@@ -48,16 +58,31 @@ export interface Options<R = never> {
   readonly context?: Context.Context<R> | undefined
 }
 
-/** How the turn announces an event. */
+/**
+ * How the turn announces an event.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Emit = (event: ChatEvent) => Effect.Effect<void>
 
-/** How the turn has a model response's stream gathered (running `onPart` on each part). */
+/**
+ * How the turn has a model response's stream gathered (running `onPart` on each part).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Collect = (
   parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
   onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>
 ) => Effect.Effect<LanguageModel.Response, ChatError.ModelError>
 
-/** Runs a streamed turn with these emits and this collect; it gives the turn's last event. */
+/**
+ * Runs a streamed turn with these emits and this collect; it gives the turn's last event.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type RunTurn<E, R> = (emit: Emit, collect: Collect) => Effect.Effect<Final, E, R>
 
 /** How many events are buffered ahead of a slow consumer before the turn waits (as `chat.stream`). */
@@ -277,5 +302,8 @@ class Iteration<E, R> implements TurnEvents {
 /**
  * The events of `run` as an `AsyncIterable` (for `Chat`: `chat.events` is
  * this over its streamed turn). The turn starts on the first `next()`.
+ *
+ * @category constructors
+ * @since 0.3.0
  */
 export const make = <E, R>(run: RunTurn<E, R>, options: Options<R> = {}): TurnEvents => new Iteration(run, options)

@@ -15,10 +15,18 @@ import { Message } from "../internal/schema.js"
  * The most characters of a defect's text an error carries (`ToolHandlerDefect`,
  * `RefreshToolsDefect`): 10,000. A longer text (a 5 MB `Effect.die`) is cut, with a marker
  * saying how many characters were left out; the log and the state never held more.
+ *
+ * @category constants
+ * @since 0.3.0
  */
 export const maxDetailChars = 10_000
 
-/** `text` at most `maxDetailChars` long plus a marker saying how much was cut (a surrogate pair is never split). */
+/**
+ * `text` at most `maxDetailChars` long plus a marker saying how much was cut (a surrogate pair is never split).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const boundDetail = (text: string): string => {
   if (text.length <= maxDetailChars) return text
   const code = text.charCodeAt(maxDetailChars - 1)
@@ -32,7 +40,12 @@ const messagesField = { messages: Schema.optional(Schema.Array(Message)) }
 // Model errors (raised by providers through the LanguageModel contract)
 // ---------------------------------------------------------------------------
 
-/** The provider refused the request because of a rate limit or quota (HTTP 429). Retryable. */
+/**
+ * The provider refused the request because of a rate limit or quota (HTTP 429). Retryable.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class RateLimited extends Schema.TaggedError<RateLimited>("@chat-ts/RateLimited")("RateLimited", {
   message: Schema.String,
   /** How long the provider asked us to wait, in milliseconds, if it said. */
@@ -42,20 +55,35 @@ export class RateLimited extends Schema.TaggedError<RateLimited>("@chat-ts/RateL
   ...messagesField
 }) {}
 
-/** The provider failed on its side (HTTP 5xx). Retryable. */
+/**
+ * The provider failed on its side (HTTP 5xx). Retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class ServerError extends Schema.TaggedError<ServerError>("@chat-ts/ServerError")("ServerError", {
   message: Schema.String,
   status: Schema.optional(Schema.Number),
   ...messagesField
 }) {}
 
-/** The provider could not be reached, or the connection broke (also a stream cut mid-way). Retryable. */
+/**
+ * The provider could not be reached, or the connection broke (also a stream cut mid-way). Retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class NetworkError extends Schema.TaggedError<NetworkError>("@chat-ts/NetworkError")("NetworkError", {
   message: Schema.String,
   ...messagesField
 }) {}
 
-/** The credentials were missing or refused (HTTP 401/403). Not retryable. */
+/**
+ * The credentials were missing or refused (HTTP 401/403). Not retryable.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class AuthenticationError extends Schema.TaggedError<AuthenticationError>("@chat-ts/AuthenticationError")(
   "AuthenticationError",
   {
@@ -65,7 +93,12 @@ export class AuthenticationError extends Schema.TaggedError<AuthenticationError>
   }
 ) {}
 
-/** The provider rejected the request as invalid (HTTP 400), with its own message. Not retryable. */
+/**
+ * The provider rejected the request as invalid (HTTP 400), with its own message. Not retryable.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@chat-ts/InvalidRequest")("InvalidRequest", {
   message: Schema.String,
   status: Schema.optional(Schema.Number),
@@ -74,7 +107,12 @@ export class InvalidRequest extends Schema.TaggedError<InvalidRequest>("@chat-ts
   ...messagesField
 }) {}
 
-/** The conversation does not fit the model's context window. Not retryable as is. */
+/**
+ * The conversation does not fit the model's context window. Not retryable as is.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExceeded>("@chat-ts/ContextLengthExceeded")(
   "ContextLengthExceeded",
   {
@@ -83,7 +121,12 @@ export class ContextLengthExceeded extends Schema.TaggedError<ContextLengthExcee
   }
 ) {}
 
-/** The provider answered with something that could not be understood. */
+/**
+ * The provider answered with something that could not be understood.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@chat-ts/MalformedResponse")(
   "MalformedResponse",
   {
@@ -95,6 +138,9 @@ export class MalformedResponse extends Schema.TaggedError<MalformedResponse>("@c
 /**
  * Any error a `LanguageModel` or `EmbeddingModel` may fail with; as a Schema, the union of their
  * classes (for shells that record a model call's failure, as `@chat-ts/workflow` does).
+ *
+ * @category errors
+ * @since 0.1.0
  */
 export const ModelError = Schema.Union([
   RateLimited,
@@ -106,7 +152,12 @@ export const ModelError = Schema.Union([
   MalformedResponse
 ])
 
-/** Any error a `LanguageModel` or `EmbeddingModel` may fail with. */
+/**
+ * Any error a `LanguageModel` or `EmbeddingModel` may fail with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ModelError =
   | RateLimited
   | ServerError
@@ -119,7 +170,12 @@ export type ModelError =
 /** Error codes of a 429 that waiting does not fix (the account has no quota left). */
 const notRetryableCodes: ReadonlySet<string> = new Set(["insufficient_quota", "billing_hard_limit_reached"])
 
-/** Whether a model error is worth retrying (rate limits other than exhausted quota, server and network errors). */
+/**
+ * Whether a model error is worth retrying (rate limits other than exhausted quota, server and network errors).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isRetryable = (error: ModelError): boolean =>
   (error._tag === "RateLimited" && (error.code === undefined || !notRetryableCodes.has(error.code))) ||
   error._tag === "ServerError" || error._tag === "NetworkError"
@@ -128,7 +184,12 @@ export const isRetryable = (error: ModelError): boolean =>
 // Turn errors
 // ---------------------------------------------------------------------------
 
-/** The turn used all of its model calls (`maxSteps`) without a final answer. */
+/**
+ * The turn used all of its model calls (`maxSteps`) without a final answer.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class StepLimitReached extends Schema.TaggedError<StepLimitReached>("@chat-ts/StepLimitReached")(
   "StepLimitReached",
   {
@@ -141,7 +202,12 @@ export class StepLimitReached extends Schema.TaggedError<StepLimitReached>("@cha
   }
 }
 
-/** A tool handler died (a defect, not a typed failure). The call is recorded as failed in `messages`. */
+/**
+ * A tool handler died (a defect, not a typed failure). The call is recorded as failed in `messages`.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ToolHandlerDefect extends Schema.TaggedError<ToolHandlerDefect>("@chat-ts/ToolHandlerDefect")(
   "ToolHandlerDefect",
   {
@@ -156,7 +222,12 @@ export class ToolHandlerDefect extends Schema.TaggedError<ToolHandlerDefect>("@c
   }
 }
 
-/** The final answer did not decode with the schema given to `completeStructured`. */
+/**
+ * The final answer did not decode with the schema given to `completeStructured`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StructuredOutputError extends Schema.TaggedError<StructuredOutputError>(
   "@chat-ts/StructuredOutputError"
 )("StructuredOutputError", {
@@ -173,7 +244,12 @@ export class StructuredOutputError extends Schema.TaggedError<StructuredOutputEr
 // Resume and input errors
 // ---------------------------------------------------------------------------
 
-/** No tool call with this id exists in the messages. */
+/**
+ * No tool call with this id exists in the messages.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class UnknownToolCall extends Schema.TaggedError<UnknownToolCall>("@chat-ts/UnknownToolCall")(
   "UnknownToolCall",
   { id: Schema.String }
@@ -183,7 +259,12 @@ export class UnknownToolCall extends Schema.TaggedError<UnknownToolCall>("@chat-
   }
 }
 
-/** The call was already decided or finished (approving it again would run it twice). */
+/**
+ * The call was already decided or finished (approving it again would run it twice).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ToolCallAlreadyResolved extends Schema.TaggedError<ToolCallAlreadyResolved>(
   "@chat-ts/ToolCallAlreadyResolved"
 )("ToolCallAlreadyResolved", { id: Schema.String, status: Schema.String }) {
@@ -192,7 +273,12 @@ export class ToolCallAlreadyResolved extends Schema.TaggedError<ToolCallAlreadyR
   }
 }
 
-/** The call is not waiting for a person's decision (it has not been decided by a strategy yet). */
+/**
+ * The call is not waiting for a person's decision (it has not been decided by a strategy yet).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ToolCallNotAwaitingDecision extends Schema.TaggedError<ToolCallNotAwaitingDecision>(
   "@chat-ts/ToolCallNotAwaitingDecision"
 )("ToolCallNotAwaitingDecision", { id: Schema.String, status: Schema.String }) {
@@ -201,7 +287,12 @@ export class ToolCallNotAwaitingDecision extends Schema.TaggedError<ToolCallNotA
   }
 }
 
-/** Edited arguments given with an approval do not match the tool's parameters; nothing ran. */
+/**
+ * Edited arguments given with an approval do not match the tool's parameters; nothing ran.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArguments>(
   "@chat-ts/InvalidEditedArguments"
 )("InvalidEditedArguments", {
@@ -221,6 +312,9 @@ export class InvalidEditedArguments extends Schema.TaggedError<InvalidEditedArgu
  * or roles it names, the person who asked, no identity given, an id that is not canonical, an edit
  * where a quorum is needed…), or does not let this person withdraw it (`kind: "cancel"`: only the
  * person who asked, or someone it lets reject). Nothing changed: the call waits as it did.
+ *
+ * @category schemas
+ * @since 0.3.0
  */
 export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("@chat-ts/DecisionNotAllowed")(
   "DecisionNotAllowed",
@@ -238,7 +332,12 @@ export class DecisionNotAllowed extends Schema.TaggedError<DecisionNotAllowed>("
   }
 }
 
-/** This person already approved the call towards its quorum: a second yes by the same person does not count. Nothing changed. */
+/**
+ * This person already approved the call towards its quorum: a second yes by the same person does not count. Nothing changed.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class DuplicateVote extends Schema.TaggedError<DuplicateVote>("@chat-ts/DuplicateVote")(
   "DuplicateVote",
   { id: Schema.String, by: Schema.String }
@@ -248,7 +347,12 @@ export class DuplicateVote extends Schema.TaggedError<DuplicateVote>("@chat-ts/D
   }
 }
 
-/** New input was added while tool calls still wait for a decision or a time. */
+/**
+ * New input was added while tool calls still wait for a decision or a time.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@chat-ts/PendingToolCalls")(
   "PendingToolCalls",
   { ids: Schema.Array(Schema.String), ...messagesField }
@@ -258,7 +362,12 @@ export class PendingToolCalls extends Schema.TaggedError<PendingToolCalls>("@cha
   }
 }
 
-/** A conversation could not be encoded as JSON (a value JSON cannot hold, such as a BigInt, a cycle or a `NaN` time). */
+/**
+ * A conversation could not be encoded as JSON (a value JSON cannot hold, such as a BigInt, a cycle or a `NaN` time).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StateEncodeError extends Schema.TaggedError<StateEncodeError>("@chat-ts/StateEncodeError")(
   "StateEncodeError",
   { detail: Schema.String, ...messagesField }
@@ -268,7 +377,12 @@ export class StateEncodeError extends Schema.TaggedError<StateEncodeError>("@cha
   }
 }
 
-/** A secret (for example `SignedState`'s signing key) is missing or too weak to use. */
+/**
+ * A secret (for example `SignedState`'s signing key) is missing or too weak to use.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class InvalidSecret extends Schema.TaggedError<InvalidSecret>("@chat-ts/InvalidSecret")(
   "InvalidSecret",
   { detail: Schema.String }
@@ -283,6 +397,9 @@ export class InvalidSecret extends Schema.TaggedError<InvalidSecret>("@chat-ts/I
  * `conversationId` that is not a non-empty string, or an `atLeastVersion` that is not a safe
  * non-negative integer (a "latest version" lookup that missed gives `undefined` or `NaN`). No
  * document is accepted against it: the check fails closed instead of letting a replay through.
+ *
+ * @category schemas
+ * @since 0.3.0
  */
 export class InvalidBinding extends Schema.TaggedError<InvalidBinding>("@chat-ts/InvalidBinding")(
   "InvalidBinding",
@@ -293,7 +410,12 @@ export class InvalidBinding extends Schema.TaggedError<InvalidBinding>("@chat-ts
   }
 }
 
-/** A stored conversation could not be decoded: malformed, tampered with, or of an unknown version. */
+/**
+ * A stored conversation could not be decoded: malformed, tampered with, or of an unknown version.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@chat-ts/StateDecodeError")(
   "StateDecodeError",
   { detail: Schema.String }
@@ -303,7 +425,12 @@ export class StateDecodeError extends Schema.TaggedError<StateDecodeError>("@cha
   }
 }
 
-/** Two toolkits given to one chat own a tool of the same name (at `Chat.make`, or in the tools `refreshTools` read). */
+/**
+ * Two toolkits given to one chat own a tool of the same name (at `Chat.make`, or in the tools `refreshTools` read).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@chat-ts/DuplicateToolName")(
   "DuplicateToolName",
   { name: Schema.String, ...messagesField }
@@ -318,6 +445,9 @@ export class DuplicateToolName extends Schema.TaggedError<DuplicateToolName>("@c
  * (`toolkit.toLayer`) was not provided to `Chat.make`, nor given in the
  * `handlers` of the `ToolSet` that `refreshTools` read. Raised by `Chat.make`,
  * or by a turn before the model is called (with the messages of what already ran).
+ *
+ * @category schemas
+ * @since 0.3.0
  */
 export class MissingToolHandler extends Schema.TaggedError<MissingToolHandler>("@chat-ts/MissingToolHandler")(
   "MissingToolHandler",
@@ -332,6 +462,9 @@ export class MissingToolHandler extends Schema.TaggedError<MissingToolHandler>("
  * `refreshTools` died (a defect, not a typed failure: it threw, or gave
  * something that is not a `ToolSet`). The turn stops before the model is
  * called; `messages` holds what already ran.
+ *
+ * @category schemas
+ * @since 0.3.0
  */
 export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("@chat-ts/RefreshToolsDefect")(
   "RefreshToolsDefect",
@@ -346,7 +479,12 @@ export class RefreshToolsDefect extends Schema.TaggedError<RefreshToolsDefect>("
 // Grant errors (see `Grant`)
 // ---------------------------------------------------------------------------
 
-/** A grant cannot be made: its predicate cannot be evaluated, its tool pattern or id is not valid, or its times are not valid (NaN, past). */
+/**
+ * A grant cannot be made: its predicate cannot be evaluated, its tool pattern or id is not valid, or its times are not valid (NaN, past).
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class InvalidGrant extends Schema.TaggedError<InvalidGrant>("@chat-ts/InvalidGrant")("InvalidGrant", {
   id: Schema.String,
   detail: Schema.String
@@ -356,7 +494,12 @@ export class InvalidGrant extends Schema.TaggedError<InvalidGrant>("@chat-ts/Inv
   }
 }
 
-/** A grant with this id is already in the messages (ids are unique within a conversation). */
+/**
+ * A grant with this id is already in the messages (ids are unique within a conversation).
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class DuplicateGrant extends Schema.TaggedError<DuplicateGrant>("@chat-ts/DuplicateGrant")("DuplicateGrant", {
   id: Schema.String
 }) {
@@ -365,7 +508,12 @@ export class DuplicateGrant extends Schema.TaggedError<DuplicateGrant>("@chat-ts
   }
 }
 
-/** No grant with this id is in the messages. */
+/**
+ * No grant with this id is in the messages.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class UnknownGrant extends Schema.TaggedError<UnknownGrant>("@chat-ts/UnknownGrant")("UnknownGrant", {
   id: Schema.String
 }) {
@@ -374,7 +522,12 @@ export class UnknownGrant extends Schema.TaggedError<UnknownGrant>("@chat-ts/Unk
   }
 }
 
-/** The grant was revoked: it settles nothing and cannot be revoked again. */
+/**
+ * The grant was revoked: it settles nothing and cannot be revoked again.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class GrantRevoked extends Schema.TaggedError<GrantRevoked>("@chat-ts/GrantRevoked")("GrantRevoked", {
   id: Schema.String,
   by: Schema.String,
@@ -389,6 +542,9 @@ export class GrantRevoked extends Schema.TaggedError<GrantRevoked>("@chat-ts/Gra
  * A grant cannot settle this call: unknown, revoked, expired, made after the
  * call was proposed, or not covering its tool, arguments or scope. The call
  * waits for a person instead.
+ *
+ * @category schemas
+ * @since 0.3.0
  */
 export class GrantNotApplicable extends Schema.TaggedError<GrantNotApplicable>("@chat-ts/GrantNotApplicable")(
   "GrantNotApplicable",
@@ -404,13 +560,28 @@ export class GrantNotApplicable extends Schema.TaggedError<GrantNotApplicable>("
   }
 }
 
-/** Errors of `Messages.grant`. */
+/**
+ * Errors of `Messages.grant`.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
 export type GrantError = InvalidGrant | DuplicateGrant
 
-/** Errors of `Messages.revokeGrant`. */
+/**
+ * Errors of `Messages.revokeGrant`.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
 export type RevokeGrantError = UnknownGrant | GrantRevoked | InvalidGrant
 
-/** Errors of resolving a pending call with `Messages.approve` / `Messages.reject`. */
+/**
+ * Errors of resolving a pending call with `Messages.approve` / `Messages.reject`.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ResolveError =
   | UnknownToolCall
   | ToolCallAlreadyResolved
@@ -424,6 +595,7 @@ export type ResolveError =
  * it (`forbidden`), the edit does not fit the tool (`invalid_edit`), there is no such call
  * (`not_found`), or the call no longer waits for a decision (`already_decided`).
  *
+ * @category models
  * @since 0.3.0
  */
 export interface Refusal {
@@ -442,6 +614,7 @@ export interface Refusal {
  * What kind of refusal `error` is, with the edit's problem lines: each front door maps the kind to
  * its own error or status (403, 422, 404, 409), so all of them refuse the same decisions alike.
  *
+ * @category utils
  * @since 0.3.0
  */
 export const refusalOf = (error: ResolveError): Refusal => {
@@ -470,13 +643,20 @@ export const refusalOf = (error: ResolveError): Refusal => {
   }
 }
 
-/** The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode. */
+/**
+ * The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
 export type LoopError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments
 
 /**
  * The loop's errors, under their former name.
  *
  * @deprecated Use `LoopError` (this name is easily taken for `Chat.TurnError`, which is `TurnFailure`).
+ * @category errors
+ * @since 0.1.0
  */
 export type TurnError = LoopError
 
@@ -484,13 +664,26 @@ export type TurnError = LoopError
  * What a `checkpoint` may fail with: the store failed, another writer saved first, another worker
  * took the lease, or the state could not be encoded. The turn then stops with it (after the calls
  * already running finished), and the error carries the latest messages.
+ *
+ * @category errors
+ * @since 0.3.0
  */
 export type CheckpointError = StoreError | ConcurrentModification | ConversationBusy | StateEncodeError
 
-/** Everything a turn of a `Chat` (`complete`, `resume`, `stream`) may fail with (`Chat.TurnError`). */
+/**
+ * Everything a turn of a `Chat` (`complete`, `resume`, `stream`) may fail with (`Chat.TurnError`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type TurnFailure = LoopError | PendingToolCalls | CheckpointError
 
-/** Every error of chat-ts. */
+/**
+ * Every error of chat-ts.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ChatError =
   | LoopError
   | GrantError
@@ -516,6 +709,9 @@ export type ChatError =
 /**
  * Returns a copy of an error that carries the given messages (for errors that
  * have the field: core's, and any `Schema.TaggedError` declaring `messages`).
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const withMessages = <E extends { readonly _tag: string }>(
   error: E,
@@ -557,7 +753,12 @@ const messagesCarriers: ReadonlySet<string> = new Set([
 // Storage errors
 // ---------------------------------------------------------------------------
 
-/** The conversation store failed (the database could not be reached, a query failed). */
+/**
+ * The conversation store failed (the database could not be reached, a query failed).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreError")("StoreError", {
   detail: Schema.String,
   ...messagesField,
@@ -574,12 +775,22 @@ export class StoreError extends Schema.TaggedError<StoreError>("@chat-ts/StoreEr
   }
 }
 
-/** Whether an error is a `StoreError` that says it is worth retrying (`retryable: true`). */
+/**
+ * Whether an error is a `StoreError` that says it is worth retrying (`retryable: true`).
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isRetryableStoreError = (error: unknown): error is StoreError =>
   typeof error === "object" && error !== null && "_tag" in error && error._tag === "StoreError" &&
   "retryable" in error && error.retryable === true
 
-/** Someone else saved the conversation since it was loaded: reload it instead of overwriting their change. */
+/**
+ * Someone else saved the conversation since it was loaded: reload it instead of overwriting their change.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ConcurrentModification extends Schema.TaggedError<ConcurrentModification>(
   "@chat-ts/ConcurrentModification"
 )("ConcurrentModification", {
@@ -600,6 +811,9 @@ export class ConcurrentModification extends Schema.TaggedError<ConcurrentModific
  * digits, `_` or `-`, its parameters are not an object at the top, they
  * cannot be written as JSON Schema, or the tool asks for `strict: true` and
  * its parameters cannot be strict. Raised by `Chat.make`, before any request.
+ *
+ * @category schemas
+ * @since 0.1.0
  */
 export class InvalidToolSchema extends Schema.TaggedError<InvalidToolSchema>("@chat-ts/InvalidToolSchema")(
   "InvalidToolSchema",
@@ -622,6 +836,9 @@ const isoOf = (millis: number): string => {
  * `expiresAt`: this run's lease was released or expired). From
  * `acquire`, nothing was run or changed; from a save or a renewal under a lease, that save or
  * renewal did not happen, and the turn stops.
+ *
+ * @category schemas
+ * @since 0.1.0
  */
 export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@chat-ts/ConversationBusy")(
   "ConversationBusy",
@@ -641,7 +858,12 @@ export class ConversationBusy extends Schema.TaggedError<ConversationBusy>("@cha
   }
 }
 
-/** No conversation with this id is stored. */
+/**
+ * No conversation with this id is stored.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>("@chat-ts/ConversationNotFound")(
   "ConversationNotFound",
   { id: Schema.String }
@@ -651,7 +873,12 @@ export class ConversationNotFound extends Schema.TaggedError<ConversationNotFoun
   }
 }
 
-/** A stored conversation's data is damaged (a malformed column, a document that does not decode): nothing was loaded. */
+/**
+ * A stored conversation's data is damaged (a malformed column, a document that does not decode): nothing was loaded.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export class CorruptConversation extends Schema.TaggedError<CorruptConversation>("@chat-ts/CorruptConversation")(
   "CorruptConversation",
   { id: Schema.String, detail: Schema.String }
@@ -665,7 +892,12 @@ export class CorruptConversation extends Schema.TaggedError<CorruptConversation>
 // Notifications
 // ---------------------------------------------------------------------------
 
-/** A `Notifier` could not deliver a notification (the receiver refused it, or could not be reached). */
+/**
+ * A `Notifier` could not deliver a notification (the receiver refused it, or could not be reached).
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class NotificationFailed extends Schema.TaggedError<NotificationFailed>("@chat-ts/NotificationFailed")(
   "NotificationFailed",
   {
@@ -683,7 +915,12 @@ export class NotificationFailed extends Schema.TaggedError<NotificationFailed>("
   }
 }
 
-/** A message given to `Steering.steer` that cannot be held back for a paused turn: not a user message, or with parts other than text and files. */
+/**
+ * A message given to `Steering.steer` that cannot be held back for a paused turn: not a user message, or with parts other than text and files.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export class InvalidSteeringMessage extends Schema.TaggedError<InvalidSteeringMessage>("@chat-ts/InvalidSteeringMessage")(
   "InvalidSteeringMessage",
   { detail: Schema.String }

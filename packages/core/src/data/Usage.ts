@@ -6,19 +6,39 @@
  */
 import * as S from "../internal/schema.js"
 
-/** Token counts of one model response or of a whole turn. */
+/**
+ * Token counts of one model response or of a whole turn.
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export const Usage = S.Usage
 
-/** Token counts of one model response or of a whole turn. */
+/**
+ * Token counts of one model response or of a whole turn.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Usage = typeof Usage.Type
 
-/** No tokens used. */
+/**
+ * No tokens used.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const empty: Usage = { inputTokens: 0, outputTokens: 0 }
 
 const addOptional = (a: number | undefined, b: number | undefined): number | undefined =>
   a === undefined && b === undefined ? undefined : (a ?? 0) + (b ?? 0)
 
-/** Adds two usages field by field (optional counts stay absent when both are absent). */
+/**
+ * Adds two usages field by field (optional counts stay absent when both are absent).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const add = (self: Usage, that: Usage): Usage => {
   const reasoningTokens = addOptional(self.reasoningTokens, that.reasoningTokens)
   const cachedInputTokens = addOptional(self.cachedInputTokens, that.cachedInputTokens)
@@ -30,5 +50,10 @@ export const add = (self: Usage, that: Usage): Usage => {
   }
 }
 
-/** Total of input and output tokens. */
+/**
+ * Total of input and output tokens.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const total = (self: Usage): number => self.inputTokens + self.outputTokens

@@ -37,7 +37,12 @@ import * as Messages from "../turn/Messages.js"
 import * as Notification from "./Notification.js"
 import * as Outbox from "./Outbox.js"
 
-/** A stored conversation. */
+/**
+ * A stored conversation.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Stored {
   readonly id: string
   readonly messages: Messages.Messages
@@ -47,7 +52,12 @@ export interface Stored {
   readonly updatedAt: number
 }
 
-/** A conversation waiting for decisions or times, as `listPending` reports it. */
+/**
+ * A conversation waiting for decisions or times, as `listPending` reports it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PendingSummary {
   readonly id: string
   readonly version: number
@@ -56,14 +66,24 @@ export interface PendingSummary {
   readonly pending: ReadonlyArray<string>
 }
 
-/** One page of `listPending`. */
+/**
+ * One page of `listPending`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface PendingPage {
   readonly items: ReadonlyArray<PendingSummary>
   /** Where the next page starts (give it back as `cursor`); absent on the last page. */
   readonly cursor?: string
 }
 
-/** Options of `listPending`. */
+/**
+ * Options of `listPending`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ListOptions {
   /** The most conversations in the page: an integer from 1 to `maxPageSize` (default `defaultPageSize`). */
   readonly limit?: number
@@ -71,13 +91,28 @@ export interface ListOptions {
   readonly cursor?: string
 }
 
-/** The page size of `listPending` when none is given. */
+/**
+ * The page size of `listPending` when none is given.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultPageSize = 100
 
-/** The largest page `listPending` gives. */
+/**
+ * The largest page `listPending` gives.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const maxPageSize = 1000
 
-/** One run's hold on a conversation while it runs a turn of it. */
+/**
+ * One run's hold on a conversation while it runs a turn of it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Lease {
   readonly id: string
   /** Who took it (a name for people and logs, e.g. one id per process); two runs of one owner are still two leases. */
@@ -88,7 +123,12 @@ export interface Lease {
   readonly expiresAt: number
 }
 
-/** Options of `save`. */
+/**
+ * Options of `save`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface SaveOptions {
   /**
    * The version the messages were loaded at; `0` for a new conversation.
@@ -99,7 +139,12 @@ export interface SaveOptions {
   readonly lease?: Lease
 }
 
-/** The store contract. */
+/**
+ * The store contract.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Service {
   /** The conversation with this id, if stored; damaged data is `CorruptConversation`. */
   readonly load: (id: string) => Effect.Effect<Option.Option<Stored>, ChatError.StoreError | ChatError.CorruptConversation>
@@ -134,21 +179,41 @@ export interface Service {
   readonly release: (lease: Lease) => Effect.Effect<void, ChatError.StoreError>
 }
 
-/** What `save` may fail with. */
+/**
+ * What `save` may fail with.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type SaveError =
   | ChatError.StoreError
   | ChatError.ConcurrentModification
   | ChatError.ConversationBusy
   | ChatError.StateEncodeError
 
-/** The conversation store in use. */
+/**
+ * The conversation store in use.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class ConversationStore extends Context.Service<ConversationStore, Service>()("@chat-ts/core/ConversationStore") {}
 
-/** The ids of the calls of a conversation that still wait. */
+/**
+ * The ids of the calls of a conversation that still wait.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const pendingIds = (messages: Messages.Messages): ReadonlyArray<string> =>
   Messages.pendingTools(messages).map((call) => call.id)
 
-/** Checks an expected version against the stored one (`undefined` when nothing is stored). */
+/**
+ * Checks an expected version against the stored one (`undefined` when nothing is stored).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const checkVersion = (
   id: string,
   stored: number | undefined,
@@ -165,7 +230,12 @@ export const checkVersion = (
   )
 }
 
-/** Checks `listPending`'s options, giving the page size and where the page starts. */
+/**
+ * Checks `listPending`'s options, giving the page size and where the page starts.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const pageOptions = (
   options: ListOptions | undefined
 ): Effect.Effect<{ readonly limit: number; readonly after?: readonly [number, string] }, ChatError.StoreError> => {
@@ -179,14 +249,23 @@ export const pageOptions = (
   return Effect.succeed({ limit, after: [Number(match[1]), match[2]!] as const })
 }
 
-/** The cursor after the last item of a page (when the page is full). */
+/**
+ * The cursor after the last item of a page (when the page is full).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const nextCursor = (items: ReadonlyArray<PendingSummary>, limit: number): { cursor?: string } => {
   const last = items[limit - 1]
   return items.length < limit || last === undefined ? {} : { cursor: `${last.updatedAt}:${last.id}` }
 }
 
 /** A lease's length in milliseconds: a whole number from 1 ms to a year; anything else is refused (a zero or
- * endless lease would let two workers in, or none ever again). */
+ * endless lease would let two workers in, or none ever again).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const leaseMillis = (ttl: Duration.Input): Effect.Effect<number, ChatError.StoreError> => {
   const millis = Duration.fromInput(ttl).pipe(Option.map(Duration.toMillis), Option.getOrElse(() => Number.NaN))
   return Number.isFinite(millis) && millis >= 1 && millis <= 366 * 24 * 3600 * 1000
@@ -194,7 +273,12 @@ export const leaseMillis = (ttl: Duration.Input): Effect.Effect<number, ChatErro
     : Effect.fail(new ChatError.StoreError({ detail: `a lease lasts from 1 ms to a year, not ${String(ttl)}` }))
 }
 
-/** A new lease token: unique per acquisition, in every process. */
+/**
+ * A new lease token: unique per acquisition, in every process.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const makeToken = (): string => globalThis.crypto.randomUUID()
 
 /** A conversation's lease as a store keeps it. */
@@ -299,13 +383,28 @@ const memory = (outbox: ReturnType<typeof MemoryOutbox.make> | undefined): Servi
   }
 }
 
-/** An in-memory store (for tests and single-process programs); stored documents are JSON, as in a database. */
+/**
+ * An in-memory store (for tests and single-process programs); stored documents are JSON, as in a database.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeMemory: Effect.Effect<Service> = Effect.sync(() => memory(undefined))
 
-/** A layer providing an in-memory store. */
+/**
+ * A layer providing an in-memory store.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layerMemory: Layer.Layer<ConversationStore> = Layer.effect(ConversationStore, makeMemory)
 
-/** An in-memory store with an outbox: each save writes its notifications with the state, in one step. */
+/**
+ * An in-memory store with an outbox: each save writes its notifications with the state, in one step.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const makeMemoryWithOutbox: Effect.Effect<{ readonly store: Service; readonly outbox: Outbox.Service }> = Effect.sync(
   () => {
     const outbox = MemoryOutbox.make()
@@ -313,7 +412,12 @@ export const makeMemoryWithOutbox: Effect.Effect<{ readonly store: Service; read
   }
 )
 
-/** A layer providing an in-memory store and its outbox. */
+/**
+ * A layer providing an in-memory store and its outbox.
+ *
+ * @category layers
+ * @since 0.3.0
+ */
 export const layerMemoryWithOutbox: Layer.Layer<ConversationStore | Outbox.Outbox> = Layer.effectContext(
   Effect.map(makeMemoryWithOutbox, ({ outbox, store }) =>
     Context.make(ConversationStore, store).pipe(Context.add(Outbox.Outbox, outbox)))
@@ -326,6 +430,9 @@ export const layerMemoryWithOutbox: Layer.Layer<ConversationStore | Outbox.Outbo
  * stops with `ConcurrentModification` (before anything runs, if it lost the
  * race to resume); with a `lease`, a save after another run took the lease
  * (or after it was released) stops it with `ConversationBusy`.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const checkpoint = (
   store: Service,

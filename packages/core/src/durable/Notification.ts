@@ -19,13 +19,28 @@
 import * as Schema from "effect/Schema"
 import type * as Messages from "../turn/Messages.js"
 
-/** The kinds of notification, in the order one save gives them. */
+/**
+ * The kinds of notification, in the order one save gives them.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const kinds = ["Decided", "Expired", "Resumed", "Paused", "Completed"] as const
 
-/** What happened. */
+/**
+ * What happened.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Kind = typeof kinds[number]
 
-/** A call as a notification names it. */
+/**
+ * A call as a notification names it.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export const Call = Schema.Struct({
   id: Schema.String,
   name: Schema.String,
@@ -35,10 +50,20 @@ export const Call = Schema.Struct({
   by: Schema.optional(Schema.String)
 })
 
-/** A call as a notification names it. */
+/**
+ * A call as a notification names it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Call = typeof Call.Type
 
-/** One notification, as stored in the outbox and sent to a `Notifier`. */
+/**
+ * One notification, as stored in the outbox and sent to a `Notifier`.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export const Notification = Schema.Struct({
   /** Unique per notification, and the same on every delivery of it: receivers deduplicate on it. */
   id: Schema.String,
@@ -52,19 +77,39 @@ export const Notification = Schema.Struct({
   calls: Schema.Array(Call)
 })
 
-/** One notification, as stored in the outbox and sent to a `Notifier`. */
+/**
+ * One notification, as stored in the outbox and sent to a `Notifier`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Notification = typeof Notification.Type
 
-/** A notification before the store gives it its id, version and time. */
+/**
+ * A notification before the store gives it its id, version and time.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Event {
   readonly kind: Kind
   readonly calls: ReadonlyArray<Call>
 }
 
-/** The JSON text of a notification. */
+/**
+ * The JSON text of a notification.
+ *
+ * @category conversions
+ * @since 0.3.0
+ */
 export const toJson = (notification: Notification): string => JSON.stringify(Schema.encodeSync(Notification)(notification))
 
-/** A notification from its JSON text; anything else is a `SchemaError`. */
+/**
+ * A notification from its JSON text; anything else is a `SchemaError`.
+ *
+ * @category conversions
+ * @since 0.3.0
+ */
 export const fromJson = Schema.decodeUnknownEffect(Schema.fromJsonString(Notification))
 
 type ToolCall = ReturnType<typeof Messages.toolCalls>[number]
@@ -85,7 +130,12 @@ const callOf = (call: ToolCall): Call => {
   return { id: call.id, name: call.name, status: status._tag, ...(by === undefined ? {} : { by }) }
 }
 
-/** The calls a pause waits on: those awaiting a person or a time, when nothing else is left to do; else `undefined`. */
+/**
+ * The calls a pause waits on: those awaiting a person or a time, when nothing else is left to do; else `undefined`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const pauseOf = (messages: Messages.Messages): ReadonlyArray<ToolCall> | undefined => {
   const calls = callsOf(messages)
   if (calls.some((call) => active(call.status._tag))) return undefined
@@ -93,7 +143,12 @@ export const pauseOf = (messages: Messages.Messages): ReadonlyArray<ToolCall> | 
   return waiting.length === 0 ? undefined : waiting
 }
 
-/** Whether the turn has its final answer: the last message is a response without tool calls. */
+/**
+ * Whether the turn has its final answer: the last message is a response without tool calls.
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isComplete = (messages: Messages.Messages): boolean => {
   const last = messages[messages.length - 1]
   return last !== undefined && last.role === "assistant" && !last.parts.some((part) => part._tag === "ToolCall")
@@ -139,6 +194,9 @@ const resumed = (before: Messages.Messages, after: Messages.Messages, statusBefo
  * - `Paused` when the turn waits (calls await a person or a time and nothing else is left to do) on a call it did not wait on before;
  * - `Completed` when the turn got its final answer in this save.
  * The same states always give the same notifications; saving the same state again gives none.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const between = (before: Messages.Messages | undefined, after: Messages.Messages): ReadonlyArray<Event> => {
   const statusBefore = new Map<string, string>()
@@ -161,7 +219,12 @@ export const between = (before: Messages.Messages | undefined, after: Messages.M
   return events
 }
 
-/** The notifications of one save, with their ids, version and time. */
+/**
+ * The notifications of one save, with their ids, version and time.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const make = (
   conversationId: string,
   version: number,

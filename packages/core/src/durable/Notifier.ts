@@ -18,21 +18,41 @@ import * as Layer from "effect/Layer"
 import type * as ChatError from "../data/ChatError.js"
 import type * as Notification from "./Notification.js"
 
-/** The notifier contract. */
+/**
+ * The notifier contract.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Service {
   /** Delivers one notification; may be called more than once with the same one (same `id`). */
   readonly notify: (notification: Notification.Notification) => Effect.Effect<void, ChatError.NotificationFailed>
 }
 
-/** The notifier in use. */
+/**
+ * The notifier in use.
+ *
+ * @category services
+ * @since 0.3.0
+ */
 export class Notifier extends Context.Service<Notifier, Service>()("@chat-ts/core/Notifier") {}
 
-/** A notifier from a function. */
+/**
+ * A notifier from a function.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const make = (
   notify: (notification: Notification.Notification) => Effect.Effect<void, ChatError.NotificationFailed>
 ): Service => ({ notify })
 
-/** A layer providing a notifier made from a function. */
+/**
+ * A layer providing a notifier made from a function.
+ *
+ * @category layers
+ * @since 0.3.0
+ */
 export const layer = (
   notify: (notification: Notification.Notification) => Effect.Effect<void, ChatError.NotificationFailed>
 ): Layer.Layer<Notifier> => Layer.succeed(Notifier, make(notify))

@@ -24,10 +24,20 @@ import * as Effect from "effect/Effect"
 import type * as ChatError from "../data/ChatError.js"
 import type * as Notification from "./Notification.js"
 
-/** Where a row is: waiting to be sent (maybe claimed), sent, or given up on. */
+/**
+ * Where a row is: waiting to be sent (maybe claimed), sent, or given up on.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Status = "pending" | "delivered" | "failed"
 
-/** One row of the outbox. */
+/**
+ * One row of the outbox.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Entry {
   readonly notification: Notification.Notification
   readonly status: Status
@@ -39,7 +49,12 @@ export interface Entry {
   readonly deliveredAt?: number
 }
 
-/** A dispatcher's hold on a pending row. */
+/**
+ * A dispatcher's hold on a pending row.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Claim {
   readonly entry: Entry
   /** This claim's own id: `failed` checks it, so a dispatcher whose claim expired changes nothing. */
@@ -48,7 +63,12 @@ export interface Claim {
   readonly expiresAt: number
 }
 
-/** Options of `claim`. */
+/**
+ * Options of `claim`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface ClaimOptions {
   /** The most rows to claim: an integer from 1 to `maxClaim`. */
   readonly limit: number
@@ -56,10 +76,20 @@ export interface ClaimOptions {
   readonly ttl: number
 }
 
-/** The most rows one `claim` takes. */
+/**
+ * The most rows one `claim` takes.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const maxClaim = 1000
 
-/** Options of `list`. */
+/**
+ * Options of `list`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface ListOptions {
   readonly status?: Status
   /** The conversation's rows only. */
@@ -68,7 +98,12 @@ export interface ListOptions {
   readonly limit?: number
 }
 
-/** The outbox contract. */
+/**
+ * The outbox contract.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Service {
   /**
    * Claims up to `limit` pending rows that no live claim holds, oldest first (in save order), for `ttl`
@@ -88,17 +123,32 @@ export interface Service {
   readonly list: (options?: ListOptions) => Effect.Effect<ReadonlyArray<Entry>, ChatError.StoreError>
 }
 
-/** The outbox of the conversation store in use. */
+/**
+ * The outbox of the conversation store in use.
+ *
+ * @category services
+ * @since 0.3.0
+ */
 export class Outbox extends Context.Service<Outbox, Service>()("@chat-ts/core/Outbox") {}
 
-/** Checks `claim`'s options (a claim of zero rows or zero time is a mistake, never "no limit"). */
+/**
+ * Checks `claim`'s options (a claim of zero rows or zero time is a mistake, never "no limit").
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const checkClaim = (options: ClaimOptions): Effect.Effect<ClaimOptions, string> =>
   Number.isInteger(options.limit) && options.limit >= 1 && options.limit <= maxClaim &&
     Number.isInteger(options.ttl) && options.ttl >= 1 && options.ttl <= 24 * 3600 * 1000
     ? Effect.succeed(options)
     : Effect.fail(`an outbox claim takes 1 to ${maxClaim} rows for 1 ms to a day, not ${options.limit} rows for ${options.ttl} ms`)
 
-/** `list`'s page size, checked. */
+/**
+ * `list`'s page size, checked.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const listLimit = (options: ListOptions | undefined): Effect.Effect<number, string> => {
   const limit = options?.limit ?? 100
   return Number.isInteger(limit) && limit >= 1 && limit <= maxClaim

@@ -21,7 +21,12 @@ import * as ChatError from "../data/ChatError.js"
 import * as Notifier from "./Notifier.js"
 import * as Outbox from "./Outbox.js"
 
-/** Settings of a dispatcher. */
+/**
+ * Settings of a dispatcher.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Options {
   /** How many rows one pass claims (default 50, at most `Outbox.maxClaim`). */
   readonly batchSize?: number
@@ -39,13 +44,23 @@ export interface Options {
   readonly pollInterval?: Duration.Input
 }
 
-/** What one pass did. */
+/**
+ * What one pass did.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Pass {
   readonly delivered: number
   readonly failed: number
 }
 
-/** The default retry: 4 more tries after the first, waiting 1, 2, 4 and 8 seconds. */
+/**
+ * The default retry: 4 more tries after the first, waiting 1, 2, 4 and 8 seconds.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const defaultRetry: Schedule.Schedule<unknown, ChatError.NotificationFailed> = Schedule.exponential("1 second").pipe(
   Schedule.upTo({ times: 4 })
 )
@@ -93,7 +108,12 @@ const deliver = (outbox: Outbox.Service, notifier: Notifier.Service, options: Op
     return "failed" as const
   })
 
-/** One pass: claims up to `batchSize` pending rows, sends them and marks each; how many were delivered and failed. */
+/**
+ * One pass: claims up to `batchSize` pending rows, sends them and marks each; how many were delivered and failed.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const deliverPending = (
   options: Options = {}
 ): Effect.Effect<Pass, ChatError.StoreError, Outbox.Outbox | Notifier.Notifier> =>
@@ -114,6 +134,9 @@ export const deliverPending = (
 /**
  * Delivers the outbox for as long as it runs: a pass, then the next at once while passes find rows, or after
  * `pollInterval` when one found none. A store that fails is logged and tried again after `pollInterval`.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const run = (options: Options = {}): Effect.Effect<never, never, Outbox.Outbox | Notifier.Notifier> => {
   const poll = millisOf(options.pollInterval, 1000)

@@ -25,12 +25,22 @@ import * as Redacted from "effect/Redacted"
 import * as ChatError from "../data/ChatError.js"
 import * as Messages from "../turn/Messages.js"
 
-/** The shortest secret accepted, in bytes (as long as the HMAC-SHA-256 output). */
+/**
+ * The shortest secret accepted, in bytes (as long as the HMAC-SHA-256 output).
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const minimumSecretBytes = 32
 
 const encoder = new TextEncoder()
 
-/** What a signed document is bound to. */
+/**
+ * What a signed document is bound to.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Binding {
   /** The conversation the document belongs to (a non-empty string). */
   readonly conversationId: string
@@ -38,7 +48,12 @@ export interface Binding {
   readonly version: number
 }
 
-/** What `verify` expects of a signed document. */
+/**
+ * What `verify` expects of a signed document.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Expected {
   /** The conversation the caller is working on (a non-empty string): a document of another one is refused. */
   readonly conversationId: string
@@ -46,7 +61,12 @@ export interface Expected {
   readonly atLeastVersion: number
 }
 
-/** A verified document: its messages and the version it was signed at. */
+/**
+ * A verified document: its messages and the version it was signed at.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Verified {
   readonly messages: Messages.Messages
   readonly version: number
@@ -111,6 +131,9 @@ const bindingProblem = (options: unknown, versionKey: "version" | "atLeastVersio
  * A secret shorter than 32 bytes is an `InvalidSecret`; a `conversationId` that
  * is not a non-empty string or a `version` that is not a safe non-negative
  * integer a `StateEncodeError` (nothing is signed: such a document could never verify).
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const sign = (
   messages: Messages.Messages,
@@ -136,6 +159,9 @@ export const sign = (
  * `conversationId` that is not a non-empty string, or an `atLeastVersion` that is
  * not a safe non-negative integer (`NaN`, `undefined`, `-Infinity`, a string…)
  * is an `InvalidBinding`, and no document is accepted.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const verify = (
   json: string,

@@ -29,7 +29,12 @@ import * as ConversationStore from "./ConversationStore.js"
 import * as StatusWrites from "../turn/StatusWrites.js"
 import type * as Messages from "../turn/Messages.js"
 
-/** Settings of `resume`. */
+/**
+ * Settings of `resume`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Options extends Omit<Chat.TurnOptions, "checkpoint"> {
   /**
    * A name for who runs the turn (default: a random id per call), e.g. one id per process. It names the
@@ -41,10 +46,20 @@ export interface Options extends Omit<Chat.TurnOptions, "checkpoint"> {
   readonly leaseTtl?: Duration.Input
 }
 
-/** The lease's length when none is given: a worker that dies holds its conversations this long. */
+/**
+ * The lease's length when none is given: a worker that dies holds its conversations this long.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultLeaseTtl: Duration.Duration = Duration.seconds(30)
 
-/** What `resume` may fail with besides the decisions' own errors. */
+/**
+ * What `resume` may fail with besides the decisions' own errors.
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ResumeError =
   | Chat.TurnError
   | ChatError.ConversationBusy
@@ -53,10 +68,20 @@ export type ResumeError =
   | ChatError.StoreError
   | ChatError.DecisionNotAllowed
 
-/** A fresh owner id. */
+/**
+ * A fresh owner id.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const makeOwner = (): string => globalThis.crypto.randomUUID()
 
-/** Runs `effect` while renewing `lease`; losing the lease (another run took it, or it was released) stops `effect` with that error. */
+/**
+ * Runs `effect` while renewing `lease`; losing the lease (another run took it, or it was released) stops `effect` with that error.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const keepingLease = <A, E, R>(
   store: ConversationStore.Service,
   lease: ConversationStore.Lease,
@@ -82,6 +107,23 @@ export const keepingLease = <A, E, R>(
  * with nothing saved or run; the rule fixed on each stored call is kept whatever the decide wrote. Another run holding
  * the lease (another worker, or another resume in this process, whatever its owner):
  * `ConversationBusy`, with nothing run or changed.
+ *
+ * @example
+ * ```ts
+ * import { type Chat, Messages, Worker } from "@chat-ts/core"
+ * import { Effect } from "effect"
+ *
+ * // A person approved call `callId` of stored conversation `id`: record it and resume the turn, under a
+ * // lease (another worker resuming `id` meanwhile gets ConversationBusy and runs nothing).
+ * // Needs a ConversationStore (ConversationStore.layerMemory, @chat-ts/sql, …).
+ * const approveAndResume = <R>(chat: Chat.Service<R>, id: string, callId: string) =>
+ *   Worker.resume(chat, id, (stored) => Effect.fromResult(Messages.approve(stored.messages, callId)), {
+ *     owner: "worker-1"
+ *   })
+ * ```
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const resume = <R, E = never, R2 = never>(
   chat: Chat.Service<R>,
@@ -128,6 +170,9 @@ export const resume = <R, E = never, R2 = never>(
  * Whether an error means "another run has it, or had it": try again later (after `expiresAt`
  * when a `ConversationBusy` gives one; at once, with the conversation loaded again, when it does
  * not: no run holds the lease now).
+ *
+ * @category guards
+ * @since 0.1.0
  */
 export const isBusy = (error: unknown): error is ChatError.ConversationBusy | ChatError.ConcurrentModification =>
   typeof error === "object" && error !== null && "_tag" in error &&

@@ -27,43 +27,144 @@ import type * as Tool from "../tools/Tool.js"
 import type * as Toolkit from "../tools/Toolkit.js"
 
 export {
-  /** Every grant of the conversation with the index of its message. */
+  /**
+   * Every grant of the conversation with the index of its message.
+   *
+   * @category utils
+   * @since 0.3.0
+   */
   all,
-  /** Whether grant `grantId` may settle a call at `now` (the reducer's rule), or `GrantNotApplicable` saying why not. */
+  /**
+   * Whether grant `grantId` may settle a call at `now` (the reducer's rule), or `GrantNotApplicable` saying why not.
+   *
+   * @category utils
+   * @since 0.3.0
+   */
   check,
-  /** The live grants covering a call (what the strategy sees as `call.grants`). */
+  /**
+   * The live grants covering a call (what the strategy sees as `call.grants`).
+   *
+   * @category utils
+   * @since 0.3.0
+   */
   covering,
-  /** The grant with this id and where it is. */
+  /**
+   * The grant with this id and where it is.
+   *
+   * @category utils
+   * @since 0.3.0
+   */
   find,
-  /** Whether a grant is in force at `now`. */
+  /**
+   * Whether a grant is in force at `now`.
+   *
+   * @category guards
+   * @since 0.3.0
+   */
   isLive,
-  /** A grant from options, or `InvalidGrant`. */
+  /**
+   * A grant from options, or `InvalidGrant`.
+   *
+   * @example
+   * ```ts
+   * import { Grant, Messages } from "@chat-ts/core"
+   * import { Result } from "effect"
+   *
+   * // "Approve send_email to ann@example.com in conversation conv-1 for the next hour."
+   * const options: Grant.Options = {
+   *   id: "g1",
+   *   tool: "send_email",
+   *   where: { path: ["to"], equals: "ann@example.com" },
+   *   scope: { conversation: "conv-1" },
+   *   by: "ann",
+   *   at: Date.now(),
+   *   expiresAfter: "1 hour"
+   * }
+   * const grant = Grant.make(options) // a Result: the grant, or InvalidGrant
+   *
+   * // Recorded in the messages, it settles later calls it covers (see `Grant.grantedOr`).
+   * const withGrant = (messages: Messages.Messages) => Result.flatMap(grant, () => Messages.grant(messages, options))
+   * ```
+   *
+   * @category constructors
+   * @since 0.3.0
+   */
   make,
-  /** Whether a tool name matches a grant's tool pattern. */
+  /**
+   * Whether a tool name matches a grant's tool pattern.
+   *
+   * @category utils
+   * @since 0.3.0
+   */
   matchesTool,
-  /** The longest grant id. */
+  /**
+   * The longest grant id.
+   *
+   * @category constants
+   * @since 0.3.0
+   */
   maxIdLength,
-  /** The grant a call's decision record names, if a grant settled it. */
+  /**
+   * The grant a call's decision record names, if a grant settled it.
+   *
+   * @category utils
+   * @since 0.3.0
+   */
   settledBy
 } from "../turn/GrantRules.js"
 
 export type {
-  /** Whom a turn acts for. */
+  /**
+   * Whom a turn acts for.
+   *
+   * @category models
+   * @since 0.3.0
+   */
   Context,
-  /** A grant and the index of its message. */
+  /**
+   * A grant and the index of its message.
+   *
+   * @category models
+   * @since 0.3.0
+   */
   Located,
-  /** What `Messages.grant` takes. */
+  /**
+   * What `Messages.grant` takes.
+   *
+   * @category models
+   * @since 0.3.0
+   */
   Options,
-  /** An argument predicate. */
+  /**
+   * An argument predicate.
+   *
+   * @category models
+   * @since 0.3.0
+   */
   Predicate,
-  /** Who revokes a grant, when and why. */
+  /**
+   * Who revokes a grant, when and why.
+   *
+   * @category models
+   * @since 0.3.0
+   */
   Revocation
 } from "../turn/GrantRules.js"
 
-/** A grant as stored in the messages. */
+/**
+ * A grant as stored in the messages.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Grant = Grants.Grant
 
-/** The Schema of a grant. */
+/**
+ * The Schema of a grant.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export const Grant = Grants.Grant
 
 /**
@@ -76,6 +177,9 @@ export const Grant = Grants.Grant
  * its `RequireApproval`: the verdict stays on the call for the person). (A call
  * under its tool's `decisionPolicy` is never settled by a grant either: the
  * reducer sends it to the people it names.)
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const grantedOr = <Tools extends Record<string, Tool.Any>, R = never>(
   fallback: Toolkit.Strategy<Tools, R>

@@ -40,17 +40,32 @@ import * as Messages from "../turn/Messages.js"
 import type * as Tool from "../tools/Tool.js"
 import * as Toolkit from "../tools/Toolkit.js"
 
-/** What the reviewer answers: its verdict, why, and how sure it is (0 to 1). */
+/**
+ * What the reviewer answers: its verdict, why, and how sure it is (0 to 1).
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
 export const Verdict = Schema.Struct({
   verdict: Schema.Literals(["safe", "needs-person", "refuse"]),
   reason: Schema.String,
   confidence: Schema.Number.check(Schema.isBetween({ minimum: 0, maximum: 1 }))
 }).annotate({ identifier: "ToolCallReview" })
 
-/** What the reviewer answers. */
+/**
+ * What the reviewer answers.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Verdict = typeof Verdict.Type
 
-/** Settings of a reviewer. */
+/**
+ * Settings of a reviewer.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Options {
   /** The second model, the reviewer (a `LanguageModel` service, e.g. taken from a provider's layer). */
   readonly model: LanguageModel.Service
@@ -71,18 +86,38 @@ export interface Options {
   readonly maxArgumentsLength?: number
 }
 
-/** The default timeout of a reviewer: 10 seconds. */
+/**
+ * The default timeout of a reviewer: 10 seconds.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const defaultTimeout: Duration.Duration = Duration.seconds(10)
 
-/** The default confidence a `safe` needs: 0.8. */
+/**
+ * The default confidence a `safe` needs: 0.8.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const defaultMinConfidence = 0.8
 
-/** The longest reason kept (shown to the approver, or to the model in a rejection); longer ones are cut. */
+/**
+ * The longest reason kept (shown to the approver, or to the model in a rejection); longer ones are cut.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const maxReasonLength = 500
 
 const defaultMaxArgumentsLength = 20_000
 
-/** The reviewer's instructions (the application's policy, when given, is added after them). */
+/**
+ * The reviewer's instructions (the application's policy, when given, is added after them).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const instructions = [
   "You review one tool call that an AI assistant proposed, before it runs without a person.",
   "Answer 'safe' if it is harmless as it is, 'needs-person' if a person should look first (it is irreversible,",
@@ -101,7 +136,12 @@ const unavailable = (reason: string): Review => ({ verdict: "unavailable", reaso
 /** Cuts a reason to `maxReasonLength` characters. */
 const cut = (reason: string): string => reason.length > maxReasonLength ? `${reason.slice(0, maxReasonLength - 1)}…` : reason
 
-/** The user message the reviewer reads: the call as one JSON document. */
+/**
+ * The user message the reviewer reads: the call as one JSON document.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const describeCall = (tool: Tool.Any, args: unknown): string =>
   JSON.stringify({ tool: tool.name, description: tool.description, arguments: args }, null, 2)
 
@@ -196,6 +236,9 @@ const reviewCall = (
  * The toolkit with a reviewer over its strategy (none: every call would run):
  * each call the strategy would run without a person (`Execute`, `Defer`) is
  * shown to the reviewer first, and runs so only on a confident `safe`.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const review: {
   (options: Options): <Tools extends Record<string, Tool.Any>, R>(self: Toolkit.Toolkit<Tools, R>) => Toolkit.Toolkit<Tools, R>
@@ -223,7 +266,12 @@ export const review: {
   }
 )
 
-/** The reviewer's verdict on the call `id` of the messages, while it waits for a person (for the approver's screen). */
+/**
+ * The reviewer's verdict on the call `id` of the messages, while it waits for a person (for the approver's screen).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const reviewOf = (messages: Messages.Messages, id: string): Review | undefined => {
   const status = Messages.findTool(messages, id)?.status
   return status?._tag === "AwaitingApproval" ? status.review : undefined

@@ -28,10 +28,20 @@ import * as Action from "../turn/Action.js"
 import type * as Tool from "../tools/Tool.js"
 import * as Toolkit from "../tools/Toolkit.js"
 
-/** How one comparison came out: the two agree, disagree, or the candidate gave no decision. */
+/**
+ * How one comparison came out: the two agree, disagree, or the candidate gave no decision.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Outcome = "agree" | "disagree" | "failed" | "timed-out"
 
-/** One comparison of the enforced and the candidate decision of a call. */
+/**
+ * One comparison of the enforced and the candidate decision of a call.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Comparison {
   /** The shadow's name (`Options.name`). */
   readonly shadow: string
@@ -44,7 +54,12 @@ export interface Comparison {
   readonly outcome: Outcome
 }
 
-/** Settings of a shadow. */
+/**
+ * Settings of a shadow.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Options<R = never> {
   /** The candidate's name in logs and in the counter's `shadow` attribute (default `"candidate"`). */
   readonly name?: string
@@ -54,10 +69,20 @@ export interface Options<R = never> {
   readonly onComparison?: (comparison: Comparison) => Effect.Effect<void, unknown, R>
 }
 
-/** The default timeout of a candidate: 5 seconds. */
+/**
+ * The default timeout of a candidate: 5 seconds.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const defaultTimeout: Duration.Duration = Duration.seconds(5)
 
-/** The counter of comparisons, one series per `tool`, `shadow`, `enforced`, `candidate` and `outcome`. */
+/**
+ * The counter of comparisons, one series per `tool`, `shadow`, `enforced`, `candidate` and `outcome`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const decisions: Metric.Counter<number> = Metric.counter("chat_ts_shadow_decisions", {
   description: "Calls decided by an enforced strategy and a shadow candidate, by how the two decisions compared",
   incremental: true
@@ -112,6 +137,9 @@ const report = <R>(comparison: Comparison, options: Options<R>): Effect.Effect<v
  * The toolkit deciding as it does (its strategy; none: every call runs), with
  * `candidate` deciding each call beside it in the background and every
  * disagreement logged and counted (see the module doc).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const shadow: {
   <Tools extends Record<string, Tool.Any>, R2 = never, R3 = never>(

@@ -19,10 +19,20 @@ import type { FinishReason, Part, ReasoningPart } from "../turn/Messages.js"
 import type { Usage } from "../data/Usage.js"
 import * as UsageModule from "../data/Usage.js"
 
-/** A JSON Schema object, as providers send it. */
+/**
+ * A JSON Schema object, as providers send it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type JsonSchema = { readonly [key: string]: unknown }
 
-/** A tool as the model sees it: name, description and JSON Schema of its parameters. */
+/**
+ * A tool as the model sees it: name, description and JSON Schema of its parameters.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ToolDeclaration {
   readonly name: string
   readonly description: string
@@ -31,10 +41,20 @@ export interface ToolDeclaration {
   readonly strict: boolean
 }
 
-/** How the model may use tools. */
+/**
+ * How the model may use tools.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ToolChoice = "auto" | "none" | "required" | { readonly tool: string }
 
-/** Ask for a JSON answer matching a schema (structured output). */
+/**
+ * Ask for a JSON answer matching a schema (structured output).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ResponseFormat {
   readonly type: "json"
   readonly name: string
@@ -43,7 +63,12 @@ export interface ResponseFormat {
   readonly strict: boolean
 }
 
-/** Options of one model call. */
+/**
+ * Options of one model call.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Options {
   readonly temperature?: number
   readonly maxTokens?: number
@@ -58,7 +83,12 @@ export interface Options {
   readonly providerOptions?: { readonly [key: string]: unknown }
 }
 
-/** One model call: the conversation, the tools and the options. */
+/**
+ * One model call: the conversation, the tools and the options.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Request {
   /** The conversation, system messages included. */
   readonly messages: Messages.Messages
@@ -66,7 +96,12 @@ export interface Request {
   readonly options: Options
 }
 
-/** One whole model response. Tool calls are built with `Messages.toolCall`. */
+/**
+ * One whole model response. Tool calls are built with `Messages.toolCall`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Response {
   readonly parts: ReadonlyArray<Part>
   readonly usage: Usage
@@ -74,7 +109,12 @@ export interface Response {
   readonly providerMetadata?: { readonly [key: string]: unknown }
 }
 
-/** A piece of a streamed response. */
+/**
+ * A piece of a streamed response.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type StreamPart =
   | {
     readonly _tag: "TextDelta"
@@ -100,16 +140,31 @@ export type StreamPart =
     readonly providerMetadata?: { readonly [key: string]: unknown }
   }
 
-/** The provider contract. */
+/**
+ * The provider contract.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Service {
   readonly generate: (request: Request) => Effect.Effect<Response, ChatError.ModelError>
   readonly stream: (request: Request) => Stream.Stream<StreamPart, ChatError.ModelError>
 }
 
-/** The chat model in use. */
+/**
+ * The chat model in use.
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class LanguageModel extends Context.Service<LanguageModel, Service>()("@chat-ts/core/LanguageModel") {}
 
-/** Builds a model from `generate` and/or `stream`; the missing one is derived from the other. */
+/**
+ * Builds a model from `generate` and/or `stream`; the missing one is derived from the other.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (
   impl:
     | { readonly generate: Service["generate"]; readonly stream?: Service["stream"] }
@@ -120,13 +175,21 @@ export const make = (
   return { generate, stream }
 }
 
-/** A layer providing the given model. */
+/**
+ * A layer providing the given model.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = (service: Service): Layer.Layer<LanguageModel> => Layer.succeed(LanguageModel, service)
 
 /**
  * Wraps the model in use: `f` receives the model and returns a new one (for
  * logging, a system prompt, caching, routing…). Provide the result below the
  * original model's layer.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const middleware = <E = never, R = never>(
   f: (model: Service) => Service | Effect.Effect<Service, E, R>
@@ -139,14 +202,24 @@ export const middleware = <E = never, R = never>(
     })
   )
 
-/** Maps every request before it reaches the model (for example to add a system prompt). */
+/**
+ * Maps every request before it reaches the model (for example to add a system prompt).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const mapRequest = (f: (request: Request) => Request): Layer.Layer<LanguageModel, never, LanguageModel> =>
   middleware((model) => ({
     generate: (request) => model.generate(f(request)),
     stream: (request) => model.stream(f(request))
   }))
 
-/** The stream parts of a whole response (whole parts, then the finish). */
+/**
+ * The stream parts of a whole response (whole parts, then the finish).
+ *
+ * @category conversions
+ * @since 0.1.0
+ */
 export const toStreamParts = (response: Response): Stream.Stream<StreamPart> =>
   Stream.fromIterable<StreamPart>([
     ...response.parts.map((part): StreamPart => ({ _tag: "Part", part })),
@@ -173,6 +246,9 @@ interface PendingCall {
  * order they started. A call that starts with the id of a call already
  * started is a new call (as `generate` would return it; the chat then makes
  * its id unique), and later fragments with that id belong to the newest one.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export class Accumulator {
   private readonly parts: Array<Part> = []
@@ -269,7 +345,12 @@ export class Accumulator {
   }
 }
 
-/** Gathers a stream into a whole response; a stream that ends before its `Finish` part is a `NetworkError`. */
+/**
+ * Gathers a stream into a whole response; a stream that ends before its `Finish` part is a `NetworkError`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const collect = <E, R>(
   stream: Stream.Stream<StreamPart, E, R>
 ): Effect.Effect<Response, E | ChatError.NetworkError, R> =>
@@ -278,7 +359,12 @@ export const collect = <E, R>(
     return Stream.runForEach(stream, (part) => Effect.sync(() => acc.add(part))).pipe(Effect.flatMap(() => finish(acc)))
   })
 
-/** The response gathered by `acc` at the end of its stream; a stream that ended before its `Finish` part is a `NetworkError`. */
+/**
+ * The response gathered by `acc` at the end of its stream; a stream that ended before its `Finish` part is a `NetworkError`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const finish = (acc: Accumulator): Effect.Effect<Response, ChatError.NetworkError> => {
   const response = acc.response()
   return response === undefined
@@ -286,5 +372,10 @@ export const finish = (acc: Accumulator): Effect.Effect<Response, ChatError.Netw
     : Effect.succeed(response)
 }
 
-/** An empty usage, for providers that do not report any. */
+/**
+ * An empty usage, for providers that do not report any.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const noUsage: Usage = UsageModule.empty

@@ -32,10 +32,20 @@ import * as ChatError from "../data/ChatError.js"
 import * as LanguageModel from "./LanguageModel.js"
 import * as Messages from "../turn/Messages.js"
 
-/** The provider metadata key under which the router records which model answered. */
+/**
+ * The provider metadata key under which the router records which model answered.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const metadataKey = "chat-ts/router"
 
-/** What the router records in a response's provider metadata. */
+/**
+ * What the router records in a response's provider metadata.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Answer {
   /** The model that answered. */
   readonly model: string
@@ -43,7 +53,12 @@ export interface Answer {
   readonly failed: ReadonlyArray<string>
 }
 
-/** A model as strategies see it. */
+/**
+ * A model as strategies see it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ModelInfo {
   /** A unique name (recorded in the messages). */
   readonly name: string
@@ -53,7 +68,12 @@ export interface ModelInfo {
   readonly tags?: ReadonlyArray<string> | undefined
 }
 
-/** A model the router may use: the model itself (a service or a layer providing it) and what strategies see of it. */
+/**
+ * A model the router may use: the model itself (a service or a layer providing it) and what strategies see of it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Candidate<E = never, R = never> extends ModelInfo {
   readonly model: LanguageModel.Service | Layer.Layer<LanguageModel.LanguageModel, E, R>
 }
@@ -61,13 +81,21 @@ export interface Candidate<E = never, R = never> extends ModelInfo {
 /**
  * Ranks the models for one request: returns the names to try, best first.
  * Models left out are not tried for this request; unknown names are a defect.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export type Strategy<R = never> = (
   request: LanguageModel.Request,
   models: ReadonlyArray<ModelInfo>
 ) => Effect.Effect<ReadonlyArray<string>, never, R>
 
-/** Circuit breaker settings (one breaker per model). */
+/**
+ * Circuit breaker settings (one breaker per model).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface BreakerOptions {
   /** Failures in a row (retryable ones) that open the breaker. Default 5. */
   readonly failureThreshold?: number
@@ -75,7 +103,12 @@ export interface BreakerOptions {
   readonly recoveryTime?: Duration.Input
 }
 
-/** Options of `make` and `layer`. */
+/**
+ * Options of `make` and `layer`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Options<Cs extends ReadonlyArray<Candidate<any, any>>, R = never> {
   /** The models, in their default order. */
   readonly models: Cs
@@ -91,25 +124,50 @@ export interface Options<Cs extends ReadonlyArray<Candidate<any, any>>, R = neve
   readonly fallbackOnContextLength?: boolean
 }
 
-/** The state of one model's circuit breaker. */
+/**
+ * The state of one model's circuit breaker.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type BreakerState =
   | { readonly _tag: "Closed"; readonly failures: number }
   | { readonly _tag: "Open"; readonly until: number }
   | { readonly _tag: "HalfOpen"; readonly probing: boolean }
 
-/** The router's own service, provided next to the `LanguageModel`: the breakers' states. */
+/**
+ * The router's own service, provided next to the `LanguageModel`: the breakers' states.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Service {
   /** The state of each model's breaker, by name. */
   readonly breakers: Effect.Effect<ReadonlyMap<string, BreakerState>>
 }
 
-/** The router in use (provided by `layer` next to the `LanguageModel`). */
+/**
+ * The router in use (provided by `layer` next to the `LanguageModel`).
+ *
+ * @category services
+ * @since 0.1.0
+ */
 export class Router extends Context.Service<Router, Service>()("@chat-ts/core/Router") {}
 
-/** The default strategy: the models in the order they were given. */
+/**
+ * The default strategy: the models in the order they were given.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const ordered: Strategy = (_request, models) => Effect.succeed(models.map((model) => model.name))
 
-/** The model that answered the latest response of these messages through a router, if one did. */
+/**
+ * The model that answered the latest response of these messages through a router, if one did.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const answeredBy = (messages: Messages.Messages): string | undefined => {
   const metadata = Messages.lastResponse(messages)?.providerMetadata?.[metadataKey]
   if (typeof metadata !== "object" || metadata === null) return undefined
@@ -122,6 +180,9 @@ export const answeredBy = (messages: Messages.Messages): string | undefined => {
  * (a paused turn being resumed, a tool loop), the model that gave it goes
  * first; a new user message is routed by `strategy` again. A model the
  * strategy left out stays out; an open breaker still falls back.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const sticky = <R = never>(strategy: Strategy<R> = ordered as Strategy<R>): Strategy<R> => (request, models) =>
   Effect.map(strategy(request, models), (names) => {
@@ -398,6 +459,9 @@ type ContextOf<C> = C extends { readonly model: Layer.Layer<any, any, infer R> }
 /**
  * Makes a router (the `LanguageModel` and its breakers). Models given as
  * layers are built in the current scope. Names must be unique and non-empty.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const make = <const Cs extends ReadonlyArray<Candidate<any, any>>, R = never>(
   options: Options<Cs, R>
@@ -434,7 +498,12 @@ export const make = <const Cs extends ReadonlyArray<Candidate<any, any>>, R = ne
     })
   })
 
-/** A layer providing the router as the `LanguageModel`, and its breakers as `Router`. */
+/**
+ * A layer providing the router as the `LanguageModel`, and its breakers as `Router`.
+ *
+ * @category layers
+ * @since 0.1.0
+ */
 export const layer = <const Cs extends ReadonlyArray<Candidate<any, any>>, R = never>(
   options: Options<Cs, R>
 ): Layer.Layer<LanguageModel.LanguageModel | Router, ErrorOf<Cs[number]>, ContextOf<Cs[number]> | R> =>

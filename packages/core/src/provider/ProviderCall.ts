@@ -18,14 +18,29 @@ import type * as ChatError from "../data/ChatError.js"
 import { MalformedResponse } from "../data/ChatError.js"
 import * as SdkSource from "./internal/sdkSource.js"
 
-/** Maps whatever an SDK threw to a model error; `now` is the current time (for `retry-after` dates). */
+/**
+ * Maps whatever an SDK threw to a model error; `now` is the current time (for `retry-after` dates).
+ *
+ * @category errors
+ * @since 0.1.0
+ */
 export type ToError = (error: unknown, now: number) => ChatError.ModelError
 
-/** Fails with the mapped error, reading `now` from Effect's `Clock`. */
+/**
+ * Fails with the mapped error, reading `now` from Effect's `Clock`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const fail = (toError: ToError) => (error: unknown): Effect.Effect<never, ChatError.ModelError> =>
   Effect.flatMap(Clock.currentTimeMillis, (now) => Effect.fail(toError(error, now)))
 
-/** Runs one promise call with the fiber's `AbortSignal`; a rejection becomes the mapped error. */
+/**
+ * Runs one promise call with the fiber's `AbortSignal`; a rejection becomes the mapped error.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const request = <A>(
   call: (signal: AbortSignal) => PromiseLike<A>,
   toError: ToError
@@ -35,6 +50,9 @@ export const request = <A>(
 /**
  * An `AbortController` aborted when the scope closes (one per attempt): that
  * ends the HTTP request whether it is still opening or half read.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const scopedAbortController: Effect.Effect<AbortController, never, Scope.Scope> = Effect.acquireRelease(
   Effect.sync(() => new AbortController()),
@@ -101,7 +119,12 @@ const read = <A>(
     return Stream.fromPull(Effect.succeed(pull))
   }))
 
-/** The events of an SDK's async iterable as a stream; a failure while reading becomes the mapped error. */
+/**
+ * The events of an SDK's async iterable as a stream; a failure while reading becomes the mapped error.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const iterate = <A>(iterable: AsyncIterable<A>, toError: ToError): Stream.Stream<A, ChatError.ModelError> => {
   const iterator = iterable[Symbol.asyncIterator]()
   const aware: IdleAware<A> = Object.assign(read(iterator, toError, undefined), {
@@ -116,6 +139,9 @@ export const iterate = <A>(iterable: AsyncIterable<A>, toError: ToError): Stream
  * for its next event. A stream of `iterate` watches itself (one fiber per
  * stream); any other stream gets a timer per pull. Either way nothing is
  * read ahead of the consumer.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const idleTimeout = <A>(
   events: Stream.Stream<A, ChatError.ModelError>,
@@ -139,6 +165,9 @@ const hasResponse = <A>(
  * interrupted. Failures while opening fail the returned effect (so they can be
  * retried); failures mid-way fail the stream. An HTML page instead of events
  * (a proxy's or gateway's) is a `MalformedResponse` naming `server`.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const openStream = <A>(
   open: (signal: AbortSignal) => PromiseLike<AsyncIterable<A>>,
@@ -163,7 +192,12 @@ export const openStream = <A>(
     return iterate(iterable, toError)
   })
 
-/** What every provider's client service carries: the SDK and Effect-shaped calls on it. */
+/**
+ * What every provider's client service carries: the SDK and Effect-shaped calls on it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Client<Sdk> {
   /** The SDK client, for calls the provider does not wrap (retries off). */
   readonly sdk: Sdk
@@ -187,7 +221,12 @@ export interface Client<Sdk> {
   ) => Effect.Effect<Stream.Stream<A, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>
 }
 
-/** What `makeClient` needs: the SDK, where it sends requests, and how its failures read. */
+/**
+ * What `makeClient` needs: the SDK, where it sends requests, and how its failures read.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface ClientOptions<Sdk> {
   readonly sdk: Sdk
   readonly baseURL: string
@@ -197,7 +236,12 @@ export interface ClientOptions<Sdk> {
   readonly server: string
 }
 
-/** The `Client` part of a provider's client service, on `request` and `openStream` above. */
+/**
+ * The `Client` part of a provider's client service, on `request` and `openStream` above.
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const makeClient = <Sdk>(options: ClientOptions<Sdk>): Client<Sdk> => ({
   sdk: options.sdk,
   baseURL: options.baseURL,

@@ -10,18 +10,36 @@
  */
 import type * as ChatError from "../data/ChatError.js"
 
-/** Removes secrets from a text. */
+/**
+ * Removes secrets from a text.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Redactor = (text: string) => string
 
-/** What replaces a secret in a redacted text. */
+/**
+ * What replaces a secret in a redacted text.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const placeholder = "[redacted]"
 
-/** A pattern of secret-shaped text and its replacement (may use `$1`… groups), as for `String.replace`. */
+/**
+ * A pattern of secret-shaped text and its replacement (may use `$1`… groups), as for `String.replace`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type RedactRule = readonly [pattern: RegExp, replacement: string]
 
 /**
  * A redactor that removes every given secret (empty ones are ignored) and then
  * applies `rules`, which catch key-shaped text a server may echo back.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const makeRedactor = (secrets: ReadonlyArray<string>, rules: ReadonlyArray<RedactRule> = []): Redactor => {
   const kept = secrets.filter((secret) => secret.length > 0)
@@ -33,7 +51,12 @@ export const makeRedactor = (secrets: ReadonlyArray<string>, rules: ReadonlyArra
   }
 }
 
-/** What an error mapping needs besides the error: the redactor and the current time (for `retry-after` dates). */
+/**
+ * What an error mapping needs besides the error: the redactor and the current time (for `retry-after` dates).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface MappingContext {
   readonly redact: Redactor
   readonly now: number
@@ -49,11 +72,21 @@ const modelErrorTags: ReadonlySet<string> = new Set([
   "MalformedResponse"
 ])
 
-/** Whether a value is already one of the core's model errors (so a mapping passes it through). */
+/**
+ * Whether a value is already one of the core's model errors (so a mapping passes it through).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isModelError = (u: unknown): u is ChatError.ModelError =>
   u instanceof Error && "_tag" in u && typeof u._tag === "string" && modelErrorTags.has(u._tag)
 
-/** Millis asked by the standard `retry-after` header (seconds or an HTTP date, relative to `now`), or `undefined`. */
+/**
+ * Millis asked by the standard `retry-after` header (seconds or an HTTP date, relative to `now`), or `undefined`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const retryAfterHeaderMillis = (headers: Headers | undefined, now: number): number | undefined => {
   const after = headers?.get("retry-after")
   if (after === null || after === undefined) return undefined
@@ -66,7 +99,12 @@ export const retryAfterHeaderMillis = (headers: Headers | undefined, now: number
   return Number.isNaN(date) ? undefined : Math.max(0, date - now)
 }
 
-/** Millis the server asked to wait: `retry-after-ms` (OpenAI, Anthropic) when valid, else `retry-after`. */
+/**
+ * Millis the server asked to wait: `retry-after-ms` (OpenAI, Anthropic) when valid, else `retry-after`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const retryAfterMillis = (headers: Headers | undefined, now: number): number | undefined => {
   const millis = headers?.get("retry-after-ms")
   if (millis !== null && millis !== undefined) {

@@ -20,10 +20,20 @@ import * as Effect from "effect/Effect"
 import * as Schedule from "effect/Schedule"
 import * as ChatError from "../data/ChatError.js"
 
-/** A retry policy: a schedule fed with the failures, or `false` to never retry. */
+/**
+ * A retry policy: a schedule fed with the failures, or `false` to never retry.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Policy = Schedule.Schedule<unknown, ChatError.ModelError> | false
 
-/** Settings of `schedule`. */
+/**
+ * Settings of `schedule`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Options {
   /** How many times to retry after the first attempt (default 3). */
   readonly retries?: number
@@ -40,7 +50,12 @@ export interface Options {
   readonly maxRetryAfter?: Duration.Input
 }
 
-/** The wait asked by a rate limit (`retry-after` / `retry-after-ms`), or zero. */
+/**
+ * The wait asked by a rate limit (`retry-after` / `retry-after-ms`), or zero.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const requestedDelay = (error: ChatError.ModelError): Duration.Duration =>
   error._tag === "RateLimited" && error.retryAfterMillis !== undefined
     ? Duration.millis(Math.max(0, error.retryAfterMillis))
@@ -49,6 +64,9 @@ export const requestedDelay = (error: ChatError.ModelError): Duration.Duration =
 /**
  * Makes a schedule wait at least as long as a rate limit asked
  * (`RateLimited.retryAfterMillis`), whatever its own delay.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const honourRetryAfter = <Out, E, R>(
   self: Schedule.Schedule<Out, ChatError.ModelError, E, R>
@@ -58,6 +76,9 @@ export const honourRetryAfter = <Out, E, R>(
 /**
  * Exponential backoff with jitter, a bounded number of retries, only for
  * retryable errors, honouring `retry-after`.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const schedule = (options: Options = {}): Schedule.Schedule<unknown, ChatError.ModelError> => {
   const maxDelay = Duration.fromInputUnsafe(options.maxDelay ?? "20 seconds")
@@ -73,10 +94,20 @@ export const schedule = (options: Options = {}): Schedule.Schedule<unknown, Chat
   )
 }
 
-/** The default policy: `schedule()` (3 retries from 500 millis, doubling, jittered, honouring `retry-after`). */
+/**
+ * The default policy: `schedule()` (3 retries from 500 millis, doubling, jittered, honouring `retry-after`).
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultPolicy: Policy = schedule()
 
-/** Runs `effect`, retrying retryable failures as `policy` says (`defaultPolicy` when undefined, none when `false`). */
+/**
+ * Runs `effect`, retrying retryable failures as `policy` says (`defaultPolicy` when undefined, none when `false`).
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
 export const withRetry = <A, R>(
   effect: Effect.Effect<A, ChatError.ModelError, R>,
   policy: Policy | undefined

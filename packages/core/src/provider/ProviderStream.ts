@@ -23,12 +23,22 @@ import * as LanguageModel from "../model/LanguageModel.js"
 import * as ProviderCall from "./ProviderCall.js"
 import * as ProviderRetry from "./ProviderRetry.js"
 
-/** What a decoder must say once the events are over. */
+/**
+ * What a decoder must say once the events are over.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Ending {
   readonly end: () => Result.Result<ReadonlyArray<LanguageModel.StreamPart>, ChatError.ModelError>
 }
 
-/** How long a call may wait: between two events of a stream (and for the first), and in all. */
+/**
+ * How long a call may wait: between two events of a stream (and for the first), and in all.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Timeouts {
   /** Default `defaultIdleTimeout`; `false`: wait forever. */
   readonly idleTimeout?: Duration.Input | false | undefined
@@ -36,10 +46,20 @@ export interface Timeouts {
   readonly totalTimeout?: Duration.Input | undefined
 }
 
-/** The default longest wait between two events of a stream. */
+/**
+ * The default longest wait between two events of a stream.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultIdleTimeout: Duration.Input = "5 minutes"
 
-/** The timeout options of a provider's layers; `false` turns a bound off. */
+/**
+ * The timeout options of a provider's layers; `false` turns a bound off.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface TimeoutOptions {
   /** The longest wait between two events of a stream, and for the first (`false`: wait forever). */
   readonly idleTimeout?: Duration.Input | false | undefined
@@ -47,7 +67,12 @@ export interface TimeoutOptions {
   readonly totalTimeout?: Duration.Input | false | undefined
 }
 
-/** A provider's default bounds (what its `…Defaults` module says). */
+/**
+ * A provider's default bounds (what its `…Defaults` module says).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface TimeoutDefaults {
   /** The bound of a non-streamed call when its options name none. */
   readonly totalTimeout: Duration.Input
@@ -55,7 +80,12 @@ export interface TimeoutDefaults {
   readonly idleTimeout: Duration.Input
 }
 
-/** A layer's timeout options resolved for one kind of call (see `timeouts`). */
+/**
+ * A layer's timeout options resolved for one kind of call (see `timeouts`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface TimeoutsOf {
   /** A non-streamed call's bound: `totalTimeout`, else the default; `false`: none. */
   readonly call: (options: TimeoutOptions) => Timeouts
@@ -67,6 +97,9 @@ export interface TimeoutsOf {
  * The timeouts one call runs under, resolved against a provider's `defaults`:
  * a non-streamed call always has a total bound (unless told `false`); a stream
  * has an idle bound, and a total one only when asked.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const timeouts = (defaults: TimeoutDefaults): TimeoutsOf => ({
   call: (options) => ({
@@ -88,7 +121,12 @@ const totalError = (d: Duration.Input) =>
     message: `The model call took longer than ${Duration.format(Duration.fromInputUnsafe(d))} (totalTimeout) and was stopped.`
   })
 
-/** Fails `self` with a `NetworkError` when it takes longer than `totalTimeout`. */
+/**
+ * Fails `self` with a `NetworkError` when it takes longer than `totalTimeout`.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
 export const withTotalTimeout = <A, R>(
   self: Effect.Effect<A, ChatError.ModelError, R>,
   timeouts: Timeouts
@@ -125,6 +163,9 @@ const withDeadline = <A>(
  * decoder made per stream. A stream that sends nothing for `idleTimeout` or
  * runs past `totalTimeout` fails with a `NetworkError`; it is not retried once
  * open (its events may already be out).
+ *
+ * @category conversions
+ * @since 0.1.0
  */
 export const decodeStream = <Event, Decoder extends Ending>(
   open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,
@@ -151,7 +192,12 @@ export const decodeStream = <Event, Decoder extends Ending>(
   return total === undefined ? stream : withDeadline(stream, total)
 }
 
-/** A decoder that maps one event at a time to stream parts (or a typed failure), for `decodeEvents`. */
+/**
+ * A decoder that maps one event at a time to stream parts (or a typed failure), for `decodeEvents`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface EventDecoder<Event> extends Ending {
   readonly push: (
     event: Event
@@ -168,6 +214,9 @@ const pushed = (decoded: SdkSource.Decoded): Effect.Effect<ReadonlyArray<Languag
  * its events decoded in place (no `Stream` stage per event), and a consumer
  * outside Effect (`chat.events`) can read the SDK's iterator the same way,
  * without a fiber per event.
+ *
+ * @category conversions
+ * @since 0.3.0
  */
 export const decodeEvents = <Event>(
   open: Effect.Effect<Stream.Stream<Event, ChatError.ModelError>, ChatError.ModelError, Scope.Scope>,
@@ -209,6 +258,9 @@ export const decodeEvents = <Event>(
  * The wire calls of a provider's language model, for `languageModel`:
  * `Prepared` is the request as the vendor's body (with whatever decoding the
  * answer needs), `Answer` a non-streamed answer, `Event` one event of a stream.
+ *
+ * @category models
+ * @since 0.3.0
  */
 export interface Wire<Prepared, Answer, Event> {
   /** The request in the vendor's terms, or why it cannot be sent. */
@@ -237,6 +289,9 @@ export interface Wire<Prepared, Answer, Event> {
  * `totalTimeout`, then the answer decoded. `stream`: the body, then
  * `decodeEvents` with a decoder made per stream, under the stream's bounds. A
  * body that cannot be built fails the call before anything is sent.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const languageModel = <Prepared, Answer, Event>(
   wire: Wire<Prepared, Answer, Event>

@@ -44,7 +44,12 @@ import * as ReplayServer from "./ReplayServer.js"
 // The harness a provider gives
 // ---------------------------------------------------------------------------
 
-/** What the suite asks of the layer it builds for a scenario. */
+/**
+ * What the suite asks of the layer it builds for a scenario.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ModelSettings {
   /** `false`: no retries at all; `true`: the provider's default retry policy. */
   readonly retry: boolean
@@ -52,7 +57,12 @@ export interface ModelSettings {
   readonly idleTimeout: Duration.Duration
 }
 
-/** What a provider supports beyond the basics (which every provider must pass). */
+/**
+ * What a provider supports beyond the basics (which every provider must pass).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Capabilities {
   /** Streamed tool calls arrive as `ToolCallStart` then `ToolCallDelta` fragments (not only as whole parts). */
   readonly toolArgumentDeltas: boolean
@@ -62,7 +72,12 @@ export interface Capabilities {
   readonly reasoningRoundTrip: boolean
 }
 
-/** A call a fixture holds. `arguments` is the JSON object of its arguments. */
+/**
+ * A call a fixture holds. `arguments` is the JSON object of its arguments.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ExpectedCall {
   readonly name: string
   readonly arguments: { readonly [key: string]: unknown }
@@ -70,7 +85,12 @@ export interface ExpectedCall {
   readonly id?: string
 }
 
-/** A recorded text answer and what it holds. */
+/**
+ * A recorded text answer and what it holds.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface TextAnswer {
   readonly reply: ReplayServer.Reply
   /** The whole text of the answer. */
@@ -79,7 +99,12 @@ export interface TextAnswer {
   readonly usage: Partial<Usage>
 }
 
-/** A recorded answer asking for tool calls and what it holds. */
+/**
+ * A recorded answer asking for tool calls and what it holds.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ToolCallsAnswer {
   readonly reply: ReplayServer.Reply
   /** The calls, in order. */
@@ -89,7 +114,12 @@ export interface ToolCallsAnswer {
   readonly edit?: { readonly [key: string]: unknown }
 }
 
-/** A recorded structured answer: the JSON value of its text. */
+/**
+ * A recorded structured answer: the JSON value of its text.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface StructuredAnswer {
   readonly reply: ReplayServer.Reply
   /** The response format asked for (its schema's property names must show up in the request). */
@@ -98,7 +128,12 @@ export interface StructuredAnswer {
   readonly value: unknown
 }
 
-/** A recorded answer holding reasoning and one tool call, then a text answer to send the call's result to. */
+/**
+ * A recorded answer holding reasoning and one tool call, then a text answer to send the call's result to.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ReasoningAnswer {
   readonly reply: ReplayServer.Reply
   /** Whether `reply` answers a stream request (`model.stream`) rather than `generate`. */
@@ -108,7 +143,12 @@ export interface ReasoningAnswer {
   readonly then: ReplayServer.Reply
 }
 
-/** The recorded traffic a provider serves to itself. */
+/**
+ * The recorded traffic a provider serves to itself.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Fixtures {
   /** A text answer to `generate`. */
   readonly text: TextAnswer
@@ -136,7 +176,12 @@ export interface Fixtures {
   readonly cutStream?: string
 }
 
-/** The tool results the suite sends back, as `Messages.projectToolCall` shows them. */
+/**
+ * The tool results the suite sends back, as `Messages.projectToolCall` shows them.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ToolResultsSent {
   /** A call approved with edited arguments, run, and its result. */
   readonly completed: Messages.ProjectedToolCall
@@ -144,7 +189,12 @@ export interface ToolResultsSent {
   readonly rejected: Messages.ProjectedToolCall & { readonly reason: string }
 }
 
-/** A provider's checks of its own request format; each throws (e.g. with `expect`) when the request is wrong. */
+/**
+ * A provider's checks of its own request format; each throws (e.g. with `expect`) when the request is wrong.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface WireChecks {
   /** The request of a text `generate` (endpoint, model, how the system prompt and the user's text are sent). */
   readonly text?: (request: ReplayServer.Recorded, sent: LanguageModel.Request) => void
@@ -160,7 +210,12 @@ export interface WireChecks {
   readonly unrunCalls?: (request: ReplayServer.Recorded) => void
 }
 
-/** Everything the suite needs to run a provider. */
+/**
+ * Everything the suite needs to run a provider.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Harness {
   /** The provider's name, for the test titles. */
   readonly name: string
@@ -183,6 +238,9 @@ export interface Harness {
  * One scenario: its group, its name and the Effect that runs it (it fails or
  * dies when the provider does not conform). Run it where a `TestClock` is in
  * place (`it.effect` of `@effect/vitest`).
+ *
+ * @category models
+ * @since 0.1.0
  */
 export interface Scenario {
   readonly group: string
@@ -190,7 +248,12 @@ export interface Scenario {
   readonly run: Effect.Effect<void, unknown, Scope.Scope>
 }
 
-/** The idle timeout the suite gives every layer. */
+/**
+ * The idle timeout the suite gives every layer.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const idleTimeout: Duration.Duration = Duration.seconds(30)
 
 interface Env {
@@ -377,7 +440,12 @@ const streamedTurn = (chat: Chat.Service, messages: Messages.Messages) =>
 // The scenarios
 // ---------------------------------------------------------------------------
 
-/** The scenarios a harness runs (those its capabilities do not cover are left out). */
+/**
+ * The scenarios a harness runs (those its capabilities do not cover are left out).
+ *
+ * @category scenarios
+ * @since 0.1.0
+ */
 export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
   const f = harness.fixtures
   const out: Array<Scenario> = []
@@ -738,7 +806,12 @@ export const scenarios = (harness: Harness): ReadonlyArray<Scenario> => {
 // Registering with a test runner
 // ---------------------------------------------------------------------------
 
-/** The parts of a test runner `register` uses: `describe` and `it.effect` (e.g. from `@effect/vitest`: scoped, with a `TestClock`). */
+/**
+ * The parts of a test runner `register` uses: `describe` and `it.effect` (e.g. from `@effect/vitest`: scoped, with a `TestClock`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Runner {
   readonly describe: (name: string, body: () => void) => void
   readonly it: {
@@ -750,10 +823,20 @@ export interface Runner {
   }
 }
 
-/** The time limit `register` gives each scenario, in real milliseconds (a real SDK over real HTTP on a busy machine). */
+/**
+ * The time limit `register` gives each scenario, in real milliseconds (a real SDK over real HTTP on a busy machine).
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const timeoutMillis = 30_000
 
-/** Registers every scenario of the harness as a test, grouped under `<name> conformance`. */
+/**
+ * Registers every scenario of the harness as a test, grouped under `<name> conformance`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const register = (harness: Harness, runner: Runner): void => {
   const all = scenarios(harness)
   runner.describe(`${harness.name} conformance`, () => {

@@ -16,14 +16,24 @@ import * as Messages from "../turn/Messages.js"
 import type { FinishReason, Part } from "../turn/Messages.js"
 import type { Usage } from "../data/Usage.js"
 
-/** A tool call in a scripted response; `arguments` is a JSON value or raw JSON text. */
+/**
+ * A tool call in a scripted response; `arguments` is a JSON value or raw JSON text.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ScriptedToolCall {
   readonly id?: string
   readonly name: string
   readonly arguments?: unknown
 }
 
-/** One scripted response. */
+/**
+ * One scripted response.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ScriptedResponse {
   readonly text?: string
   readonly reasoning?: string
@@ -37,7 +47,12 @@ export interface ScriptedResponse {
   readonly cutAfterChunks?: number
 }
 
-/** A script: a list of responses, or a function of the request (and its index) giving one. */
+/**
+ * A script: a list of responses, or a function of the request (and its index) giving one.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Script =
   | ReadonlyArray<ScriptedResponse>
   | ((
@@ -45,7 +60,12 @@ export type Script =
     index: number
   ) => ScriptedResponse | Effect.Effect<ScriptedResponse, ChatError.ModelError>)
 
-/** A scripted model with the requests it received. */
+/**
+ * A scripted model with the requests it received.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface MockLanguageModel extends LanguageModel.Service {
   /** Every request received, in order. */
   readonly requests: ReadonlyArray<LanguageModel.Request>
@@ -55,19 +75,34 @@ export interface MockLanguageModel extends LanguageModel.Service {
   readonly remaining: number
 }
 
-/** A response answering with text. */
+/**
+ * A response answering with text.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const text = (value: string, extra: Omit<ScriptedResponse, "text"> = {}): ScriptedResponse => ({
   text: value,
   ...extra
 })
 
-/** A response asking for tool calls. */
+/**
+ * A response asking for tool calls.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const toolCalls = (
   calls: ReadonlyArray<ScriptedToolCall>,
   extra: Omit<ScriptedResponse, "toolCalls"> = {}
 ): ScriptedResponse => ({ toolCalls: calls, ...extra })
 
-/** A response failing with a model error. */
+/**
+ * A response failing with a model error.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const fail = (error: ChatError.ModelError): ScriptedResponse => ({ error })
 
 const defaultUsage: Usage = { inputTokens: 10, outputTokens: 5 }
@@ -97,7 +132,12 @@ const chunk = (value: string, size: number): ReadonlyArray<string> => {
   return out.length === 0 ? [""] : out
 }
 
-/** The streamed form of a response: text and reasoning in chunks of 4 characters, arguments in fragments of 5. */
+/**
+ * The streamed form of a response: text and reasoning in chunks of 4 characters, arguments in fragments of 5.
+ *
+ * @category conversions
+ * @since 0.1.0
+ */
 export const toStreamParts = (response: LanguageModel.Response): ReadonlyArray<LanguageModel.StreamPart> => {
   const out: Array<LanguageModel.StreamPart> = []
   for (const part of response.parts) {
@@ -120,7 +160,12 @@ export const toStreamParts = (response: LanguageModel.Response): ReadonlyArray<L
   return out
 }
 
-/** Makes a scripted model. */
+/**
+ * Makes a scripted model.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (script: Script): MockLanguageModel => {
   const requests: Array<LanguageModel.Request> = []
   const next = (request: LanguageModel.Request): Effect.Effect<ScriptedResponse, ChatError.ModelError> =>

@@ -18,13 +18,23 @@ import type * as Scope from "effect/Scope"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
-/** One queued reply. */
+/**
+ * One queued reply.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Reply =
   | { readonly _tag: "Body"; readonly status: number; readonly headers: Readonly<Record<string, string>>; readonly body: string }
   | { readonly _tag: "Cut"; readonly body: string; readonly headers: Readonly<Record<string, string>> }
   | { readonly _tag: "Hang"; readonly body: string; readonly headers: Readonly<Record<string, string>> }
 
-/** One request the server received. */
+/**
+ * One request the server received.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Recorded {
   readonly method: string
   /** The path and query, as sent (`/v1/chat/completions`). */
@@ -36,7 +46,12 @@ export interface Recorded {
 
 const sseHeaders = { "content-type": "text/event-stream" }
 
-/** A JSON reply (status 200 unless told); a string body is sent as is. */
+/**
+ * A JSON reply (status 200 unless told); a string body is sent as is.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const json = (
   body: string | object,
   options: { readonly status?: number; readonly headers?: Readonly<Record<string, string>> } = {}
@@ -47,13 +62,23 @@ export const json = (
   body: typeof body === "string" ? body : JSON.stringify(body)
 })
 
-/** An SSE reply (status 200 unless told). */
+/**
+ * An SSE reply (status 200 unless told).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const sse = (
   body: string,
   options: { readonly status?: number; readonly headers?: Readonly<Record<string, string>> } = {}
 ): Reply => ({ _tag: "Body", status: options.status ?? 200, headers: { ...sseHeaders, ...options.headers }, body })
 
-/** Any reply: a status, headers and a body sent as is. */
+/**
+ * Any reply: a status, headers and a body sent as is.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const body = (status: number, headers: Readonly<Record<string, string>>, text: string): Reply => ({
   _tag: "Body",
   status,
@@ -61,14 +86,24 @@ export const body = (status: number, headers: Readonly<Record<string, string>>, 
   body: text
 })
 
-/** An SSE reply that breaks off: `body` is written with status 200, then the socket is destroyed. */
+/**
+ * An SSE reply that breaks off: `body` is written with status 200, then the socket is destroyed.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const cut = (body: string, options: { readonly headers?: Readonly<Record<string, string>> } = {}): Reply => ({
   _tag: "Cut",
   body,
   headers: { ...sseHeaders, ...options.headers }
 })
 
-/** A reply that never ends: status 200 and headers (and `body`, when given) are written, then nothing. */
+/**
+ * A reply that never ends: status 200 and headers (and `body`, when given) are written, then nothing.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const hang = (
   options: { readonly sse?: boolean; readonly body?: string; readonly headers?: Readonly<Record<string, string>> } = {}
 ): Reply => ({
@@ -77,7 +112,12 @@ export const hang = (
   headers: { "content-type": options.sse === true ? "text/event-stream" : "application/json", ...options.headers }
 })
 
-/** The first events of an SSE body: everything up to the `count`-th blank-line separator (the whole body if it has fewer). */
+/**
+ * The first events of an SSE body: everything up to the `count`-th blank-line separator (the whole body if it has fewer).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const firstEvents = (body: string, count: number): string => {
   const text = body.replace(/\r\n/g, "\n")
   let index = -1
@@ -88,11 +128,21 @@ export const firstEvents = (body: string, count: number): string => {
   return text.slice(0, index + 2)
 }
 
-/** How many events an SSE body holds (blocks separated by blank lines). */
+/**
+ * How many events an SSE body holds (blocks separated by blank lines).
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const eventCount = (body: string): number =>
   body.replace(/\r\n/g, "\n").split("\n\n").filter((block) => block.trim() !== "").length
 
-/** The running server. */
+/**
+ * The running server.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ReplayServer {
   /** `http://127.0.0.1:<port>`. */
   readonly url: string
@@ -112,7 +162,12 @@ export interface ReplayServer {
   readonly waitForClientCloses: (count: number, timeoutMillis?: number) => Effect.Effect<void>
 }
 
-/** Settings of `make`. */
+/**
+ * Settings of `make`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Options {
   /** Appended to `url` to give `baseURL` (default: none). */
   readonly basePath?: string
@@ -133,7 +188,12 @@ const parseBody = (raw: string): unknown => {
   }
 }
 
-/** Starts a server for the scope's lifetime. */
+/**
+ * Starts a server for the scope's lifetime.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = (options: Options = {}): Effect.Effect<ReplayServer, never, Scope.Scope> =>
   Effect.acquireRelease(
     Effect.callback<{ server: http.Server; replay: ReplayServer }>((resume) => {

@@ -18,13 +18,28 @@ import type { FilePart, InputRequest, Policy as DecisionPolicy } from "../intern
 import * as StrictSchema from "../internal/strictSchema.js"
 import type * as LanguageModel from "../model/LanguageModel.js"
 
-/** Identifies tools. */
+/**
+ * Identifies tools.
+ *
+ * @category symbols
+ * @since 0.1.0
+ */
 export const TypeId: unique symbol = Symbol.for("@chat-ts/core/Tool")
 
-/** Identifies tools. */
+/**
+ * Identifies tools.
+ *
+ * @category symbols
+ * @since 0.1.0
+ */
 export type TypeId = typeof TypeId
 
-/** A tool: name, description, parameter and result schemas, metadata. */
+/**
+ * A tool: name, description, parameter and result schemas, metadata.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Tool<
   Name extends string,
   Params extends Schema.Constraint,
@@ -76,33 +91,71 @@ export interface Tool<
  * "image", "file": 0 }`), and the files themselves, which the providers that
  * take files in tool results send as files (images as images) and the others
  * replace by a short placeholder text.
+ *
+ * @category models
+ * @since 0.3.0
  */
 export interface ResultFiles {
   readonly result: unknown
   readonly files: ReadonlyArray<FilePart>
 }
 
-/** Any tool. */
+/**
+ * Any tool.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Any extends Tool<string, Schema.Constraint, Schema.Constraint, Schema.Constraint, unknown> {}
 
-/** The parameters schema built from `parameters` (a Schema, or the fields of a Struct). */
+/**
+ * The parameters schema built from `parameters` (a Schema, or the fields of a Struct).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ParametersSchema<P> = P extends Schema.Constraint ? P
   : P extends Schema.Struct.Fields ? Schema.Struct<P>
   : never
 
-/** The decoded parameters of a tool. */
+/**
+ * The decoded parameters of a tool.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Params<T extends Any> = T["parameters"]["Type"]
 
-/** The success value of a tool. */
+/**
+ * The success value of a tool.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Success<T extends Any> = T["success"]["Type"]
 
-/** The typed failure of a tool. */
+/**
+ * The typed failure of a tool.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Failure<T extends Any> = T["failure"]["Type"]
 
-/** The metadata of a tool. */
+/**
+ * The metadata of a tool.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Metadata<T extends Any> = T["metadata"]
 
-/** What the model sees of a tool, and how the model's arguments come back. */
+/**
+ * What the model sees of a tool, and how the model's arguments come back.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Wire {
   readonly declaration: LanguageModel.ToolDeclaration
   /** Why the parameters are sent without strict mode although the tool did not turn it off (empty otherwise). */
@@ -111,12 +164,22 @@ export interface Wire {
   readonly fromWire: (json: unknown) => unknown
 }
 
-/** The names providers accept for tools (and response formats): 1 to 64 letters, digits, `_` or `-`. */
+/**
+ * The names providers accept for tools (and response formats): 1 to 64 letters, digits, `_` or `-`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const namePattern: RegExp = /^[a-zA-Z0-9_-]{1,64}$/
 
 const identity = (json: unknown): unknown => json
 
-/** Whether a value is a cap on results' text: a whole number ≥ 0, or `Infinity` for none (see `ToolResult`). */
+/**
+ * Whether a value is a cap on results' text: a whole number ≥ 0, or `Infinity` for none (see `ToolResult`).
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isMaxChars = (value: unknown): value is number =>
   typeof value === "number" && value >= 0 && (Number.isInteger(value) || value === Number.POSITIVE_INFINITY)
 
@@ -171,6 +234,9 @@ const wires = new WeakMap<Any, Result.Result<Wire, ChatError.InvalidToolSchema>>
  * when they can be (optional properties sent required and nullable), sent
  * non-strict otherwise (with the reasons) or when the tool says `strict:
  * false`; an `InvalidToolSchema` when no provider could take them.
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const wire = (tool: Any): Result.Result<Wire, ChatError.InvalidToolSchema> => {
   let known = wires.get(tool)
@@ -181,7 +247,12 @@ export const wire = (tool: Any): Result.Result<Wire, ChatError.InvalidToolSchema
   return known
 }
 
-/** The model's parsed arguments in the parameters' encoded form, ready to decode (see `Wire.fromWire`). */
+/**
+ * The model's parsed arguments in the parameters' encoded form, ready to decode (see `Wire.fromWire`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const fromWire = (tool: Any, json: unknown): unknown => {
   // A plain check, not `Result.match`: this runs twice a step, and the combinator cost more than the rest of it.
   const known = wire(tool)
@@ -192,6 +263,9 @@ export const fromWire = (tool: Any, json: unknown): unknown => {
  * Whether a JSON Schema is accepted as it is in strict mode (OpenAI's
  * Structured Outputs subset): an object at the top, every object closed with
  * all its properties required, only supported keywords, within the limits.
+ *
+ * @category guards
+ * @since 0.1.0
  */
 export const isStrictCompatible = (schema: unknown): boolean => {
   if (typeof schema !== "object" || schema === null || Array.isArray(schema)) return false
@@ -199,7 +273,24 @@ export const isStrictCompatible = (schema: unknown): boolean => {
   return strict.reasons.length === 0 && !strict.changed
 }
 
-/** Makes a tool. `parameters` is a Schema or the fields of a Struct; `success` defaults to `Schema.Void`. */
+/**
+ * Makes a tool. `parameters` is a Schema or the fields of a Struct; `success` defaults to `Schema.Void`.
+ *
+ * @example
+ * ```ts
+ * import { Tool } from "@chat-ts/core"
+ * import { Schema } from "effect"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   description: "The temperature in a city, in degrees Celsius.",
+ *   parameters: { city: Schema.String }, // the fields of a Struct, or any Schema
+ *   success: Schema.Number // defaults to Schema.Void
+ * })
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = <
   const Name extends string,
   const P extends Schema.Struct.Fields | Schema.Constraint,
@@ -276,12 +367,22 @@ export const make = <
   return tool
 }
 
-/** The service behind a tool's handler: a function of decoded parameters. */
+/**
+ * The service behind a tool's handler: a function of decoded parameters.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface HandlerService {
   readonly handle: (params: unknown, call: CallInfo) => Effect.Effect<unknown, unknown>
 }
 
-/** What a handler learns about the call besides its parameters. */
+/**
+ * What a handler learns about the call besides its parameters.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface CallInfo {
   readonly id: string
   readonly name: string
@@ -295,7 +396,12 @@ export interface CallInfo {
   readonly inputs?: InputRecorder | undefined
 }
 
-/** How a handler records the requests for a person's input its call waits on (see `CallInfo.inputs`). */
+/**
+ * How a handler records the requests for a person's input its call waits on (see `CallInfo.inputs`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface InputRecorder {
   /** The call waits on `request` (ignored unless it is a valid `Messages.InputRequest` and the call is running). */
   readonly requested: (request: InputRequest) => Effect.Effect<void>
@@ -303,7 +409,12 @@ export interface InputRecorder {
   readonly settled: (requestId: string) => Effect.Effect<void>
 }
 
-/** The service key of the handler of the tool named `Name`. */
+/**
+ * The service key of the handler of the tool named `Name`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Handler<Name extends string> {
   readonly _: unique symbol
   readonly name: Name
@@ -311,7 +422,12 @@ export interface Handler<Name extends string> {
 
 const handlerTags = new Map<string, Context.Service<unknown, HandlerService>>()
 
-/** The Context key of the handler of the tool named `name`. */
+/**
+ * The Context key of the handler of the tool named `name`.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const handlerTag = <Name extends string>(name: Name): Context.Service<Handler<Name>, HandlerService> => {
   let tag = handlerTags.get(name)
   if (tag === undefined) {

@@ -40,19 +40,39 @@ import type { FilePart } from "../turn/Messages.js"
 import * as Tool from "./Tool.js"
 import type * as Toolkit from "./Toolkit.js"
 
-/** The cap when neither the tool nor its toolkit gives one: 50,000 characters of the text the model reads. */
+/**
+ * The cap when neither the tool nor its toolkit gives one: 50,000 characters of the text the model reads.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const defaultMaxChars = 50_000
 
-/** The longest marker `cut` appends (the reference it names is shortened to fit). */
+/**
+ * The longest marker `cut` appends (the reference it names is shortened to fit).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const markerMaxChars = 400
 
 /** The longest reference a marker names in full (longer ones are shortened, ending in `…`). */
 const maxRefChars = 200
 
-/** A cap as given (`Tool.make`, `Toolkit.withMaxResultChars`, an MCP server's metadata): a whole number ≥ 0, `Infinity` for none; anything else is not a cap. */
+/**
+ * A cap as given (`Tool.make`, `Toolkit.withMaxResultChars`, an MCP server's metadata): a whole number ≥ 0, `Infinity` for none; anything else is not a cap.
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isMaxChars: (value: unknown) => value is number = Tool.isMaxChars
 
-/** The cap of a call of `tool` in `kit`: the tool's own, else the toolkit's, else `defaultMaxChars`. */
+/**
+ * The cap of a call of `tool` in `kit`: the tool's own, else the toolkit's, else `defaultMaxChars`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const maxCharsOf = (tool: Tool.Any, kit?: Pick<Toolkit.Any, "resultLimits">): number =>
   tool.maxResultChars ?? kit?.resultLimits?.get(tool.name) ?? defaultMaxChars
 
@@ -61,20 +81,43 @@ export const maxCharsOf = (tool: Tool.Any, kit?: Pick<Toolkit.Any, "resultLimits
  * (5,242,880 bytes as stored, base64). Anthropic refuses an image over 5 MB (counted on its base64),
  * the strictest of the APIs chat-ts sends files to (OpenAI takes 50 MB a request, Gemini 20 MB of
  * inline data): so the files of one call fit in a request to any of them.
+ *
+ * @category constants
+ * @since 0.3.0
  */
 export const defaultMaxFileBytes = 5 * 1024 * 1024
 
-/** The most files one call's result carries, whatever their size: 100 (the most images Anthropic takes in one request). */
+/**
+ * The most files one call's result carries, whatever their size: 100 (the most images Anthropic takes in one request).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const maxFiles = 100
 
-/** The cap on the files of a call of `tool` in `kit`, in bytes: the tool's own, else the toolkit's, else `defaultMaxFileBytes`. */
+/**
+ * The cap on the files of a call of `tool` in `kit`, in bytes: the tool's own, else the toolkit's, else `defaultMaxFileBytes`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const maxFileBytesOf = (tool: Tool.Any, kit?: Pick<Toolkit.Any, "resultFileLimits">): number =>
   tool.maxResultFileBytes ?? kit?.resultFileLimits?.get(tool.name) ?? defaultMaxFileBytes
 
-/** How many bytes a file takes as stored: its part as JSON (its base64 data or URL, media type and name). */
+/**
+ * How many bytes a file takes as stored: its part as JSON (its base64 data or URL, media type and name).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const fileBytes = (file: FilePart): number => JSON.stringify(file).length
 
-/** How many of `files`, from the first, fit in `maxFileBytes` (and `maxFiles`): the rest are left out. */
+/**
+ * How many of `files`, from the first, fit in `maxFileBytes` (and `maxFiles`): the rest are left out.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const filesThatFit = (files: ReadonlyArray<FilePart>, maxFileBytes: number): number => {
   let used = 0
   for (let index = 0; index < files.length; index++) {
@@ -85,7 +128,12 @@ export const filesThatFit = (files: ReadonlyArray<FilePart>, maxFileBytes: numbe
   return files.length
 }
 
-/** The key under which an object result lists the notes of its files left out (see `cutFiles`). */
+/**
+ * The key under which an object result lists the notes of its files left out (see `cutFiles`).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const filesNotShownKey = "filesNotShown"
 
 /** The longest media type or file name a note names in full. */
@@ -97,7 +145,12 @@ const quoted = (text: string): string => {
   return JSON.stringify(fits === text.length ? text : `${text.slice(0, prefixLength(text, maxNameChars - 1, true))}…`)
 }
 
-/** What `fileNote` says about a file left out. */
+/**
+ * What `fileNote` says about a file left out.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface FileNote {
   /** Its index among the result's files. */
   readonly index: number
@@ -108,10 +161,20 @@ export interface FileNote {
   readonly kept?: string | undefined
 }
 
-/** The longest a note of a file (or of the files) left out is as the model reads it, JSON escaping included. */
+/**
+ * The longest a note of a file (or of the files) left out is as the model reads it, JSON escaping included.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const noteMaxChars = 1_000
 
-/** The note the model reads in place of a file left out (at most `noteMaxChars`, escaped). */
+/**
+ * The note the model reads in place of a file left out (at most `noteMaxChars`, escaped).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const fileNote = (note: FileNote): string => {
   const { file, index } = note
   const name = file.filename === undefined ? "" : ` ${quoted(file.filename)}`
@@ -127,7 +190,12 @@ export const fileNote = (note: FileNote): string => {
   return `[chat-ts: file ${index} (${quoted(file.mediaType)}${name}, ${count(fileBytes(file))} bytes) not shown: ${why}. ${where}]`
 }
 
-/** A result's files cut to their cap: what is recorded. */
+/**
+ * A result's files cut to their cap: what is recorded.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface FileCut {
   /** The result with a note for each file left out (see `cutFiles`). */
   readonly value: unknown
@@ -152,6 +220,9 @@ const withNotes = (value: unknown, notes: ReadonlyArray<string>, isError: boolea
  * notes go after a string result's text, in an object result's `filesNotShown` list (its other keys
  * as they are), else after the result's JSON text (it becomes a string): a note each for the first
  * `maxNotes` files left out, one for the others. `undefined` when all fit.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const cutFiles = (
   value: unknown,
@@ -168,7 +239,12 @@ export const cutFiles = (
   return { value: withNotes(value, notes, options.isError === true), files: files.slice(0, fit) }
 }
 
-/** The most files left out that get a note each; the others share one (so the notes take at most about 7,000 characters). */
+/**
+ * The most files left out that get a note each; the others share one (so the notes take at most about 7,000 characters).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const maxNotes = 10
 
 /** The one note of the files left out from index `from` on, past the first `maxNotes`. */
@@ -180,7 +256,12 @@ const restNote = (from: number, rest: ReadonlyArray<FilePart>, maxFileBytes: num
   return `[chat-ts: files ${count(from)} to ${count(from + rest.length - 1)} (${count(bytes)} bytes in all) not shown: over the limit of ${count(maxFileBytes)} bytes or ${count(maxFiles)} files in one result. ${where}]`
 }
 
-/** The text the model reads for a result (`isError`: a failure, which it reads as `{"error": …}`). */
+/**
+ * The text the model reads for a result (`isError`: a failure, which it reads as `{"error": …}`).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const modelText = (value: unknown, isError: boolean): string => {
   const shown = isError ? { error: value } : value
   return typeof shown === "string" ? shown : JSON.stringify(shown) ?? "null"
@@ -229,7 +310,12 @@ const prefixLength = (text: string, budget: number, escaped: boolean): number =>
 /** A number with thousands separators (the marker is read by a model and by people). */
 const count = (n: number): string => n.toLocaleString("en-US")
 
-/** What `marker` says about a cut. */
+/**
+ * What `marker` says about a cut.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Marker {
   /** How many characters of the text the model is shown. */
   readonly shown: number
@@ -241,7 +327,12 @@ export interface Marker {
   readonly kept?: string | undefined
 }
 
-/** The text appended to a cut result: how much was cut, and how the full result can be had (at most `markerMaxChars`). */
+/**
+ * The text appended to a cut result: how much was cut, and how the full result can be had (at most `markerMaxChars`).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const marker = (cut: Marker): string => {
   // The reference is named as a JSON string: at most `maxRefChars` characters as written.
   const fits = cut.kept === undefined ? 0 : prefixLength(cut.kept, maxRefChars, true)
@@ -256,7 +347,12 @@ export const marker = (cut: Marker): string => {
   return `\n[chat-ts cut this result: shown ${count(cut.shown)} of ${count(cut.chars)} characters (the limit is ${count(cut.maxChars)}). ${where}]`
 }
 
-/** A result cut to its cap: what is recorded, and how long its text was. */
+/**
+ * A result cut to its cap: what is recorded, and how long its text was.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Cut {
   /**
    * What the conversation records: the result with its longest string cut and the marker at its end
@@ -303,7 +399,12 @@ const boundOf = (value: unknown, limit: number): number => {
   }
 }
 
-/** Whether a result's text (see `modelText`) is longer than `maxChars`: written out only when a bound on it is not enough. */
+/**
+ * Whether a result's text (see `modelText`) is longer than `maxChars`: written out only when a bound on it is not enough.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const exceeds = (value: unknown, maxChars: number, isError: boolean): boolean => {
   if (maxChars === Number.POSITIVE_INFINITY) return false
   // A string's text is itself; a failure's is `{"error":…}` (10 more characters).
@@ -317,6 +418,9 @@ export const exceeds = (value: unknown, maxChars: number, isError: boolean): boo
  * marker (naming `kept`, where the application keeps the full result); `undefined` when it fits.
  * The model then reads at most `maxChars + markerMaxChars` characters (a failure's `{"error": …}`
  * and escaping included).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const cut = (
   value: unknown,
@@ -434,7 +538,12 @@ const cutMeasured = (measured: Measured, maxChars: number, isError: boolean, kep
   return { value: text.slice(0, units) + mark, chars }
 }
 
-/** A result too long for the model (or whose files are over their cap), as the application's `Store` is given it. */
+/**
+ * A result too long for the model (or whose files are over their cap), as the application's `Store` is given it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface FullResult {
   /** The call's id (unique within its conversation). */
   readonly id: string
@@ -454,10 +563,20 @@ export interface FullResult {
   readonly maxFileBytes?: number | undefined
 }
 
-/** How long a `Store` may take to keep a full result: 30 seconds; past it the result counts as not kept and the turn goes on. */
+/**
+ * How long a `Store` may take to keep a full result: 30 seconds; past it the result counts as not kept and the turn goes on.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const storeTimeout: Duration.Duration = Duration.seconds(30)
 
-/** Where full results too long for the model (or with files over their cap) go. */
+/**
+ * Where full results too long for the model (or with files over their cap) go.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface StoreService {
   /**
    * Keeps a full result and returns how it can be had (an id, a path, a URL: the marker names it), or
@@ -467,13 +586,28 @@ export interface StoreService {
   readonly keep: (full: FullResult) => Effect.Effect<string | undefined>
 }
 
-/** The store of full results in use (optional: without one, what is cut is dropped). */
+/**
+ * The store of full results in use (optional: without one, what is cut is dropped).
+ *
+ * @category services
+ * @since 0.3.0
+ */
 export class Store extends Context.Service<Store, StoreService>()("@chat-ts/core/ToolResult/Store") {}
 
-/** A layer providing a store of full results made from a function. */
+/**
+ * A layer providing a store of full results made from a function.
+ *
+ * @category layers
+ * @since 0.3.0
+ */
 export const layerStore = (keep: StoreService["keep"]): Layer.Layer<Store> => Layer.succeed(Store, { keep })
 
-/** A store that keeps full results in memory, with `get` to read them back by reference (for tests and development: it grows without bound). */
+/**
+ * A store that keeps full results in memory, with `get` to read them back by reference (for tests and development: it grows without bound).
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const makeMemoryStore: Effect.Effect<{ readonly store: StoreService; readonly get: (ref: string) => FullResult | undefined }> =
   Effect.sync(() => {
     const kept = new Map<string, FullResult>()
@@ -494,6 +628,9 @@ export const makeMemoryStore: Effect.Effect<{ readonly store: StoreService; read
  * A result over its cap, cut: the full one given to `store` first (the chat's, else the `Store` in
  * the context the call runs in; none: not kept), so that the marker can name where it is; `undefined`
  * when the result is within its cap (as nearly every one is).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const limit = (
   value: unknown,
@@ -515,6 +652,9 @@ export const limit = (
  * `store` first (the chat's, else the `Store` in the context the call runs in; none: not kept), so
  * that the marker and the notes can name where it is. `undefined` when both are within their caps (as
  * nearly every result is).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const limitResult = (
   value: unknown,

@@ -15,19 +15,37 @@ import type * as Action from "../turn/Action.js"
 import type { Grant } from "../internal/schema.js"
 import * as Tool from "./Tool.js"
 
-/** Identifies toolkits. */
+/**
+ * Identifies toolkits.
+ *
+ * @category symbols
+ * @since 0.1.0
+ */
 export const TypeId: unique symbol = Symbol.for("@chat-ts/core/Toolkit")
 
-/** Identifies toolkits. */
+/**
+ * Identifies toolkits.
+ *
+ * @category symbols
+ * @since 0.1.0
+ */
 export type TypeId = typeof TypeId
 
-/** The tools of a list, keyed by name. */
+/**
+ * The tools of a list, keyed by name.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type ToolsByName<Tools extends ReadonlyArray<Tool.Any>> = { readonly [T in Tools[number] as T["name"]]: T }
 
 /**
  * A call as a strategy sees it: id, tool name, decoded parameters, the raw
  * arguments and its tool's metadata. A union over the tools: checking
  * `call.name` narrows `params` and `metadata` to that tool's types.
+ *
+ * @category models
+ * @since 0.1.0
  */
 export type Call<Tools extends Record<string, Tool.Any>> = {
   readonly [Name in keyof Tools]: {
@@ -42,13 +60,23 @@ export type Call<Tools extends Record<string, Tool.Any>> = {
   }
 }[keyof Tools]
 
-/** A strategy: decides each call from the call and its tool's metadata; may use services (`R`). */
+/**
+ * A strategy: decides each call from the call and its tool's metadata; may use services (`R`).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Strategy<Tools extends Record<string, Tool.Any>, R = never> = (
   call: Call<Tools>,
   metadata: Tool.Metadata<Tools[keyof Tools]>
 ) => Action.Action | Effect.Effect<Action.Action, never, R>
 
-/** The handler functions of a toolkit's tools, keyed by tool name. */
+/**
+ * The handler functions of a toolkit's tools, keyed by tool name.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HandlersFrom<Tools extends Record<string, Tool.Any>> = {
   readonly [Name in keyof Tools]: (
     params: Tool.Params<Tools[Name]>,
@@ -56,17 +84,32 @@ export type HandlersFrom<Tools extends Record<string, Tool.Any>> = {
   ) => Effect.Effect<Tool.Success<Tools[Name]>, Tool.Failure<Tools[Name]>, unknown>
 }
 
-/** The services the handlers need. */
+/**
+ * The services the handlers need.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HandlersContext<H> = {
   [K in keyof H]: H[K] extends (...args: ReadonlyArray<never>) => Effect.Effect<unknown, unknown, infer R> ? R : never
 }[keyof H]
 
-/** The handler services a toolkit's tools need at run time. */
+/**
+ * The handler services a toolkit's tools need at run time.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HandlersOf<Tools extends Record<string, Tool.Any>> = {
   [Name in keyof Tools]: Tool.Handler<Name & string>
 }[keyof Tools]
 
-/** A toolkit: tools by name, an optional strategy (its services `R`), and a way to give handlers. */
+/**
+ * A toolkit: tools by name, an optional strategy (its services `R`), and a way to give handlers.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Toolkit<Tools extends Record<string, Tool.Any>, R = never> extends Pipeable {
   readonly [TypeId]: TypeId
   readonly tools: Tools
@@ -86,7 +129,12 @@ export interface Toolkit<Tools extends Record<string, Tool.Any>, R = never> exte
   readonly resultFileLimits?: ReadonlyMap<string, number> | undefined
 }
 
-/** Any toolkit. */
+/**
+ * Any toolkit.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Any {
   readonly [TypeId]: TypeId
   readonly tools: Record<string, Tool.Any>
@@ -98,10 +146,20 @@ export interface Any {
   readonly resultFileLimits?: ReadonlyMap<string, number> | undefined
 }
 
-/** The services the strategy of a toolkit needs. */
+/**
+ * The services the strategy of a toolkit needs.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type StrategyContext<T> = T extends Toolkit<infer _Tools, infer R> ? R : never
 
-/** The handler services of a toolkit. */
+/**
+ * The handler services of a toolkit.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type HandlersOfToolkit<T> = T extends Toolkit<infer Tools, infer _R> ? HandlersOf<Tools> : never
 
 const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
@@ -150,11 +208,41 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
   }
 }
 
-/** Makes a toolkit of the given tools (no strategy: every call runs). */
+/**
+ * Makes a toolkit of the given tools (no strategy: every call runs).
+ *
+ * @example
+ * ```ts
+ * import { Tool, Toolkit } from "@chat-ts/core"
+ * import { Effect, Schema } from "effect"
+ *
+ * const GetWeather = Tool.make("get_weather", {
+ *   description: "The temperature in a city, in degrees Celsius.",
+ *   parameters: { city: Schema.String },
+ *   success: Schema.Number
+ * })
+ *
+ * // No strategy: every call runs (see `Toolkit.withStrategy`).
+ * const WeatherTools = Toolkit.make(GetWeather)
+ *
+ * // The handlers, as the layer `Chat.make` needs.
+ * const WeatherToolsLive = WeatherTools.toLayer({
+ *   get_weather: ({ city }) => Effect.succeed(city === "Oslo" ? 4 : 21)
+ * })
+ * ```
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const make = <const Tools extends ReadonlyArray<Tool.Any>>(...tools: Tools): Toolkit<ToolsByName<Tools>> =>
   makeToolkit<ToolsByName<Tools>, never>(tools, undefined)
 
-/** Pairs a toolkit with a strategy that decides every call of its tools. */
+/**
+ * Pairs a toolkit with a strategy that decides every call of its tools.
+ *
+ * @category combinators
+ * @since 0.1.0
+ */
 export const withStrategy: {
   <Tools extends Record<string, Tool.Any>, R2 = never>(
     strategy: Strategy<Tools, R2>
@@ -171,6 +259,9 @@ export const withStrategy: {
  * `maxChars` characters of the text the model reads of one call's result, a whole number (`Infinity`:
  * no cap); a longer one is cut with a marker (see `ToolResult`). A cap that is not one is refused at
  * `Chat.make` (`InvalidToolSchema`), like a tool's own.
+ *
+ * @category combinators
+ * @since 0.3.0
  */
 export const withMaxResultChars: {
   (maxChars: number): <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>) => Toolkit<Tools, R>
@@ -186,6 +277,9 @@ export const withMaxResultChars: {
  * `maxBytes` bytes of files (as stored: base64 data, a URL) in one call's result, a whole number
  * (`Infinity`: no cap); the files past it are each replaced by a note the model reads (see
  * `ToolResult`). A cap that is not one is refused at `Chat.make` (`InvalidToolSchema`), like a tool's own.
+ *
+ * @category combinators
+ * @since 0.3.0
  */
 export const withMaxResultFileBytes: {
   (maxBytes: number): <Tools extends Record<string, Tool.Any>, R>(self: Toolkit<Tools, R>) => Toolkit<Tools, R>
@@ -196,7 +290,12 @@ export const withMaxResultFileBytes: {
     makeToolkit<Tools, R>(self.list, self.strategy, self.resultLimits, new Map(self.list.map((tool) => [tool.name, maxBytes])))
 )
 
-/** Merges toolkits that share no strategy into one (no strategy: every call runs); each keeps its caps on results and their files. */
+/**
+ * Merges toolkits that share no strategy into one (no strategy: every call runs); each keeps its caps on results and their files.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const merge = <const Kits extends ReadonlyArray<Toolkit<Record<string, Tool.Any>, never>>>(
   ...toolkits: Kits
 ): Toolkit<Kits[number]["tools"]> =>

@@ -9,7 +9,12 @@ import * as DateTime from "effect/DateTime"
 import * as Duration from "effect/Duration"
 import type { Policy as DecisionPolicy, Review } from "../internal/schema.js"
 
-/** A point in time: an Effect `DateTime` or epoch milliseconds (a finite number). */
+/**
+ * A point in time: an Effect `DateTime` or epoch milliseconds (a finite number).
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Instant = DateTime.DateTime | number
 
 /**
@@ -21,6 +26,9 @@ export type Instant = DateTime.DateTime | number
  * that went wrong could not be told from "now". A delay that is not valid
  * (NaN, infinite, negative, or a `Duration` value cast in) makes the call wait
  * for a person.
+ *
+ * @category models
+ * @since 0.3.0
  */
 export type Delay =
   | number
@@ -29,7 +37,12 @@ export type Delay =
   | `${number} ${Duration.Unit}`
   | Duration.DurationObject
 
-/** A strategy's decision for one tool call. */
+/**
+ * A strategy's decision for one tool call.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Action = Data.TaggedEnum<{
   /** Run the call now. */
   Execute: {}
@@ -55,10 +68,20 @@ export type Action = Data.TaggedEnum<{
 
 const constructors = Data.taggedEnum<Action>()
 
-/** Run the call now. */
+/**
+ * Run the call now.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Execute: () => Action = () => constructors.Execute()
 
-/** Ask a person first; optionally reject by policy when `expiresAt` passes without a decision. */
+/**
+ * Ask a person first; optionally reject by policy when `expiresAt` passes without a decision.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const RequireApproval = (
   options?: { readonly expiresAt?: Instant; readonly review?: Review; readonly policy?: DecisionPolicy }
 ): Action =>
@@ -71,34 +94,63 @@ export const RequireApproval = (
 /**
  * Run the call at `at`, or `after` a delay (counted from when the strategy
  * decided). A time or delay that is not valid makes the call wait for a person.
+ *
+ * @category constructors
+ * @since 0.1.0
  */
 export const Defer = (
   options: ({ readonly at: Instant } | { readonly after: Delay }) & { readonly policy?: DecisionPolicy }
 ): Action => constructors.Defer(options as { readonly at: Instant })
 
-/** Refuse the call; the model sees `reason`. */
+/**
+ * Refuse the call; the model sees `reason`.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Reject = (options: { readonly reason: string }): Action => constructors.Reject(options)
 
 /**
  * Run the call on the authority of a grant (see `Grant.grantedOr`). The reducer
  * checks that the grant covers it (made before the call was proposed, live,
  * matching); when it does not, the call waits for a person.
+ *
+ * @category constructors
+ * @since 0.3.0
  */
 export const Granted = (options: { readonly grant: string }): Action => constructors.Granted(options)
 
-/** Pattern match on an action. */
+/**
+ * Pattern match on an action.
+ *
+ * @category pattern matching
+ * @since 0.1.0
+ */
 export const match = constructors.$match
 
-/** Whether a value is an action of the given tag. */
+/**
+ * Whether a value is an action of the given tag.
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const is = constructors.$is
 
-/** An instant as epoch milliseconds. */
+/**
+ * An instant as epoch milliseconds.
+ *
+ * @category conversions
+ * @since 0.1.0
+ */
 export const toMillis = (instant: Instant): number =>
   typeof instant === "number" ? instant : DateTime.toEpochMillis(instant)
 
 /**
  * The time a `Defer` action names, as epoch milliseconds, given the time it was
  * decided (`NaN` when its delay is not a valid `Delay`, so it is never "now").
+ *
+ * @category utils
+ * @since 0.1.0
  */
 export const deferredUntil = (
   action: { readonly at?: Instant | undefined; readonly after?: Delay | undefined },
@@ -109,6 +161,9 @@ export const deferredUntil = (
 /**
  * A delay in milliseconds, or `NaN` when it is not a valid `Delay` (not a finite,
  * non-negative amount, or an Effect `Duration` value, which may be a NaN read as zero).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const delayMillis = (delay: Delay): number => millisOf(delay)
 

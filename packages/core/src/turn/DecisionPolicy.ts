@@ -35,39 +35,87 @@ import * as Policy from "./internal/policy.js"
 import type * as S from "../internal/schema.js"
 import * as Withdrawal from "./internal/withdrawal.js"
 
-/** A decision policy: plain data, stored on the call it governs. */
+/**
+ * A decision policy: plain data, stored on the call it governs.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type DecisionPolicy = S.Policy
 
-/** Who may take one kind of decision: ids, or roles. */
+/**
+ * Who may take one kind of decision: ids, or roles.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Deciders = S.Deciders
 
-/** A kind of decision a person takes. */
+/**
+ * A kind of decision a person takes.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Kind = Policy.Kind
 
-/** Makes a policy (the identity function, for inference and documentation). */
+/**
+ * Makes a policy (the identity function, for inference and documentation).
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const make = (policy: DecisionPolicy): DecisionPolicy => policy
 
-/** Whether a value is a valid policy (a strategy's invalid policy makes its call rejected by policy). */
+/**
+ * Whether a value is a valid policy (a strategy's invalid policy makes its call rejected by policy).
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isValid: (policy: unknown) => policy is DecisionPolicy = Policy.isValid
 
-/** The policy a waiting or approved call is decided under, if any (the one fixed on the call, whatever its status says). */
+/**
+ * The policy a waiting or approved call is decided under, if any (the one fixed on the call, whatever its status says).
+ *
+ * @category constructors
+ * @since 0.3.0
+ */
 export const of: (call: Messages.ToolCallPart) => DecisionPolicy | undefined = Policy.policyOf
 
-/** Who asked for a call: the sender of the last user message its response answers, if recorded (see `requestersOf`). */
+/**
+ * Who asked for a call: the sender of the last user message its response answers, if recorded (see `requestersOf`).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const requesterOf: (messages: Messages.Messages, callId: string) => Messages.Identity | undefined = Policy.requesterOf
 
 /**
  * Everyone who asked for a call, as four-eyes counts them: the senders of the user messages its
  * response answers (the user messages delivered together before it), one entry each, `undefined`
  * for a message without a sender.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const requestersOf: (messages: Messages.Messages, callId: string) => ReadonlyArray<Messages.Identity | undefined> =
   Policy.requestersOf
 
-/** The hash a decision records of the text it decided (`sha256:<hex>` of the arguments text, or of an edit's canonical text). */
+/**
+ * The hash a decision records of the text it decided (`sha256:<hex>` of the arguments text, or of an edit's canonical text).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const argumentsHash: (text: string) => string = Policy.argumentsHash
 
-/** A waiting call's quorum progress: the yeses so far and how many it needs (1 without a quorum). */
+/**
+ * A waiting call's quorum progress: the yeses so far and how many it needs (1 without a quorum).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const progress = (call: Messages.ToolCallPart): { readonly votes: ReadonlyArray<Messages.Vote>; readonly quorum: number } => {
   const policy = Policy.policyOf(call)
   return { votes: Policy.votesOf(call), quorum: policy === undefined ? 1 : Policy.quorumOf(policy) }
@@ -77,6 +125,9 @@ export const progress = (call: Messages.ToolCallPart): { readonly votes: Readonl
  * Whether `decider` may take this decision on the waiting call with `callId`
  * now (what `Messages.approve` / `reject` would check), or why not: for a UI
  * that shows only the buttons a person may press.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const mayDecide = (
   messages: Messages.Messages,
@@ -88,7 +139,12 @@ export const mayDecide = (
   return verdict._tag === "Success" ? { allowed: true } : { allowed: false, detail: verdict.failure.message }
 }
 
-/** Who withdraws a call: an id and the roles a policy's `reject` rule may name (a `cancellation`'s `by` and `roles`, a message's `sender`). */
+/**
+ * Who withdraws a call: an id and the roles a policy's `reject` rule may name (a `cancellation`'s `by` and `roles`, a message's `sender`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Withdrawer = Withdrawal.Withdrawer
 
 /**
@@ -98,6 +154,9 @@ export type Withdrawer = Withdrawal.Withdrawer
  * approved and not yet running) can be withdrawn; under a decision policy, only by one of its
  * requesters (`requestersOf`) or someone its `reject` rule names; without one, by anyone (a `who`
  * given must have a canonical id either way).
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const mayWithdraw = (
   messages: Messages.Messages,

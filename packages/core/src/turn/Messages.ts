@@ -27,58 +27,183 @@ import * as Withdrawal from "./internal/withdrawal.js"
 import * as Usage from "../data/Usage.js"
 
 export {
-  /** Who withdrew a cancelled call. */
+  /**
+   * Who withdrew a cancelled call.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   CancelledBy,
-  /** Who decided a call and when: an audit record the model never sees. */
+  /**
+   * Who decided a call and when: an audit record the model never sees.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   Decision,
-  /** The decision policy a call waiting for a person is decided under, fixed on the call. */
+  /**
+   * The decision policy a call waiting for a person is decided under, fixed on the call.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   DecidedUnder,
-  /** A person who asks or decides: an id and roles. */
+  /**
+   * A person who asks or decides: an id and roles.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   Identity,
-  /** Who may decide a call waiting for a person (see `DecisionPolicy`). */
+  /**
+   * Who may decide a call waiting for a person (see `DecisionPolicy`).
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   Policy as DecisionPolicy,
-  /** One person's yes towards a quorum. */
+  /**
+   * One person's yes towards a quorum.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   Vote,
-  /** A file part's bytes: base64 or a URL. */
+  /**
+   * A file part's bytes: base64 or a URL.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   FileData,
-  /** A file (image, PDF, audio…) with its media type. */
+  /**
+   * A file (image, PDF, audio…) with its media type.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   FilePart,
-  /** A running call's request for a person's input (an MCP elicitation), while it waits. */
+  /**
+   * A running call's request for a person's input (an MCP elicitation), while it waits.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   InputRequest,
-  /** Why the model stopped. */
+  /**
+   * Why the model stopped.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   FinishReason,
-  /** One message: a role and its parts. */
+  /**
+   * One message: a role and its parts.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   Message,
-  /** Any part of a message. */
+  /**
+   * Any part of a message.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   Part,
-  /** Reasoning text, with the provider's signature when it gives one. */
+  /**
+   * Reasoning text, with the provider's signature when it gives one.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   ReasoningPart,
-  /** A reviewer model's verdict on a call waiting for a person: shown to the approver, never to the model. */
+  /**
+   * A reviewer model's verdict on a call waiting for a person: shown to the approver, never to the model.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   Review,
-  /** The role of a message. */
+  /**
+   * The role of a message.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   Role,
-  /** A user message held back until a pause is resolved (see `Steering`). */
+  /**
+   * A user message held back until a pause is resolved (see `Steering`).
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   QueuedMessage,
-  /** Plain text. */
+  /**
+   * Plain text.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   TextPart,
-  /** A tool call proposed by the model, its status and its result. */
+  /**
+   * A tool call proposed by the model, its status and its result.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   ToolCallPart,
-  /** The status of a tool call. */
+  /**
+   * The status of a tool call.
+   *
+   * @category schemas
+   * @since 0.1.0
+   */
   ToolCallStatus,
-  /** A standing approval recorded in the messages (see `Grant`). */
+  /**
+   * A standing approval recorded in the messages (see `Grant`).
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   Grant,
-  /** The longest edited arguments (JSON text, 1,000,000 characters) an approval may carry; longer is `InvalidEditedArguments`. */
+  /**
+   * The longest edited arguments (JSON text, 1,000,000 characters) an approval may carry; longer is `InvalidEditedArguments`.
+   *
+   * @category constants
+   * @since 0.3.0
+   */
   maxEditChars,
-  /** Who revoked a grant, when and why. */
+  /**
+   * Who revoked a grant, when and why.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   GrantRevocation,
-  /** The conversation or user a grant is for. */
+  /**
+   * The conversation or user a grant is for.
+   *
+   * @category schemas
+   * @since 0.3.0
+   */
   GrantScope
 } from "../internal/schema.js"
 
-/** A conversation: an ordered, immutable array of messages. */
+/**
+ * A conversation: an ordered, immutable array of messages.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Messages = ReadonlyArray<S.Message>
 
-/** The Schema of a conversation (an array of messages). */
+/**
+ * The Schema of a conversation (an array of messages).
+ *
+ * @category schemas
+ * @since 0.1.0
+ */
 export const Messages: Schema.Codec<Messages, ReadonlyArray<typeof S.Message.Encoded>> = Schema.Array(S.Message)
 
 type Content = string | ReadonlyArray<S.Part>
@@ -90,29 +215,69 @@ const toParts = (content: Content): ReadonlyArray<S.Part> =>
 // Constructors
 // ---------------------------------------------------------------------------
 
-/** An empty conversation. */
+/**
+ * An empty conversation.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const empty: Messages = []
 
-/** A user message; `sender` is who sent it (the requester of the calls its turn proposes, for four-eyes policies). */
+/**
+ * A user message; `sender` is who sent it (the requester of the calls its turn proposes, for four-eyes policies).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const user = (content: Content, options?: { readonly sender?: S.Identity }): S.Message =>
   options?.sender === undefined ? { role: "user", parts: toParts(content) } : { role: "user", parts: toParts(content), sender: options.sender }
 
-/** A system message. */
+/**
+ * A system message.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const system = (content: Content): S.Message => ({ role: "system", parts: toParts(content) })
 
-/** An assistant message (for example to seed a conversation's history). */
+/**
+ * An assistant message (for example to seed a conversation's history).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const assistant = (content: Content): S.Message => ({ role: "assistant", parts: toParts(content) })
 
-/** A conversation holding one user message (sent by `sender`, when given). */
+/**
+ * A conversation holding one user message (sent by `sender`, when given).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const fromUser = (content: Content, options?: { readonly sender?: S.Identity }): Messages => [user(content, options)]
 
-/** A conversation holding one system message. */
+/**
+ * A conversation holding one system message.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const fromSystem = (content: Content): Messages => [system(content)]
 
-/** A text part. */
+/**
+ * A text part.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const text = (value: string): S.TextPart => ({ _tag: "Text", text: value })
 
-/** A file part from base64 bytes or a URL. */
+/**
+ * A file part from base64 bytes or a URL.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const file = (
   options: { readonly mediaType: string; readonly filename?: string } & (
     | { readonly base64: string }
@@ -125,7 +290,12 @@ export const file = (
   ...(options.filename === undefined ? {} : { filename: options.filename })
 })
 
-/** A tool call as a model proposes it (status `Proposed`). Providers use it to build responses. */
+/**
+ * A tool call as a model proposes it (status `Proposed`). Providers use it to build responses.
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const toolCall = (options: { readonly id: string; readonly name: string; readonly arguments: string }): S.ToolCallPart => ({
   _tag: "ToolCall",
   id: options.id,
@@ -138,33 +308,63 @@ export const toolCall = (options: { readonly id: string; readonly name: string; 
 // Queries
 // ---------------------------------------------------------------------------
 
-/** Whether a tool call has its final answer (completed, failed, rejected, expired or cancelled). */
+/**
+ * Whether a tool call has its final answer (completed, failed, rejected, expired or cancelled).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isResolved = (call: S.ToolCallPart): boolean => {
   const tag = call.status._tag
   return tag === "Completed" || tag === "Failed" || tag === "Rejected" || tag === "Expired" || tag === "Cancelled"
 }
 
-/** Whether a tool call ended without running: rejected, expired or cancelled. */
+/**
+ * Whether a tool call ended without running: rejected, expired or cancelled.
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isRefused = (call: S.ToolCallPart): boolean => {
   const tag = call.status._tag
   return tag === "Rejected" || tag === "Expired" || tag === "Cancelled"
 }
 
-/** Whether a tool call waits for a person (approval) or a time (scheduled). */
+/**
+ * Whether a tool call waits for a person (approval) or a time (scheduled).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isAwaitingDecision = (call: S.ToolCallPart): boolean =>
   call.status._tag === "AwaitingApproval" || call.status._tag === "Scheduled"
 
-/** The tool calls of one message, in order. */
+/**
+ * The tool calls of one message, in order.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const toolCallsOf = (message: S.Message): ReadonlyArray<S.ToolCallPart> => {
   const out: Array<S.ToolCallPart> = []
   for (const part of message.parts) if (part._tag === "ToolCall") out.push(part)
   return out
 }
 
-/** Every tool call of the conversation, in order. */
+/**
+ * Every tool call of the conversation, in order.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const toolCalls = (messages: Messages): ReadonlyArray<S.ToolCallPart> => messages.flatMap(toolCallsOf)
 
-/** The tool call with this id, or `undefined`. */
+/**
+ * The tool call with this id, or `undefined`.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const findTool: {
   (id: string): (messages: Messages) => S.ToolCallPart | undefined
   (messages: Messages, id: string): S.ToolCallPart | undefined
@@ -177,13 +377,21 @@ export const findTool: {
   return undefined
 })
 
-/** The tool calls that have no final answer yet (proposed, awaiting approval, scheduled, approved, running). */
+/**
+ * The tool calls that have no final answer yet (proposed, awaiting approval, scheduled, approved, running).
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const pendingTools = (messages: Messages): ReadonlyArray<S.ToolCallPart> =>
   toolCalls(messages).filter((call) => !isResolved(call))
 
 /**
  * The requests for a person's input that running calls wait on (an MCP server's elicitation), each
  * with its call: what an inbox or a UI reading the stored state shows besides the paused calls.
+ *
+ * @category getters
+ * @since 0.3.0
  */
 export const pendingInputs = (
   messages: Messages
@@ -194,7 +402,12 @@ export const pendingInputs = (
       : []
   )
 
-/** The last assistant message (the model's latest response), or `undefined`. */
+/**
+ * The last assistant message (the model's latest response), or `undefined`.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const lastResponse = (messages: Messages): S.Message | undefined => {
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "assistant") return messages[i]
@@ -205,20 +418,33 @@ export const lastResponse = (messages: Messages): S.Message | undefined => {
 /**
  * The tool calls of the last message, when it is a model response (none otherwise, as after a
  * user message): the calls a shell decides, runs or waits on.
+ *
+ * @category getters
+ * @since 0.3.0
  */
 export const lastCalls = (messages: Messages): ReadonlyArray<S.ToolCallPart> => {
   const last = messages[messages.length - 1]
   return last !== undefined && last.role === "assistant" ? toolCallsOf(last) : []
 }
 
-/** The concatenated text parts of a message. */
+/**
+ * The concatenated text parts of a message.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const textOf = (message: S.Message): string => {
   let out = ""
   for (const part of message.parts) if (part._tag === "Text") out += part.text
   return out
 }
 
-/** The index of the first message of the current turn (just after the last user message). */
+/**
+ * The index of the first message of the current turn (just after the last user message).
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const turnStart = (messages: Messages): number => {
   for (let i = messages.length - 1; i >= 0; i--) {
     if (messages[i]!.role === "user") return i + 1
@@ -226,24 +452,42 @@ export const turnStart = (messages: Messages): number => {
   return 0
 }
 
-/** The model responses (assistant messages) of the current turn. */
+/**
+ * The model responses (assistant messages) of the current turn.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const turnResponses = (messages: Messages): ReadonlyArray<S.Message> =>
   messages.slice(turnStart(messages)).filter((message) => message.role === "assistant")
 
-/** The usage of every model response of the current turn, added up. */
+/**
+ * The usage of every model response of the current turn, added up.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const turnUsage = (messages: Messages): Usage.Usage =>
   turnResponses(messages).reduce((acc, message) => (message.usage ? Usage.add(acc, message.usage) : acc), Usage.empty)
 
 /**
  * A call's decision record (who decided it and when), as a field to carry into
  * its next status: `{ decision }`, or `{}` when it has none.
+ *
+ * @category getters
+ * @since 0.3.0
  */
 export const decisionOf = (call: S.ToolCallPart): { readonly decision?: S.Decision } => {
   const status = call.status
   return "decision" in status && status.decision !== undefined ? { decision: status.decision } : {}
 }
 
-/** The arguments a call runs with and the model sees: the edited ones if a person edited them. */
+/**
+ * The arguments a call runs with and the model sees: the edited ones if a person edited them.
+ *
+ * @category getters
+ * @since 0.1.0
+ */
 export const effectiveArguments = (call: S.ToolCallPart): string => {
   const status = call.status
   return "editedArguments" in status && status.editedArguments !== undefined ? status.editedArguments : call.arguments
@@ -255,6 +499,9 @@ export const effectiveArguments = (call: S.ToolCallPart): string => {
  * one object (`JSON.parse` keeps the last value, a person reading it sees the
  * first), holds a `"__proto__"` key or nests deeper than 256 levels is refused
  * with why (`the key "amount" appears twice in $`). Never throws.
+ *
+ * @category getters
+ * @since 0.3.0
  */
 export const parseJson = (text: string): Result.Result<unknown, string> => JsonText.parse(text)
 
@@ -263,6 +510,9 @@ export const parseJson = (text: string): Result.Result<unknown, string> => JsonT
  * the call can run with (not valid JSON, a key given twice, a `"__proto__"` key,
  * nested too deep): show that text to a person rather than a value the handler
  * would never get.
+ *
+ * @category getters
+ * @since 0.1.0
  */
 export const parsedArguments = (call: S.ToolCallPart): unknown => {
   const raw = effectiveArguments(call)
@@ -279,6 +529,9 @@ export const parsedArguments = (call: S.ToolCallPart): unknown => {
  * policy the call is decided under (`decidedUnder`, or in an older document the
  * policy of its waiting status) stays on it whatever `f` returns: an update
  * writes statuses, it never drops or loosens the rule they are judged by.
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const updateTool: {
   (id: string, f: (call: S.ToolCallPart) => S.ToolCallPart): (messages: Messages) => Messages
@@ -316,6 +569,23 @@ const checkDecidable = (messages: Messages, id: string): Result.Result<S.ToolCal
  * read as JSON text: use `approveJson` for text). It is checked against the
  * tool's parameters at resume (or at once with `chat.approve`); the model then
  * sees the edited arguments.
+ *
+ * @example
+ * ```ts
+ * import { Messages } from "@chat-ts/core"
+ * import { Effect, pipe } from "effect"
+ *
+ * // A turn paused on call "call_1": approve it with edited arguments (the model sees the edit).
+ * const approveEdited = (paused: Messages.Messages) =>
+ *   Messages.approve(paused, "call_1", { to: "ann@example.com" }) // a Result: the messages, or a ResolveError
+ *
+ * // Data-last, with who decided (checked against the call's decision policy, kept in its record).
+ * const approveAsAnn = (paused: Messages.Messages, at: number) =>
+ *   Effect.fromResult(pipe(paused, Messages.approve("call_1", undefined, { decider: { id: "ann", roles: ["ops"] }, at })))
+ * ```
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const approve: {
   (id: string, edited?: unknown, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
@@ -332,6 +602,9 @@ export const approve: {
  * call (`DecisionNotAllowed`, `DuplicateVote`: nothing changes) and recorded on
  * it with the hash of the arguments the decider saw. Without a policy it is
  * only recorded.
+ *
+ * @category models
+ * @since 0.3.0
  */
 export interface DecideOptions {
   readonly decider: S.Identity
@@ -344,6 +617,9 @@ export interface DecideOptions {
  * (`{"amount":1,"amount":1000000}`: `JSON.parse` keeps the last value, the
  * person reading it sees the first), is an `InvalidEditedArguments` at once,
  * with the messages unchanged.
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const approveJson: {
   (id: string, json: string, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
@@ -416,6 +692,9 @@ const checkDecider = (
 /**
  * Rejects a call that awaits approval or is scheduled. The model sees the
  * rejection, with `reason` when given, as the call's (failed) result.
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const reject: {
   (id: string, reason?: string, options?: DecideOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
@@ -437,7 +716,12 @@ export const reject: {
         }))))
 )
 
-/** Options of `cancel`: who withdraws the call and why (the model sees `reason`), and the audit record. */
+/**
+ * Options of `cancel`: who withdraws the call and why (the model sees `reason`), and the audit record.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface CancelOptions {
   /** Who withdraws it (default `"requester"`). */
   readonly by?: S.CancelledBy
@@ -457,6 +741,9 @@ export interface CancelOptions {
  * someone the policy lets reject it, named by `cancellation` (`by`, `roles`):
  * anyone else, or no `cancellation`, is a `DecisionNotAllowed` (`kind:
  * "cancel"`), with the messages unchanged.
+ *
+ * @category combinators
+ * @since 0.3.0
  */
 export const cancel: {
   (id: string, options?: CancelOptions): (messages: Messages) => Result.Result<Messages, ChatError.ResolveError>
@@ -477,7 +764,12 @@ export const cancel: {
   }
 )
 
-/** A call as `Cancelled`, keeping its decision record and a quorum's votes so far. */
+/**
+ * A call as `Cancelled`, keeping its decision record and a quorum's votes so far.
+ *
+ * @category combinators
+ * @since 0.3.0
+ */
 export const cancelled = (call: S.ToolCallPart, options: CancelOptions): S.ToolCallPart => ({
   ...call,
   status: {
@@ -501,6 +793,9 @@ const votesField = (call: S.ToolCallPart): { readonly votes?: ReadonlyArray<S.Vo
  * or its revocation; calls pending now stay pending. `InvalidGrant` (a predicate
  * that cannot be evaluated, a bad tool pattern, a `NaN` or past expiry, no
  * message) or `DuplicateGrant`, with the messages unchanged.
+ *
+ * @category combinators
+ * @since 0.3.0
  */
 export const grant: {
   (options: GrantRules.Options): (messages: Messages) => Result.Result<Messages, ChatError.GrantError>
@@ -511,13 +806,21 @@ export const grant: {
  * Revokes a grant: it stays on its message marked `revoked { by, at, reason }`
  * and settles nothing more (a call it approved that has not started waits for
  * a person). `UnknownGrant`, `GrantRevoked` or `InvalidGrant`, messages unchanged.
+ *
+ * @category combinators
+ * @since 0.3.0
  */
 export const revokeGrant: {
   (id: string, revocation: GrantRules.Revocation): (messages: Messages) => Result.Result<Messages, ChatError.RevokeGrantError>
   (messages: Messages, id: string, revocation: GrantRules.Revocation): Result.Result<Messages, ChatError.RevokeGrantError>
 } = GrantRules.revoke
 
-/** Options of `append`. */
+/**
+ * Options of `append`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface AppendOptions {
   /**
    * Cancel every pending tool call with this reason (the model sees it)
@@ -534,6 +837,9 @@ export interface AppendOptions {
  * call's decision record (`decision { by, at }`) stays on it. A call under a decision policy is
  * withdrawn only if the new message's `sender` asked for it or may reject it (see `cancel`):
  * otherwise `DecisionNotAllowed`, with nothing changed.
+ *
+ * @category combinators
+ * @since 0.1.0
  */
 export const append: {
   (
@@ -588,7 +894,12 @@ const isMessage = (u: unknown): u is S.Message =>
 // What the model sees
 // ---------------------------------------------------------------------------
 
-/** A tool call as providers put it on the wire: effective arguments and, when answered, its result. */
+/**
+ * A tool call as providers put it on the wire: effective arguments and, when answered, its result.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ProjectedToolCall {
   readonly id: string
   readonly name: string
@@ -598,7 +909,12 @@ export interface ProjectedToolCall {
   readonly result: ProjectedResult | undefined
 }
 
-/** The answer to a tool call as the model sees it. */
+/**
+ * The answer to a tool call as the model sees it.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface ProjectedResult {
   readonly isError: boolean
   /** The result as a JSON value. */
@@ -618,30 +934,58 @@ const toText = (value: unknown): string => (typeof value === "string" ? value : 
 const result = (isError: boolean, value: unknown, files?: ReadonlyArray<S.FilePart>): ProjectedResult =>
   files === undefined || files.length === 0 ? { isError, value, text: toText(value) } : { isError, value, text: toText(value), files }
 
-/** The files of a projected result (none for most). */
+/**
+ * The files of a projected result (none for most).
+ *
+ * @category conversions
+ * @since 0.3.0
+ */
 export const resultFiles = (projected: ProjectedResult): ReadonlyArray<S.FilePart> => projected.files ?? []
 
 /**
  * What a model sees in place of file `index` of a tool result where its
  * provider takes no files in tool results (OpenAI Chat Completions), or not
  * that kind of file: a short text, never the file's bytes.
+ *
+ * @category conversions
+ * @since 0.3.0
  */
 export const filePlaceholder = (file: S.FilePart, index: number): string =>
   `[file ${index}: ${file.mediaType}${file.filename === undefined ? "" : ` "${file.filename}"`}, not shown: this model's API takes no such file in a tool result]`
 
-/** A projected result as text alone: its text, then one `filePlaceholder` per file (for APIs that take text only). */
+/**
+ * A projected result as text alone: its text, then one `filePlaceholder` per file (for APIs that take text only).
+ *
+ * @category conversions
+ * @since 0.3.0
+ */
 export const resultTextOnly = (projected: ProjectedResult): string => {
   const files = resultFiles(projected)
   return files.length === 0 ? projected.text : [projected.text, ...files.map(filePlaceholder)].join("\n")
 }
 
-/** The message the model sees for an expired call (its approval's deadline passed). */
+/**
+ * The message the model sees for an expired call (its approval's deadline passed).
+ *
+ * @category conversions
+ * @since 0.3.0
+ */
 export const expiryText = (status: typeof S.Expired.Type): string => OutcomeText.expiryText(status)
 
-/** The message the model sees for a cancelled call. */
+/**
+ * The message the model sees for a cancelled call.
+ *
+ * @category conversions
+ * @since 0.3.0
+ */
 export const cancellationText = (status: typeof S.Cancelled.Type): string => OutcomeText.cancellationText(status)
 
-/** The message the model sees for a rejected call. */
+/**
+ * The message the model sees for a rejected call.
+ *
+ * @category conversions
+ * @since 0.1.0
+ */
 export const rejectionText = (status: { readonly reason?: string | undefined; readonly by: "user" | "policy" }): string => {
   const who = status.by === "user" ? "The user rejected this tool call" : "This tool call was rejected by policy"
   return status.reason === undefined || status.reason === "" ? `${who}; it did not run.` : `${who}; it did not run. Reason: ${status.reason}`
@@ -653,6 +997,9 @@ export const rejectionText = (status: { readonly reason?: string | undefined; re
  * shows its result (and its files, if it has any); a failure shows `{ error }` (and its files); a rejection, an
  * expiry and a cancellation each show a failure with its own text (who refused, that nobody decided in time,
  * who withdrew it) and the reason; an unresolved call has no result.
+ *
+ * @category conversions
+ * @since 0.1.0
  */
 export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
   const status = call.status
@@ -677,7 +1024,12 @@ export const projectToolCall = (call: S.ToolCallPart): ProjectedToolCall => {
 // Versioned encoding
 // ---------------------------------------------------------------------------
 
-/** The current version of the stored format. */
+/**
+ * The current version of the stored format.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const currentVersion = 1 as const
 
 const Document = Schema.Struct({
@@ -695,7 +1047,12 @@ const isPlainDocument = Lazy.guard(() => PlainCheck.makeForParsed(
   >
 ))
 
-/** The stored form of a conversation: `{ format, version, messages }`. */
+/**
+ * The stored form of a conversation: `{ format, version, messages }`.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Document = typeof Document.Encoded
 
 const checkIntegrity = (messages: Messages): string | undefined => {
@@ -748,6 +1105,9 @@ const encodeErrorText = (error: Schema.SchemaError | string): string => {
  * Encodes a conversation into its versioned JSON document. A conversation
  * that JSON cannot hold (a result with a BigInt, a cycle, nesting deeper than
  * 256 levels, a `NaN` time…) is a `StateEncodeError`, never a throw.
+ *
+ * @category conversions
+ * @since 0.1.0
  */
 export const encode = (messages: Messages): Result.Result<Document, ChatError.StateEncodeError> =>
   encodeMessages(messages).pipe(
@@ -759,6 +1119,19 @@ export const encode = (messages: Messages): Result.Result<Document, ChatError.St
  * Encodes a conversation as a JSON string (the versioned document), or a
  * `StateEncodeError` (see `encode`). Total: it never throws, and `fromJson`
  * reads back exactly what it writes.
+ *
+ * @example
+ * ```ts
+ * import { Messages } from "@chat-ts/core"
+ * import { Effect } from "effect"
+ *
+ * // The versioned JSON document of a conversation, for any store (a StateEncodeError if it cannot be).
+ * const save = (messages: Messages.Messages, write: (json: string) => Effect.Effect<void>) =>
+ *   Effect.flatMap(Effect.fromResult(Messages.toJson(messages)), write)
+ * ```
+ *
+ * @category conversions
+ * @since 0.1.0
  */
 export const toJson = (messages: Messages): Result.Result<string, ChatError.StateEncodeError> =>
   // Messages the Schema accepts as they are encode to themselves: write them at once (Schema encode
@@ -773,6 +1146,9 @@ const decodeDocument = Schema.decodeUnknownResult(Document, { onExcessProperty: 
  * Decodes a stored document. A malformed or tampered document (wrong shape,
  * tool calls outside assistant messages, duplicate call ids) or an unknown
  * version is a `StateDecodeError`.
+ *
+ * @category conversions
+ * @since 0.1.0
  */
 export const decode = (input: unknown): Result.Result<Messages, ChatError.StateDecodeError> => {
   if (typeof input === "object" && input !== null && "version" in input && input.version !== currentVersion) {
@@ -793,7 +1169,24 @@ export const decode = (input: unknown): Result.Result<Messages, ChatError.StateD
   )
 }
 
-/** Decodes a JSON string written by `toJson`. */
+/**
+ * Decodes a JSON string written by `toJson`.
+ *
+ * @example
+ * ```ts
+ * import { Messages } from "@chat-ts/core"
+ * import { Result } from "effect"
+ *
+ * // Reads back exactly what `toJson` wrote, in this process or another.
+ * const roundTrip = Result.flatMap(Messages.toJson(Messages.fromUser("Hi")), Messages.fromJson)
+ *
+ * // Anything else (not JSON, a foreign or tampered document) is a StateDecodeError.
+ * const refused = Messages.fromJson("{\"format\":\"chat-ts/messages\",\"version\":1}")
+ * ```
+ *
+ * @category conversions
+ * @since 0.1.0
+ */
 export const fromJson = (json: string): Result.Result<Messages, ChatError.StateDecodeError> => {
   let parsed: unknown
   try {

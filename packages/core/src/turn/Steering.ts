@@ -25,10 +25,20 @@ import * as ChatError from "../data/ChatError.js"
 import * as Withdrawal from "./internal/withdrawal.js"
 import * as Messages from "./Messages.js"
 
-/** What a new user message does to pending calls: cancel the undecided ones (default), or wait for them. */
+/**
+ * What a new user message does to pending calls: cancel the undecided ones (default), or wait for them.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export type Rule = "cancel" | "queue"
 
-/** Options of `steer`. */
+/**
+ * Options of `steer`.
+ *
+ * @category models
+ * @since 0.3.0
+ */
 export interface Options {
   /** The rule (default `"cancel"`). */
   readonly rule?: Rule | undefined
@@ -38,7 +48,12 @@ export interface Options {
   readonly cancellation?: Messages.Decision | undefined
 }
 
-/** The reason a cancelled call shows the model when none is given. */
+/**
+ * The reason a cancelled call shows the model when none is given.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const defaultReason = "The user sent a new message instead of deciding; answer that message."
 
 /** The statuses `"cancel"` withdraws: no one decided them yet. */
@@ -62,6 +77,9 @@ const problemOf = (message: Messages.Message): string | undefined => {
  * message's `sender` (or, without one, `cancellation`) neither asked for nor
  * may reject (see `Messages.cancel`); the messages are then unchanged. Send
  * such a message with `rule: "queue"` instead, or decide the call first.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const steer = (
   messages: Messages.Messages,

@@ -96,7 +96,12 @@ import * as Usage from "../data/Usage.js"
 // The types: settings, decisions, events, outcomes
 // ---------------------------------------------------------------------------
 
-/** Settings of the reducer. */
+/**
+ * Settings of the reducer.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface Config {
   /** The most model calls one turn may make. */
   readonly maxSteps: number
@@ -104,10 +109,20 @@ export interface Config {
   readonly waitForScheduled: boolean
 }
 
-/** The default settings: 10 model calls per turn, pause on scheduled calls. */
+/**
+ * The default settings: 10 model calls per turn, pause on scheduled calls.
+ *
+ * @category constants
+ * @since 0.1.0
+ */
 export const defaultConfig: Config = { maxSteps: 10, waitForScheduled: false }
 
-/** A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid. */
+/**
+ * A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Decision = Data.TaggedEnum<{
   Execute: {}
   /** `policy`: who may decide it (see `DecisionPolicy`); `review`: a reviewer model's verdict. */
@@ -129,20 +144,35 @@ export type Decision = Data.TaggedEnum<{
 }>
 
 const decisionEnum = Data.taggedEnum<Decision>()
-/** Constructors of decisions (written out for speed: see `internal/constructors.ts`). */
+/**
+ * Constructors of decisions (written out for speed: see `internal/constructors.ts`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Decision: Data.TaggedEnum.Constructor<Decision> = {
   $is: decisionEnum.$is,
   $match: decisionEnum.$match,
   ...Constructors.decision
 }
 
-/** An invalid edit found by the shell when it checked approved calls' edited arguments. */
+/**
+ * An invalid edit found by the shell when it checked approved calls' edited arguments.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export interface InvalidEdit {
   readonly id: string
   readonly detail: string
 }
 
-/** Everything that can happen to a turn. */
+/**
+ * Everything that can happen to a turn.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Event = Data.TaggedEnum<{
   /**
    * Start or resume the turn at time `now`; `invalidEdits` lists approved edits that failed validation,
@@ -172,14 +202,24 @@ export type Event = Data.TaggedEnum<{
 }>
 
 const eventEnum = Data.taggedEnum<Event>()
-/** Constructors of events (written out for speed: see `internal/constructors.ts`). */
+/**
+ * Constructors of events (written out for speed: see `internal/constructors.ts`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Event: Data.TaggedEnum.Constructor<Event> = {
   $is: eventEnum.$is,
   $match: eventEnum.$match,
   ...Constructors.event
 }
 
-/** What the shell must do next. */
+/**
+ * What the shell must do next.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Outcome = Data.TaggedEnum<{
   /** Call the model with the messages; this is model call number `step` of the turn. */
   CallModel: { readonly step: number }
@@ -204,14 +244,24 @@ export type Outcome = Data.TaggedEnum<{
 }>
 
 const outcomeEnum = Data.taggedEnum<Outcome>()
-/** Constructors of outcomes (written out for speed: see `internal/constructors.ts`). */
+/**
+ * Constructors of outcomes (written out for speed: see `internal/constructors.ts`).
+ *
+ * @category constructors
+ * @since 0.1.0
+ */
 export const Outcome: Data.TaggedEnum.Constructor<Outcome> = {
   $is: outcomeEnum.$is,
   $match: outcomeEnum.$match,
   ...Constructors.outcome
 }
 
-/** The result of one step: the next messages and what to do. */
+/**
+ * The result of one step: the next messages and what to do.
+ *
+ * @category models
+ * @since 0.1.0
+ */
 export type Result = readonly [Messages.Messages, Outcome]
 
 // ---------------------------------------------------------------------------
@@ -265,16 +315,27 @@ const edited = (call: ToolCallPart): { editedArguments?: string; decision?: Mess
  * What the model reads for a call interrupted while it ran (a crash, the turn interrupted, its
  * handler interrupted): the same text from the reducer (a call found `Running` on `Resume`) and
  * from the shells.
+ *
+ * @category errors
+ * @since 0.3.0
  */
 export const interruptedError =
   "The call was interrupted while running; its outcome is unknown, and it was not run again to avoid repeating its effects."
 
-/** The most input requests one running call records at once (more are ignored: a flood cannot grow the state). */
+/**
+ * The most input requests one running call records at once (more are ignored: a flood cannot grow the state).
+ *
+ * @category constants
+ * @since 0.3.0
+ */
 export const maxInputRequests = 16
 
 /**
  * Why a call left running failed: `interruptedError`, or, when it waited on requests for a
  * person's input, which requests were lost with the connection that held them.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const interruptedText = (call: ToolCallPart): string => {
   const requests = call.status._tag === "Running" ? call.status.inputRequests ?? [] : []
@@ -317,7 +378,12 @@ const finished = (
   }
 }
 
-/** Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema). */
+/**
+ * Whether a value is an input request the state may hold (the shape of `Messages.InputRequest`, plain JSON schema).
+ *
+ * @category guards
+ * @since 0.3.0
+ */
 export const isValidInputRequest = (request: unknown): request is Messages.InputRequest => {
   if (typeof request !== "object" || request === null) return false
   const r = request as { readonly [key: string]: unknown }
@@ -481,7 +547,12 @@ const grantHolds = (messages: Messages.Messages, id: string, now: number | undef
   return now === undefined || now < located.grant.expiresAt
 }
 
-/** Builds the pause reason from the calls awaiting approval and the scheduled calls. */
+/**
+ * Builds the pause reason from the calls awaiting approval and the scheduled calls.
+ *
+ * @category utils
+ * @since 0.1.0
+ */
 export const pauseReason = (
   approvals: ReadonlyArray<string>,
   scheduled: ReadonlyArray<{ readonly id: string; readonly at: number }>
@@ -503,7 +574,12 @@ const ownReview = (review: Messages.Review): Messages.Review => ({
   ...(review.confidence === undefined ? {} : { confidence: review.confidence })
 })
 
-/** Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed). */
+/**
+ * Whether a decision is one the reducer knows, with valid times and texts (else the call fails closed).
+ *
+ * @category guards
+ * @since 0.1.0
+ */
 export const isValidDecision = (decision: unknown): decision is Decision => {
   if (typeof decision !== "object" || decision === null) return false
   const d = decision as { readonly _tag?: unknown; readonly [key: string]: unknown }
@@ -532,6 +608,9 @@ const ValidPolicy = PolicySchema.check(Schema.makeFilter((policy) => Policy.poli
 /**
  * `Decision` as a Schema, for shells that record decisions (`@chat-ts/workflow`): it takes exactly
  * the decisions `isValidDecision` takes (valid times, reviews and policies).
+ *
+ * @category schemas
+ * @since 0.3.0
  */
 export const DecisionSchema: Schema.Codec<Decision> = Schema.Union([
   Schema.TaggedStruct("Execute", {}),
@@ -553,6 +632,9 @@ const invalidPolicyReason = "Its decision policy is not valid, so nobody could a
  * The valid decision the reducer takes `decision` for: itself when valid, else the one it fails
  * closed with (`RequireApproval`; a `Reject` by policy when it names a policy). A shell that records
  * decisions (with `DecisionSchema`) records this one: replayed, it changes the call the same way.
+ *
+ * @category utils
+ * @since 0.3.0
  */
 export const validDecision = (decision: unknown): Decision =>
   isValidDecision(decision)
@@ -812,6 +894,8 @@ const onToolResult = (
  * steps live in this module; use `step` or `run`.
  *
  * @internal
+ * @category utils
+ * @since 0.1.0
  */
 export const stepAt = (
   messages: Messages.Messages,
@@ -852,6 +936,20 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
  * does not fit the state carries (a result for a call that is not running, a
  * response when the model was not due) is dropped; the outcome is then what the
  * state itself calls for (which may start calls a person already approved).
+ *
+ * @example
+ * ```ts
+ * import { Messages, Turn } from "@chat-ts/core"
+ *
+ * // A fresh turn: call the model (step 1); the messages are unchanged.
+ * const [start, first] = Turn.step(Messages.fromUser("Hi"), Turn.Event.Resume({ now: Date.now() }))
+ *
+ * // The model answered with text only: the turn is Complete, with the response appended.
+ * const [end, second] = Turn.step(start, Turn.Event.ModelResponded({ message: Messages.assistant("Hello!") }))
+ * ```
+ *
+ * @category reducer
+ * @since 0.1.0
  */
 export const step = (messages: Messages.Messages, event: Event, config: Config = defaultConfig): Result => {
   const [next, outcome] = stepAt(messages, event, config)
@@ -862,6 +960,9 @@ export const step = (messages: Messages.Messages, event: Event, config: Config =
  * Applies events one after another from `messages`, returning the last result.
  * The position is carried from event to event (see `stepAt`), and the arrays
  * made on the way, which nobody else sees, are written in place.
+ *
+ * @category reducer
+ * @since 0.1.0
  */
 export const run = (messages: Messages.Messages, events: Iterable<Event>, config: Config = defaultConfig): Result => {
   // No event, no step: the messages as given, and an outcome that asks the shell for nothing

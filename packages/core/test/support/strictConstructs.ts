@@ -3,7 +3,7 @@
  * `Tool.strict.test.ts` (each one goes through `Tool.make`, and what the
  * model sends for it must decode) and `JsonSchema.compat.test.ts` (the JSON
  * Schema sent for each one must be what chat-ts 0.1 sent, recorded in
- * `fixtures/v0.1/json-schemas.json`).
+ * `test/fixtures/v0.1/json-schemas.json`).
  *
  * Each construct names the entry of that file that 0.1 recorded for it, by a
  * predicate on the entry's `input` (the JSON Schema 0.1 built before strict
@@ -12,7 +12,7 @@
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import * as Tool from "../src/tools/Tool.js"
+import * as Tool from "../../src/tools/Tool.js"
 
 /** A JSON Schema node as 0.1 recorded it. */
 export type Node = { readonly [key: string]: unknown }

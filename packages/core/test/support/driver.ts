@@ -7,11 +7,11 @@
  * can be checked over the whole run.
  */
 import * as Result from "effect/Result"
-import * as Messages from "../src/turn/Messages.js"
-import type { Message, Part, ToolCallPart, ToolCallStatus } from "../src/turn/Messages.js"
-import * as PauseReason from "../src/data/PauseReason.js"
-import * as Turn from "../src/turn/Turn.js"
-import * as Usage from "../src/data/Usage.js"
+import * as Messages from "../../src/turn/Messages.js"
+import type { Message, Part, ToolCallPart, ToolCallStatus } from "../../src/turn/Messages.js"
+import * as PauseReason from "../../src/data/PauseReason.js"
+import * as Turn from "../../src/turn/Turn.js"
+import * as Usage from "../../src/data/Usage.js"
 import type { CallScript, PersonScript, Script } from "./arbitraries.js"
 import { deepFreeze } from "./fixtures.js"
 

@@ -3,10 +3,10 @@
  */
 import { expect } from "@effect/vitest"
 import * as Result from "effect/Result"
-import * as Messages from "../src/turn/Messages.js"
-import type { Message, ToolCallPart, ToolCallStatus } from "../src/turn/Messages.js"
-import * as Turn from "../src/turn/Turn.js"
-import type { Usage } from "../src/data/Usage.js"
+import * as Messages from "../../src/turn/Messages.js"
+import type { Message, ToolCallPart, ToolCallStatus } from "../../src/turn/Messages.js"
+import * as Turn from "../../src/turn/Turn.js"
+import type { Usage } from "../../src/data/Usage.js"
 
 /**
  * Freezes a value and everything reachable from it, so that any attempt of

@@ -1,11 +1,11 @@
 /**
- * The tools of the generator of the v0.1 fixtures (`fixtures/v0.1/README.md`),
+ * The tools of the generator of the v0.1 fixtures (`test/fixtures/v0.1/README.md`),
  * with the same names, parameters, metadata and strategy, and handlers that
  * record every call: the stored documents resume with them.
  */
 import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
-import { Action, Tool, Toolkit } from "../src/index.js"
+import { Action, Tool, Toolkit } from "../../src/index.js"
 
 /** The turns' clock when 0.1 wrote the fixtures (2025-01-01T00:00:00Z). */
 export const T0 = Date.UTC(2025, 0, 1)

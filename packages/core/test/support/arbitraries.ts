@@ -4,10 +4,10 @@
  */
 import fc from "fast-check"
 import * as Schema from "effect/Schema"
-import * as S from "../src/internal/schema.js"
-import * as Messages from "../src/turn/Messages.js"
-import type { Message, Part } from "../src/turn/Messages.js"
-import * as Turn from "../src/turn/Turn.js"
+import * as S from "../../src/internal/schema.js"
+import * as Messages from "../../src/turn/Messages.js"
+import type { Message, Part } from "../../src/turn/Messages.js"
+import * as Turn from "../../src/turn/Turn.js"
 
 /** A JSON value (what tools return and what is stored). */
 export type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }

@@ -6,8 +6,8 @@ import * as Effect from "effect/Effect"
 import * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import fc from "fast-check"
-import { Action, type ChatOutcome, type LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
-import type { MockLanguageModel } from "../src/testing/index.js"
+import { Action, type ChatOutcome, type LanguageModel, Messages, Tool, Toolkit } from "../../src/index.js"
+import type { MockLanguageModel } from "../../src/testing/index.js"
 
 /** How dangerous a tool is; read by the strategy only. */
 export type Risk = "read" | "write"

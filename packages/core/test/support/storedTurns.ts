@@ -1,6 +1,6 @@
 /**
  * Real turns of the real `Chat` on a scripted model, and the stored JSON
- * (`Messages.toJson`) of each: the documents `fixtures/stored-turns` recorded
+ * (`Messages.toJson`) of each: the documents `test/fixtures/stored-turns` recorded
  * with the code before the in-memory compaction of issue 27, which the
  * `StoredTurns` test compares byte for byte. Between them they build every
  * kind of message and status a turn makes: plain results, results with files,
@@ -12,8 +12,8 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
-import { Action, Chat, Messages, Tool, Toolkit } from "../src/index.js"
-import { MockLanguageModel } from "../src/testing/index.js"
+import { Action, Chat, Messages, Tool, Toolkit } from "../../src/index.js"
+import { MockLanguageModel } from "../../src/testing/index.js"
 
 const Noop = Tool.make("noop", { description: "Does nothing.", parameters: {}, success: Schema.Struct({ ok: Schema.Boolean }) })
 
