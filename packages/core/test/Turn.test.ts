@@ -47,6 +47,28 @@ describe("deepFreeze (the guard of every test here)", () => {
   })
 })
 
+describe("Turn's public face", () => {
+  it("exports the pure reducer and its types, not the shells' positioned step", async () => {
+    const published = await import("../src/index.js")
+    for (const module of [Turn, published.Turn]) {
+      expect(Object.keys(module)).not.toContain("stepAt")
+      expect(Object.keys(module)).not.toContain("positionOf")
+      expect(Object.keys(module)).not.toContain("door")
+      expect(typeof module.step).toBe("function")
+      expect(typeof module.run).toBe("function")
+    }
+  })
+
+  it("Stepping.stepAt, the shells' door, gives what Turn.step gives", async () => {
+    const Stepping = await import("../src/turn/Stepping.js")
+    const start = Messages.fromUser("Hi")
+    const event = Event.Resume({ now: T0 })
+    const [messages, outcome, position] = Stepping.stepAt(start, event)
+    expect([messages, outcome]).toStrictEqual(Turn.step(start, event))
+    expect(position.of).toBe(messages)
+  })
+})
+
 describe("Turn.step", () => {
   describe("Resume", () => {
     it("calls the model with step 1 on a fresh turn and changes nothing", () => {

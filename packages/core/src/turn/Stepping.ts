@@ -10,13 +10,28 @@
 import type * as Messages from "./Messages.js"
 import type { ToolCallPart } from "./Messages.js"
 import { toolCallsOf } from "./Messages.js"
-import { handedOut, type Position, type Positioned as PositionedOf, positionOf } from "./internal/position.js"
-import { type Outcome, stepAt } from "./Turn.js"
+import { door, handedOut, type Position, type Positioned as PositionedOf, positionOf } from "./internal/position.js"
+import { type Config, defaultConfig, type Event, type Outcome } from "./Turn.js"
 
-export { handedOut, type Position, positionOf, stepAt }
+export { handedOut, type Position, positionOf }
 
 /** The result of `stepAt`: the next messages, the outcome, and the position of those messages. */
 export type Positioned = PositionedOf<Outcome>
+
+/** What `Turn` installs at `door.stepAt` (importing `Turn` above, for `defaultConfig`, makes sure it has loaded). */
+type StepAt = (messages: Messages.Messages, event: Event, config: Config, position: Position | undefined) => Positioned
+
+/**
+ * `Turn.step` with a position: the reducer's own positioned step (kept in `Turn`, not exported
+ * there), so that an event costs O(1) whatever the history; see `internal/position.ts` for the
+ * position and the in-place writes an `unshared` one allows.
+ */
+export const stepAt = (
+  messages: Messages.Messages,
+  event: Event,
+  config: Config = defaultConfig,
+  position?: Position
+): Positioned => (door.stepAt as unknown as StepAt)(messages, event, config, position)
 
 /**
  * The id a call gets in a conversation: its own when free, `call_<n>` when it

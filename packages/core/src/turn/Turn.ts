@@ -72,7 +72,9 @@
  *
  * What makes a step fast is beside this module, not in it: the written-out
  * constructors in `internal/constructors.ts`, positions and array ownership
- * in `internal/position.ts` (reached by the shells through `Stepping.ts`).
+ * in `internal/position.ts`. The positioned step below (`stepAt`) is not
+ * exported: the shells reach it through `Stepping.ts`, by the door in
+ * `internal/position.ts`, so this module's API is `step` and `run`, both pure.
  *
  * @since 0.1.0
  */
@@ -84,7 +86,7 @@ import * as Expiry from "./internal/expiry.js"
 import * as GrantRules from "./GrantRules.js"
 import { canonicalCall } from "../internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
-import { appendOne, markUnshared, type Position, type Positioned as PositionedOf, positionOf, replaceMessage } from "./internal/position.js"
+import { appendOne, door, markUnshared, type Position, type Positioned as PositionedOf, positionOf, replaceMessage } from "./internal/position.js"
 import * as Queued from "./internal/queued.js"
 import { isMillis, jsonProblem, Millis, Policy as PolicySchema, Review } from "../internal/schema.js"
 import * as Messages from "./Messages.js"
@@ -876,7 +878,7 @@ const onToolResult = (
 }
 
 // ---------------------------------------------------------------------------
-// Entry points: `step` and `run` (and `stepAt`, for the shells)
+// Entry points: `step` and `run` (and `stepAt`, for the shells, not exported)
 // ---------------------------------------------------------------------------
 
 /**
@@ -887,17 +889,9 @@ const onToolResult = (
  * Pure like `step`, with one exception the caller opts into: a position marked
  * `unshared` lets this step write that array in place instead of copying it
  * (see `internal/position.ts`), so a shell copies the history once per model
- * call, not once per event.
- *
- * Not part of the API (`Position` is not exported): chat-ts's shells reach it
- * through `turn/Stepping.ts`. It is exported here only because the rules it
- * steps live in this module; use `step` or `run`.
- *
- * @internal
- * @category utils
- * @since 0.1.0
+ * call, not once per event. Not exported: `Stepping.stepAt` is its door.
  */
-export const stepAt = (
+const stepAt = (
   messages: Messages.Messages,
   event: Event,
   config: Config = defaultConfig,
@@ -976,3 +970,6 @@ export const run = (messages: Messages.Messages, events: Iterable<Event>, config
   }
   return result
 }
+
+// The shells' door to the positioned step (see `internal/position.ts`).
+door.stepAt = stepAt as NonNullable<typeof door.stepAt>

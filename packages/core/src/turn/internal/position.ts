@@ -56,6 +56,16 @@ export const markUnshared = (position: Position, unshared: boolean): Position =>
   unshared
 })
 
+/**
+ * The reducer's positioned step, installed by `Turn` as it loads and reached by the shells through
+ * `Stepping.stepAt`. `Turn` keeps the step to itself (its rules are the step), so it is not an
+ * export of the public module; this slot is the one door to it. Typed loosely here because this
+ * module sits below `Turn`'s types; `Stepping` gives it its real type.
+ */
+export const door: {
+  stepAt?: (messages: Messages.Messages, event: never, config: never, position: Position | undefined) => Positioned<unknown>
+} = {}
+
 /** `position` marked as handed out: the next step copies its array before a change. */
 export const handedOut = (position: Position): Position => markUnshared(position, false)
 
