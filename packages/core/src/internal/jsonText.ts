@@ -10,6 +10,9 @@
  * the text with an explicit stack, at most `maxJsonDepth` levels deep; keys are
  * compared as decoded (`"a"` and `"\u0061"` are the same key).
  *
+ * Values go the other way through `toStoredJson`: what a tool or a provider gave, as the plain
+ * JSON the conversation stores, or why JSON cannot hold it.
+ *
  * @internal
  */
 import * as Result from "effect/Result"
@@ -154,4 +157,20 @@ export const canonicalCall = (part: ToolCallPart): ToolCallPart => {
   if (part.rawArguments === undefined || canonical(part.rawArguments) === part.arguments) return part
   const { rawArguments: _, ...rest } = part
   return rest
+}
+
+/** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
+export const toStoredJson = (value: unknown): Result.Result<unknown, string> => {
+  // Most values already are plain JSON data: one walk, no copy (`undefined` at the top is stored as null).
+  if (value === undefined) return Result.succeed(null)
+  if (jsonProblem(value) === undefined) return Result.succeed(value)
+  let json: unknown
+  try {
+    const text = JSON.stringify(value)
+    json = text === undefined ? null : JSON.parse(text)
+  } catch (error) {
+    return Result.fail(`it cannot be written as JSON (${(error as Error).message})`)
+  }
+  const problem = jsonProblem(json)
+  return problem === undefined ? Result.succeed(json) : Result.fail(`it cannot be stored as JSON (${problem})`)
 }

@@ -15,6 +15,7 @@ import type { Usage } from "../data/Usage.js"
 import * as Tool from "./Tool.js"
 import { makeCompactor } from "../internal/compact.js"
 import * as JsonText from "../internal/jsonText.js"
+import { toStoredJson } from "../internal/jsonText.js"
 import { editLengthProblem, jsonProblem } from "../internal/schema.js"
 
 const formatIssue = SchemaIssue.makeFormatterDefault()
@@ -146,21 +147,8 @@ export const encodeResult = (tool: Tool.Any, which: "success" | "failure", value
   return known[which](value)
 }
 
-/** The JSON a value is stored as: written and read back (`undefined` fields dropped), or why it cannot be stored. */
-export const toStoredJson = (value: unknown): Result.Result<unknown, string> => {
-  // Most values already are plain JSON data: one walk, no copy (`undefined` at the top is stored as null).
-  if (value === undefined) return Result.succeed(null)
-  if (jsonProblem(value) === undefined) return Result.succeed(value)
-  let json: unknown
-  try {
-    const text = JSON.stringify(value)
-    json = text === undefined ? null : JSON.parse(text)
-  } catch (error) {
-    return Result.fail(`it cannot be written as JSON (${(error as Error).message})`)
-  }
-  const problem = jsonProblem(json)
-  return problem === undefined ? Result.succeed(json) : Result.fail(`it cannot be stored as JSON (${problem})`)
-}
+/** The JSON a value is stored as (see `internal/jsonText.ts`): re-exported for the codec's other readers. */
+export { toStoredJson }
 
 type Metadata = { readonly [key: string]: unknown }
 

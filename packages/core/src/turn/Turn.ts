@@ -66,9 +66,9 @@
  * too, which the shells call: the decision for a proposed call (unknown tool,
  * arguments that do not decode, no strategy, a strategy that fails) in
  * `Strategies.ts`; the unique ids of a response's calls and which calls left
- * running may run again (`Resume`'s `rerun`) in `Stepping.ts`. One rule is
- * still the shell's: a handler's result that JSON cannot hold fails the call
- * (`chat/internal/turnRunner.ts`, it needs the tool's codec).
+ * running may run again (`Resume`'s `rerun`) in `Stepping.ts`; what a
+ * handler's result becomes when recorded (a result JSON cannot hold fails the
+ * call; what the model reads of a failure or a defect) in `Recording.ts`.
  *
  * What makes a step fast is beside this module, not in it: the written-out
  * constructors in `internal/constructors.ts`, positions and array ownership

@@ -27,9 +27,10 @@ import * as Shell from "../Shell.js"
 import type * as Tool from "../../tools/Tool.js"
 import type * as Toolkit from "../../tools/Toolkit.js"
 import * as ToolResult from "../../tools/ToolResult.js"
+import * as Recording from "../../turn/Recording.js"
 import * as Stepping from "../../turn/Stepping.js"
 import * as Turn from "../../turn/Turn.js"
-import { decodeArguments, encodeResult, formatParseError, toMessage, toStoredJson } from "../../tools/ToolCodec.js"
+import { decodeArguments, encodeResult, formatParseError, toMessage } from "../../tools/ToolCodec.js"
 import { StreamedCalls } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
@@ -142,21 +143,6 @@ const collectHere: NonNullable<Mode["collect"]> = (parts, onPart) => LanguageMod
 export interface Ended {
   readonly messages: Messages.Messages
   readonly outcome: Extract<Turn.Outcome, { readonly _tag: "Pause" | "Complete" }>
-}
-
-const defectError = "The tool failed unexpectedly (an internal error); it may have partly run."
-
-/**
- * A failure the tool's failure schema does not take, as the text the model reads: `String(value)`,
- * unless that throws (an object without a prototype, a `toString` that throws), which would kill the
- * turn with an untyped defect.
- */
-const failureText = (value: unknown): string => {
-  try {
-    return String(value)
-  } catch {
-    return "The tool failed with a value that cannot be written as text."
-  }
 }
 
 /** The longest single sleep the runtime's timers take (2^31 - 1 ms, about 24.8 days); longer waits sleep in parts. */
@@ -401,7 +387,7 @@ class Run<R, E> {
   /** The event a handler's exit makes: its encoded result or typed failure, or a defect (kept for the turn's error). */
   private resultEvent(tool: Tool.Any, call: ToolCallPart, exit: Exit.Exit<unknown, unknown>): Turn.Event {
     const fail = (error: unknown) => Turn.Event.ToolFailed({ id: call.id, error })
-    const die = (detail: string, error: string = defectError) => {
+    const die = (detail: string, error: string = Recording.defectText) => {
       // Cut: a defect's text (a 5 MB `Effect.die`) would otherwise ride along in full with the error.
       this.defect ??= { id: call.id, name: call.name, detail: ChatError.boundDetail(detail) }
       return fail(error)
@@ -411,22 +397,18 @@ class Run<R, E> {
       if (Result.isFailure(encoded)) return die(`its result does not match its success schema: ${formatParseError(encoded.failure)}`)
       const split = splitFiles(tool, encoded.success)
       if (Result.isFailure(split)) return die(`its files cannot be read from its result: ${split.failure}`)
-      // Checked when recorded, so that the state stays writable: a result JSON cannot hold fails the call.
-      const stored = toStoredJson(split.success.result)
-      if (Result.isFailure(stored)) {
-        return die(`its result cannot be recorded: ${stored.failure}`, `The tool ran, but its result could not be recorded: ${stored.failure}.`)
-      }
-      return Turn.Event.ToolSucceeded({ id: call.id, result: stored.success, files: split.success.files })
+      // Checked when recorded, so that the state stays writable (`Recording.success`).
+      const recorded = Recording.success(call.id, split.success.result, split.success.files)
+      if (Result.isSuccess(recorded)) return recorded.success
+      return die(`its result cannot be recorded: ${recorded.failure}`, Recording.unrecordableText(recorded.failure))
     }
     const failure = Cause.findErrorOption(exit.cause)
     if (failure._tag === "Some") {
       const encoded = encodeResult(tool, "failure", failure.value)
-      if (Result.isFailure(encoded)) return fail(failureText(failure.value))
+      if (Result.isFailure(encoded)) return fail(Recording.failureText(failure.value))
       const split = splitFiles(tool, encoded.success, "splitFailureFiles")
       if (Result.isFailure(split)) return die(`its files cannot be read from its failure: ${split.failure}`)
-      const stored = toStoredJson(split.success.result)
-      if (Result.isFailure(stored)) return fail(failureText(failure.value))
-      return Turn.Event.ToolFailed({ id: call.id, error: stored.success, files: split.success.files })
+      return Recording.failure(call.id, split.success.result, split.success.files, failure.value)
     }
     if (Cause.hasInterruptsOnly(exit.cause)) return fail(Turn.interruptedError)
     return die(Cause.pretty(exit.cause))
