@@ -43,7 +43,7 @@ export const success = (
   files: ReadonlyArray<Messages.FilePart> | undefined
 ): Result.Result<Event, string> => {
   const stored = toStoredJson(result)
-  return Result.isFailure(stored) ? stored : Result.succeed(Event.ToolSucceeded({ id, result: stored.success, files }))
+  return Result.isFailure(stored) ? Result.fail(stored.failure) : Result.succeed(Event.ToolSucceeded({ id, result: stored.success, files }))
 }
 
 /** A typed failure as recorded: `ToolFailed` with the error as stored JSON, or as text when JSON cannot hold it. */
