@@ -8,7 +8,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Clock, Duration, Effect, Fiber, Layer, Logger, Option, Result, Schema, Stream } from "effect"
 import { TestClock } from "effect/testing"
-import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit } from "../src/index.js"
+import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit, Worker } from "../src/index.js"
 import { MockLanguageModel } from "../src/testing/index.js"
 import { complete, expectNothingRunning, paused, statusOf } from "./support/Chat.helpers.js"
 
@@ -375,6 +375,58 @@ describe("Chat: handlers only ever see own, plain data", () => {
       const error = Messages.projectToolCall(Messages.findTool(result.messages, "p1")!).result?.text
       expect(error).toContain("__proto__")
     }))
+
+  it.effect("model arguments longer than Messages.maxArgumentChars make the call Invalid: never decided, never run, the model told", () =>
+    Effect.gen(function*() {
+      const pad = (length: number) => {
+        const prefix = "{\"to\":\"bob\",\"amounts\":{},\"note\":\""
+        return prefix + "x".repeat(length - prefix.length - 2) + "\"}"
+      }
+      const atLimit = pad(Messages.maxArgumentChars)
+      const overLimit = pad(Messages.maxArgumentChars + 1)
+      expect(atLimit.length).toBe(Messages.maxArgumentChars)
+      const { chat, ran, decided } = yield* setup({
+        script: [
+          MockLanguageModel.toolCalls([
+            { id: "long", name: "pay", arguments: overLimit },
+            { id: "fits", name: "pay", arguments: atLimit }
+          ]),
+          MockLanguageModel.text("Done.")
+        ]
+      })
+      const result = yield* chat.complete(Messages.fromUser("Pay bob."))
+      expect(complete(result).value).toBe("Done.")
+      // The call at the limit is decided and runs; the one over it is neither.
+      expect(ran).toEqual([{ name: "pay", params: { to: "bob", amounts: {} } }])
+      expect(decided()).toBe(1)
+      const long = Messages.findTool(result.messages, "long")!
+      expect(long.status._tag).toBe("Failed")
+      expect(Messages.projectToolCall(long).result?.text).toContain(`more than the limit of ${Messages.maxArgumentChars} characters`)
+      // The response keeps the text as the model sent it, and the state still round-trips.
+      expect(long.arguments).toBe(overLimit)
+      expect(Result.isSuccess(Messages.fromJson(Result.getOrThrow(Messages.toJson(result.messages))))).toBe(true)
+    }))
+
+  it.effect("a stored call with arguments past the limit, approved through Worker.resume, fails naming the limit and never runs", () =>
+    Effect.gen(function*() {
+      const store = yield* ConversationStore.ConversationStore
+      const prefix = "{\"to\":\"bob\",\"amounts\":{},\"note\":\""
+      const overLimit = prefix + "x".repeat(Messages.maxArgumentChars - prefix.length - 1) + "\"}"
+      // A document written by hand (or by a store someone edited): the model never got this call past the check.
+      const waiting: Messages.Messages = [
+        Messages.user("Pay bob."),
+        { role: "assistant", parts: [{ _tag: "ToolCall", id: "p1", name: "pay", arguments: overLimit, status: { _tag: "AwaitingApproval" } }] }
+      ]
+      yield* store.save("conv-long", waiting, { expectedVersion: 0 })
+      const { chat, ran } = yield* setup({ script: [MockLanguageModel.text("Could not pay.")], strategy: () => Action.RequireApproval() })
+      const result = yield* Worker.resume(chat, "conv-long", (stored) => Effect.fromResult(Messages.approve(stored.messages, "p1")))
+      expect(result.outcome._tag).toBe("Complete")
+      expect(ran).toEqual([])
+      const saved = Option.getOrThrow(yield* store.load("conv-long"))
+      const call = Messages.findTool(saved.messages, "p1")!
+      expect(call.status._tag).toBe("Failed")
+      expect(Messages.projectToolCall(call).result?.text).toContain(`more than the limit of ${Messages.maxArgumentChars} characters`)
+    }).pipe(Effect.provide(ConversationStore.layerMemory)))
 
   it.effect("an edited argument with a __proto__ key is refused at approval and at resume", () =>
     Effect.gen(function*() {

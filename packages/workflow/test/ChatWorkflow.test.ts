@@ -649,6 +649,30 @@ describe("ChatWorkflow on the in-memory engine", () => {
     }).pipe(Effect.provide(ChatWorkflow.layer(limited)), Effect.provide(testLayer(model, rec)))
   })
 
+  it.effect("model arguments longer than Messages.maxArgumentChars make the call Invalid, as in Chat: never decided or run, the model told", () => {
+    const rec = recorder()
+    const prefix = "{\"folder\":\""
+    const overLimit = prefix + "x".repeat(Messages.maxArgumentChars - prefix.length - 1) + "\"}"
+    expect(overLimit.length).toBe(Messages.maxArgumentChars + 1)
+    const model = MockLanguageModel.make([
+      MockLanguageModel.toolCalls([
+        { id: "long", name: "list_files", arguments: overLimit },
+        { id: "fits", name: "list_files", arguments: { folder: "logs" } }
+      ]),
+      MockLanguageModel.text("Done.")
+    ])
+    return Effect.gen(function*() {
+      const id = yield* turns.start("conv-long-args", ask)
+      const done = yield* ended(id)
+      expect(done.status._tag).toBe("Complete")
+      expect(rec.calls.map((c) => c.params)).toEqual([{ folder: "logs" }])
+      const long = Messages.findTool(done.messages, "long")!
+      expect(long.status._tag).toBe("Failed")
+      expect(Messages.projectToolCall(long).result?.text).toContain(`more than the limit of ${Messages.maxArgumentChars} characters`)
+      expect(model.requests).toHaveLength(2)
+    }).pipe(Effect.provide(testLayer(model, rec)))
+  })
+
   it.effect("hostile input: edits that are not JSON data are refused before anything is sent; repeated call ids are made unique", () => {
     const rec = recorder()
     const model = MockLanguageModel.make([

@@ -16,7 +16,7 @@
  * @internal
  */
 import * as Result from "effect/Result"
-import { jsonProblem, maxJsonDepth } from "./schema.js"
+import { jsonProblem, maxArgumentChars, maxJsonDepth } from "./schema.js"
 import type { ToolCallPart } from "./schema.js"
 
 /** An open container while scanning: an object (its keys so far, the current one) or an array (the current index). */
@@ -152,9 +152,11 @@ export const canonical = (text: string): string | undefined => {
  * its `arguments` were made from (a response that claims one) is dropped.
  */
 export const canonicalCall = (part: ToolCallPart): ToolCallPart => {
-  const text = canonical(part.arguments)
+  // Past the limit the call is refused as it is (`argumentsLengthProblem`): no scan, no second copy.
+  const tooLong = part.arguments.length > maxArgumentChars
+  const text = tooLong ? undefined : canonical(part.arguments)
   if (text !== undefined) return { ...part, arguments: text, rawArguments: part.arguments }
-  if (part.rawArguments === undefined || canonical(part.rawArguments) === part.arguments) return part
+  if (part.rawArguments === undefined || (!tooLong && canonical(part.rawArguments) === part.arguments)) return part
   const { rawArguments: _, ...rest } = part
   return rest
 }

@@ -36,6 +36,20 @@ export const maxJsonDepth = 256
  */
 export const maxEditChars = 1_000_000
 
+/**
+ * The longest arguments (their JSON text, in UTF-16 code units) a model may propose for a call:
+ * the same 1,000,000 characters as an edit, since an approved call runs either. Longer arguments
+ * make the call `Invalid` before its strategy runs (the model is told the length and the limit),
+ * and are never parsed or rewritten; the response keeps the text as the model sent it.
+ */
+export const maxArgumentChars = maxEditChars
+
+/** Why a model's arguments' text is too long, or `undefined`. */
+export const argumentsLengthProblem = (text: string): string | undefined =>
+  text.length > maxArgumentChars
+    ? `The arguments are ${text.length} characters long, more than the limit of ${maxArgumentChars} characters (Messages.maxArgumentChars).`
+    : undefined
+
 /** Why edited arguments' text is too long, or `undefined`. */
 export const editLengthProblem = (text: string): string | undefined =>
   text.length > maxEditChars

@@ -16,7 +16,7 @@ import * as Tool from "./Tool.js"
 import { makeCompactor } from "../internal/compact.js"
 import * as JsonText from "../internal/jsonText.js"
 import { toStoredJson } from "../internal/jsonText.js"
-import { editLengthProblem, jsonProblem } from "../internal/schema.js"
+import { argumentsLengthProblem, editLengthProblem, jsonProblem } from "../internal/schema.js"
 
 const formatIssue = SchemaIssue.makeFormatterDefault()
 
@@ -47,6 +47,8 @@ export const parse = (text: string, what: string): Result.Result<unknown, string
  * when the response came); an edit, or a state built by hand, may.
  */
 export const parseArguments = (text: string): Result.Result<unknown, string> => {
+  const tooLong = argumentsLengthProblem(text)
+  if (tooLong !== undefined) return Result.fail(tooLong)
   // Plain checks rather than `Result.mapError`: a step reads arguments twice, and the combinators cost more than the read.
   const parsed = JsonText.parse(text === "" ? "{}" : text)
   if (Result.isSuccess(parsed)) return parsed

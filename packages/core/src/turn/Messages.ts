@@ -175,6 +175,13 @@ export {
    */
   maxEditChars,
   /**
+   * The longest arguments (JSON text, 1,000,000 characters) a model may propose for a call; longer makes the call `Invalid` (the model is told).
+   *
+   * @category constants
+   * @since 0.3.0
+   */
+  maxArgumentChars,
+  /**
    * Who revoked a grant, when and why.
    *
    * @category schemas
