@@ -69,7 +69,7 @@ export const validArguments = (tool: Tool.Any): fc.Arbitrary<unknown> => {
 
 /** `arbitrary`'s value `percent` % of the time, else `undefined` (shrinking towards `undefined`). */
 const sometimes = <A>(arbitrary: fc.Arbitrary<A>, percent: number): fc.Arbitrary<A | undefined> =>
-  fc.oneof({ weight: 100 - percent, arbitrary: fc.constant(undefined) }, { weight: percent, arbitrary })
+  fc.oneof({ withCrossShrink: true }, { weight: 100 - percent, arbitrary: fc.constant(undefined) }, { weight: percent, arbitrary })
 
 const wrongType = (value: unknown): unknown =>
   typeof value === "string" ? 42 : typeof value === "number" ? String(value) : Array.isArray(value) ? { not: "a list" } : value === null ? [] : "wrong"
@@ -140,20 +140,35 @@ export const response = (agent: Agent.Agent, options: Options = {}): fc.Arbitrar
   })
 
 /**
- * A person's decision: approve, edit (valid or near-valid arguments of one of the tools), reject with a reason, cancel.
+ * A person's decision: approve, edit (valid or near-valid arguments, per tool), reject with a reason, cancel.
  *
  * @category arbitraries
  * @since 0.3.0
  */
 export const decide = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<Scenario.Decide> => {
   const deciders = Agent.decidersOf(agent).length
-  const edits = fc.oneof(...agent.tools.list.map((tool) => argumentsOf(tool, options)))
+  // One edit per tool: the decision uses the text of the picked call's tool.
+  const edits = fc.record(Object.fromEntries(agent.tools.list.map((tool) => [tool.name, argumentsOf(tool, options)]))) as fc.Arbitrary<Record<string, string>>
   return fc.oneof(
     { weight: 4, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("approve" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("edit" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }), arguments: edits }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("reject" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }), reason: fc.constantFrom("no", "not now") }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("cancel" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) }
   )
+}
+
+/**
+ * Two people approve the same call one after the other (a quorum's votes, a four-eyes check).
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const votes = (agent: Agent.Agent): fc.Arbitrary<ReadonlyArray<Scenario.Decide>> => {
+  const deciders = Agent.decidersOf(agent).length
+  return fc.record({ call: fc.nat({ max: 2 }), first: fc.nat({ max: deciders - 1 }), second: fc.nat({ max: deciders - 1 }) }).map(({ call, first, second }) => [
+    { _tag: "Decide", kind: "approve", call, by: first },
+    { _tag: "Decide", kind: "approve", call, by: second }
+  ])
 }
 
 /**
@@ -184,7 +199,8 @@ export const crash: fc.Arbitrary<Scenario.Crash> = fc.record({ _tag: fc.constant
  */
 export const round = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<ReadonlyArray<Scenario.Step>> =>
   fc.record({
-    decisions: fc.array(decide(agent, options), { maxLength: 3 }),
+    decisions: fc.array(fc.oneof({ weight: 3, arbitrary: decide(agent, options).map((one) => [one]) }, { weight: 1, arbitrary: votes(agent) }), { maxLength: 3 })
+      .map((groups) => groups.flat()),
     clock: sometimes(clock, 40),
     crash: sometimes(crash, 25)
   }).map(({ clock, crash, decisions }): ReadonlyArray<Scenario.Step> => [
@@ -242,8 +258,67 @@ const violationsOf = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: Rea
     (error: unknown) => ({ traces: undefined, violations: [{ law: "noDefect", detail: String(error) }] })
   )
 
+/** Renumbers the calls' ids (`c<response>_<call>`) after a part was taken out. */
+const renumber = (scenario: Scenario.Scenario): Scenario.Scenario => ({
+  ...scenario,
+  responses: scenario.responses.map((response, r) => ({ ...response, calls: response.calls.map((call, n) => ({ ...call, id: `c${r + 1}_${n + 1}` })) }))
+})
+
+const without = <A>(items: ReadonlyArray<A>, index: number): ReadonlyArray<A> => items.filter((_, i) => i !== index)
+
+/** Every scenario one part smaller: a response, a call, a step, the first crash, a text or finish reason less. */
+const smaller = (scenario: Scenario.Scenario): ReadonlyArray<Scenario.Scenario> => {
+  const out: Array<Scenario.Scenario> = []
+  if (scenario.firstCrash !== undefined) {
+    const { firstCrash: _crash, ...rest } = scenario
+    out.push(rest)
+  }
+  scenario.steps.forEach((_, i) => out.push({ ...scenario, steps: without(scenario.steps, i) }))
+  if (scenario.responses.length > 1) scenario.responses.forEach((_, i) => out.push(renumber({ ...scenario, responses: without(scenario.responses, i) })))
+  scenario.responses.forEach((response, i) => {
+    const replace = (next: Scenario.Response) => renumber({ ...scenario, responses: scenario.responses.map((old, j) => (j === i ? next : old)) })
+    if (response.calls.length > 1) response.calls.forEach((_, n) => out.push(replace({ ...response, calls: without(response.calls, n) })))
+    if (response.text !== undefined) out.push(replace({ calls: response.calls, finishReason: response.finishReason }))
+    if (response.finishReason !== undefined) out.push(replace({ calls: response.calls, text: response.text }))
+  })
+  return out
+}
+
 /**
- * Generates scenarios for the agent and checks the laws on each; the first failure is shrunk and reported.
+ * Makes a failing scenario smaller, one part at a time, while it still breaks one of the laws it
+ * broke (fast-check's shrinking keeps the last responses of a list; this takes any out).
+ *
+ * @category checks
+ * @since 0.3.0
+ */
+export const minimize = async (
+  agent: Agent.Agent,
+  failing: Scenario.Scenario,
+  laws: ReadonlyArray<Law.Law> = Law.all,
+  budget = 200
+): Promise<Scenario.Scenario> => {
+  const broken = new Set((await violationsOf(agent, failing, laws)).violations.map((violation) => violation.law))
+  let current = failing
+  let tries = 0
+  let progress = true
+  while (progress && tries < budget) {
+    progress = false
+    for (const candidate of smaller(current)) {
+      if (++tries > budget) break
+      const { violations } = await violationsOf(agent, candidate, laws)
+      if (violations.some((violation) => broken.has(violation.law))) {
+        current = candidate
+        progress = true
+        break
+      }
+    }
+  }
+  return current
+}
+
+/**
+ * Generates scenarios for the agent and checks the laws on each; the first failure is shrunk
+ * (fast-check's shrinking, then `minimize`) and reported.
  *
  * @category checks
  * @since 0.3.0
@@ -261,7 +336,7 @@ export const check = async (agent: Agent.Agent, options: Options = {}): Promise<
   if (!details.failed || details.counterexample === null) {
     return { failed: false, numRuns: details.numRuns, seed: details.seed, violations: [], report: "" }
   }
-  const [counterexample] = details.counterexample
+  const counterexample = await minimize(agent, details.counterexample[0], laws)
   const { traces, violations } = await violationsOf(agent, counterexample, laws)
   const replay = `Replay: Properties.check(agent, { seed: ${details.seed}, path: ${JSON.stringify(details.counterexamplePath)} }) (found after ${details.numRuns} scenario(s), ${details.numShrinks} shrink(s))`
   const report = traces === undefined

@@ -38,7 +38,8 @@ export interface Response {
 /**
  * A person's decision on a paused call. `call` picks the call among those waiting
  * (modulo their number, in the order of the pause); `by` picks the decider among the agent's
- * (modulo their number). `edit` approves with `arguments` (JSON text, valid or not).
+ * (modulo their number). `edit` approves with `arguments` (JSON text, valid or not): one text for
+ * any call, or one per tool name (the text of the picked call's tool; `"{}"` when none).
  *
  * @category models
  * @since 0.3.0
@@ -48,9 +49,20 @@ export interface Decide {
   readonly kind: "approve" | "edit" | "reject" | "cancel"
   readonly call: number
   readonly by: number
-  readonly arguments?: string | undefined
+  readonly arguments?: string | Readonly<Record<string, string>> | undefined
   readonly reason?: string | undefined
 }
+
+/**
+ * The edited arguments a decision gives the call of tool `name`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const editedArguments = (decide: Decide, name: string): string =>
+  typeof decide.arguments === "string"
+    ? decide.arguments
+    : decide.arguments !== undefined && Object.hasOwn(decide.arguments, name) ? decide.arguments[name]! : "{}"
 
 /**
  * The clock moves to just before, at or just after the earliest time the paused turn waits on

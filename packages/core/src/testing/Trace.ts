@@ -219,13 +219,6 @@ const recordingHandlers = (agent: Agent.Agent, recorder: Recorder): Layer.Layer<
     return context
   })).pipe(Layer.provide(agent.handlers))
 
-/** The process died at a checkpoint: the defect a crashing checkpoint dies with. */
-class Crashed extends Error {
-  constructor() {
-    super("the process died at a checkpoint")
-  }
-}
-
 /** The calls of the current turn a person may decide now, in order: awaiting approval or scheduled. */
 export const pending = (messages: Messages.Messages): ReadonlyArray<Messages.ToolCallPart> =>
   Messages.turnResponses(messages).flatMap((message) =>
@@ -295,6 +288,7 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
       return yield* Effect.orDie(Effect.fromResult(Messages.fromJson(json)))
     })
 
+    let crashed = false
     const checkpointing = (crashAt: number | undefined) => {
       let count = 0
       return (state: Messages.Messages) =>
@@ -304,7 +298,11 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
           saved.push({ seq: next(), process, messages: state })
           states.push({ seq: next(), messages: state })
           count += 1
-          if (count === crashAt) return yield* Effect.die(new Crashed())
+          // The process dies: the turn stops where it is, nothing after this save happens.
+          if (count === crashAt) {
+            crashed = true
+            return yield* Effect.interrupt
+          }
         })
     }
 
@@ -339,8 +337,8 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
         if (Exit.isSuccess(exit)) {
           return ended(exit.value.outcome._tag, mode === "stored" ? yield* load : exit.value.messages)
         }
-        const crash = exit.cause.reasons.some((reason) => reason._tag === "Die" && reason.defect instanceof Crashed)
-        if (crash) {
+        if (crashed) {
+          crashed = false
           ended("Crashed", yield* load)
           process += 1
           chat = yield* makeChat
@@ -360,7 +358,7 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
           kind: step.kind,
           id: call.id,
           by: deciders[step.by % deciders.length]!,
-          ...(step.kind === "edit" ? { arguments: step.arguments ?? "{}" } : {}),
+          ...(step.kind === "edit" ? { arguments: Scenario.editedArguments(step, call.name) } : {}),
           ...(step.reason === undefined ? {} : { reason: step.reason })
         }
         const at = yield* Clock.currentTimeMillis

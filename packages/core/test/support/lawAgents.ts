@@ -5,6 +5,7 @@
  * idempotent, a decision path that drops the decision policy, and a store that
  * loses its last checkpoint.
  */
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
@@ -51,7 +52,10 @@ const strategy = (threshold: number) =>
       case "lookup_order":
         return Action.Execute()
       case "refund":
-        return call.params.amount > threshold ? Action.RequireApproval({ policy: refundPolicy(call.params.amount) }) : Action.Execute()
+        // A person has an hour to decide.
+        return call.params.amount > threshold
+          ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ policy: refundPolicy(call.params.amount), expiresAt: now + 3_600_000 }))
+          : Action.Execute()
       case "remind":
         return Action.Defer({ after: 60_000 })
     }
