@@ -48,7 +48,8 @@ export interface Options {
 }
 
 /**
- * A pool of valid parameter values of a tool, from its Schema (`effect/Arbitrary`, seeded by the tool's name), encoded.
+ * A pool of valid parameter values of a tool, from its Schema (`effect/Arbitrary`, seeded by the tool's name), encoded;
+ * `{}` alone for a Schema it cannot sample (give yours in `Options.arguments`).
  *
  * @category arbitraries
  * @since 0.3.0
@@ -56,7 +57,10 @@ export interface Options {
 export const validArguments = (tool: Tool.Any): fc.Arbitrary<unknown> => {
   const schema = tool.parameters as Schema.Codec<unknown, unknown>
   const encode = Schema.encodeUnknownSync(schema)
-  const sampled = Effect.runSync(Effect.orElseSucceed(Arbitrary.sampleEffect(Arbitrary.schema(schema), { count: 48, seed: tool.name, size: 4 }), () => []))
+  const sampled = Effect.runSync(Effect.orElseSucceed(
+    Effect.suspend(() => Arbitrary.sampleEffect(Arbitrary.schema(schema), { count: 48, seed: tool.name, size: 4 })),
+    () => []
+  ).pipe(Effect.catchDefect(() => Effect.succeed([]))))
   const pool = sampled.flatMap((value) => {
     try {
       return [encode(value)]

@@ -19,7 +19,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { TestClock } from "effect/testing"
+import * as TestClock from "effect/testing/TestClock"
 import * as Chat from "../chat/Chat.js"
 import type * as ChatEvent from "../chat/ChatEvent.js"
 import * as ConversationStore from "../durable/ConversationStore.js"
@@ -219,7 +219,12 @@ const recordingHandlers = (agent: Agent.Agent, recorder: Recorder): Layer.Layer<
     return context
   })).pipe(Layer.provide(agent.handlers))
 
-/** The calls of the current turn a person may decide now, in order: awaiting approval or scheduled. */
+/**
+ * The calls of the current turn a person may decide now, in order: awaiting approval or scheduled.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
 export const pending = (messages: Messages.Messages): ReadonlyArray<Messages.ToolCallPart> =>
   Messages.turnResponses(messages).flatMap((message) =>
     Messages.toolCallsOf(message).filter((call) => call.status._tag === "AwaitingApproval" || call.status._tag === "Scheduled")
