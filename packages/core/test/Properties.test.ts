@@ -33,6 +33,7 @@ describe("the property kit on a refund agent", () => {
       for (const message of stored.final) for (const call of Messages.toolCallsOf(message)) seen.add(call.status._tag)
       for (const run of stored.runs) {
         if (run.name === "remind") seen.add("a scheduled call ran")
+        if (run.attempt > 1) seen.add("an idempotent call ran again after a crash")
         const approvers = new Set(stored.decisions.filter((d) => d.id === run.id && d.accepted && d.seq < run.seq).map((d) => d.by.id))
         if (approvers.size >= 2) seen.add("a quorum's call ran")
       }
@@ -41,7 +42,7 @@ describe("the property kit on a refund agent", () => {
       const kind of [
         "Paused", "Complete", "Crashed", "StepLimitReached", "approve accepted", "approve DecisionNotAllowed", "edit accepted",
         "edit InvalidEditedArguments", "reject accepted", "cancel accepted", "Expired", "Rejected", "Cancelled", "Completed",
-        "Failed", "a scheduled call ran", "a quorum's call ran"
+        "Failed", "a scheduled call ran", "a quorum's call ran", "an idempotent call ran again after a crash"
       ]
     ) expect(seen).toContain(kind)
   }, 60_000)

@@ -298,6 +298,8 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
       let count = 0
       return (state: Messages.Messages) =>
         Effect.gen(function*() {
+          // A dead process saves nothing more (the chat's own clean-up on interruption included).
+          if (crashed) return yield* Effect.interrupt
           const stored = yield* Effect.orDie(store.save(conversation, state, { expectedVersion: version }))
           version = stored.version
           saved.push({ seq: next(), process, messages: state })

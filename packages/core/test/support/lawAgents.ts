@@ -43,13 +43,22 @@ export const smallRefund: DecisionPolicy.DecisionPolicy = { approve: { roles: ["
 
 const refundPolicy = (amount: number) => (amount >= quorumFrom ? bigRefund : smallRefund)
 
-const tools = Toolkit.make(LookupOrder, Refund, Remind)
+/** Safe to run twice (it passes the call id and attempt to the ledger): after a crash mid-run it runs again. */
+export const SyncLedger = Tool.make("sync_ledger", {
+  description: "Bring the ledger up to date.",
+  parameters: { orderId: Schema.String },
+  success: Schema.Struct({ synced: Schema.Boolean }),
+  idempotent: true
+})
+
+const tools = Toolkit.make(LookupOrder, Refund, Remind, SyncLedger)
 
 /** The strategy: lookups run, refunds above `threshold` wait for a person, reminders wait a minute. */
 const strategy = (threshold: number) =>
   tools.withStrategy((call) => {
     switch (call.name) {
       case "lookup_order":
+      case "sync_ledger":
         return Action.Execute()
       case "refund":
         // A person has an hour to decide.
@@ -65,7 +74,8 @@ const strategy = (threshold: number) =>
 const handlers = tools.toLayer({
   lookup_order: ({ orderId }) => Effect.succeed({ orderId, total: 500 }),
   refund: ({ amount }) => (amount % 10 === 3 ? Effect.fail("gateway timeout") : Effect.succeed({ refunded: amount })),
-  remind: () => Effect.succeed({ sent: true })
+  remind: () => Effect.succeed({ sent: true }),
+  sync_ledger: () => Effect.succeed({ synced: true })
 })
 
 /** What the refund agent promises: a person approves every refund above 100, two of finance from 1000 on. */
