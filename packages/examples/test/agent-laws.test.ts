@@ -20,7 +20,7 @@ describe("the demo agent's laws", () => {
     const result = await Properties.check(hastyAgent, { numRuns: 60, seed: 35 })
     expect(result.failed).toBe(true)
     expect(result.violations.map((violation) => violation.law)).toEqual(["approvedBeforeRun"])
-    // The report in the docs is this one, word for word.
+    // The report in the docs is this one, word for word (a change of the arbitraries changes it: paste the new one).
     const page = readFileSync(new URL("../../../docs/testing.md", import.meta.url), "utf8")
     const shown = /<!-- report: hastyAgent -->\n```text\n([\s\S]*?)\n```/.exec(page)?.[1]
     expect(shown).toBe(result.report.split("\n\nThe scenario (")[0])

@@ -8,7 +8,7 @@
  *
  * What they do not promise: they see one turn of one conversation, the calls
  * of the scenario's script (not your model's), and a crash only just after a
- * checkpoint was saved; grants and steering messages are not generated.
+ * checkpoint was saved; grants are not generated.
  *
  * @since 0.3.0
  */
@@ -200,7 +200,7 @@ export const notBeforeTime: Law = {
 }
 
 /**
- * The turn calls the model at most `maxSteps` times, and only once every call of its last response is resolved.
+ * The turn calls the model at most `maxSteps` times after a user message, and only once every call of its last response is resolved.
  *
  * @category laws
  * @since 0.3.0
@@ -212,10 +212,10 @@ export const stepsBounded: Law = {
     Object.values(traces).flatMap((trace: Trace.Trace | undefined) => {
       if (trace === undefined) return []
       const out: Array<string> = []
-      if (trace.requests.length > trace.scenario.maxSteps) {
-        out.push(`the model was called ${trace.requests.length} times on the ${trace.mode} path; maxSteps is ${trace.scenario.maxSteps}`)
-      }
       for (const { request, seq } of trace.requests) {
+        // A step is a model call since the last user message (a steering message starts a new count).
+        const step = Messages.turnResponses(request.messages).length + 1
+        if (step > trace.scenario.maxSteps) out.push(`model request #${seq} on the ${trace.mode} path is step ${step}; maxSteps is ${trace.scenario.maxSteps}`)
         const previous = Messages.turnResponses(request.messages).at(-1)
         const open = previous === undefined ? [] : Messages.toolCallsOf(previous).filter((call) => !ended.has(call.status._tag))
         if (open.length > 0) out.push(`model request #${seq} was made with ${open.map((call) => `${call.id} ${call.status._tag}`).join(", ")} unresolved`)

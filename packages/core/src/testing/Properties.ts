@@ -7,7 +7,8 @@
  * key, not JSON), and calls to a tool nobody serves; model scripts of one or
  * more responses with parallel calls and cut-short finishes; people's decisions
  * (approve, edit with valid and invalid arguments, reject with a reason,
- * cancel, by several deciders for quorum and four-eyes); clock moves before,
+ * cancel, by several deciders for quorum and four-eyes); steering messages
+ * while paused; clock moves before,
  * at and after the next schedule or deadline; crashes at any checkpoint.
  * `check` runs the laws (`Law.all`) on every generated scenario and gives the
  * shrunk counterexample as a readable report; `checkAll` throws it.
@@ -188,6 +189,18 @@ export const clock: fc.Arbitrary<Scenario.Clock> = fc.record({
 })
 
 /**
+ * A steering message from the requester, cancelling the undecided calls or queued behind them.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const steer: fc.Arbitrary<Scenario.Steer> = fc.record({
+  _tag: fc.constant("Steer" as const),
+  rule: fc.constantFrom("cancel" as const, "queue" as const),
+  text: fc.constantFrom("Actually, stop.", "Also look at A-2.")
+})
+
+/**
  * A crash at one of the first checkpoints of the next resume.
  *
  * @category arbitraries
@@ -196,7 +209,7 @@ export const clock: fc.Arbitrary<Scenario.Clock> = fc.record({
 export const crash: fc.Arbitrary<Scenario.Crash> = fc.record({ _tag: fc.constant("Crash" as const), checkpoint: fc.integer({ min: 1, max: 6 }) })
 
 /**
- * One round while the turn is paused: some decisions, maybe a clock move, maybe a crash, then a resume.
+ * One round while the turn is paused: some decisions, maybe a steering message, a clock move, a crash, then a resume.
  *
  * @category arbitraries
  * @since 0.3.0
@@ -205,10 +218,12 @@ export const round = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<R
   fc.record({
     decisions: fc.array(fc.oneof({ weight: 3, arbitrary: decide(agent, options).map((one) => [one]) }, { weight: 1, arbitrary: votes(agent) }), { maxLength: 3 })
       .map((groups) => groups.flat()),
+    steer: sometimes(steer, 30),
     clock: sometimes(clock, 40),
     crash: sometimes(crash, 25)
-  }).map(({ clock, crash, decisions }): ReadonlyArray<Scenario.Step> => [
+  }).map(({ clock, crash, decisions, steer }): ReadonlyArray<Scenario.Step> => [
     ...decisions,
+    ...(steer === undefined ? [] : [steer]),
     ...(clock === undefined ? [] : [clock]),
     ...(crash === undefined ? [] : [crash]),
     { _tag: "Resume" }
@@ -289,8 +304,8 @@ const smaller = (scenario: Scenario.Scenario): ReadonlyArray<Scenario.Scenario> 
 }
 
 /**
- * Makes a failing scenario smaller, one part at a time, while it still breaks one of the laws it
- * broke (fast-check's shrinking keeps the last responses of a list; this takes any out).
+ * Makes a failing scenario smaller, one part at a time, while it still breaks the first law it broke
+ * (fast-check's shrinking keeps the last responses of a list; this takes any out).
  *
  * @category checks
  * @since 0.3.0
@@ -301,7 +316,9 @@ export const minimize = async (
   laws: ReadonlyArray<Law.Law> = Law.all,
   budget = 200
 ): Promise<Scenario.Scenario> => {
-  const broken = new Set((await violationsOf(agent, failing, laws)).violations.map((violation) => violation.law))
+  // The first law it broke (laws in the order given: the sharpest first) must stay broken.
+  const first = (await violationsOf(agent, failing, laws)).violations[0]?.law
+  if (first === undefined) return failing
   let current = failing
   let tries = 0
   let progress = true
@@ -310,7 +327,7 @@ export const minimize = async (
     for (const candidate of smaller(current)) {
       if (++tries > budget) break
       const { violations } = await violationsOf(agent, candidate, laws)
-      if (violations.some((violation) => broken.has(violation.law))) {
+      if (violations.some((violation) => violation.law === first)) {
         current = candidate
         progress = true
         break

@@ -1,7 +1,7 @@
 /**
  * A scenario that drives one turn of an agent: what the model answers (a
  * `MockLanguageModel` script), then what happens while the turn is paused, in
- * order: people's decisions, clock moves, resumes and crashes. Plain data, so a
+ * order: people's decisions, steering messages, clock moves, resumes and crashes. Plain data, so a
  * failing scenario found by a property (see `@chat-ts/core/testing/Properties`)
  * prints as a script to paste into a regression test, and `Trace.record`
  * replays it without fast-check.
@@ -100,12 +100,25 @@ export interface Crash {
 }
 
 /**
+ * The requester sends a new message while the turn is paused (`Steering.steer`): `"cancel"` withdraws
+ * the calls nobody decided yet, `"queue"` holds the message until every call is resolved.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Steer {
+  readonly _tag: "Steer"
+  readonly rule: "cancel" | "queue"
+  readonly text: string
+}
+
+/**
  * What happens after the first run of the turn.
  *
  * @category models
  * @since 0.3.0
  */
-export type Step = Decide | Clock | Resume | Crash
+export type Step = Decide | Clock | Resume | Crash | Steer
 
 /**
  * A scenario: the user's request, the model's responses (after them it answers `"Done."`),

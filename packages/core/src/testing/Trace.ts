@@ -17,6 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import * as TestClock from "effect/testing/TestClock"
@@ -26,6 +27,7 @@ import * as ConversationStore from "../durable/ConversationStore.js"
 import type * as LanguageModel from "../model/LanguageModel.js"
 import * as Tool from "../tools/Tool.js"
 import * as Messages from "../turn/Messages.js"
+import * as Steering from "../turn/Steering.js"
 import * as Agent from "./Agent.js"
 import * as MockLanguageModel from "./MockLanguageModel.js"
 import * as Scenario from "./Scenario.js"
@@ -382,6 +384,15 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
         }
       })
 
+    const steer = (step: Scenario.Steer) => {
+      if (last !== "Paused") return log.push(`steer: the turn is not paused`)
+      const steered = Steering.steer(messages, Messages.user(step.text, { sender: Agent.requesterOf(agent) }), { rule: step.rule })
+      if (Result.isFailure(steered)) return log.push(`steer (${step.rule}) ${JSON.stringify(step.text)} -> refused (${errorTag(steered.failure)})`)
+      messages = steered.success
+      states.push({ seq: next(), messages })
+      return log.push(`steer (${step.rule}) ${JSON.stringify(step.text)} -> accepted`)
+    }
+
     const moveClock = (step: Scenario.Clock) =>
       Effect.gen(function*() {
         const now = yield* Clock.currentTimeMillis
@@ -405,6 +416,9 @@ export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mo
           break
         case "Crash":
           if (mode === "stored") crashAt = step.checkpoint
+          break
+        case "Steer":
+          steer(step)
           break
         case "Resume":
           if (last === "Complete") break
