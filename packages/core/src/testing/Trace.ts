@@ -11,6 +11,7 @@
  *
  * @since 0.3.0
  */
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -248,6 +249,231 @@ const messagesOf = (error: unknown): Messages.Messages | undefined =>
 
 const conversation = "scenario"
 
+const failureOf = (cause: Cause.Cause<unknown>): unknown => {
+  const error = cause.reasons.find((reason) => reason._tag === "Fail")
+  return error?._tag === "Fail" ? error.error : cause
+}
+
+/** The chat of one process: the agent's toolkit over the scripted model and the recording handlers. */
+type AnyChat = Chat.Service<any, any>
+
+/** One scenario being played: the state of the conversation and everything recorded so far. */
+class Recording {
+  seq = 0
+  readonly runs: Array<Run> = []
+  readonly decisions: Array<DecisionRecord> = []
+  readonly saved: Array<Saved> = []
+  readonly ends: Array<End> = []
+  readonly requests: Array<Request> = []
+  readonly states: Array<State> = []
+  readonly log: Array<string> = []
+  process = 1
+  last: End["outcome"] = "Paused"
+  version = 0
+  crashed = false
+  messages: Messages.Messages
+  chat!: AnyChat
+  readonly makeChat: Effect.Effect<AnyChat>
+
+  constructor(
+    readonly agent: Agent.Agent,
+    readonly scenario: Scenario.Scenario,
+    readonly mode: Mode,
+    readonly store: ConversationStore.Service
+  ) {
+    this.messages = Messages.fromUser(scenario.request, { sender: Agent.requesterOf(agent) })
+    const script = Scenario.script(scenario)
+    const model = MockLanguageModel.make((request, index) => {
+      this.requests.push({ seq: this.next(), request })
+      return typeof script === "function" ? script(request, index) : script[index]!
+    })
+    const handlers = recordingHandlers(agent, { runs: this.runs, next: () => this.next() })
+    const services = Layer.mergeAll(model.layer, handlers, agent.layer ?? Layer.empty)
+    this.makeChat = (Chat.make({ tools: agent.tools, maxSteps: scenario.maxSteps }) as Effect.Effect<AnyChat, unknown, any>).pipe(
+      Effect.provide(services),
+      Effect.orDie
+    ) as Effect.Effect<AnyChat>
+  }
+
+  next(): number {
+    return ++this.seq
+  }
+
+  see(messages: Messages.Messages): void {
+    this.messages = messages
+    this.states.push({ seq: this.next(), messages })
+  }
+
+  /** Saves the messages as they are (`stored` path), starting from the store's version. */
+  save(): Effect.Effect<void> {
+    return Effect.map(Effect.orDie(this.store.save(conversation, this.messages, { expectedVersion: this.version })), (stored) => {
+      this.version = stored.version
+    })
+  }
+
+  /** The stored conversation, through its JSON: a resume sees what another process would. */
+  load(): Effect.Effect<Messages.Messages> {
+    return Effect.gen({ self: this }, function*() {
+      const stored = yield* Effect.orDie(this.store.load(conversation))
+      if (Option.isNone(stored)) return yield* Effect.die(new Error("the store lost the conversation"))
+      this.version = stored.value.version
+      const json = yield* Effect.orDie(Effect.fromResult(Messages.toJson(stored.value.messages)))
+      return yield* Effect.orDie(Effect.fromResult(Messages.fromJson(json)))
+    })
+  }
+
+  /** The checkpoint of one run of the turn: saves each state; dies (interrupts the turn) after the `crashAt`-th. */
+  checkpointing(crashAt: number | undefined): (state: Messages.Messages) => Effect.Effect<void> {
+    let count = 0
+    return (state) =>
+      Effect.gen({ self: this }, function*() {
+        // A dead process saves nothing more (the chat's own clean-up on interruption included).
+        if (this.crashed) return yield* Effect.interrupt
+        const stored = yield* Effect.orDie(this.store.save(conversation, state, { expectedVersion: this.version }))
+        this.version = stored.version
+        this.saved.push({ seq: this.next(), process: this.process, messages: state })
+        this.states.push({ seq: this.next(), messages: state })
+        count += 1
+        if (count === crashAt) {
+          this.crashed = true
+          return yield* Effect.interrupt
+        }
+      })
+  }
+
+  ended(outcome: End["outcome"], state: Messages.Messages, error?: string): void {
+    this.last = outcome
+    this.see(state)
+    this.ends.push({ seq: this.next(), process: this.process, outcome, error, messages: state })
+    const on = outcome === "Paused" ? ` on ${pending(state).map((call) => call.id).join(", ")}` : ""
+    this.log.push(`turn (process ${this.process}) -> ${outcome}${error === undefined ? "" : ` ${error}`}${on}`)
+  }
+
+  /** One run of the turn from the messages on the path; a crash plays the next process's recovery. */
+  turn(crashAt: number | undefined): Effect.Effect<void> {
+    const run = this.mode === "streamed" ? this.streamed() : this.completed(crashAt)
+    return run.pipe(Effect.provide(this.agent.layer ?? Layer.empty), Effect.orDie) as Effect.Effect<void>
+  }
+
+  streamed(): Effect.Effect<void, unknown, any> {
+    return Effect.gen({ self: this }, function*() {
+      const exit = yield* Effect.exit(Stream.runCollect(this.chat.stream(this.messages)))
+      if (Exit.isFailure(exit)) {
+        const failure = failureOf(exit.cause)
+        return this.ended("Failed", messagesOf(failure) ?? this.messages, errorTag(failure))
+      }
+      const final = exit.value[exit.value.length - 1] as ChatEvent.ChatEvent | undefined
+      if (final?._tag === "Completed" || final?._tag === "Paused") {
+        return this.ended(final._tag === "Completed" ? "Complete" : "Paused", final.messages)
+      }
+      return this.ended("Failed", this.messages, `stream ended with ${final?._tag ?? "nothing"}`)
+    })
+  }
+
+  completed(crashAt: number | undefined): Effect.Effect<void, unknown, any> {
+    return Effect.gen({ self: this }, function*() {
+      const stored = this.mode === "stored"
+      const exit = yield* Effect.exit(this.chat.complete(this.messages, stored ? { checkpoint: this.checkpointing(crashAt) } : {}))
+      if (Exit.isSuccess(exit)) return this.ended(exit.value.outcome._tag, stored ? yield* this.load() : exit.value.messages)
+      if (this.crashed) return yield* this.recover()
+      const failure = failureOf(exit.cause)
+      return this.ended("Failed", stored ? yield* this.load() : messagesOf(failure) ?? this.messages, errorTag(failure))
+    })
+  }
+
+  /** The process died: another one makes its chat and resumes from the store. */
+  recover(): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      this.crashed = false
+      this.ended("Crashed", yield* this.load())
+      this.process += 1
+      this.chat = yield* this.makeChat
+      return yield* this.turn(undefined)
+    })
+  }
+
+  decide(step: Scenario.Decide): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      const calls = pending(this.messages)
+      if (this.last !== "Paused" || calls.length === 0) return void this.log.push(`${step.kind}: nothing waits for a decision`)
+      const call = calls[step.call % calls.length]!
+      const deciders = Agent.decidersOf(this.agent)
+      const decision: Agent.Decision = {
+        kind: step.kind,
+        id: call.id,
+        by: deciders[step.by % deciders.length]!,
+        ...(step.kind === "edit" ? { arguments: Scenario.editedArguments(step, call.name) } : {}),
+        ...(step.reason === undefined ? {} : { reason: step.reason })
+      }
+      const at = yield* Clock.currentTimeMillis
+      const exit = yield* Effect.exit((this.agent.decide ?? Agent.chatDecide)(this.chat, this.messages, decision))
+      const refusal = Exit.isSuccess(exit) ? undefined : errorTag(failureOf(exit.cause))
+      this.decisions.push({ ...decision, seq: this.next(), at, accepted: refusal === undefined, refusal })
+      const edit = decision.arguments === undefined ? "" : ` with ${decision.arguments}`
+      this.log.push(`${decision.kind} ${decision.id} by ${decision.by.id}${edit} -> ${refusal === undefined ? "accepted" : `refused (${refusal})`}`)
+      if (Exit.isSuccess(exit)) this.see(exit.value)
+    })
+  }
+
+  steer(step: Scenario.Steer): void {
+    if (this.last !== "Paused") return void this.log.push(`steer: the turn is not paused`)
+    const message = Messages.user(step.text, { sender: Agent.requesterOf(this.agent) })
+    const steered = Steering.steer(this.messages, message, { rule: step.rule })
+    const what = `steer (${step.rule}) ${JSON.stringify(step.text)}`
+    if (Result.isFailure(steered)) return void this.log.push(`${what} -> refused (${errorTag(steered.failure)})`)
+    this.see(steered.success)
+    this.log.push(`${what} -> accepted`)
+  }
+
+  moveClock(step: Scenario.Clock): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      const now = yield* Clock.currentTimeMillis
+      const wait = this.last === "Paused" ? earliestWait(this.messages) : undefined
+      const target = wait === undefined || wait < now ? now + step.millis : wait + (step.to === "before" ? -1 : step.to === "at" ? 0 : 1)
+      const by = Math.max(0, target - now)
+      yield* TestClock.adjust(`${by} millis`)
+      this.log.push(`clock +${by} ms -> ${now + by}${wait === undefined ? "" : ` (${step.to} ${wait})`}`)
+    })
+  }
+
+  /** A resume: on the stored path the decisions go through the store too (saved, then loaded). */
+  resume(crashAt: number | undefined): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      if (this.last === "Complete") return
+      if (this.mode === "stored") {
+        yield* this.save()
+        this.messages = yield* this.load()
+      }
+      yield* this.turn(crashAt)
+    })
+  }
+
+  /** The first run of the turn, then every step. */
+  play(): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      this.chat = yield* this.makeChat
+      if (this.mode === "stored") yield* this.save()
+      yield* this.turn(this.mode === "stored" ? this.scenario.firstCrash : undefined)
+      let crashAt: number | undefined
+      for (const step of this.scenario.steps) {
+        if (step._tag === "Decide") yield* this.decide(step)
+        else if (step._tag === "Clock") yield* this.moveClock(step)
+        else if (step._tag === "Steer") this.steer(step)
+        else if (step._tag === "Crash") crashAt = this.mode === "stored" ? step.checkpoint : undefined
+        else {
+          yield* this.resume(crashAt)
+          crashAt = undefined
+        }
+      }
+    })
+  }
+
+  trace(): Trace {
+    const { decisions, ends, log, messages, mode, requests, runs, saved, scenario, states } = this
+    return { mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log }
+  }
+}
+
 /**
  * Runs `scenario` against `agent` on `mode` and records what happened. Provides its own `TestClock`.
  *
@@ -256,182 +482,9 @@ const conversation = "scenario"
  */
 export const record = (agent: Agent.Agent, scenario: Scenario.Scenario, mode: Mode): Effect.Effect<Trace> =>
   Effect.gen(function*() {
-    let seq = 0
-    const next = () => ++seq
-    const runs: Array<Run> = []
-    const decisions: Array<DecisionRecord> = []
-    const saved: Array<Saved> = []
-    const ends: Array<End> = []
-    const requests: Array<Request> = []
-    const states: Array<State> = []
-    const log: Array<string> = []
-    const script = Scenario.script(scenario)
-    const model = MockLanguageModel.make((request, index) => {
-      requests.push({ seq: next(), request })
-      return typeof script === "function" ? script(request, index) : script[index]!
-    })
-    const store = yield* (agent.store ?? ConversationStore.makeMemory)
-    const handlers = recordingHandlers(agent, { runs, next })
-    const services = Layer.mergeAll(model.layer, handlers, agent.layer ?? Layer.empty)
-    const makeChat = (Chat.make({ tools: agent.tools, maxSteps: scenario.maxSteps }) as Effect.Effect<Chat.Service<any, any>, unknown, any>).pipe(
-      Effect.provide(services),
-      Effect.orDie
-    ) as Effect.Effect<Chat.Service<any, any>>
-    const deciders = Agent.decidersOf(agent)
-    const decide = agent.decide ?? Agent.chatDecide
-
-    let process = 1
-    let chat = yield* makeChat
-    let messages: Messages.Messages = Messages.fromUser(scenario.request, { sender: Agent.requesterOf(agent) })
-    let last = "Paused" as End["outcome"]
-    let version = mode === "stored" ? (yield* Effect.orDie(store.save(conversation, messages))).version : 0
-
-    const load = Effect.gen(function*() {
-      const stored = yield* Effect.orDie(store.load(conversation))
-      if (Option.isNone(stored)) return yield* Effect.die(new Error("the store lost the conversation"))
-      version = stored.value.version
-      // The stored JSON, decoded: a resume sees what another process would.
-      const json = yield* Effect.orDie(Effect.fromResult(Messages.toJson(stored.value.messages)))
-      return yield* Effect.orDie(Effect.fromResult(Messages.fromJson(json)))
-    })
-
-    let crashed = false
-    const checkpointing = (crashAt: number | undefined) => {
-      let count = 0
-      return (state: Messages.Messages) =>
-        Effect.gen(function*() {
-          // A dead process saves nothing more (the chat's own clean-up on interruption included).
-          if (crashed) return yield* Effect.interrupt
-          const stored = yield* Effect.orDie(store.save(conversation, state, { expectedVersion: version }))
-          version = stored.version
-          saved.push({ seq: next(), process, messages: state })
-          states.push({ seq: next(), messages: state })
-          count += 1
-          // The process dies: the turn stops where it is, nothing after this save happens.
-          if (count === crashAt) {
-            crashed = true
-            return yield* Effect.interrupt
-          }
-        })
-    }
-
-    const ended = (outcome: End["outcome"], state: Messages.Messages, error?: string) => {
-      last = outcome
-      messages = state
-      states.push({ seq: next(), messages: state })
-      ends.push({ seq: next(), process, outcome, error, messages: state })
-      log.push(`turn (process ${process}) -> ${outcome}${error === undefined ? "" : ` ${error}`}${outcome === "Paused" ? ` on ${pending(state).map((call) => call.id).join(", ")}` : ""}`)
-    }
-
-    /** One run of the turn from `messages` on the path; a crash plays the next process's recovery. */
-    const turn = (crashAt: number | undefined): Effect.Effect<void> =>
-      turnWith(crashAt).pipe(Effect.provide(agent.layer ?? Layer.empty), Effect.orDie) as Effect.Effect<void>
-    const turnWith = (crashAt: number | undefined): Effect.Effect<void, unknown, any> =>
-      Effect.gen(function*() {
-        if (mode === "streamed") {
-          const exit = yield* Effect.exit(Stream.runCollect(chat.stream(messages)))
-          if (Exit.isSuccess(exit)) {
-            const final = exit.value[exit.value.length - 1] as ChatEvent.ChatEvent | undefined
-            if (final?._tag === "Completed" || final?._tag === "Paused") {
-              return ended(final._tag === "Completed" ? "Complete" : "Paused", final.messages)
-            }
-            return ended("Failed", messages, `stream ended with ${final?._tag ?? "nothing"}`)
-          }
-          const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-          const failure = error?._tag === "Fail" ? error.error : exit.cause
-          return ended("Failed", messagesOf(failure) ?? messages, errorTag(failure))
-        }
-        const options = mode === "stored" ? { checkpoint: checkpointing(crashAt) } : {}
-        const exit = yield* Effect.exit(chat.complete(messages, options))
-        if (Exit.isSuccess(exit)) {
-          return ended(exit.value.outcome._tag, mode === "stored" ? yield* load : exit.value.messages)
-        }
-        if (crashed) {
-          crashed = false
-          ended("Crashed", yield* load)
-          process += 1
-          chat = yield* makeChat
-          return yield* turn(undefined)
-        }
-        const error = exit.cause.reasons.find((reason) => reason._tag === "Fail")
-        const failure = error?._tag === "Fail" ? error.error : exit.cause
-        return ended("Failed", mode === "stored" ? yield* load : messagesOf(failure) ?? messages, errorTag(failure))
-      })
-
-    const applyDecision = (step: Scenario.Decide) =>
-      Effect.gen(function*() {
-        const calls = pending(messages)
-        if (last !== "Paused" || calls.length === 0) return log.push(`${step.kind}: nothing waits for a decision`)
-        const call = calls[step.call % calls.length]!
-        const decision: Agent.Decision = {
-          kind: step.kind,
-          id: call.id,
-          by: deciders[step.by % deciders.length]!,
-          ...(step.kind === "edit" ? { arguments: Scenario.editedArguments(step, call.name) } : {}),
-          ...(step.reason === undefined ? {} : { reason: step.reason })
-        }
-        const at = yield* Clock.currentTimeMillis
-        const exit = yield* Effect.exit(decide(chat, messages, decision))
-        const accepted = Exit.isSuccess(exit)
-        const refusal = Exit.isSuccess(exit) ? undefined : errorTag(exit.cause.reasons.find((reason) => reason._tag === "Fail")?._tag === "Fail"
-          ? (exit.cause.reasons.find((reason) => reason._tag === "Fail") as { readonly error: unknown }).error
-          : exit.cause)
-        decisions.push({ ...decision, seq: next(), at, accepted, refusal })
-        log.push(`${decision.kind} ${decision.id} by ${decision.by.id}${decision.arguments === undefined ? "" : ` with ${decision.arguments}`} -> ${accepted ? "accepted" : `refused (${refusal})`}`)
-        if (Exit.isSuccess(exit)) {
-          messages = exit.value
-          states.push({ seq: next(), messages })
-        }
-      })
-
-    const steer = (step: Scenario.Steer) => {
-      if (last !== "Paused") return log.push(`steer: the turn is not paused`)
-      const steered = Steering.steer(messages, Messages.user(step.text, { sender: Agent.requesterOf(agent) }), { rule: step.rule })
-      if (Result.isFailure(steered)) return log.push(`steer (${step.rule}) ${JSON.stringify(step.text)} -> refused (${errorTag(steered.failure)})`)
-      messages = steered.success
-      states.push({ seq: next(), messages })
-      return log.push(`steer (${step.rule}) ${JSON.stringify(step.text)} -> accepted`)
-    }
-
-    const moveClock = (step: Scenario.Clock) =>
-      Effect.gen(function*() {
-        const now = yield* Clock.currentTimeMillis
-        const wait = last === "Paused" ? earliestWait(messages) : undefined
-        const target = wait === undefined || wait < now ? now + step.millis : wait + (step.to === "before" ? -1 : step.to === "at" ? 0 : 1)
-        const by = Math.max(0, target - now)
-        yield* TestClock.adjust(`${by} millis`)
-        log.push(`clock +${by} ms -> ${now + by}${wait === undefined ? "" : ` (${step.to} ${wait})`}`)
-      })
-
-    let crashAt: number | undefined = mode === "stored" ? scenario.firstCrash : undefined
-    yield* turn(crashAt)
-    crashAt = undefined
-    for (const step of scenario.steps) {
-      switch (step._tag) {
-        case "Decide":
-          yield* applyDecision(step)
-          break
-        case "Clock":
-          yield* moveClock(step)
-          break
-        case "Crash":
-          if (mode === "stored") crashAt = step.checkpoint
-          break
-        case "Steer":
-          steer(step)
-          break
-        case "Resume":
-          if (last === "Complete") break
-          if (mode === "stored") {
-            // The decisions go through the store too: save, then resume from what it holds.
-            version = (yield* Effect.orDie(store.save(conversation, messages, { expectedVersion: version }))).version
-            messages = yield* load
-          }
-          yield* turn(crashAt)
-          crashAt = undefined
-      }
-    }
-    return { mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log }
+    const recording = new Recording(agent, scenario, mode, yield* (agent.store ?? ConversationStore.makeMemory))
+    yield* recording.play()
+    return recording.trace()
   }).pipe(Effect.provide(TestClock.layer()))
 
 /**
