@@ -65,9 +65,17 @@ const offTheChatPath = [
 ]
 
 describe("entry points", () => {
-  it("every namespace of the barrel is a subpath export with its types, and nothing else but the barrel, testing and package.json", () => {
+  it("every namespace of the barrel is a subpath export with its types, and nothing else but the barrel, testing, its properties and package.json", () => {
     expect(barrel.length).toBeGreaterThan(20)
-    expect(Object.keys(manifest.exports).sort()).toEqual([".", "./package.json", "./testing", ...barrel.map((name) => `./${name}`)].sort())
+    expect(Object.keys(manifest.exports).sort()).toEqual(
+      [".", "./package.json", "./testing", "./testing/Properties", ...barrel.map((name) => `./${name}`)].sort()
+    )
+    expect(manifest.exports["./testing/Properties"]).toEqual({
+      types: "./dist/testing/Properties.d.ts",
+      import: "./dist/testing/Properties.js",
+      default: "./dist/testing/Properties.js"
+    })
+    expect(manifest.typesVersions["*"]!["testing/Properties"]).toEqual(["./dist/testing/Properties.d.ts"])
     for (const { name, path } of exportsOfBarrel) {
       expect(path.endsWith(`/${name}`)).toBe(true)
       expect(manifest.exports[`./${name}`]).toEqual({ types: `./dist/${path}.d.ts`, import: `./dist/${path}.js`, default: `./dist/${path}.js` })
@@ -107,5 +115,46 @@ describe("entry points", () => {
     expect(result.before.crypto).toBe(false)
     expect(result.after).toBe(true)
     expect(result.hash).toBe(`sha256:${createHash("sha256").update("{}", "utf8").digest("hex")}`)
+  }, 60_000)
+
+  it("fast-check is optional: without it @chat-ts/core/testing loads (its laws and traces too), only testing/Properties needs it", async () => {
+    if (!existsSync(`${root}dist/testing/Properties.js`)) throw new Error("these tests run the built package: run `npx tsc -b` first")
+    // A resolver that finds no fast-check, as in a project that did not install it.
+    const script = [
+      `import { registerHooks } from "node:module"`,
+      `const loaded = []`,
+      `registerHooks({`,
+      `  resolve: (specifier, context, next) => {`,
+      `    if (specifier === "fast-check" || specifier.startsWith("fast-check/")) {`,
+      `      throw Object.assign(new Error("Cannot find package 'fast-check'"), { code: "ERR_MODULE_NOT_FOUND" })`,
+      `    }`,
+      `    return next(specifier, context)`,
+      `  },`,
+      `  load: (url, context, next) => (loaded.push(url), next(url, context))`,
+      `})`,
+      `const testing = await import("@chat-ts/core/testing")`,
+      `const properties = await import("@chat-ts/core/testing/Properties").then(() => "loaded", (error) => error.message)`,
+      `console.log(JSON.stringify({`,
+      `  testing: Object.keys(testing).sort(),`,
+      `  laws: testing.Law.all.map((law) => law.name),`,
+      `  fastCheck: loaded.filter((url) => url.includes("/fast-check/")),`,
+      `  properties`,
+      `}))`
+    ].join("\n")
+    const result = await new Promise<{
+      readonly testing: ReadonlyArray<string>
+      readonly laws: ReadonlyArray<string>
+      readonly fastCheck: ReadonlyArray<string>
+      readonly properties: string
+    }>((resolve, reject) => {
+      execFile(process.execPath, ["--input-type=module", "-e", script], { cwd: root, timeout: 60_000 }, (error, stdout, stderr) => {
+        if (error !== null) reject(new Error(`${error.message}\n${stderr}`))
+        else resolve(JSON.parse(stdout.trim().split("\n").pop()!))
+      })
+    })
+    expect(result.testing).toEqual(["Agent", "Conformance", "Law", "MockLanguageModel", "ReplayServer", "Scenario", "Trace"])
+    expect(result.laws).toContain("approvedBeforeRun")
+    expect(result.fastCheck).toEqual([])
+    expect(result.properties).toContain("Cannot find package 'fast-check'")
   }, 60_000)
 })

@@ -28,3 +28,35 @@ export * as ReplayServer from "./ReplayServer.js"
  * @since 0.1.0
  */
 export * as Conformance from "./Conformance.js"
+
+/**
+ * An agent as the property kit sees it: toolkit, handlers, deciders and what you promise.
+ *
+ * @category testing
+ * @since 0.3.0
+ */
+export * as Agent from "./Agent.js"
+
+/**
+ * A scenario driving one turn: the model's script, then decisions, clock moves, resumes and crashes.
+ *
+ * @category testing
+ * @since 0.3.0
+ */
+export * as Scenario from "./Scenario.js"
+
+/**
+ * Runs a scenario against an agent and records its runs, decisions, checkpoints and model requests.
+ *
+ * @category testing
+ * @since 0.3.0
+ */
+export * as Trace from "./Trace.js"
+
+/**
+ * The laws of the loop, checked on traces, and a failure as a readable report.
+ *
+ * @category testing
+ * @since 0.3.0
+ */
+export * as Law from "./Law.js"

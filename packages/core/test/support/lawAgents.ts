@@ -1,0 +1,148 @@
+/**
+ * A refund agent for the property kit's tests, and four deliberately broken
+ * variants of it (issue 35's planted bugs): a strategy that lets large refunds
+ * run on their own, a handler middleware that retries a refund that is not
+ * idempotent, a decision path that drops the decision policy, and a store that
+ * loses its last checkpoint.
+ */
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
+import { Action, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
+import { Agent } from "../../src/testing/index.js"
+
+export const LookupOrder = Tool.make("lookup_order", {
+  description: "Look an order up.",
+  parameters: { orderId: Schema.String },
+  success: Schema.Struct({ orderId: Schema.String, total: Schema.Number })
+})
+
+export const Refund = Tool.make("refund", {
+  description: "Refund an amount of an order.",
+  parameters: { orderId: Schema.String, amount: Schema.Int.check(Schema.isBetween({ minimum: 0, maximum: 2_000 })) },
+  success: Schema.Struct({ refunded: Schema.Number }),
+  failure: Schema.String
+})
+
+export const Remind = Tool.make("remind", {
+  description: "Remind the customer later.",
+  parameters: { text: Schema.String },
+  success: Schema.Struct({ sent: Schema.Boolean })
+})
+
+/** Above this a person approves a refund. */
+export const approvalAbove = 100
+/** From this on, two people of finance, neither the requester. */
+export const quorumFrom = 1_000
+
+/** Two of finance, not the requester. */
+export const bigRefund: DecisionPolicy.DecisionPolicy = { approve: { roles: ["finance"] }, notRequester: true, quorum: 2 }
+/** One of finance or support. */
+export const smallRefund: DecisionPolicy.DecisionPolicy = { approve: { roles: ["finance", "support"] } }
+
+const refundPolicy = (amount: number) => (amount >= quorumFrom ? bigRefund : smallRefund)
+
+/** Safe to run twice (it passes the call id and attempt to the ledger): after a crash mid-run it runs again. */
+export const SyncLedger = Tool.make("sync_ledger", {
+  description: "Bring the ledger up to date.",
+  parameters: { orderId: Schema.String },
+  success: Schema.Struct({ synced: Schema.Boolean }),
+  idempotent: true
+})
+
+const tools = Toolkit.make(LookupOrder, Refund, Remind, SyncLedger)
+
+/** The strategy: lookups run, refunds above `threshold` wait for a person, reminders wait a minute. */
+const strategy = (threshold: number) =>
+  tools.withStrategy((call) => {
+    switch (call.name) {
+      case "lookup_order":
+      case "sync_ledger":
+        return Action.Execute()
+      case "refund":
+        // A person has an hour to decide.
+        return call.params.amount > threshold
+          ? Effect.map(Clock.currentTimeMillis, (now) => Action.RequireApproval({ policy: refundPolicy(call.params.amount), expiresAt: now + 3_600_000 }))
+          : Action.Execute()
+      case "remind":
+        return Action.Defer({ after: 60_000 })
+    }
+  })
+
+/** Handlers; the payment gateway times out on every amount ending in 3 (a failure that a retry may "fix"). */
+const handlers = tools.toLayer({
+  lookup_order: ({ orderId }) => Effect.succeed({ orderId, total: 500 }),
+  refund: ({ amount }) => (amount % 10 === 3 ? Effect.fail("gateway timeout") : Effect.succeed({ refunded: amount })),
+  remind: () => Effect.succeed({ sent: true }),
+  sync_ledger: () => Effect.succeed({ synced: true })
+})
+
+/** What the refund agent promises: a person approves every refund above 100, two of finance from 1000 on. */
+const mustAsk = (call: Agent.ProposedCall): boolean | DecisionPolicy.DecisionPolicy => {
+  if (call.name !== "refund") return false
+  const amount = (call.arguments as { readonly amount?: unknown } | undefined)?.amount
+  return typeof amount === "number" && amount > approvalAbove ? refundPolicy(amount) : false
+}
+
+/** The people: two of finance, one of support, and the requester, who is of finance too. */
+const deciders: ReadonlyArray<Messages.Identity> = [
+  { id: "fin-1", roles: ["finance"] },
+  { id: "fin-2", roles: ["finance"] },
+  { id: "sup-1", roles: ["support"] },
+  { id: "asker", roles: ["finance"] }
+]
+
+/** The refund agent, as it should be. */
+export const refunds: Agent.Agent = {
+  tools: strategy(approvalAbove),
+  handlers,
+  requester: { id: "asker", roles: ["finance"] },
+  deciders,
+  mustAsk
+}
+
+/** Planted bug 1: the strategy lets refunds up to 500 run on their own. */
+export const lenientStrategy: Agent.Agent = { ...refunds, tools: strategy(500) }
+
+/** Planted bug 2: a middleware that retries failed refunds, though a refund is not idempotent. */
+export const retryingMiddleware: Agent.Agent = {
+  ...refunds,
+  wrapHandler: (handler, tool) =>
+    tool.name === "refund" ? { handle: (params, call) => Effect.retry(handler.handle(params, call), { times: 2 }) } : handler
+}
+
+/** Planted bug 3: a decision path that approves by rewriting the call, dropping its decision policy. */
+export const policyDroppingDecide: Agent.Agent = {
+  ...refunds,
+  decide: (chat, messages, decision) => {
+    if (decision.kind !== "approve") return Agent.chatDecide(chat, messages, decision)
+    return Effect.succeed(messages.map((message) => ({
+      ...message,
+      parts: message.parts.map((part) => {
+        if (part._tag !== "ToolCall" || part.id !== decision.id) return part
+        const { decidedUnder: _dropped, ...rest } = part
+        return { ...rest, status: { _tag: "Approved" as const } }
+      })
+    })) as Messages.Messages)
+  }
+}
+
+/** Planted bug 4: a store whose `load` gives the state before the last save. */
+export const forgetfulStore: Agent.Agent = {
+  ...refunds,
+  store: Effect.map(ConversationStore.makeMemory, (store): ConversationStore.Service => {
+    const previous = new Map<string, Array<ConversationStore.Stored>>()
+    return {
+      ...store,
+      save: (id, messages, options) =>
+        Effect.tap(store.save(id, messages, options), (stored) => Effect.sync(() => previous.set(id, [...(previous.get(id) ?? []), stored].slice(-2)))),
+      load: (id) =>
+        Effect.map(store.load(id), (found) => {
+          const kept = previous.get(id) ?? []
+          // The version stays the newest (saves go on), the messages are the ones before.
+          return Option.map(found, (stored) => kept.length < 2 ? stored : { ...stored, messages: kept[0]!.messages })
+        })
+    }
+  })
+}
