@@ -404,6 +404,9 @@ export const notes = {
     "AI SDK prompt, the answer's mapping back, the retry and timeout wrappers and one `Effect.runPromise`.",
     "The native `OpenAiChatCompletions` layer and the bare `openai` SDK are measured in the same run."
   ].join("\n"),
+  faults: [
+    "**Faults (scenario 13, issue 36).** FAULTS_NOTE"
+  ].join("\n"),
   general: [
     "- **Clock.** tinybench samples on the CPU clock of the measuring process (user + system, all",
     "  threads: GC helpers included), wall time alongside. The machine these runs are made on is",
