@@ -16,7 +16,7 @@ import { EmbeddedPostgres } from "../src/testing/index.js"
 
 const config: Soak.Config = { conversations: 24, rate: 24, workers: 3, leaseMillis: 2_000, attemptMillis: 3_000, deadlineMillis: 60_000 }
 
-const faults = Faults.all({ fullMillis: 1_000, lockMillis: 6_000 }).filter((fault) => fault.id === "pg-restart" || fault.id === "pg-terminate")
+const faults = Faults.all({ fullMillis: 1_000, lockMillis: 6_000, busyTimeoutMillis: 5_000 }).filter((fault) => fault.id === "pg-restart" || fault.id === "pg-terminate")
 
 describe("worker processes on PostgreSQL restarted or cut off mid-soak", () => {
   it.each(faults.map((fault) => [fault.name, fault] as const))(`%s: no call runs twice, every result is the runner's, every conversation ends`, async (_, fault) => {

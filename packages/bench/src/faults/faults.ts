@@ -19,8 +19,10 @@ const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(reso
 /** How long the full disks stay full, and the lock is held. */
 export interface Settings {
   readonly fullMillis: number
-  /** Longer than SQLite's busy timeout (5 s), within the store's lock retry budget (10 s). */
+  /** How long another process holds SQLite's write lock: longer than the busy timeout, within the store's lock retry budget (10 s). */
   readonly lockMillis: number
+  /** The SQLite workers' busy timeout (`SqliteClient`'s `busyTimeout`, 5 s by default). */
+  readonly busyTimeoutMillis: number
 }
 
 const plain = (inject: (live: Live) => Promise<void>, rest: Partial<Injection> = {}) => async (): Promise<Injection> => ({
@@ -94,8 +96,10 @@ const sqliteFull = (settings: Settings) => async (base: Base): Promise<Injection
 })
 
 /** SQLite locked: another process holds a write transaction on the file for `lockMillis`. */
-const sqliteLocked = (settings: Settings) =>
-  plain(async (live) => {
+const sqliteLocked = (settings: Settings) => async (): Promise<Injection> => ({
+  env: () => ({ BUSY_TIMEOUT_MILLIS: String(settings.busyTimeoutMillis) }),
+  inject: async (live) => {
+    if (settings.lockMillis <= settings.busyTimeoutMillis) throw new Error("faults: the lock must outlast the busy timeout")
     const db = new DatabaseSync(live.filename!)
     try {
       db.exec("PRAGMA busy_timeout = 10000")
@@ -105,7 +109,8 @@ const sqliteLocked = (settings: Settings) =>
     } finally {
       db.close()
     }
-  })
+  }
+})
 
 /** Every fault, in the order they run. */
 export const all = (settings: Settings): ReadonlyArray<Fault> => [
@@ -142,7 +147,7 @@ export const all = (settings: Settings): ReadonlyArray<Fault> => [
   {
     id: "sqlite-locked",
     database: "SQLite",
-    name: `locked by another process for ${settings.lockMillis / 1000} s (past the 5 s busy timeout)`,
+    name: `locked by another process for ${settings.lockMillis / 1000} s (past the workers' ${settings.busyTimeoutMillis / 1000} s busy timeout)`,
     setup: sqliteLocked(settings)
   },
   {

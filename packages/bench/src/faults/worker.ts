@@ -1,7 +1,8 @@
 /**
  * A worker process for the multi-process tests of `@chat-ts/sql` and the
  * bench's fault soak (`soak.ts`), run with tsx from the bench package: it builds the store's layer
- * (no DDL) on PostgreSQL (`DATABASE_URL`) or SQLite (`SQLITE_FILE`); with
+ * (no DDL) on PostgreSQL (`DATABASE_URL`) or SQLite (`SQLITE_FILE`, its busy timeout
+ * `BUSY_TIMEOUT_MILLIS` when set); with
  * `GO_FILE` it prints `{"loaded":true}` and waits for that file; with
  * `MIGRATE=1` it runs `migrate` first; it prints `{"ready":true}` (with
  * `"applied": n`, the migrations it applied, when it migrated), then runs the commands it reads from stdin, one JSON
@@ -64,7 +65,10 @@ const handlers = tools.toLayer({ pay: handle, sync: handle })
 
 const client = process.env["DATABASE_URL"] !== undefined
   ? PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL"), maxConnections: Config.succeed(2) })
-  : SqliteClient.layer({ filename: process.env["SQLITE_FILE"]! })
+  : SqliteClient.layer({
+    filename: process.env["SQLITE_FILE"]!,
+    ...(process.env["BUSY_TIMEOUT_MILLIS"] === undefined ? {} : { busyTimeout: Number(process.env["BUSY_TIMEOUT_MILLIS"]) })
+  })
 
 const table = process.env["TABLE"]!
 const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")

@@ -106,7 +106,8 @@ export const configs: Record<Mode, Configs> = {
       attemptMillis: 3_000,
       deadlineMillis: 120_000,
       fullMillis: 3_000,
-      lockMillis: 6_000
+      lockMillis: 6_000,
+      busyTimeoutMillis: 5_000
     }
   },
   smoke: {
@@ -146,7 +147,8 @@ export const configs: Record<Mode, Configs> = {
       attemptMillis: 2_000,
       deadlineMillis: 40_000,
       fullMillis: 1_000,
-      lockMillis: 6_000
+      lockMillis: 2_000,
+      busyTimeoutMillis: 1_000
     }
   }
 }
