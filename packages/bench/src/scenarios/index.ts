@@ -148,7 +148,8 @@ export const configs: Record<Mode, Configs> = {
       deadlineMillis: 40_000,
       fullMillis: 1_000,
       lockMillis: 2_000,
-      busyTimeoutMillis: 1_000
+      busyTimeoutMillis: 1_000,
+      parallel: true
     }
   }
 }
