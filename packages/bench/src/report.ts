@@ -6,9 +6,11 @@
 import { readFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import * as os from "node:os"
+import * as FaultsReport from "./faults/render.js"
 import * as FleetReport from "./fleet/render.js"
 import { notes } from "./notes.js"
 import type * as Cold from "./scenarios/cold.js"
+import type * as Faults from "./scenarios/faults.js"
 import type * as Fleet from "./scenarios/fleet.js"
 import type * as Json from "./scenarios/json.js"
 import type * as Loop from "./scenarios/loop.js"
@@ -73,6 +75,7 @@ export interface Scenarios {
   readonly memory?: Memory.Result
   readonly fleet?: Fleet.Result
   readonly provider?: Provider.Result
+  readonly faults?: Faults.Result
 }
 
 export interface Target {
@@ -187,6 +190,7 @@ export const evaluate = (scenarios: Scenarios): Array<Target> => {
   }
   targets.push(...stepTargets(scenarios))
   if (scenarios.fleet !== undefined) targets.push({ id: "fleet", ...FleetReport.target(scenarios.fleet) })
+  if (scenarios.faults !== undefined) targets.push({ id: "faults", ...FaultsReport.target(scenarios.faults) })
   targets.push(...memoryTargets(scenarios))
   return targets
 }
@@ -582,6 +586,7 @@ export const sections = (results: Results): string => {
   if (s.fleet) out.push(`### ${titles.fleet}\n\n${FleetReport.section(s.fleet)}`)
   if (s.memory) out.push(`### ${titles.memory}\n\n${memorySection(s.memory)}`)
   if (s.provider) out.push(`### ${titles.provider}\n\n${providerSection(s.provider)}`)
+  if (s.faults) out.push(`### ${titles.faults}\n\n${FaultsReport.section(s.faults)}`)
   return out.join("\n\n")
 }
 

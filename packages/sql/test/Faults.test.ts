@@ -10,10 +10,10 @@
 import { ConversationStore, Messages, Worker } from "@chat-ts/core"
 import { describe, expect, it } from "@effect/vitest"
 import { Context, Effect, Fiber, Layer, Option, Schedule } from "effect"
-import * as net from "node:net"
 import * as SqlClient from "effect/sql/SqlClient"
 import { TestClock } from "effect/testing"
 import { SqliteClient, SqlConversationStore } from "../src/index.js"
+import { StallingProxy } from "../src/testing/index.js"
 import { pgClient, postgresUrl, tempDatabase, uniqueTable } from "./support/Databases.js"
 
 const paused: Messages.Messages = [
@@ -91,41 +91,9 @@ for (const [name, client] of databases) {
   })
 }
 
-/** A loopback TCP proxy to `port` that can stop forwarding (both ways, holding what arrives) and start again. */
+/** A stalling proxy to `port`, closed with the scope. */
 const stallingProxy = (port: number) =>
-  Effect.acquireRelease(
-    Effect.callback<{ readonly port: number; readonly stall: () => void; readonly resume: () => void; readonly close: () => void }>((resume) => {
-      let stalled = false
-      const held: Array<() => void> = []
-      const sockets = new Set<net.Socket>()
-      const forward = (from: net.Socket, to: net.Socket) =>
-        from.on("data", (chunk) => (stalled ? held.push(() => to.write(chunk)) : to.write(chunk)))
-      const server = net.createServer((client) => {
-        const upstream = net.connect(port, "127.0.0.1")
-        for (const socket of [client, upstream]) {
-          sockets.add(socket)
-          socket.on("error", () => undefined)
-          socket.on("close", () => (client.destroy(), upstream.destroy()))
-        }
-        forward(client, upstream)
-        forward(upstream, client)
-      })
-      server.listen(0, "127.0.0.1", () =>
-        resume(Effect.succeed({
-          port: (server.address() as net.AddressInfo).port,
-          stall: () => void (stalled = true),
-          resume: () => {
-            stalled = false
-            for (const send of held.splice(0)) send()
-          },
-          close: () => {
-            for (const socket of sockets) socket.destroy()
-            server.close()
-          }
-        })))
-    }),
-    (proxy) => Effect.sync(() => proxy.close())
-  )
+  Effect.acquireRelease(Effect.promise(() => StallingProxy.start(port)), (proxy) => Effect.promise(() => proxy.close()))
 
 describe("SqlConversationStore on PostgreSQL: a worker whose connection stalls while it holds a lease", () => {
   it.live("after the lease passed another worker takes it; the stalled worker's save, delivered late, is refused and changes nothing", () =>
@@ -133,15 +101,13 @@ describe("SqlConversationStore on PostgreSQL: a worker whose connection stalls w
       const table = uniqueTable()
       const url = new URL(postgresUrl())
       const proxy = yield* stallingProxy(Number(url.port))
-      const proxied = new URL(url.href)
-      proxied.port = String(proxy.port)
       const storeVia = (href: string) =>
         Layer.build(SqlConversationStore.layer({ table }).pipe(
           Layer.provideMerge(SqlConversationStore.layerMigrate({ table })),
           Layer.provideMerge(pgClient(href)),
           Layer.orDie
         ))
-      const stalledWorker = Context.get(yield* storeVia(proxied.href), ConversationStore.ConversationStore)
+      const stalledWorker = Context.get(yield* storeVia(StallingProxy.via(proxy, url.href)), ConversationStore.ConversationStore)
       const otherWorker = Context.get(yield* storeVia(url.href), ConversationStore.ConversationStore)
       const saved = yield* otherWorker.save("conv", paused)
       const lease = yield* stalledWorker.acquire("conv", "stalled", "1 second")

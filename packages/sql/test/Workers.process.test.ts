@@ -4,7 +4,7 @@
  * conversation busy mid-call, and take over from a worker killed with
  * SIGKILL once its lease expired; six more start at once on an empty
  * database, each running the migrations itself. Every worker is a real OS
- * process (see `support/worker.ts`); the tools record each run in a file all
+ * process (see `packages/bench/src/faults/worker.ts`); the tools record each run in a file all
  * of them append to.
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
@@ -16,7 +16,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { SqlConversationStore } from "../src/index.js"
 import { freshPostgresDatabase, pgClient, sqliteClient, tempDatabase, uniqueTable } from "./support/Databases.js"
-import * as Workers from "./support/Workers.js"
+import * as Workers from "../../bench/src/faults/Workers.js"
 
 const rounds = 100
 

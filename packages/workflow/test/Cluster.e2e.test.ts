@@ -1,7 +1,8 @@
 /**
  * End to end on `effect/cluster` with a real PostgreSQL: durable turns on
- * runner processes that are killed with SIGKILL, and runners that start at
- * the same moment on an empty database. The runs of the model and the tools
+ * runner processes that are killed with SIGKILL, runners that start at
+ * the same moment on an empty database, and a runner cut off from the
+ * database (its connection stalled by a loopback proxy) and later back. The runs of the model and the tools
  * are recorded by the runners in a file (see `support/runner.ts`).
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
@@ -13,7 +14,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { SqlConversationStore } from "../../sql/src/index.js"
-import { EmbeddedPostgres } from "../../sql/src/testing/index.js"
+import { EmbeddedPostgres, StallingProxy } from "../../sql/src/testing/index.js"
 import * as SocketRunner from "../src/SocketRunner.js"
 import * as Runners from "./support/Runners.js"
 
@@ -242,4 +243,47 @@ describe("durable turns on runner processes and PostgreSQL", () => {
       expect(yield* clusterTables).toEqual([{ found: "cluster_runners" }])
     }).pipe(Effect.scoped, Effect.provide(PgClient.layer({ url: Redacted.make(url.href) }))))
   }, 120_000)
+
+  it("a runner cut off from the database and later back: its shards move to the other runner, the turn decided there completes, nothing runs twice", async () => {
+    for (const runner of runners) await Runners.kill(runner)
+    const proxy = await StallingProxy.start(server.port)
+    try {
+      // A reaches the database only through the proxy; B directly.
+      const a = Runners.start({ ...env, DATABASE_URL: StallingProxy.via(proxy, server.url) })
+      runners.push(a)
+      expect(await a.ready).toEqual({ ready: true })
+      const b = await startRunner()
+      await spread([a, b], "the shards spreading over both runners")
+      const before = await conversationOn(a, true, "conv-cut")
+      expect((await a.send({ start: before.conversation, text: before.text }, 15_000)).id).toBe(before.id)
+      await Runners.until(async () => (await statusOf(before.id, "d1")) === "AwaitingApproval", 60_000, "the turn on A pausing")
+
+      // A's connection stops forwarding: its shard locks' session goes idle and the server ends it
+      // (`idle_session_timeout` = the lock's expiration), so B takes every shard; the decision runs there.
+      proxy.stall()
+      await Runners.until(async () => (await shardsOf(b)).length === Runners.shardsPerGroup, 90_000, "B taking A's shards")
+      expect(await b.send({ decide: before.id, call: "d1", approve: true }, 60_000)).toEqual({ n: expect.any(Number) })
+      await Runners.until(() => completed(before.id), 60_000, "the turn completing on B")
+
+      // A is back: what it held back is delivered (and refused where it lost its locks); it takes shards again and works.
+      proxy.resume()
+      await spread([a, b], "the shards spreading over both runners again")
+      const after = await conversationOn(a, true, "conv-back")
+      expect((await b.send({ start: after.conversation, text: after.text }, 15_000)).id).toBe(after.id)
+      await Runners.until(async () => (await statusOf(after.id, "d1")) === "AwaitingApproval", 60_000, "the turn on A pausing")
+      expect(await a.send({ decide: after.id, call: "d1", approve: true }, 60_000)).toEqual({ n: expect.any(Number) })
+      await Runners.until(() => completed(after.id), 60_000, "the turn completing on A")
+      // Some time for anything A still held back to show.
+      await new Promise((resolve) => setTimeout(resolve, 3_000))
+
+      const tools = Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files")
+      expect(tools.filter((r) => r.paths?.[0] === before.text)).toEqual([{ tool: "delete_files", paths: [before.text], pid: b.pid }])
+      expect(tools.filter((r) => r.paths?.[0] === after.text)).toEqual([{ tool: "delete_files", paths: [after.text], pid: a.pid }])
+      expect(await statusOf(before.id, "d1")).toBe("Completed")
+      expect(await statusOf(after.id, "d1")).toBe("Completed")
+    } finally {
+      proxy.resume()
+      await proxy.close()
+    }
+  }, 360_000)
 })

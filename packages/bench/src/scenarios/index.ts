@@ -4,6 +4,7 @@
  */
 import { type Budget, smokeBudget } from "../harness.js"
 import type * as Cold from "./cold.js"
+import type * as Faults from "./faults.js"
 import type * as Fleet from "./fleet.js"
 import type * as Json from "./json.js"
 import type * as Loop from "./loop.js"
@@ -18,7 +19,7 @@ import type * as Streaming from "./streaming.js"
 
 export type Mode = "full" | "smoke"
 
-export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "fleet", "memory", "provider"] as const
+export const scenarioIds = ["loop", "pause", "streaming", "reducer", "many", "store", "steps", "cold", "json", "fleet", "memory", "provider", "faults"] as const
 export type ScenarioId = (typeof scenarioIds)[number]
 
 export const titles: Record<ScenarioId, string> = {
@@ -33,7 +34,8 @@ export const titles: Record<ScenarioId, string> = {
   json: "9. Messages.toJson / fromJson against JSON.stringify / JSON.parse",
   fleet: "10. A fleet: paused conversations resumed by worker processes",
   memory: "11. Memory: heap per 1,000 kept turns",
-  provider: "12. The AI SDK bridge: overhead per model call against the AI SDK model's own doGenerate"
+  provider: "12. The AI SDK bridge: overhead per model call against the AI SDK model's own doGenerate",
+  faults: "13. The fleet under faults: the database restarted, cut off, full; a worker stalled; clocks off"
 }
 
 const budget = (warmupTime: number, warmupIterations: number, time: number, iterations: number): Budget => ({
@@ -56,6 +58,7 @@ export interface Configs {
   readonly memory: Memory.Config
   readonly fleet: Fleet.Config
   readonly provider: Provider.Config
+  readonly faults: Faults.Config
 }
 
 export const configs: Record<Mode, Configs> = {
@@ -93,7 +96,19 @@ export const configs: Record<Mode, Configs> = {
       verify: 50
     },
     memory: { turns: 1000, steps: 10 },
-    provider: { warmupRounds: 5, rounds: 30, calls: 50 }
+    provider: { warmupRounds: 5, rounds: 30, calls: 50 },
+    // 8 faults, each a soak of about 15 s (10 s of arrivals, the fault inside it): about 3 minutes.
+    faults: {
+      conversations: 200,
+      rate: 20,
+      workers: 4,
+      leaseMillis: 2_000,
+      attemptMillis: 3_000,
+      deadlineMillis: 120_000,
+      fullMillis: 3_000,
+      lockMillis: 6_000,
+      busyTimeoutMillis: 5_000
+    }
   },
   smoke: {
     loop: { steps: [1, 2], budget: smokeBudget, allocTurns: 2 },
@@ -123,7 +138,19 @@ export const configs: Record<Mode, Configs> = {
       verify: 20
     },
     memory: { turns: 5, steps: 2 },
-    provider: { warmupRounds: 0, rounds: 1, calls: 2 }
+    provider: { warmupRounds: 0, rounds: 1, calls: 2 },
+    faults: {
+      conversations: 12,
+      rate: 12,
+      workers: 2,
+      leaseMillis: 1_000,
+      attemptMillis: 2_000,
+      deadlineMillis: 40_000,
+      fullMillis: 1_000,
+      lockMillis: 2_000,
+      busyTimeoutMillis: 1_000,
+      parallel: true
+    }
   }
 }
 
@@ -167,5 +194,7 @@ export const runJob = async (job: Job): Promise<unknown> => {
       return (await import("./fleet.js")).run(config.fleet)
     case "provider":
       return (await import("./provider.js")).run(config.provider)
+    case "faults":
+      return (await import("./faults.js")).run(config.faults)
   }
 }

@@ -1,6 +1,8 @@
 /**
- * A worker process for the multi-process tests: it builds the store's layer
- * (no DDL) on PostgreSQL (`DATABASE_URL`) or SQLite (`SQLITE_FILE`); with
+ * A worker process for the multi-process tests of `@chat-ts/sql` and the
+ * bench's fault soak (`soak.ts`), run with tsx from the bench package: it builds the store's layer
+ * (no DDL) on PostgreSQL (`DATABASE_URL`) or SQLite (`SQLITE_FILE`, its busy timeout
+ * `BUSY_TIMEOUT_MILLIS` when set); with
  * `GO_FILE` it prints `{"loaded":true}` and waits for that file; with
  * `MIGRATE=1` it runs `migrate` first; it prints `{"ready":true}` (with
  * `"applied": n`, the migrations it applied, when it migrated), then runs the commands it reads from stdin, one JSON
@@ -11,6 +13,10 @@
  *   (with `"retryable": true` for a `StoreError` that says so).
  *   Commands run concurrently: two resumes sent at once are two fibers of one process.
  * - `{ "n", "pending": true }`: `listPending`; answers `{ "n", "ids" }`.
+ * - `{ "n", "clockSkewMillis": ms }`: from now on this process's wall clock (`Date.now`, and Effect's
+ *   `Clock` with it) is `ms` off (a clock 30 s ahead: 30000); answers `{ "n" }`.
+ * - `{ "n", "maxPageCount": pages }` (SQLite): `PRAGMA max_page_count` on its connection (a disk
+ *   that holds `pages` pages); answers `{ "n" }`.
  *
  * Tools: `pay` (not idempotent) and `sync` (idempotent). Each run of a
  * handler is appended to `RUNS_FILE` (conversation, pid, attempt) before it
@@ -22,7 +28,8 @@ import { PgClient } from "@effect/sql-pg"
 import { Config, Duration, Effect, Layer, ManagedRuntime, Schedule, Schema } from "effect"
 import * as fs from "node:fs"
 import * as readline from "node:readline"
-import { SqliteClient, SqlConversationStore } from "../../src/index.js"
+import { SqliteClient, SqlConversationStore } from "@chat-ts/sql"
+import * as SqlClient from "effect/sql/SqlClient"
 
 const Params = { conversation: Schema.String, slow: Schema.Boolean }
 const Result = Schema.Struct({ by: Schema.Number, attempt: Schema.Number })
@@ -31,6 +38,11 @@ const Sync = Tool.make("sync", { description: "Copy.", parameters: Params, succe
 const tools = Toolkit.withStrategy(Toolkit.make(Pay, Sync), () => Action.RequireApproval())
 
 const runsFile = process.env["RUNS_FILE"]!
+
+/** How far this process's wall clock is off (`clockSkewMillis`). */
+let skew = 0
+const realNow = Date.now
+Date.now = () => realNow() + skew
 
 const handle = (params: { readonly conversation: string; readonly slow: boolean }, call: Tool.CallInfo) =>
   Effect.gen(function*() {
@@ -53,7 +65,10 @@ const handlers = tools.toLayer({ pay: handle, sync: handle })
 
 const client = process.env["DATABASE_URL"] !== undefined
   ? PgClient.layerConfig({ url: Config.Redacted("DATABASE_URL"), maxConnections: Config.succeed(2) })
-  : SqliteClient.layer({ filename: process.env["SQLITE_FILE"]! })
+  : SqliteClient.layer({
+    filename: process.env["SQLITE_FILE"]!,
+    ...(process.env["BUSY_TIMEOUT_MILLIS"] === undefined ? {} : { busyTimeout: Number(process.env["BUSY_TIMEOUT_MILLIS"]) })
+  })
 
 const table = process.env["TABLE"]!
 const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
@@ -73,10 +88,21 @@ interface Command {
   readonly leaseMillis?: number
   readonly owner?: string
   readonly pending?: boolean
+  readonly clockSkewMillis?: number
+  readonly maxPageCount?: number
 }
 
 const run = (command: Command) =>
   Effect.gen(function*() {
+    if (command.clockSkewMillis !== undefined) {
+      skew = command.clockSkewMillis
+      return {}
+    }
+    if (command.maxPageCount !== undefined) {
+      const sql = yield* SqlClient.SqlClient
+      yield* Effect.orDie(sql.unsafe(`PRAGMA max_page_count = ${Math.floor(command.maxPageCount)}`))
+      return {}
+    }
     if (command.pending === true) {
       const page = yield* Effect.flatMap(ConversationStore.ConversationStore, (s) => s.listPending())
       return { ids: page.items.map((item) => item.id) }
@@ -90,7 +116,11 @@ const run = (command: Command) =>
     })
     return { outcome: result.outcome._tag }
   }).pipe(Effect.catch((error) =>
-    Effect.succeed({ error: error._tag, ...(error._tag === "StoreError" && error.retryable === true ? { retryable: true } : {}) })
+    Effect.succeed({
+      error: error._tag,
+      ...(error._tag === "StoreError" ? { message: error.message } : {}),
+      ...(error._tag === "StoreError" && error.retryable === true ? { retryable: true } : {})
+    })
   ))
 
 /** With `GO_FILE`, the worker says `{"loaded":true}` and waits (bounded) until that file exists: processes start as one. */

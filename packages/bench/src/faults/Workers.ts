@@ -1,5 +1,6 @@
 /**
- * Worker processes for the multi-process tests (see `worker.ts`): each a real
+ * Worker processes for the multi-process tests of `@chat-ts/sql` and the
+ * bench's fault soak (see `worker.ts`): each a real
  * `node` process running TypeScript through tsx, driven by JSON lines on its
  * stdin and stdout, every wait bounded.
  */
@@ -21,6 +22,8 @@ export interface Reply {
   readonly applied?: number
   readonly outcome?: string
   readonly error?: string
+  /** A `StoreError`'s message. */
+  readonly message?: string
   /** Set on a `StoreError` that says it is worth retrying. */
   readonly retryable?: boolean
   readonly defect?: string
@@ -103,11 +106,11 @@ export interface Run {
   readonly tool: string
 }
 
-/** The handler runs recorded in `file` for a conversation. */
-export const runsOf = (file: string, conversation: string): ReadonlyArray<Run> =>
+/** The handler runs recorded in `file` for a conversation (every run without one). */
+export const runsOf = (file: string, conversation?: string): ReadonlyArray<Run> =>
   fs.existsSync(file)
     ? fs.readFileSync(file, "utf8").split("\n").filter((line) => line !== "").map((line) => JSON.parse(line) as Run)
-      .filter((run) => run.conversation === conversation)
+      .filter((run) => conversation === undefined || run.conversation === conversation)
     : []
 
 /** Waits (bounded) until `check` holds, polling. */
