@@ -33,6 +33,8 @@ export interface Counts {
   readonly rowWrites: number
   /** INSERTs of message rows. */
   readonly messageWrites: number
+  /** Commits: each transaction, and each write outside one (absent in results from before it was counted). */
+  readonly commits?: number
   /** Round trips: statements, plus BEGIN and COMMIT of each transaction. */
   readonly roundTrips: number
   /** Parameter bytes sent by the writing statements. */
@@ -71,6 +73,7 @@ export const countsOf = (statements: ReadonlyArray<Recorded>): Counts => {
     // The compare-and-set of the row, alone or as the first CTE of a one-statement save (PostgreSQL).
     rowWrites: matching(/^(\s*|\s*WITH\s+written\s+AS\s+\(\s*)(UPDATE\s+\S+\s+SET\s+"?version"?|INSERT\s+INTO\s+"?fleet"?\s)/i),
     messageWrites: matching(/(^|\(\s*)INSERT\s+INTO\s+"?fleet_messages"?/i),
+    commits: transactions + statements.filter((s) => s.transaction === null && isWrite(s.text)).length,
     roundTrips: statements.length + 2 * transactions,
     bytesWritten: statements.filter((s) => isWrite(s.text)).reduce((n, s) => n + s.params.reduce<number>((m, p) => m + bytesOf(p), 0), 0)
   }

@@ -405,26 +405,26 @@ const memory = (outbox: ReturnType<typeof MemoryOutbox.make> | undefined): Servi
     })
   /** A save; with `release`, the lease it was made under is given up in the same step. */
   const write = (id: string, messages: Messages.Messages, options: SaveOptions | undefined, release: boolean) =>
-      Effect.gen(function*() {
-        const document = yield* Effect.fromResult(Messages.toJson(messages))
-        const row = rows.get(id)
-        const version = yield* checkVersion(id, row?.version, options)
-        const updatedAt = yield* now
-        const lease = options?.lease
-        if (lease !== undefined && !isOf(row?.lease, lease)) {
-          return yield* busy(id, row?.lease, updatedAt)
-        }
-        outbox?.append(Notification.make(id, version, updatedAt, Notification.between(row?.messages, messages)))
-        rows.set(id, {
-          document,
-          messages,
-          version,
-          updatedAt,
-          pending: pendingIds(messages),
-          ...(row?.lease === undefined || release ? {} : { lease: row.lease })
-        })
-        return { id, messages, version, updatedAt }
+    Effect.gen(function*() {
+      const document = yield* Effect.fromResult(Messages.toJson(messages))
+      const row = rows.get(id)
+      const version = yield* checkVersion(id, row?.version, options)
+      const updatedAt = yield* now
+      const lease = options?.lease
+      if (lease !== undefined && !isOf(row?.lease, lease)) {
+        return yield* busy(id, row?.lease, updatedAt)
+      }
+      outbox?.append(Notification.make(id, version, updatedAt, Notification.between(row?.messages, messages)))
+      rows.set(id, {
+        document,
+        messages,
+        version,
+        updatedAt,
+        pending: pendingIds(messages),
+        ...(row?.lease === undefined || release ? {} : { lease: row.lease })
       })
+      return { id, messages, version, updatedAt }
+    })
   const acquire: Service["acquire"] = (id, owner, ttl) =>
     Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]): Effect.Effect<
       Lease,
