@@ -258,6 +258,7 @@ const build = (options: Options, withOutbox: boolean) =>
     // A statement a lock refused wrote nothing: it runs again, within the budget, before it is a StoreError.
     const retrying = retryingLocks(options.lockRetryBudget ?? lockRetryBudget)
 
+    const isPostgres = sql.onDialectOrElse({ pg: () => true, orElse: () => false })
     const databaseNow = sql.onDialectOrElse({
       pg: () => sql.literal("CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000 AS BIGINT)"),
       orElse: () => sql.literal("CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER)")
@@ -333,7 +334,8 @@ const build = (options: Options, withOutbox: boolean) =>
       messages: Messages.Messages,
       updatedAt: number,
       saveOptions: ConversationStore.SaveOptions | undefined,
-      incarnation: string | undefined
+      incarnation: string | undefined,
+      release: boolean
     ) => {
       const pending = ConversationStore.pendingIds(messages)
       const row = {
@@ -349,6 +351,10 @@ const build = (options: Options, withOutbox: boolean) =>
       const token = saveOptions?.lease === undefined ? undefined : tokenOf(saveOptions.lease)
       const leased = token === undefined ? sql`1 = 1` : sql`${table}.lease_token = ${token}`
       const same = incarnation === undefined ? sql`1 = 1` : sql`incarnation = ${incarnation}`
+      // The lease given up in the same write (only one the save is made under).
+      const freed = release && token !== undefined
+        ? sql`, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL`
+        : sql``
       if (expected === 0) {
         return token !== undefined
           ? Effect.succeed([])
@@ -357,12 +363,92 @@ const build = (options: Options, withOutbox: boolean) =>
       if (expected === undefined) {
         return sql`INSERT INTO ${table} ${sql.insert(row)} ON CONFLICT (id) DO UPDATE SET
           version = ${table}.version + 1, message_count = ${row.message_count}, pending = ${row.pending},
-          pending_count = ${row.pending_count}, updated_at = ${updatedAt}
+          pending_count = ${row.pending_count}, updated_at = ${updatedAt}${freed}
           WHERE ${leased} RETURNING version, incarnation`
       }
-      return sql`UPDATE ${table} SET version = ${expected + 1}, message_count = ${row.message_count},
-          pending = ${row.pending}, pending_count = ${row.pending_count}, updated_at = ${updatedAt}
+      return updateRow(id, expected, row, same, leased, freed)
+    }
+
+    /** The compare-and-set UPDATE of a conversation's row, from version `expected`. */
+    const updateRow = (
+      id: string,
+      expected: number,
+      row: { readonly message_count: number; readonly pending: string; readonly pending_count: number; readonly updated_at: number },
+      same: Statement.Fragment,
+      leased: Statement.Fragment,
+      freed: Statement.Fragment
+    ) =>
+      sql`UPDATE ${table} SET version = ${expected + 1}, message_count = ${row.message_count},
+          pending = ${row.pending}, pending_count = ${row.pending_count}, updated_at = ${row.updated_at}${freed}
           WHERE id = ${id} AND version = ${expected} AND ${same} AND ${leased} RETURNING version, incarnation`
+
+    /**
+     * Rows for `target` (`[column, SQL type]`s) as an `INSERT … SELECT` from a `VALUES` list that writes
+     * them only when the CTE `written` gave a row (PostgreSQL).
+     */
+    const insertIfWritten = (
+      target: string,
+      columns: ReadonlyArray<readonly [string, string]>,
+      rows: ReadonlyArray<ReadonlyArray<unknown>>
+    ) => {
+      const names = sql.literal(columns.map(([name]) => `"${name}"`).join(", "))
+      const values = sql.join(", ", false)(rows.map((values) =>
+        sql`(${sql.join(", ", false)(values.map((value, i) => sql`CAST(${value} AS ${sql.literal(columns[i]![1])})`))})`
+      ))
+      return sql`INSERT INTO ${sql(target)} (${names}) SELECT ${names} FROM (VALUES ${values}) AS v (${names})
+        WHERE EXISTS (SELECT 1 FROM written)`
+    }
+
+    /**
+     * A save of the changes since the state this store knows (`known`, at the expected version) in one
+     * statement (PostgreSQL): the compare-and-set of the row, and, only when it matched, the changed
+     * message rows and the notifications, one commit and one round trip. `undefined` when it does not
+     * apply (a shorter conversation, many changed rows); no row when the compare-and-set did not hold
+     * (nothing was written).
+     */
+    const saveInOne = (
+      id: string,
+      messages: Messages.Messages,
+      updatedAt: number,
+      saveOptions: ConversationStore.SaveOptions,
+      known: Internal.Known,
+      release: boolean
+    ) => {
+      const positions = Internal.changedPositions(known.messages, messages)
+      if (messages.length < known.messages.length || positions.length > batchSize) return undefined
+      return Effect.gen(function*() {
+        const bodies = yield* Effect.forEach(positions, (position) => Effect.fromResult(Internal.encodeMessage(messages[position]!)))
+        const expected = saveOptions.expectedVersion!
+        const pending = ConversationStore.pendingIds(messages)
+        const row = { message_count: messages.length, pending: JSON.stringify(pending), pending_count: pending.length, updated_at: updatedAt }
+        const token = saveOptions.lease === undefined ? undefined : tokenOf(saveOptions.lease)
+        const leased = token === undefined ? sql`1 = 1` : sql`${table}.lease_token = ${token}`
+        const freed = release && token !== undefined
+          ? sql`, lease_owner = NULL, lease_token = NULL, lease_expires_at = NULL`
+          : sql``
+        const inserts: Array<Statement.Fragment> = []
+        if (positions.length > 0) {
+          inserts.push(sql`, m AS (${
+            insertIfWritten(names.messages, [["conversation_id", "TEXT"], ["position", "INTEGER"], ["body", "TEXT"]], positions.map((position, i) => [id, position, bodies[i]]))
+          } ON CONFLICT (conversation_id, position) DO UPDATE SET body = excluded.body)`)
+        }
+        const notes = withOutbox
+          ? SqlOutbox.rowsOf(Notification.make(id, expected + 1, updatedAt, Notification.between(known.messages, messages)))
+          : []
+        if (notes.length > 0) {
+          inserts.push(sql`, o AS (${
+            insertIfWritten(
+              names.outbox,
+              [["id", "TEXT"], ["conversation_id", "TEXT"], ["version", "INTEGER"], ["position", "INTEGER"], ["created_at", "BIGINT"], ["body", "TEXT"], ["status", "TEXT"], ["attempts", "INTEGER"]],
+              notes.map((note) => [note.id, note.conversation_id, note.version, note.position, note.created_at, note.body, note.status, note.attempts])
+            )
+          })`)
+        }
+        const rows = yield* sql`WITH written AS (${updateRow(id, expected, row, sql`incarnation = ${known.incarnation}`, leased, freed)})${
+          sql.join("", false)(inserts)
+        } SELECT version, incarnation FROM written`
+        return yield* Internal.decodeWritten(rows)
+      })
     }
 
     /**
@@ -397,14 +483,26 @@ const build = (options: Options, withOutbox: boolean) =>
         })
       )
 
-    const save: ConversationStore.Service["save"] = (id, messages, saveOptions) =>
+    /** A save; with `release`, the lease it is made under is given up in the same write. */
+    const write = (id: string, messages: Messages.Messages, saveOptions: ConversationStore.SaveOptions | undefined, release: boolean) =>
       Effect.gen(function*() {
         const updatedAt = yield* Effect.clockWith((clock) => clock.currentTimeMillis)
         const expected = saveOptions?.expectedVersion
         const known = remembered.get(id)
         const delta = expected !== undefined && expected !== 0 && known?.version === expected ? known : undefined
+        // On PostgreSQL the changes since a state this store knows are one statement; when its compare-and-set
+        // does not hold (nothing written), the transaction below writes what it must, or finds the refusal.
+        const inOne = isPostgres && delta !== undefined ? saveInOne(id, messages, updatedAt, saveOptions!, delta, release) : undefined
+        const [quick] = inOne === undefined ? [] : yield* inOne.pipe(
+          retrying,
+          Effect.mapError((error) => error._tag === "StateEncodeError" ? error : storeError(`saving '${id}'`)(error))
+        )
+        if (quick !== undefined) {
+          remembered.set(id, { incarnation: quick.incarnation, version: quick.version, messages })
+          return { id, messages, version: quick.version, updatedAt }
+        }
         const write = (base: Internal.Known | undefined) =>
-          Effect.flatMap(writeRow(id, messages, updatedAt, saveOptions, base?.incarnation), Internal.decodeWritten)
+          Effect.flatMap(writeRow(id, messages, updatedAt, saveOptions, base?.incarnation, release), Internal.decodeWritten)
         const written = yield* sql.withTransaction(Effect.gen(function*() {
           // Only the changed messages when the stored state is the one this store knows; otherwise all of them.
           const [changed] = delta === undefined ? [] : yield* write(delta)
@@ -429,6 +527,11 @@ const build = (options: Options, withOutbox: boolean) =>
         remembered.set(id, { incarnation: written.incarnation, version: written.version, messages })
         return { id, messages, version: written.version, updatedAt }
       })
+
+    const save: ConversationStore.Service["save"] = (id, messages, saveOptions) => write(id, messages, saveOptions, false)
+
+    const saveAndRelease: NonNullable<ConversationStore.Service["saveAndRelease"]> = (id, messages, saveOptions) =>
+      write(id, messages, saveOptions, true)
 
     const listPending: ConversationStore.Service["listPending"] = (listOptions) =>
       Effect.gen(function*() {
@@ -499,6 +602,38 @@ const build = (options: Options, withOutbox: boolean) =>
         return lease ?? (yield* busyOrMissing(id))
       })
 
+    /** The lease taken and the conversation read, in one statement (PostgreSQL); no row: busy or missing. */
+    const leaseAndRead = (id: string, owner: string, token: string, millis: number) =>
+      Effect.gen(function*() {
+        const now = yield* leaseTime(0)
+        const until = yield* leaseTime(millis)
+        return yield* sql`WITH l AS (UPDATE ${table} SET lease_owner = ${owner}, lease_token = ${token}, lease_expires_at = ${until}
+            WHERE id = ${id} AND (lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at <= ${now})
+            RETURNING id, incarnation, version, updated_at, message_count, lease_expires_at)
+          SELECT l.incarnation, l.version, l.updated_at, l.message_count, l.lease_expires_at, m.position, m.body
+          FROM l LEFT JOIN ${messagesTable} m ON m.conversation_id = l.id AND m.position < l.message_count
+          ORDER BY m.position`
+      })
+
+    const acquireAndLoad: NonNullable<ConversationStore.Service["acquireAndLoad"]> = (id, owner, ttl) =>
+      Effect.gen(function*() {
+        if (!isPostgres) return yield* ConversationStore.acquireAndLoad({ load, save, listPending, remove, acquire, renew, release }, id, owner, ttl)
+        const millis = yield* ConversationStore.leaseMillis(ttl)
+        const token = ConversationStore.makeToken()
+        const rows = yield* leaseAndRead(id, owner, token, millis).pipe(retrying, Effect.mapError(storeError(`leasing '${id}'`)))
+        if (rows.length === 0) return yield* busyOrMissing(id)
+        const lease = yield* leaseOf(id, owner, token)(rows.slice(0, 1)).pipe(Effect.mapError(storeError(`leasing '${id}'`)))
+        const decoded = Internal.decodeConversation(id, rows)
+        if (lease === undefined || Result.isFailure(decoded) || Option.isNone(decoded.success)) {
+          // Taken, but unreadable: given back at once, not left to expire.
+          if (lease !== undefined) yield* Effect.ignore(release(lease))
+          return yield* new ChatError.CorruptConversation({ id, detail: Result.isFailure(decoded) ? decoded.failure : "its row went away" })
+        }
+        const { incarnation, stored } = decoded.success.value
+        remembered.set(id, { incarnation, version: stored.version, messages: stored.messages })
+        return { lease, stored }
+      })
+
     const renew: ConversationStore.Service["renew"] = (lease, ttl) =>
       Effect.gen(function*() {
         const millis = yield* ConversationStore.leaseMillis(ttl)
@@ -522,7 +657,7 @@ const build = (options: Options, withOutbox: boolean) =>
         Effect.mapError(storeError(`releasing the lease of '${lease.id}'`))
       )
 
-    const store: ConversationStore.Service = { load, save, listPending, remove, acquire, renew, release }
+    const store: ConversationStore.Service = { load, save, listPending, remove, acquire, renew, release, acquireAndLoad, saveAndRelease }
     const outbox = SqlOutbox.make({ sql, table: names.outbox, leaseTime, retrying, storeError })
     return { store, outbox }
   })

@@ -52,6 +52,29 @@ const approveAll = (stored: ConversationStore.Stored) =>
 const statuses = (stored: Option.Option<ConversationStore.Stored>) =>
   Messages.toolCalls(Option.getOrThrow(stored).messages).map((call) => call.status)
 
+/** The store's own one-step methods, and the same store without them (the fallbacks in `ConversationStore`). */
+const ways: ReadonlyArray<readonly [string, (store: ConversationStore.Service) => ConversationStore.Service]> = [
+  ["the store's own", (store) => store],
+  ["the fallback", ({ acquire, listPending, load, release, remove, renew, save }) => ({ acquire, listPending, load, release, remove, renew, save })]
+]
+
+/** `store`, recording the name of each lease and save method called. */
+const counting = (store: ConversationStore.Service, calls: Array<string>): ConversationStore.Service => {
+  const record = <A extends ReadonlyArray<unknown>, B>(name: string, f: (...args: A) => B) => (...args: A): B => {
+    calls.push(name)
+    return f(...args)
+  }
+  return {
+    ...store,
+    load: record("load", store.load),
+    save: record("save", store.save),
+    acquire: record("acquire", store.acquire),
+    release: record("release", store.release),
+    ...(store.acquireAndLoad === undefined ? {} : { acquireAndLoad: record("acquireAndLoad", store.acquireAndLoad) }),
+    ...(store.saveAndRelease === undefined ? {} : { saveAndRelease: record("saveAndRelease", store.saveAndRelease) })
+  }
+}
+
 for (const [name, layer] of stores) {
   describe(`ConversationStore contract on ${name}`, () => {
     it.effect("saves and loads, growing the version on each save", () =>
@@ -353,6 +376,126 @@ for (const [name, layer] of stores) {
         expect(yield* Effect.flip(store.renew({ id: "ghost", owner: "w", token: "t", expiresAt: 0 }, "1 second"))).toMatchObject({
           _tag: "ConversationBusy"
         })
+      }).pipe(Effect.provide(layer())))
+
+    for (const [way, strip] of ways) {
+      it.effect(`acquireAndLoad (${way}) takes a new lease and loads under it; busy, missing and refused take nothing`, () =>
+        Effect.gen(function*() {
+          const store = strip(yield* ConversationStore.ConversationStore)
+          yield* store.save("a", paused(), { expectedVersion: 0 })
+          const { lease, stored } = yield* ConversationStore.acquireAndLoad(store, "a", "worker-1", "10 seconds")
+          expect(lease).toEqual({ id: "a", owner: "worker-1", token: expect.any(String), expiresAt: 10_000 })
+          expect([stored.messages, stored.version]).toEqual([paused(), 1])
+          expect(yield* Effect.flip(ConversationStore.acquireAndLoad(store, "a", "worker-1", "10 seconds"))).toMatchObject({
+            _tag: "ConversationBusy",
+            expiresAt: 10_000
+          })
+          expect(yield* Effect.flip(ConversationStore.acquireAndLoad(store, "ghost", "worker-1", "1 second"))).toMatchObject({
+            _tag: "ConversationNotFound",
+            id: "ghost"
+          })
+          expect(yield* Effect.flip(ConversationStore.acquireAndLoad(store, "a", "worker-2", 0))).toMatchObject({ _tag: "StoreError" })
+          // The lease taken is the one saves check; once expired, another run takes it with its own token.
+          expect((yield* store.save("a", done, { expectedVersion: 1, lease })).version).toBe(2)
+          yield* TestClock.adjust("10 seconds")
+          const next = yield* ConversationStore.acquireAndLoad(store, "a", "worker-2", "1 second")
+          expect(next.lease.token).not.toBe(lease.token)
+          expect([next.stored.messages, next.stored.version]).toEqual([done, 2])
+          expect(yield* Effect.flip(store.save("a", paused(), { expectedVersion: 2, lease }))).toMatchObject({ _tag: "ConversationBusy" })
+        }).pipe(Effect.provide(layer())))
+
+      it.effect(`saveAndRelease (${way}) saves and gives the lease up at once; a refused one writes nothing and keeps the lease`, () =>
+        Effect.gen(function*() {
+          const store = strip(yield* ConversationStore.ConversationStore)
+          yield* store.save("a", paused(), { expectedVersion: 0 })
+          const { lease } = yield* ConversationStore.acquireAndLoad(store, "a", "worker-1", "10 seconds")
+          // A stale version, or another run's lease: refused, nothing written, the lease still held.
+          expect(yield* Effect.flip(ConversationStore.saveAndRelease(store, "a", done, { expectedVersion: 7, lease }))).toMatchObject({
+            _tag: "ConcurrentModification",
+            actualVersion: 1
+          })
+          const forged = { ...lease, token: "forged" }
+          expect(yield* Effect.flip(ConversationStore.saveAndRelease(store, "a", done, { expectedVersion: 1, lease: forged })))
+            .toMatchObject({ _tag: "ConversationBusy", expiresAt: 10_000 })
+          expect(yield* Effect.flip(store.acquire("a", "worker-2", "1 second"))).toMatchObject({ _tag: "ConversationBusy" })
+          expect(Option.map(yield* store.load("a"), (s) => [s.messages, s.version])).toEqual(Option.some([paused(), 1]))
+          // Saved and released: the next worker takes it at once, and the old lease saves nothing more.
+          const saved = yield* ConversationStore.saveAndRelease(store, "a", done, { expectedVersion: 1, lease })
+          expect(saved.version).toBe(2)
+          expect(Option.map(yield* store.load("a"), (s) => [s.messages, s.version])).toEqual(Option.some([done, 2]))
+          expect(yield* Effect.flip(store.save("a", paused(), { expectedVersion: 2, lease }))).toMatchObject({ _tag: "ConversationBusy" })
+          expect((yield* store.acquire("a", "worker-2", "1 second")).owner).toBe("worker-2")
+        }).pipe(Effect.provide(layer())))
+
+      it.effect(`Worker.resume (${way}): the approval is saved with the call Running before its handler starts, the end with the release`, () =>
+        Effect.gen(function*() {
+          const inner = strip(yield* ConversationStore.ConversationStore)
+          const calls: Array<string> = []
+          const store = counting(inner, calls)
+          yield* store.save("a", paused(), { expectedVersion: 0 })
+          calls.length = 0
+          const seen: Array<unknown> = []
+          const chat = yield* Chat.make({ tools: files }).pipe(
+            Effect.provide(Layer.merge(
+              MockLanguageModel.make([MockLanguageModel.text("Deleted.")]).layer,
+              files.toLayer({
+                // What the store holds while the handler runs: the approval's call, Running, at the next version.
+                delete_files: ({ paths }) =>
+                  Effect.map(inner.load("a"), (s) => {
+                    seen.push(Option.map(s, (s) => [s.version, statuses(Option.some(s))]))
+                    return { deleted: paths.length }
+                  }).pipe(Effect.orDie)
+              })
+            ))
+          )
+          const result = yield* Worker.resume(chat, "a", approveAll, { owner: "w" }).pipe(
+            Effect.provideService(ConversationStore.ConversationStore, store)
+          )
+          expect(result.outcome._tag).toBe("Complete")
+          expect(seen).toEqual([Option.some([2, [{ _tag: "Running" }]])])
+          // Three saves after the lease: Running (with the approval), the result, the answer (with the release).
+          const stored = Option.getOrThrow(yield* inner.load("a"))
+          expect(stored.version).toBe(4)
+          expect(statuses(Option.some(stored))).toEqual([{ _tag: "Completed", result: { deleted: 1 } }])
+          expect(calls).toEqual(
+            way === "the store's own"
+              ? ["acquireAndLoad", "save", "save", "saveAndRelease"]
+              : ["acquire", "load", "save", "save", "save", "release"]
+          )
+          expect((yield* inner.acquire("a", "next", "1 second")).owner).toBe("next")
+        }).pipe(Effect.provide(layer())))
+    }
+
+    it.effect("Worker.resume of a rejection saves it before the turn goes on, and a pause at once releases with its save", () =>
+      Effect.gen(function*() {
+        const inner = yield* ConversationStore.ConversationStore
+        const calls: Array<string> = []
+        const store = counting(inner, calls)
+        const two: Messages.Messages = [
+          Messages.user("Delete the old logs."),
+          {
+            role: "assistant",
+            parts: [
+              { _tag: "ToolCall", id: "c1", name: "delete_files", arguments: "{\"paths\":[\"a.log\"]}", status: { _tag: "AwaitingApproval" } },
+              { _tag: "ToolCall", id: "c2", name: "delete_files", arguments: "{\"paths\":[\"b.log\"]}", status: { _tag: "AwaitingApproval" } }
+            ]
+          }
+        ]
+        yield* store.save("a", two, { expectedVersion: 0 })
+        calls.length = 0
+        const runs: Array<number> = []
+        const chat = yield* chatWith(runs, yield* Deferred.make<void>(), yield* Deferred.make<void>())
+        const result = yield* Worker.resume(chat, "a", (s) => Effect.fromResult(Messages.reject(s.messages, "c1")), { owner: "w" }).pipe(
+          Effect.provideService(ConversationStore.ConversationStore, store)
+        )
+        // c2 still waits: the turn pauses at once on the decided state, saved once, with the release.
+        expect(result.outcome._tag).toBe("Paused")
+        expect(runs).toEqual([])
+        expect(calls).toEqual(["acquireAndLoad", "saveAndRelease"])
+        const stored = Option.getOrThrow(yield* inner.load("a"))
+        expect(stored.version).toBe(2)
+        expect(statuses(Option.some(stored)).map((s) => s._tag)).toEqual(["Rejected", "AwaitingApproval"])
+        expect((yield* inner.acquire("a", "next", "1 second")).owner).toBe("next")
       }).pipe(Effect.provide(layer())))
   })
 }

@@ -101,6 +101,50 @@ for (const [name, client] of databases) {
       }).pipe(Effect.provide(migratedStore(client(), { table })))
     })
 
+    it.effect("a save of the changes whose compare-and-set does not hold writes no message row (one statement on PostgreSQL)", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const mine = yield* SqlConversationStore.make({ table })
+        const theirs = yield* SqlConversationStore.make({ table })
+        yield* mine.save("conv", paused, { expectedVersion: 0 })
+        const loaded = Option.getOrThrow(yield* mine.load("conv"))
+        const theirsNext = [...loaded.messages, Messages.user("theirs")]
+        yield* theirs.save("conv", theirsNext, { expectedVersion: 1 })
+        // This store knows version 1: its change (a new message 2, an edit of message 0) is refused whole.
+        const mineNext = [Messages.user("mine"), loaded.messages[1]!, Messages.user("mine too")]
+        expect(yield* Effect.flip(mine.save("conv", mineNext, { expectedVersion: 1 }))).toMatchObject({
+          _tag: "ConcurrentModification",
+          expectedVersion: 1,
+          actualVersion: 2
+        })
+        const stored = Option.getOrThrow(yield* mine.load("conv"))
+        expect([stored.messages, stored.version]).toEqual([theirsNext, 2])
+        // Under a lease that is not the caller's: refused the same, nothing written, the holder's lease kept.
+        const held = yield* theirs.acquire("conv", "theirs", "10 seconds")
+        const forged = { ...held, token: "forged" }
+        expect(yield* Effect.flip(mine.save("conv", mineNext, { expectedVersion: 2, lease: forged }))).toMatchObject({ _tag: "ConversationBusy" })
+        expect(yield* Effect.flip(ConversationStore.saveAndRelease(mine, "conv", mineNext, { expectedVersion: 2, lease: forged })))
+          .toMatchObject({ _tag: "ConversationBusy" })
+        expect(Option.map(yield* theirs.load("conv"), (s) => [s.messages, s.version])).toEqual(Option.some([theirsNext, 2]))
+        expect(yield* Effect.flip(mine.acquire("conv", "mine", "1 second"))).toMatchObject({ _tag: "ConversationBusy" })
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
+
+    it.effect("acquireAndLoad of a damaged conversation is a CorruptConversation and gives the lease back", () => {
+      const table = uniqueTable()
+      return Effect.gen(function*() {
+        const store = yield* ConversationStore.ConversationStore
+        const sql = yield* SqlClient.SqlClient
+        yield* store.save("conv", paused, { expectedVersion: 0 })
+        yield* sql`UPDATE ${sql(`${table}_messages`)} SET body = ${"not json"} WHERE position = 0`
+        expect(yield* Effect.flip(ConversationStore.acquireAndLoad(store, "conv", "w1", "10 seconds"))).toMatchObject({
+          _tag: "CorruptConversation",
+          id: "conv"
+        })
+        expect((yield* store.acquire("conv", "w2", "1 second")).owner).toBe("w2")
+      }).pipe(Effect.provide(migratedStore(client(), { table })))
+    })
+
     it.effect("builds its layer without a statement; a missing table is a StoreError carrying the driver's error", () =>
       Effect.gen(function*() {
         const store = yield* SqlConversationStore.make({ table: uniqueTable() })

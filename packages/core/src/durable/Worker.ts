@@ -10,6 +10,11 @@
  * `Running` by a worker that died is only seen once its lease expired: it is
  * then reported interrupted, or run again if its tool is `idempotent`.
  *
+ * In as few commits as that allows: the lease and the load in one step (the
+ * store's `acquireAndLoad`), a decision that approves a call saved with the
+ * call's `Running` (one commit, before the handler starts), and the state the
+ * turn ends on saved with the lease's release (the store's `saveAndRelease`).
+ *
  * A decide that ends a call waiting under a decision policy by writing its
  * status itself (`Rejected`, `Cancelled`, `Expired`) is held to that policy as
  * `Messages.reject` / `cancel` would be: a `DecisionNotAllowed` before
@@ -20,12 +25,12 @@
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Option from "effect/Option"
 import * as Schedule from "effect/Schedule"
 import type * as Chat from "../chat/Chat.js"
 import * as ChatError from "../data/ChatError.js"
 import type * as ChatOutcome from "../chat/ChatOutcome.js"
 import * as ConversationStore from "./ConversationStore.js"
+import * as LeasedRun from "./internal/leasedRun.js"
 import * as StatusWrites from "../turn/StatusWrites.js"
 import type * as Messages from "../turn/Messages.js"
 
@@ -87,9 +92,18 @@ export const keepingLease = <A, E, R>(
   lease: ConversationStore.Lease,
   ttl: Duration.Input,
   effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ChatError.ConversationBusy | ChatError.StoreError, R> => renewing(store, lease, ttl, effect, () => false)
+
+/** `keepingLease`, renewing no more once `released` says the lease went back with a save. */
+const renewing = <A, E, R>(
+  store: ConversationStore.Service,
+  lease: ConversationStore.Lease,
+  ttl: Duration.Input,
+  effect: Effect.Effect<A, E, R>,
+  released: () => boolean
 ): Effect.Effect<A, E | ChatError.ConversationBusy | ChatError.StoreError, R> => {
   const every = Duration.divideUnsafe(Duration.fromInputUnsafe(ttl), 3)
-  const renewals = store.renew(lease, ttl).pipe(
+  const renewals = Effect.suspend(() => released() ? Effect.never : store.renew(lease, ttl)).pipe(
     // A store that fails for a moment is tried again until the lease would be at risk.
     Effect.retry({ while: (error) => error._tag === "StoreError", schedule: Schedule.spaced(Duration.divideUnsafe(every, 4)), times: 3 }),
     Effect.repeat(Schedule.spaced(every)),
@@ -135,34 +149,36 @@ export const resume = <R, E = never, R2 = never>(
     const store = yield* ConversationStore.ConversationStore
     const { leaseTtl, owner, ...turnOptions } = options
     const ttl = leaseTtl ?? defaultLeaseTtl
+    // This run's saves, once it loaded: its release knows whether the last save gave the lease back.
+    let saves: LeasedRun.Run | undefined
     return yield* Effect.acquireUseRelease(
-      store.acquire(id, owner ?? makeOwner(), ttl),
-      (lease) =>
+      // The lease and the load, in one statement where the store can.
+      ConversationStore.acquireAndLoad(store, id, owner ?? makeOwner(), ttl),
+      ({ lease, stored }) =>
         Effect.gen(function*() {
-          const stored = yield* Effect.flatMap(store.load(id), Option.match({
-            onNone: () => Effect.fail(new ChatError.ConversationNotFound({ id })),
-            onSome: Effect.succeed
-          }))
           const decided = yield* decide(stored)
           // The rule fixed on each stored call stays on it; a "no" the decide wrote itself on a call under a
           // decision policy must be one the policy allows, and a result or a new call is not the decide's to write.
           const messages: Messages.Messages = decided === stored.messages
             ? decided
             : yield* Effect.fromResult(StatusWrites.bind(stored.messages, decided, yield* Clock.currentTimeMillis))
-          const checkpoint = ConversationStore.checkpoint(store, id, stored.version, lease)
-          // What the decisions changed is saved first: a turn that pauses again at once (a rejection while
-          // another call still waits, a message queued by `Steering`) would otherwise save nothing.
-          if (messages !== stored.messages) yield* checkpoint(messages)
+          const run = LeasedRun.make(store, id, stored.version, lease)
+          saves = run
+          const changed = messages !== stored.messages
+          // A decision that approves a call is saved by the turn's first checkpoint, with the call `Running`,
+          // before its handler starts (one commit for both). Any other is saved first: the turn may call the
+          // model, or a strategy, before it saves.
+          if (changed && !LeasedRun.startsWithSave(messages)) yield* run.checkpoint(messages)
           const turn = chat.resume(messages, {
             ...turnOptions,
             // A grant scoped to a conversation covers calls of the conversation stored under its id.
             grantContext: { conversation: id, ...turnOptions.grantContext },
-            checkpoint
+            checkpoint: run.checkpoint
           })
-          return yield* keepingLease(store, lease, ttl, turn)
+          return yield* renewing(store, lease, ttl, changed ? LeasedRun.savingUnsaved(run, messages, turn) : turn, run.released)
         }),
-      // A lease that cannot be given back expires on its own.
-      (lease) => Effect.ignore(store.release(lease))
+      // The last save gave the lease back, or it is given back now; a lease that cannot be given back expires on its own.
+      ({ lease }) => saves?.released() === true ? Effect.void : Effect.ignore(store.release(lease))
     )
   })
 
