@@ -22,7 +22,7 @@ import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { SqlConversationStore } from "../src/index.js"
 import { freshPostgresDatabase, pgClient, sqliteClient, tempDatabase, uniqueTable } from "./support/Databases.js"
-import * as Workers from "./support/Workers.js"
+import * as Workers from "../../bench/src/faults/Workers.js"
 
 const script = fileURLToPath(new URL("./support/crashWorker.ts", import.meta.url))
 const packageDir = fileURLToPath(new URL("..", import.meta.url))
