@@ -468,6 +468,8 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   // `some` first: the lists are made only when there is one to give (no garbage per event otherwise).
   if (calls.some(isProposed)) return [messages, Outcome.Decide({ calls: calls.filter(isProposed) }), position]
   if (calls.some(isRunning)) return [messages, Outcome.AwaitTools({ ids: calls.filter(isRunning).map((call) => call.id) }), position]
+  // Every call resolved (each step's state after its results): nothing to expire, start or wait for.
+  if (calls.every(Messages.isResolved)) return afterResolved(position, lastIndex, config, now)
 
   // Expire approvals and start what may run.
   const started: Array<ToolCallPart> = []
@@ -522,18 +524,27 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     else if (call.status._tag === "Scheduled") scheduled.push({ id: call.id, at: call.status.at })
   }
   if (approvals.length === 0 && scheduled.length === 0) {
-    // Every call is resolved: user messages held during the pause (see `Steering`) are answered now.
-    const delivered = Queued.deliver(nextMessages, lastIndex)
-    if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
-    return steps >= config.maxSteps
-      ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps }), next]
-      : [nextMessages, Outcome.CallModel({ step: steps + 1 }), next]
+    return afterResolved(next, lastIndex, config, now)
   }
   const reason = pauseReason(approvals, scheduled)
   if (approvals.length === 0 && config.waitForScheduled) {
     return [nextMessages, Outcome.Wait({ until: Math.min(...scheduled.map((s) => s.at)), reason }), next]
   }
   return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
+}
+
+/**
+ * What comes next once every call of the last response (at `lastIndex`) is resolved: user
+ * messages held during the pause (see `Steering`) are answered now, else the model is called
+ * again, within the step limit.
+ */
+const afterResolved = (position: Position, lastIndex: number, config: Config, now: number | undefined): Positioned => {
+  const messages = position.of
+  const delivered = Queued.deliver(messages, lastIndex)
+  if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
+  return position.steps >= config.maxSteps
+    ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps }), position]
+    : [messages, Outcome.CallModel({ step: position.steps + 1 }), position]
 }
 
 // ---------------------------------------------------------------------------
