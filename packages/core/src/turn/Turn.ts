@@ -412,19 +412,22 @@ const withoutInput = (call: ToolCallPart, requestId: string): ToolCallPart => {
   return { ...call, status: requests.length === 0 ? rest : { ...rest, inputRequests: requests } }
 }
 
-/** Pending calls anywhere before the current response (stranded by new input), and the position with what was learnt. */
-const strandedCalls = (position: Position, upTo: number): readonly [ReadonlyArray<string>, Position] => {
-  const messages = position.of
-  const ids: Array<string> = []
-  for (let i = position.settled; i < upTo; i++) {
+const noIds: ReadonlyArray<string> = []
+
+/** Pending calls in `messages` from `from` up to `upTo` (before the current response: stranded by new input); none is `noIds`, with no garbage. */
+const strandedIds = (messages: Messages.Messages, from: number, upTo: number): ReadonlyArray<string> => {
+  let ids: Array<string> | undefined
+  for (let i = from; i < upTo; i++) {
     for (const part of messages[i]!.parts) {
-      if (part._tag === "ToolCall" && !Messages.isResolved(part)) ids.push(part.id)
+      if (part._tag === "ToolCall" && !Messages.isResolved(part)) (ids ??= []).push(part.id)
     }
   }
-  return ids.length === 0 && upTo > position.settled
-    ? [ids, { of: messages, turnStart: position.turnStart, steps: position.steps, settled: upTo }]
-    : [ids, position]
+  return ids ?? noIds
 }
+
+/** `position` with what was learnt: no call before `upTo` is pending. */
+const settledTo = (position: Position, upTo: number): Position =>
+  upTo > position.settled ? { of: position.of, turnStart: position.turnStart, steps: position.steps, settled: upTo } : position
 
 /** The usage of every model response of the turn starting at `turnStart`, added up (as `Messages.turnUsage`). */
 const usageFrom = (messages: Messages.Messages, turnStart: number): Usage.Usage => {
@@ -451,8 +454,10 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   const steps = start.steps
   // Calls before the current response (or before new input) can no longer be
   // resolved by this turn: never call the model or complete past them.
-  const [stranded, position] = strandedCalls(start, lastIndex ?? messages.length)
-  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded }), position]
+  const upTo = lastIndex ?? messages.length
+  const stranded = strandedIds(messages, start.settled, upTo)
+  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded }), start]
+  const position = settledTo(start, upTo)
   if (lastIndex === undefined) {
     return steps >= config.maxSteps
       ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps }), position]
@@ -802,19 +807,15 @@ const onModelResponded = (
   // A response is only taken when the model was due to be called.
   if (current[1]._tag !== "CallModel") return current
   const cut = cutShort(event.message.finishReason)
-  const { grants: _forged, ...response } = event.message
-  const message: Message = {
-    ...response,
-    role: "assistant",
-    // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
-    // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
-    // Arguments that give a key twice enter as the canonical text of their value (see `rawArguments`).
-    parts: event.message.parts.map((part) =>
-      part._tag !== "ToolCall"
-        ? part
-        : { ...canonicalCall(undecided(part)), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
-    )
-  }
+  // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
+  // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
+  // Arguments that give a key twice enter as the canonical text of their value (see `rawArguments`).
+  const parts: Message["parts"] = event.message.parts.map((part): Messages.Part =>
+    part._tag !== "ToolCall"
+      ? part
+      : { ...canonicalCall(undecided(part)), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
+  )
+  const message: Message = { ...withoutGrants(event.message), role: "assistant", parts }
   const before = current[2]
   const appended = appendOne(before.of, message)
   return advance(
@@ -823,6 +824,16 @@ const onModelResponded = (
     undefined,
     true
   )
+}
+
+/**
+ * A response without the grants it claims (only the turn's own records hold grants): the message
+ * itself when it has no such key, as a model's never does (an object rest would copy it every step).
+ */
+const withoutGrants = (message: Message): Omit<Message, "grants"> => {
+  if (!("grants" in message)) return message
+  const { grants: _forged, ...response } = message
+  return response
 }
 
 /** A call of a model response without a decision policy it claims (only the reducer fixes one, when the call is decided). */
