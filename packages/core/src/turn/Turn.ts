@@ -271,6 +271,21 @@ export type Result = readonly [Messages.Messages, Outcome]
 const isProposed = (call: ToolCallPart): boolean => call.status._tag === "Proposed"
 const isRunning = (call: ToolCallPart): boolean => call.status._tag === "Running"
 
+/** Flags of what a message's calls are (see `callKinds`). */
+const Kind = { Call: 1, Proposed: 2, Running: 4, Unresolved: 8 } as const
+
+/** What the calls of `message` are, as `Kind` flags: 0 when it has none. */
+const callKinds = (message: Message): number => {
+  let kinds = 0
+  for (const part of message.parts) {
+    if (part._tag !== "ToolCall") continue
+    const tag = part.status._tag
+    kinds |= Kind.Call | (tag === "Proposed" ? Kind.Proposed : tag === "Running" ? Kind.Running : 0) |
+      (Messages.isResolved(part) ? 0 : Kind.Unresolved)
+  }
+  return kinds
+}
+
 /** Index of the last message, when it is an assistant message (then it is of this turn). */
 const lastResponseIndex = (messages: Messages.Messages): number | undefined => {
   const last = messages.length - 1
@@ -464,17 +479,22 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
       : [messages, Outcome.CallModel({ step: steps + 1 }), position]
   }
   let response = messages[lastIndex]!
-  const calls = Messages.toolCallsOf(response)
-  if (calls.length === 0) {
+  // What the response's calls are, read without making a list of them (this runs on every event).
+  const kinds = callKinds(response)
+  if (kinds === 0) {
     const delivered = Queued.deliver(messages, lastIndex)
     if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return [messages, Outcome.Complete({ response, usage: usageFrom(messages, position.turnStart) }), position]
   }
   // `some` first: the lists are made only when there is one to give (no garbage per event otherwise).
-  if (calls.some(isProposed)) return [messages, Outcome.Decide({ calls: calls.filter(isProposed) }), position]
-  if (calls.some(isRunning)) return [messages, Outcome.AwaitTools({ ids: calls.filter(isRunning).map((call) => call.id) }), position]
+  if ((kinds & Kind.Proposed) !== 0) {
+    return [messages, Outcome.Decide({ calls: Messages.toolCallsOf(response).filter(isProposed) }), position]
+  }
+  if ((kinds & Kind.Running) !== 0) {
+    return [messages, Outcome.AwaitTools({ ids: Messages.toolCallsOf(response).filter(isRunning).map((call) => call.id) }), position]
+  }
   // Every call resolved (each step's state after its results): nothing to expire, start or wait for.
-  if (calls.every(Messages.isResolved)) return afterResolved(position, lastIndex, config, now)
+  if ((kinds & Kind.Unresolved) === 0) return afterResolved(position, lastIndex, config, now)
 
   // Expire approvals and start what may run.
   const started: Array<ToolCallPart> = []
