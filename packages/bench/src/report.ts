@@ -617,6 +617,10 @@ export const markdown = (results: Results): string => {
       `${results.carried.scenarios.join(", ")}. Their targets and tables are from those runs.`
     ]),
     "",
+    "## Issue 36, item 3 (the step closer to Effect's floor): before and after",
+    "",
+    notes.issue36step,
+    "",
     "## Issue 33, part A (`turn/` reads as its rules): before and after",
     "",
     notes.issue33a,

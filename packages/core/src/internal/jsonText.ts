@@ -21,8 +21,8 @@ import type { ToolCallPart } from "./schema.js"
 
 /** An open container while scanning: an object (its keys so far, the current one) or an array (the current index). */
 type Frame =
-  | { readonly keys: Set<string>; key: string | undefined; expectKey: boolean }
-  | { readonly keys: undefined; index: number }
+  | { readonly object: true; first: string | undefined; keys: Set<string> | undefined; key: string | undefined; expectKey: boolean }
+  | { readonly object: false; index: number }
 
 /** A string token (valid JSON: every backslash escapes one character, which the regex skips). */
 const stringToken = /"(?:[^"\\]|\\.)*"/y
@@ -37,10 +37,32 @@ const pathOf = (stack: ReadonlyArray<Frame>): string => {
   let path = "$"
   for (let i = 0; i < stack.length - 1; i++) {
     const frame = stack[i]!
-    if (frame.keys === undefined) path += `[${frame.index}]`
+    if (!frame.object) path += `[${frame.index}]`
     else if (frame.key !== undefined) path += identifier.test(frame.key) ? `.${frame.key}` : `[${JSON.stringify(frame.key)}]`
   }
   return path
+}
+
+/** A key's string token decoded: the text between the quotes when it escapes nothing (no JSON.parse). */
+const keyOf = (token: string): string => (token.includes("\\") ? JSON.parse(token) as string : token.slice(1, -1))
+
+/**
+ * Whether an object's key was given before, noting it: the first key is kept alone, the set of
+ * keys made at the second (most arguments' objects have one key or none).
+ */
+const isRepeated = (frame: Extract<Frame, { readonly object: true }>, key: string): boolean => {
+  if (frame.first === undefined) {
+    frame.first = key
+    return false
+  }
+  if (frame.keys === undefined) {
+    if (frame.first === key) return true
+    frame.keys = new Set([frame.first, key])
+    return false
+  }
+  if (frame.keys.has(key)) return true
+  frame.keys.add(key)
+  return false
 }
 
 /** What the scan found: a key given twice (and where), nesting past the limit, or neither. */
@@ -58,14 +80,14 @@ const scan = (text: string): Finding => {
     const top = stack[stack.length - 1]
     if (c === "{" || c === "[") {
       if (stack.length >= maxJsonDepth) return { _tag: "TooDeep" }
-      stack.push(c === "{" ? { keys: new Set(), key: undefined, expectKey: true } : { keys: undefined, index: 0 })
+      stack.push(c === "{" ? { object: true, first: undefined, keys: undefined, key: undefined, expectKey: true } : { object: false, index: 0 })
       i++
     } else if (c === "}" || c === "]") {
       stack.pop()
       i++
     } else if (c === ",") {
       if (top !== undefined) {
-        if (top.keys === undefined) top.index++
+        if (!top.object) top.index++
         else top.expectKey = true
       }
       i++
@@ -74,10 +96,9 @@ const scan = (text: string): Finding => {
       const token = stringToken.exec(text)
       // Not a string token: the text is not JSON after all; `JSON.parse` said otherwise, so stop here.
       if (token === null) return undefined
-      if (top !== undefined && top.keys !== undefined && top.expectKey) {
-        const key = JSON.parse(token[0]) as string
-        if (top.keys.has(key)) return { _tag: "Duplicate", key, path: pathOf(stack) }
-        top.keys.add(key)
+      if (top !== undefined && top.object && top.expectKey) {
+        const key = keyOf(token[0])
+        if (isRepeated(top, key)) return { _tag: "Duplicate", key, path: pathOf(stack) }
         top.key = key
         top.expectKey = false
       }
@@ -134,13 +155,15 @@ export const parse = (text: string): Result.Result<unknown, string> => {
  * or it is not JSON (or nests too deep) and is refused wherever it is read.
  */
 export const canonical = (text: string): string | undefined => {
+  // The scan first: text that gives no key twice (nearly all) is never parsed here at all.
+  if (findingOf(text)?._tag !== "Duplicate") return undefined
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch {
     return undefined
   }
-  return findingOf(text)?._tag === "Duplicate" ? Result.getOrUndefined(Result.try(() => JSON.stringify(value))) : undefined
+  return Result.getOrUndefined(Result.try(() => JSON.stringify(value)))
 }
 
 /**

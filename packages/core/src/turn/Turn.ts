@@ -273,6 +273,21 @@ export type Result = readonly [Messages.Messages, Outcome]
 const isProposed = (call: ToolCallPart): boolean => call.status._tag === "Proposed"
 const isRunning = (call: ToolCallPart): boolean => call.status._tag === "Running"
 
+/** Flags of what a message's calls are (see `callKinds`). */
+const Kind = { Call: 1, Proposed: 2, Running: 4, Unresolved: 8 } as const
+
+/** What the calls of `message` are, as `Kind` flags: 0 when it has none. */
+const callKinds = (message: Message): number => {
+  let kinds = 0
+  for (const part of message.parts) {
+    if (part._tag !== "ToolCall") continue
+    const tag = part.status._tag
+    kinds |= Kind.Call | (tag === "Proposed" ? Kind.Proposed : tag === "Running" ? Kind.Running : 0) |
+      (Messages.isResolved(part) ? 0 : Kind.Unresolved)
+  }
+  return kinds
+}
+
 /** Index of the last message, when it is an assistant message (then it is of this turn). */
 const lastResponseIndex = (messages: Messages.Messages): number | undefined => {
   const last = messages.length - 1
@@ -414,19 +429,22 @@ const withoutInput = (call: ToolCallPart, requestId: string): ToolCallPart => {
   return { ...call, status: requests.length === 0 ? rest : { ...rest, inputRequests: requests } }
 }
 
-/** Pending calls anywhere before the current response (stranded by new input), and the position with what was learnt. */
-const strandedCalls = (position: Position, upTo: number): readonly [ReadonlyArray<string>, Position] => {
-  const messages = position.of
-  const ids: Array<string> = []
-  for (let i = position.settled; i < upTo; i++) {
+const noIds: ReadonlyArray<string> = []
+
+/** Pending calls in `messages` from `from` up to `upTo` (before the current response: stranded by new input); none is `noIds`, with no garbage. */
+const strandedIds = (messages: Messages.Messages, from: number, upTo: number): ReadonlyArray<string> => {
+  let ids: Array<string> | undefined
+  for (let i = from; i < upTo; i++) {
     for (const part of messages[i]!.parts) {
-      if (part._tag === "ToolCall" && !Messages.isResolved(part)) ids.push(part.id)
+      if (part._tag === "ToolCall" && !Messages.isResolved(part)) (ids ??= []).push(part.id)
     }
   }
-  return ids.length === 0 && upTo > position.settled
-    ? [ids, { of: messages, turnStart: position.turnStart, steps: position.steps, settled: upTo }]
-    : [ids, position]
+  return ids ?? noIds
 }
+
+/** `position` with what was learnt: no call before `upTo` is pending. */
+const settledTo = (position: Position, upTo: number): Position =>
+  upTo > position.settled ? { of: position.of, turnStart: position.turnStart, steps: position.steps, settled: upTo } : position
 
 /** The usage of every model response of the turn starting at `turnStart`, added up (as `Messages.turnUsage`). */
 const usageFrom = (messages: Messages.Messages, turnStart: number): Usage.Usage => {
@@ -453,23 +471,32 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
   const steps = start.steps
   // Calls before the current response (or before new input) can no longer be
   // resolved by this turn: never call the model or complete past them.
-  const [stranded, position] = strandedCalls(start, lastIndex ?? messages.length)
-  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded }), position]
+  const upTo = lastIndex ?? messages.length
+  const stranded = strandedIds(messages, start.settled, upTo)
+  if (stranded.length > 0) return [messages, Outcome.PendingCalls({ ids: stranded }), start]
+  const position = settledTo(start, upTo)
   if (lastIndex === undefined) {
     return steps >= config.maxSteps
       ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps }), position]
       : [messages, Outcome.CallModel({ step: steps + 1 }), position]
   }
   let response = messages[lastIndex]!
-  const calls = Messages.toolCallsOf(response)
-  if (calls.length === 0) {
+  // What the response's calls are, read without making a list of them (this runs on every event).
+  const kinds = callKinds(response)
+  if (kinds === 0) {
     const delivered = Queued.deliver(messages, lastIndex)
     if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
     return [messages, Outcome.Complete({ response, usage: usageFrom(messages, position.turnStart) }), position]
   }
   // `some` first: the lists are made only when there is one to give (no garbage per event otherwise).
-  if (calls.some(isProposed)) return [messages, Outcome.Decide({ calls: calls.filter(isProposed) }), position]
-  if (calls.some(isRunning)) return [messages, Outcome.AwaitTools({ ids: calls.filter(isRunning).map((call) => call.id) }), position]
+  if ((kinds & Kind.Proposed) !== 0) {
+    return [messages, Outcome.Decide({ calls: Messages.toolCallsOf(response).filter(isProposed) }), position]
+  }
+  if ((kinds & Kind.Running) !== 0) {
+    return [messages, Outcome.AwaitTools({ ids: Messages.toolCallsOf(response).filter(isRunning).map((call) => call.id) }), position]
+  }
+  // Every call resolved (each step's state after its results): nothing to expire, start or wait for.
+  if ((kinds & Kind.Unresolved) === 0) return afterResolved(position, lastIndex, config, now)
 
   // Expire approvals and start what may run.
   const started: Array<ToolCallPart> = []
@@ -524,18 +551,27 @@ const advance = (start: Position, config: Config, now: number | undefined, owned
     else if (call.status._tag === "Scheduled") scheduled.push({ id: call.id, at: call.status.at })
   }
   if (approvals.length === 0 && scheduled.length === 0) {
-    // Every call is resolved: user messages held during the pause (see `Steering`) are answered now.
-    const delivered = Queued.deliver(nextMessages, lastIndex)
-    if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
-    return steps >= config.maxSteps
-      ? [nextMessages, Outcome.StepLimit({ maxSteps: config.maxSteps }), next]
-      : [nextMessages, Outcome.CallModel({ step: steps + 1 }), next]
+    return afterResolved(next, lastIndex, config, now)
   }
   const reason = pauseReason(approvals, scheduled)
   if (approvals.length === 0 && config.waitForScheduled) {
     return [nextMessages, Outcome.Wait({ until: Math.min(...scheduled.map((s) => s.at)), reason }), next]
   }
   return [nextMessages, Outcome.Pause({ reason, usage: usageFrom(nextMessages, next.turnStart) }), next]
+}
+
+/**
+ * What comes next once every call of the last response (at `lastIndex`) is resolved: user
+ * messages held during the pause (see `Steering`) are answered now, else the model is called
+ * again, within the step limit.
+ */
+const afterResolved = (position: Position, lastIndex: number, config: Config, now: number | undefined): Positioned => {
+  const messages = position.of
+  const delivered = Queued.deliver(messages, lastIndex)
+  if (delivered !== undefined) return advance(positionOf(delivered), config, now, true)
+  return position.steps >= config.maxSteps
+    ? [messages, Outcome.StepLimit({ maxSteps: config.maxSteps }), position]
+    : [messages, Outcome.CallModel({ step: position.steps + 1 }), position]
 }
 
 // ---------------------------------------------------------------------------
@@ -793,19 +829,15 @@ const onModelResponded = (
   // A response is only taken when the model was due to be called.
   if (current[1]._tag !== "CallModel") return current
   const cut = cutShort(event.message.finishReason)
-  const { grants: _forged, ...response } = event.message
-  const message: Message = {
-    ...response,
-    role: "assistant",
-    // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
-    // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
-    // Arguments that give a key twice enter as the canonical text of their value (see `rawArguments`).
-    parts: event.message.parts.map((part) =>
-      part._tag !== "ToolCall"
-        ? part
-        : { ...canonicalCall(undecided(part)), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
-    )
-  }
+  // Whatever status a response claims, its calls start undecided: nothing runs without a decision.
+  // A response cut short may hold calls whose arguments are incomplete or unchecked: none of them runs.
+  // Arguments that give a key twice enter as the canonical text of their value (see `rawArguments`).
+  const parts: Message["parts"] = event.message.parts.map((part): Messages.Part =>
+    part._tag !== "ToolCall"
+      ? part
+      : { ...canonicalCall(undecided(part)), status: cut === undefined ? { _tag: "Proposed" } : { _tag: "Failed", error: cut } }
+  )
+  const message: Message = { ...withoutGrants(event.message), role: "assistant", parts }
   const before = current[2]
   const appended = appendOne(before.of, message)
   return advance(
@@ -814,6 +846,16 @@ const onModelResponded = (
     undefined,
     true
   )
+}
+
+/**
+ * A response without the grants it claims (only the turn's own records hold grants): the message
+ * itself when it has no such key, as a model's never does (an object rest would copy it every step).
+ */
+const withoutGrants = (message: Message): Omit<Message, "grants"> => {
+  if (!("grants" in message)) return message
+  const { grants: _forged, ...response } = message
+  return response
 }
 
 /** A call of a model response without a decision policy it claims (only the reducer fixes one, when the call is decided). */

@@ -55,8 +55,12 @@ const splitFiles = (
  * A result event with its files cut to its tool's cap on them, then its result (or failure) cut to
  * its cap on text (see `ToolResult`): the event itself, at once, when both fit, as nearly every one does.
  */
-const capped = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService | undefined): Effect.Effect<Turn.Event> => {
-  if (event._tag !== "ToolSucceeded" && event._tag !== "ToolFailed") return Effect.succeed(event)
+const capped = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService | undefined): Effect.Effect<Turn.Event> =>
+  asEffect(cappedNow(entry, event, store))
+
+/** `capped`: the event itself when it fits (no Effect), else the Effect that cuts it. */
+const cappedNow = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService | undefined): Turn.Event | Effect.Effect<Turn.Event> => {
+  if (event._tag !== "ToolSucceeded" && event._tag !== "ToolFailed") return event
   const isError = event._tag === "ToolFailed"
   const limited = ToolResult.limitResult(isError ? event.error : event.result, event.files ?? [], {
     id: event.id,
@@ -66,7 +70,7 @@ const capped = (entry: Entry, event: Turn.Event, store: ToolResult.StoreService 
     isError,
     store
   })
-  if (limited === undefined) return Effect.succeed(event)
+  if (limited === undefined) return event
   return Effect.map(limited, ({ files, value }) =>
     event._tag === "ToolSucceeded"
       ? Turn.Event.ToolSucceeded({ id: event.id, result: value, files })
@@ -362,19 +366,10 @@ class Run<R, E> {
 
   /** Runs one started call and returns its result event (a handler's defect is kept in `defect`). */
   toolEvent(call: ToolCallPart): Effect.Effect<Turn.Event> {
-    const entry = this.tools.entries.get(call.name)
-    if (entry === undefined) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` }))
-    const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
-    if (Result.isFailure(params)) return Effect.succeed(Turn.Event.ToolFailed({ id: call.id, error: params.failure }))
-    const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
-    // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-    const inputs: Tool.InputRecorder = {
-      requested: (request) => this.record(Turn.Event.InputRequested({ id: call.id, request })),
-      settled: (requestId) => this.record(Turn.Event.InputSettled({ id: call.id, requestId }))
-    }
-    const info: Tool.CallInfo = { id: call.id, name: call.name, attempt, inputs }
-    const run = Effect.exit(Effect.suspend(() => entry.handler.handle(params.success, info))).pipe(
-      Effect.flatMap((exit) => capped(entry, this.resultEvent(entry.tool, call, exit), this.env.results))
+    const ready = this.prepare(call)
+    if (!("handle" in ready)) return Effect.succeed(ready)
+    const run = Effect.exit(ready.handle).pipe(
+      Effect.flatMap((exit) => capped(ready.entry, this.resultEvent(ready.entry.tool, call, exit), this.env.results))
     )
     return this.traced
       ? Effect.withSpan(run, "chat-ts.tool", {
@@ -382,6 +377,47 @@ class Run<R, E> {
         captureStackTrace: false
       })
       : run
+  }
+
+  /**
+   * A started call's handler, suspended, with its tool; or, when it cannot run (no such tool,
+   * arguments that do not decode), the result event that says so.
+   */
+  private prepare(call: ToolCallPart): Turn.Event | { readonly entry: Entry; readonly handle: Effect.Effect<unknown, unknown> } {
+    const entry = this.tools.entries.get(call.name)
+    if (entry === undefined) return Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` })
+    const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
+    if (Result.isFailure(params)) return Turn.Event.ToolFailed({ id: call.id, error: params.failure })
+    const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
+    const inputs: Tool.InputRecorder = {
+      requested: (request) => this.record(Turn.Event.InputRequested({ id: call.id, request })),
+      settled: (requestId) => this.record(Turn.Event.InputSettled({ id: call.id, requestId }))
+    }
+    const info: Tool.CallInfo = { id: call.id, name: call.name, attempt, inputs }
+    // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
+    return { entry, handle: Effect.suspend(() => entry.handler.handle(params.success, info)) }
+  }
+
+  /**
+   * A single started call, untraced: `toolEvent`, then its result recorded and what comes after
+   * the tools (`afterTools`), as one continuation of the handler's exit, not an Effect per piece
+   * (what is left is a plain value when nothing else must run; the turn's loop runs an Effect it is given).
+   */
+  private runSingle(call: ToolCallPart): Step<R, E> {
+    const ready = this.prepare(call)
+    if (!("handle" in ready)) return this.recorded(ready)
+    return Effect.map(Effect.exit(ready.handle), (exit): Step<R, E> => {
+      const event = cappedNow(ready.entry, this.resultEvent(ready.entry.tool, call, exit), this.env.results)
+      return Effect.isEffect(event) ? Effect.flatMap(event, (event) => asEffect(this.recorded(event))) : this.recorded(event)
+    })
+  }
+
+  /** A single call's result recorded, then what comes after the tools: at once when nothing must run. */
+  private recorded(event: Turn.Event): Turn.Result | Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    const recorded = this.recordNow(event)
+    if (recorded !== undefined) return Effect.andThen(recorded, Effect.suspend(() => this.afterTools()))
+    if (this.checkpointFailure !== undefined || this.defect !== undefined) return this.afterTools()
+    return this.resumeNow()
   }
 
   /** The event a handler's exit makes: its encoded result or typed failure, or a defect (kept for the turn's error). */
@@ -511,7 +547,8 @@ class Run<R, E> {
   }
 
   /** Runs the started calls (each result recorded as it comes), then resumes, or fails with a checkpoint's failure or a handler's defect. */
-  private runTools(calls: ReadonlyArray<ToolCallPart>): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+  private runTools(calls: ReadonlyArray<ToolCallPart>): Step<R, E> {
+    if (calls.length === 1 && !this.traced) return this.runSingle(calls[0]!)
     if (calls.length === 1) {
       return Effect.flatMap(this.toolEvent(calls[0]!), (event) => {
         const recorded = this.recordNow(event)
@@ -557,8 +594,11 @@ const inputEvent = (event: Turn.Event, after: Messages.Messages, emit: Mode["emi
 
 const isEnded = (step: Turn.Result | Ended): step is Ended => !Array.isArray(step)
 
-/** What `Run.next` gives: the next result or the end at once, or an Effect of it. */
-type Step<R, E> = Turn.Result | Ended | Effect.Effect<Turn.Result | Ended, ChatError.TurnFailure | E, R>
+/** What `Run.next` gives: the next result or the end at once, or an Effect of it (which may give another Step). */
+type Step<R, E> = Turn.Result | Ended | StepEffect<R, E>
+
+/** An Effect giving a `Step`: the turn's loop runs it, and the Effect it may give, until a result or the end. */
+interface StepEffect<R, E> extends Effect.Effect<Step<R, E>, ChatError.TurnFailure | E, R> {}
 
 /** Whether an Effect has already succeeded (a succeeded `Exit`, as `Effect.succeed` makes): its value needs no interpreter. */
 const isDone = <A, E, R>(effect: Effect.Effect<A, E, R>): boolean => Exit.isExit(effect) && Exit.isSuccess(effect)
@@ -580,8 +620,9 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
       let step: Turn.Result | Ended = Effect.isEffect(first) ? yield* first : first
       // Only what must run is an Effect (see `Run.next`); the rest of a step is done here at once.
       while (!isEnded(step)) {
-        const next = turn.next(step)
-        step = Effect.isEffect(next) ? yield* next : next
+        let next = turn.next(step)
+        while (Effect.isEffect(next)) next = yield* next
+        step = next
       }
       return step
     })
