@@ -482,6 +482,7 @@ class Run<R, E> {
       case "StepLimit":
       case "InvalidEdits":
       case "PendingCalls":
+      case "InputLimit":
         return Shell.failureOf(outcome, messages)
     }
   }
