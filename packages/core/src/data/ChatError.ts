@@ -695,7 +695,7 @@ export type CheckpointError = StoreError | ConcurrentModification | Conversation
  * @category models
  * @since 0.3.0
  */
-export type TurnFailure = LoopError | PendingToolCalls | CheckpointError
+export type TurnFailure = LoopError | PendingToolCalls | CheckpointError | InvalidSteeringMessage
 
 /**
  * Every error of chat-ts.
