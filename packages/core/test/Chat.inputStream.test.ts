@@ -74,7 +74,7 @@ describe("chat.stream with an input side", () => {
       expect(last._tag).toBe("Completed")
       const messages = (last as Extract<ChatEvent.ChatEvent, { _tag: "Completed" }>).messages
       expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"])
-      expect(textOf(messages[1])).toBe(textOf(interrupted!._tag === "AnswerInterrupted" ? interrupted.answer : undefined))
+      expect(textOf(messages[1])).toBe(textOf(interrupted?._tag === "AnswerInterrupted" ? interrupted.answer : undefined))
       expect(messages[1]!.finishReason).toBe("other")
       expect(textOf(messages[3])).toBe("Il était une fois")
       // The second request carries what was said and the input.
