@@ -159,6 +159,14 @@ export * as Chat from "./chat/Chat.js"
 export * as ChatEvent from "./chat/ChatEvent.js"
 
 /**
+ * The input side of a streamed turn: user messages sent while it runs, and cancel.
+ *
+ * @category chat
+ * @since 0.3.0
+ */
+export * as ChatInput from "./chat/ChatInput.js"
+
+/**
  * A streamed turn's events as a plain AsyncIterable (`chat.events`), for code outside Effect.
  *
  * @category chat

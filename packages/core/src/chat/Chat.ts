@@ -25,6 +25,7 @@ import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { ChatEvent, type Final, StructuredEvent } from "./ChatEvent.js"
 import * as ChatError from "../data/ChatError.js"
+import type * as ChatInput from "./ChatInput.js"
 import * as ChatOutcome from "./ChatOutcome.js"
 import type * as Grant from "../turn/GrantRules.js"
 import * as Json from "../tools/ToolCodec.js"
@@ -148,6 +149,26 @@ export interface TurnOptions {
 }
 
 /**
+ * Settings of one call of `stream`: those of a turn, and its input side.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface StreamOptions extends TurnOptions {
+  /**
+   * User messages (text and files) sent while the turn runs, and `ChatInput.cancel` (see
+   * `ChatInput`): a message interrupts the model's answer while it streams and the model answers
+   * again with it (`AnswerInterrupted` says so); one sent while calls run or wait is held until
+   * they are resolved. A message of another kind fails the turn with `InvalidSteeringMessage`.
+   */
+  readonly input?: Queue.Dequeue<ChatInput.ChatInput, unknown>
+  /** The most model calls input may interrupt in this turn (default `Turn.defaultMaxInputRestarts`); one more fails with `InputRestartLimitReached`. */
+  readonly maxInputRestarts?: number
+  /** What becomes of an interrupted answer: kept as an assistant message (default) or dropped. */
+  readonly interruptedAnswer?: "keep" | "drop"
+}
+
+/**
  * Settings of one call of `events`: those of a turn, a signal that stops it, and its services.
  *
  * @category models
@@ -234,7 +255,7 @@ export interface Service<R = never, E = never> {
     options?: Messages.CancelOptions
   ) => Effect.Effect<Messages.Messages, ChatError.ResolveError>
   /** The turn as a stream of events; a pause ends the stream with a `Paused` event. */
-  readonly stream: (messages: Messages.Messages, options?: TurnOptions) => Stream.Stream<ChatEvent, TurnError | E, R>
+  readonly stream: (messages: Messages.Messages, options?: StreamOptions) => Stream.Stream<ChatEvent, TurnError | E, R>
   /**
    * The events of `stream` as a plain `AsyncIterable`, for code outside Effect (see `TurnEvents`):
    * the same events and guarantees, the turn's typed errors thrown; `options.context` gives the
@@ -638,12 +659,15 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         readonly emit: ((event: ChatEvent) => Effect.Effect<void>) | undefined
         readonly collect?: TurnRunner.Mode["collect"]
         readonly responseFormat?: LanguageModel.ResponseFormat
+        readonly input?: StreamOptions | undefined
       }
     ): Effect.Effect<TurnRunner.Ended, TurnError | E | RefreshError, R> =>
       TurnRunner.run(env, {
         config: {
           maxSteps: turnOptions.maxSteps ?? defaults.maxSteps,
-          waitForScheduled: turnOptions.waitForScheduled ?? false
+          waitForScheduled: turnOptions.waitForScheduled ?? false,
+          ...(mode.input?.maxInputRestarts === undefined ? {} : { maxInputRestarts: mode.input.maxInputRestarts }),
+          ...(mode.input?.interruptedAnswer === undefined ? {} : { interruptedAnswer: mode.input.interruptedAnswer })
         },
         modelOptions: {
           ...options.modelOptions,
@@ -654,7 +678,8 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         ...(turnOptions.grantContext === undefined ? {} : { grants: turnOptions.grantContext }),
         stream: mode.stream,
         emit: mode.emit ?? (() => Effect.void),
-        ...(mode.collect === undefined ? {} : { collect: mode.collect })
+        ...(mode.collect === undefined ? {} : { collect: mode.collect }),
+        ...(mode.input?.input === undefined ? {} : { input: mode.input.input })
       }, input)
 
     const toResult = (run: TurnRunner.Ended): ChatOutcome.Result => {
@@ -698,7 +723,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
      */
     const streamTurn = (
       messages: Messages.Messages,
-      turnOptions: TurnOptions,
+      turnOptions: StreamOptions,
       responseFormat?: LanguageModel.ResponseFormat
     ): Stream.Stream<ChatEvent, TurnError | E | RefreshError, R> =>
       Stream.unwrap(Effect.gen(function*() {
@@ -719,7 +744,14 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
             Effect.all([Deferred.make<LanguageModel.Response, ChatError.ModelError>(), Effect.serviceOption(Tracer.ParentSpan)]),
             ([done, span]) => Effect.andThen(Queue.offer(queue, new Handover(parts, onPart, done, span)), Deferred.await(done))
           )
-        yield* runTurn(messages, turnOptions, { stream: true, emit, collect, ...(responseFormat === undefined ? {} : { responseFormat }) }).pipe(
+        // With an input side the turn pulls the model's stream itself, to close it when input comes.
+        const interruptible = turnOptions.input !== undefined
+        yield* runTurn(messages, turnOptions, {
+          stream: true,
+          emit,
+          ...(interruptible ? { input: turnOptions } : { collect }),
+          ...(responseFormat === undefined ? {} : { responseFormat })
+        }).pipe(
           Effect.flatMap((run) => {
             const result = toResult(run)
             const outcome = result.outcome

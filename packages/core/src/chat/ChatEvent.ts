@@ -43,7 +43,13 @@ export type ChatEvent = Data.TaggedEnum<{
   InputSettled: { readonly call: ToolCallPart; readonly requestId: string }
   /** With `waitForScheduled`: the turn sleeps until `until` (epoch millis), when these scheduled calls are due. */
   Waiting: { readonly until: number; readonly toolIds: ReadonlyArray<string> }
-  /** Model call number `step` of the turn finished. */
+  /**
+   * Input (`input`, the burst as sent) interrupted model call number `step` while it streamed: its
+   * HTTP stream was closed, `answer` is what it had said as the messages keep it (`undefined`: dropped,
+   * or it said nothing), and the model is called again with the input (unless the turn's restarts ran out).
+   */
+  AnswerInterrupted: { readonly step: number; readonly input: ReadonlyArray<Message>; readonly answer: Message | undefined }
+  /** Model call number `step` of the turn finished (an interrupted one too, with the usage known when it stopped). */
   StepFinished: { readonly step: number; readonly usage: Usage; readonly finishReason: FinishReason }
   /** The turn paused; resolve the calls in `messages` and stream them again to go on. */
   Paused: { readonly reason: PauseReason; readonly messages: Messages; readonly usage: Usage }

@@ -77,7 +77,7 @@ export const start = (
  * @category models
  * @since 0.3.0
  */
-export type FailedOutcome = Extract<Turn.Outcome, { readonly _tag: "StepLimit" | "InvalidEdits" | "PendingCalls" }>
+export type FailedOutcome = Extract<Turn.Outcome, { readonly _tag: "StepLimit" | "InvalidEdits" | "PendingCalls" | "InputLimit" }>
 
 /**
  * The errors those outcomes become (see `failureOf`).
@@ -85,12 +85,16 @@ export type FailedOutcome = Extract<Turn.Outcome, { readonly _tag: "StepLimit" |
  * @category models
  * @since 0.3.0
  */
-export type OutcomeFailure = ChatError.StepLimitReached | ChatError.InvalidEditedArguments | ChatError.PendingToolCalls
+export type OutcomeFailure =
+  | ChatError.StepLimitReached
+  | ChatError.InvalidEditedArguments
+  | ChatError.PendingToolCalls
+  | ChatError.InputRestartLimitReached
 
 /**
  * The error an outcome that ends a turn badly becomes, carrying `messages` (the state the outcome
  * came with): `StepLimitReached`; `InvalidEditedArguments` naming the first refused edit and
- * detailing every one; `PendingToolCalls` with the ids of the calls still waiting.
+ * detailing every one; `PendingToolCalls` with the ids of the calls still waiting; `InputRestartLimitReached`.
  *
  * @category utils
  * @since 0.3.0
@@ -110,6 +114,8 @@ export const failureOf = (outcome: FailedOutcome, messages: Messages.Messages): 
     }
     case "PendingCalls":
       return new ChatError.PendingToolCalls({ ids: outcome.ids, messages })
+    case "InputLimit":
+      return new ChatError.InputRestartLimitReached({ maxInputRestarts: outcome.maxInputRestarts, messages })
   }
 }
 

@@ -203,6 +203,25 @@ export class StepLimitReached extends Schema.TaggedError<StepLimitReached>("@cha
 }
 
 /**
+ * Input interrupted more model calls in one turn than `maxInputRestarts` allows. Nothing was lost:
+ * `messages` end with that input (after the answer it cut short); stream them again to have it answered.
+ *
+ * @category schemas
+ * @since 0.3.0
+ */
+export class InputRestartLimitReached extends Schema.TaggedError<InputRestartLimitReached>("@chat-ts/InputRestartLimitReached")(
+  "InputRestartLimitReached",
+  {
+    maxInputRestarts: Schema.Number,
+    messages: Schema.Array(Message)
+  }
+) {
+  override get message() {
+    return `Input interrupted the model more than ${this.maxInputRestarts} times in one turn; the input is in the messages, unanswered.`
+  }
+}
+
+/**
  * A tool handler died (a defect, not a typed failure). The call is recorded as failed in `messages`.
  *
  * @category schemas
@@ -644,12 +663,12 @@ export const refusalOf = (error: ResolveError): Refusal => {
 }
 
 /**
- * The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode.
+ * The errors the loop itself stops a turn with: the model failed, too many steps, a handler's defect, an edit that does not decode, too many restarts by input.
  *
  * @category errors
  * @since 0.3.0
  */
-export type LoopError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments
+export type LoopError = ModelError | StepLimitReached | ToolHandlerDefect | InvalidEditedArguments | InputRestartLimitReached
 
 /**
  * The loop's errors, under their former name.
@@ -676,7 +695,7 @@ export type CheckpointError = StoreError | ConcurrentModification | Conversation
  * @category models
  * @since 0.3.0
  */
-export type TurnFailure = LoopError | PendingToolCalls | CheckpointError
+export type TurnFailure = LoopError | PendingToolCalls | CheckpointError | InvalidSteeringMessage
 
 /**
  * Every error of chat-ts.
@@ -686,6 +705,7 @@ export type TurnFailure = LoopError | PendingToolCalls | CheckpointError
  */
 export type ChatError =
   | LoopError
+  | InvalidSteeringMessage
   | GrantError
   | RevokeGrantError
   | GrantNotApplicable

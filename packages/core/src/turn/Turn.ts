@@ -87,6 +87,7 @@ import * as GrantRules from "./GrantRules.js"
 import { canonicalCall } from "../internal/jsonText.js"
 import * as Policy from "./internal/policy.js"
 import { appendOne, door, markUnshared, type Position, type Positioned as PositionedOf, positionOf, replaceMessage } from "./internal/position.js"
+import * as Interruption from "./internal/interruption.js"
 import * as Queued from "./internal/queued.js"
 import { isMillis, jsonProblem, Millis, Policy as PolicySchema, Review } from "../internal/schema.js"
 import * as Messages from "./Messages.js"
@@ -109,6 +110,16 @@ export interface Config {
   readonly maxSteps: number
   /** Instead of pausing when only scheduled calls remain, return `Wait` until the earliest is due. */
   readonly waitForScheduled: boolean
+  /**
+   * The most model calls input may interrupt in one turn (`InputArrived` with `interrupted`;
+   * default `defaultMaxInputRestarts`): one more is the `InputLimit` outcome.
+   */
+  readonly maxInputRestarts?: number | undefined
+  /**
+   * What becomes of an answer input interrupted (default `"keep"`): kept as an assistant message
+   * (what the model had said, its calls failed with `interruptedByInputError`), or dropped.
+   */
+  readonly interruptedAnswer?: "keep" | "drop" | undefined
 }
 
 /**
@@ -118,6 +129,49 @@ export interface Config {
  * @since 0.1.0
  */
 export const defaultConfig: Config = { maxSteps: 10, waitForScheduled: false }
+
+/**
+ * How many model calls input may interrupt in one turn when `Config.maxInputRestarts` is not set.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const defaultMaxInputRestarts = 8
+
+/**
+ * What the model reads for a call of an answer that input interrupted: it never ran.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const interruptedByInputError =
+  "The user sent a new message while this response was being written, so this call did not run (its arguments may be incomplete). Answer the new message; call the tool again if it is still needed."
+
+/**
+ * Why `message` cannot be input while the model answers (`InputArrived`), or `undefined` when it
+ * can: only user messages with text and file parts can.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const inputProblem = (message: unknown): string | undefined => Interruption.inputProblem(message)
+
+/**
+ * The key of the mark the reducer puts on the first user message of each burst of input, in its
+ * `providerMetadata`: `{ interrupted, usage? }` (see `InputArrived`). Never sent to a model.
+ *
+ * @category constants
+ * @since 0.3.0
+ */
+export const inputMarkKey = Interruption.markKey
+
+/**
+ * How many model calls input interrupted in the turn the messages end in (read from the marks).
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const inputRestarts = (messages: Messages.Messages): number => Interruption.restartsOf(messages, positionOf(messages).turnStart)
 
 /**
  * A decision for one proposed call: a strategy's action (times resolved to epoch millis), or invalid.
@@ -201,6 +255,12 @@ export type Event = Data.TaggedEnum<{
   InputRequested: { readonly id: string; readonly request: Messages.InputRequest }
   /** Running call `id`'s request `requestId` was answered (or cancelled, or timed out): it no longer waits on it. */
   InputSettled: { readonly id: string; readonly requestId: string }
+  /**
+   * User messages arrived while the turn runs (a burst, in order). `interrupted`: the model call
+   * they cut short, as it stood (what it had streamed, its usage if known); absent when no model
+   * call was streaming. See `onInputArrived` for the rules.
+   */
+  InputArrived: { readonly input: ReadonlyArray<Message>; readonly interrupted?: Message | undefined }
 }>
 
 const eventEnum = Data.taggedEnum<Event>()
@@ -243,6 +303,8 @@ export type Outcome = Data.TaggedEnum<{
   InvalidEdits: { readonly edits: ReadonlyArray<InvalidEdit & { readonly name: string }> }
   /** Tool calls of an earlier response are still pending while new input follows them. */
   PendingCalls: { readonly ids: ReadonlyArray<string> }
+  /** Input interrupted more than `maxInputRestarts` model calls of this turn: the input is in the messages, the model is not called. */
+  InputLimit: { readonly maxInputRestarts: number }
 }>
 
 const outcomeEnum = Data.taggedEnum<Outcome>()
@@ -448,8 +510,12 @@ const settledTo = (position: Position, upTo: number): Position =>
 
 /** The usage of every model response of the turn starting at `turnStart`, added up (as `Messages.turnUsage`). */
 const usageFrom = (messages: Messages.Messages, turnStart: number): Usage.Usage => {
-  let usage = Usage.empty
-  for (let i = turnStart; i < messages.length; i++) {
+  // A turn that input restarted began before its last user message: its usage is counted from its origin.
+  const origin = turnStart > 0 && messages[turnStart - 1]!.providerMetadata?.[Interruption.markKey] !== undefined
+    ? Interruption.originOf(messages, turnStart)
+    : turnStart
+  let usage = origin === turnStart ? Usage.empty : Interruption.droppedUsage(messages, origin, turnStart) ?? Usage.empty
+  for (let i = origin; i < messages.length; i++) {
     const message = messages[i]!
     if (message.role === "assistant" && message.usage) usage = Usage.add(usage, message.usage)
   }
@@ -919,6 +985,76 @@ const onToolResult = (
     : advance(replaceMessage(position, lastIndex, response, owned), config, undefined, true)
 }
 
+/**
+ * Input while the turn runs (a burst of user messages, in order). While the model is due (it was
+ * streaming: `interrupted` is what it had said), the input ends that call: the answer so far is kept
+ * as an assistant message whose calls (whole or begun) fail with `interruptedByInputError` (or is
+ * dropped, by `interruptedAnswer`), the burst is appended (merged per sender), and the model is
+ * called again: not a step (the step count starts again after the input, as after any user message),
+ * but a restart, at most `maxInputRestarts` per turn, then `InputLimit`. While calls are pending
+ * (undecided, running, waiting for a person or a time) nothing is interrupted and no decision is
+ * skipped: the input is held on the response (`queued`) and answered once every call is resolved.
+ * After a final answer (or at the step limit) the input is appended and answered. Input that is not
+ * user messages of text and files, or that comes with calls of an earlier response pending, changes nothing.
+ */
+const onInputArrived = (position: Position, event: Extract<Event, { _tag: "InputArrived" }>, config: Config): Positioned => {
+  const current = advance(position, config, undefined, false)
+  const input = event.input
+  if (!Array.isArray(input) || input.length === 0 || input.some((message) => Interruption.inputProblem(message) !== undefined)) {
+    return current
+  }
+  const [messages, outcome, at] = current
+  switch (outcome._tag) {
+    case "PendingCalls":
+    case "InvalidEdits":
+    case "InputLimit":
+      return current
+    case "CallModel":
+      return event.interrupted === undefined || !Array.isArray(event.interrupted.parts)
+        ? advance(positionOf([...messages, ...Interruption.burst(input, { interrupted: false })]), config, undefined, true)
+        : restart(messages, at, input, event.interrupted, config)
+    case "Complete":
+    case "StepLimit":
+      return advance(positionOf([...messages, ...Interruption.burst(input, { interrupted: false })]), config, undefined, true)
+    default: {
+      // Calls are pending: held on the response, delivered (in order) once they are all resolved.
+      const lastIndex = messages.length - 1
+      const response = messages[lastIndex]!
+      const held: Array<Messages.QueuedMessage> = input.map((message) => ({
+        parts: message.parts as Messages.QueuedMessage["parts"],
+        ...(message.sender === undefined ? {} : { sender: message.sender })
+      }))
+      const next = replaceMessage(at, lastIndex, { ...response, queued: [...(response.queued ?? []), ...held] }, false)
+      return [next.of, outcome, next]
+    }
+  }
+}
+
+/** The model call `interrupted` was cut short by `input`: the answer kept or dropped, the input appended, the model called again (within the limit). */
+const restart = (
+  messages: Messages.Messages,
+  at: Position,
+  input: ReadonlyArray<Message>,
+  interrupted: Message,
+  config: Config
+): Positioned => {
+  const max = config.maxInputRestarts
+  const limit = max !== undefined && Number.isInteger(max) && max >= 0 ? max : defaultMaxInputRestarts
+  const restarts = Interruption.restartsOf(messages, at.turnStart)
+  const kept = config.interruptedAnswer === "drop" ? undefined : Interruption.keptAnswer(interrupted, interruptedByInputError)
+  // A dropped answer's usage stays counted: on the mark of the input that cut it.
+  const usage = kept === undefined ? interrupted.usage : undefined
+  const next = [
+    ...messages,
+    ...(kept === undefined ? [] : [kept]),
+    ...Interruption.burst(input, { interrupted: true, usage })
+  ]
+  const nextPosition = positionOf(next)
+  return restarts + 1 > limit
+    ? [next, Outcome.InputLimit({ maxInputRestarts: limit }), nextPosition]
+    : advance(nextPosition, config, undefined, true)
+}
+
 // ---------------------------------------------------------------------------
 // Entry points: `step` and `run` (and `stepAt`, for the shells, not exported)
 // ---------------------------------------------------------------------------
@@ -963,6 +1099,8 @@ const dispatch = (at: Position, event: Event, config: Config, owned: boolean): P
       return onToolResult(at, event.id, (call) => withInput(call, event.request), config, owned)
     case "InputSettled":
       return onToolResult(at, event.id, (call) => withoutInput(call, event.requestId), config, owned)
+    case "InputArrived":
+      return onInputArrived(at, event, config)
   }
 }
 

@@ -109,6 +109,7 @@ export const TurnFailure = Schema.Union([
   ChatError.ToolHandlerDefect,
   ChatError.InvalidEditedArguments,
   ChatError.PendingToolCalls,
+  ChatError.InputRestartLimitReached,
   ChatError.ModelError
 ])
 
@@ -399,6 +400,7 @@ export const run = <R>(
         case "StepLimit":
         case "InvalidEdits":
         case "PendingCalls":
+        case "InputLimit":
           yield* finish(state)
           return yield* Shell.failureOf(outcome, state)
       }

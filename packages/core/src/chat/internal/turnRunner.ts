@@ -8,15 +8,18 @@
  */
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as Semaphore from "effect/Semaphore"
 import * as Stream from "effect/Stream"
 import * as Tracer from "effect/Tracer"
 import { ChatEvent } from "../ChatEvent.js"
+import * as ChatInput from "../ChatInput.js"
 import * as ChatError from "../../data/ChatError.js"
 import type * as GrantRules from "../../turn/GrantRules.js"
 import * as LanguageModel from "../../model/LanguageModel.js"
@@ -138,6 +141,12 @@ export interface Mode {
     parts: Stream.Stream<LanguageModel.StreamPart, ChatError.ModelError>,
     onPart: (part: LanguageModel.StreamPart) => Effect.Effect<void>
   ) => Effect.Effect<LanguageModel.Response, ChatError.ModelError>
+  /**
+   * The input side of a streamed turn (see `ChatInput`): its messages interrupt the model while it
+   * streams (`Turn.Event.InputArrived`), or wait until the calls are resolved; `cancel` ends the turn.
+   * With it the turn pulls the model's stream in its own fiber (`collect` is not used).
+   */
+  readonly input?: Queue.Dequeue<ChatInput.ChatInput, unknown> | undefined
 }
 
 /** Gathers a streamed response in the turn's own fiber. */
@@ -216,6 +225,8 @@ class Run<R, E> {
   /** Every tool call id of the conversation, built on the turn's first model call (see `Stepping.uniqueIds`). */
   takenIds: Set<string> | undefined
   rejectionsAnnounced = false
+  /** With an input side: the messages taken from it, not yet applied. */
+  inputs: Queue.Queue<Message> | undefined
   /** Where the reducer stands in `current` (see `Stepping.stepAt`): an event costs the same whatever the history. */
   position: Stepping.Position | undefined
   readonly save: Effect.Effect<void, ChatError.CheckpointError>
@@ -305,7 +316,12 @@ class Run<R, E> {
   }
 
   /** Calls the model (streaming its deltas when asked) and returns its response as an assistant message. */
-  callModel(messages: Messages.Messages, step: number): Effect.Effect<Message, ChatError.ModelError> {
+  callModel(
+    messages: Messages.Messages,
+    step: number,
+    /** Sees each streamed part as it passes (the input side keeps the answer so far). */
+    seen?: (part: LanguageModel.StreamPart) => void
+  ): Effect.Effect<Message, ChatError.ModelError> {
     const { env, mode } = this
     const request: LanguageModel.Request = {
       messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
@@ -318,7 +334,8 @@ class Run<R, E> {
       ? Effect.suspend(() => {
         // Deltas carry the ids `Stepping.uniqueIds` gives the calls below (see `StreamedCalls`).
         const calls = new StreamedCalls(taken())
-        return (mode.collect ?? collectHere)(env.model.stream(request), (part) => this.emitDelta(calls, part))
+        const parts = seen === undefined ? env.model.stream(request) : Stream.tap(env.model.stream(request), (part) => Effect.sync(() => seen(part)))
+        return (seen === undefined ? mode.collect ?? collectHere : collectHere)(parts, (part) => this.emitDelta(calls, part))
       })
       : env.model.generate(request)
     const message = Effect.map(response, (r) => toMessage(r, Stepping.uniqueIds(taken(), r.parts)))
@@ -481,6 +498,9 @@ class Run<R, E> {
   next([messages, outcome]: Turn.Result): Step<R, E> {
     switch (outcome._tag) {
       case "CallModel": {
+        // Input that came while nothing streamed (calls ran, the turn started) is applied first.
+        const waiting = this.applyWaitingInput()
+        if (waiting !== undefined) return waiting
         const call = () => this.modelStep(messages, outcome.step)
         // The tools are read again first, so the request and the handling of its response use the same, current ones.
         return this.env.refresh === undefined ? call() : Effect.flatMap(this.refreshTools(this.env.refresh), call)
@@ -496,16 +516,65 @@ class Run<R, E> {
         return this.wait(messages, outcome)
       case "Pause":
       case "Complete":
-        return { messages, outcome }
+        // Input that came as the turn ended: held (a pause) or answered (a completion).
+        return this.applyWaitingInput() ?? { messages, outcome }
       case "StepLimit":
       case "InvalidEdits":
       case "PendingCalls":
+      case "InputLimit":
         return Shell.failureOf(outcome, messages)
     }
   }
 
+  /** The input taken and not yet applied, applied (`InputArrived`, no model call interrupted); `undefined`: none waits. */
+  private applyWaitingInput(): Effect.Effect<Turn.Result, ChatError.CheckpointError> | undefined {
+    const inputs = this.inputs
+    if (inputs === undefined || Queue.sizeUnsafe(inputs) <= 0) return undefined
+    return Effect.flatMap(Queue.takeAll(inputs), (input) => this.apply(Turn.Event.InputArrived({ input })))
+  }
+
+  /**
+   * A streamed model call that input may interrupt: the model's stream races the input. Input
+   * first: the stream is closed (interrupted), the burst taken (all that waits by then), and the
+   * reducer gets the answer so far with it (`InputArrived`); a checkpoint and `AnswerInterrupted` follow.
+   */
+  private interruptibleStep(messages: Messages.Messages, step: number, inputs: Queue.Queue<Message>): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    const soFar = new LanguageModel.Accumulator()
+    return Effect.raceFirst(
+      Effect.map(this.callModel(messages, step, (part) => soFar.add(part)), (message) => ({ message })),
+      Effect.as(Queue.peek(inputs), undefined)
+    ).pipe(Effect.flatMap((won) => (won === undefined ? this.interrupted(messages, step, inputs, soFar) : this.apply(Turn.Event.ModelResponded(won)))))
+  }
+
+  private interrupted(
+    messages: Messages.Messages,
+    step: number,
+    inputs: Queue.Queue<Message>,
+    soFar: LanguageModel.Accumulator
+  ): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    return Effect.flatMap(Queue.takeAll(inputs), (input) => {
+      // A usage the provider sent before the cut is kept; none was reported: nothing is made up.
+      soFar.add({ _tag: "Finish", usage: LanguageModel.noUsage, finishReason: "other" })
+      const response = soFar.response()!
+      const taken = this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+      const { usage: _, ...answer } = toMessage(response, Stepping.uniqueIds(taken, response.parts))
+      const before = this.current.length
+      return Effect.tap(this.apply(Turn.Event.InputArrived({ input, interrupted: answer })), ([after]) => {
+        const kept = after[before]?.role === "assistant" ? after[before] : undefined
+        return this.mode.emit(ChatEvent.AnswerInterrupted({ step, input, answer: kept })).pipe(
+          Effect.andThen(this.mode.emit(ChatEvent.StepFinished({ step, usage: LanguageModel.noUsage, finishReason: "other" })))
+        )
+      })
+    })
+  }
+
   /** Calls the model and applies its response (after announcing the rejections of the pause, once). */
   private modelStep(messages: Messages.Messages, step: number): Effect.Effect<Turn.Result, ChatError.TurnFailure> {
+    if (this.inputs !== undefined && this.mode.stream) {
+      const interruptible = this.interruptibleStep(messages, step, this.inputs)
+      const announced = this.announceRejections()
+      return announced === undefined ? interruptible : Effect.andThen(announced, interruptible)
+    }
     const message = this.callModel(messages, step)
     const responded = this.quiet
       ? Effect.map(message, (message) => this.stepNow(Turn.Event.ModelResponded({ message })))
@@ -626,18 +695,55 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
       }
       return step
     })
+    const body = mode.input === undefined ? loop : withInput(turn, mode.input, loop)
     return (traced
-      ? Effect.withSpan(loop, "chat-ts.turn", {
+      ? Effect.withSpan(body, "chat-ts.turn", {
         // No stack trace per span: capturing one (an Error per span) was a quarter of a step's cost
         // (packages/bench, scenario 1), and the call site it records is always this file.
         attributes: { "chat_ts.messages": input.length, "chat_ts.stream": mode.stream },
         captureStackTrace: false
       })
-      : loop).pipe(
+      : body).pipe(
         Effect.mapError((error) => turn.withState(error)),
         Effect.onInterrupt(() => turn.interruptRunning())
       )
   })
+
+/**
+ * `loop` with an input side: a fiber takes the caller's input (what it took is never lost
+ * between the caller's queue and the turn's), keeps messages for the turn, and ends the turn on
+ * `cancel` (interrupted, its running calls recorded as interrupted) or on input that is not a user
+ * message of text and files (`InvalidSteeringMessage`). The caller's queue ending closes the input.
+ */
+const withInput = <A, E, R>(
+  turn: Run<any, any>,
+  source: Queue.Dequeue<ChatInput.ChatInput, unknown>,
+  loop: Effect.Effect<A, E, R>
+): Effect.Effect<A, E | ChatError.InvalidSteeringMessage, R> =>
+  Effect.scoped(Effect.gen(function*() {
+    const inputs = yield* Queue.unbounded<Message>()
+    const stop = yield* Deferred.make<void, ChatError.InvalidSteeringMessage>()
+    turn.inputs = inputs
+    // All that waits is taken at once, so a burst sent together reaches the turn together.
+    const takeOne = Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(restore(Queue.takeAll(source)), (items): Effect.Effect<void, "stop"> => {
+        for (const item of items) {
+          if (ChatInput.isCancel(item)) return Effect.andThen(Deferred.succeed(stop, undefined), Effect.fail("stop" as const))
+          const problem = Turn.inputProblem(item)
+          if (problem !== undefined) {
+            return Effect.andThen(Deferred.fail(stop, new ChatError.InvalidSteeringMessage({ detail: problem })), Effect.fail("stop" as const))
+          }
+          Queue.offerUnsafe(inputs, item)
+        }
+        return Effect.void
+      })
+    )
+    yield* Effect.forkScoped(Effect.ignore(Effect.forever(takeOne)))
+    return yield* Effect.raceFirst(
+      Effect.onInterrupt(loop, () => turn.interruptRunning()),
+      Effect.flatMap(Deferred.await(stop), () => Effect.interrupt)
+    )
+  }))
 
 /** A run of one outcome's work in the current fiber: spans only when a tracer other than Effect's built-in one is installed. */
 const runIn = <R, E>(env: Env<R, E>, mode: Mode, messages: Messages.Messages): Effect.Effect<Run<R, E>> =>

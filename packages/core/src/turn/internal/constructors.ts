@@ -107,7 +107,15 @@ export const event = {
     readonly _tag: "InputSettled"
     readonly id: string
     readonly requestId: string
-  } => ({ _tag: "InputSettled", id: props.id, requestId: props.requestId })
+  } => ({ _tag: "InputSettled", id: props.id, requestId: props.requestId }),
+  InputArrived: <I, M>(props: { readonly input: I; readonly interrupted?: M | undefined }) => {
+    const out: Mutable<{ readonly _tag: "InputArrived"; readonly input: I; readonly interrupted?: M }> = {
+      _tag: "InputArrived",
+      input: props.input
+    }
+    setDefined(out, "interrupted", props.interrupted)
+    return out
+  }
 }
 
 /** The constructors of `Turn.Outcome`'s variants. */
@@ -148,5 +156,9 @@ export const outcome = {
   PendingCalls: <I>(props: { readonly ids: I }): { readonly _tag: "PendingCalls"; readonly ids: I } => ({
     _tag: "PendingCalls",
     ids: props.ids
+  }),
+  InputLimit: (props: { readonly maxInputRestarts: number }): { readonly _tag: "InputLimit"; readonly maxInputRestarts: number } => ({
+    _tag: "InputLimit",
+    maxInputRestarts: props.maxInputRestarts
   })
 }
