@@ -54,7 +54,7 @@ describe("chat.stream with an input side", () => {
       const model = slowModel([MockLanguageModel.text("Once upon a time there was"), MockLanguageModel.text("Il était une fois")])
       const saved: Array<Messages.Messages> = []
       const input = yield* Queue.unbounded<ChatInput.ChatInput>()
-      const chat = yield* Chat.make({ tools: Toolkit.empty }).pipe(Effect.provide(model.layer))
+      const chat = yield* Chat.make({ tools: [] }).pipe(Effect.provide(model.layer))
       const fiber = yield* run(chat.stream(Messages.fromUser("Tell me a story."), {
         input,
         checkpoint: (messages) => Effect.sync(() => void saved.push(messages))
@@ -74,7 +74,7 @@ describe("chat.stream with an input side", () => {
       expect(last._tag).toBe("Completed")
       const messages = (last as Extract<ChatEvent.ChatEvent, { _tag: "Completed" }>).messages
       expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"])
-      expect(textOf(messages[1])).toBe(textOf(interrupted!._tag === "AnswerInterrupted" ? interrupted.answer : undefined))
+      expect(textOf(messages[1])).toBe(textOf(interrupted?._tag === "AnswerInterrupted" ? interrupted.answer : undefined))
       expect(messages[1]!.finishReason).toBe("other")
       expect(textOf(messages[3])).toBe("Il était une fois")
       // The second request carries what was said and the input.
@@ -89,7 +89,7 @@ describe("chat.stream with an input side", () => {
     Effect.gen(function*() {
       const model = slowModel([MockLanguageModel.text("a b c d e f"), MockLanguageModel.text("ok")])
       const input = yield* Queue.unbounded<ChatInput.ChatInput>()
-      const chat = yield* Chat.make({ tools: Toolkit.empty }).pipe(Effect.provide(model.layer))
+      const chat = yield* Chat.make({ tools: [] }).pipe(Effect.provide(model.layer))
       const fiber = yield* run(chat.stream(Messages.fromUser("go"), { input }))
       yield* TestClock.adjust("1500 millis")
       yield* Queue.offerAll(input, [Messages.user("one"), Messages.user("two"), Messages.user("three")])
@@ -174,7 +174,7 @@ describe("chat.stream with an input side", () => {
     Effect.gen(function*() {
       const model = slowModel([MockLanguageModel.text("a b c d"), MockLanguageModel.text("e f g h")])
       const input = yield* Queue.unbounded<ChatInput.ChatInput>()
-      const chat = yield* Chat.make({ tools: Toolkit.empty }).pipe(Effect.provide(model.layer))
+      const chat = yield* Chat.make({ tools: [] }).pipe(Effect.provide(model.layer))
       const fiber = yield* run(chat.stream(Messages.fromUser("go"), { input, maxInputRestarts: 1 }))
       yield* TestClock.adjust("1500 millis")
       yield* Queue.offer(input, Messages.user("first"))
@@ -195,7 +195,7 @@ describe("chat.stream with an input side", () => {
     Effect.gen(function*() {
       const model = slowModel([MockLanguageModel.text("a b c d")])
       const input = yield* Queue.unbounded<ChatInput.ChatInput>()
-      const chat = yield* Chat.make({ tools: Toolkit.empty }).pipe(Effect.provide(model.layer))
+      const chat = yield* Chat.make({ tools: [] }).pipe(Effect.provide(model.layer))
       const fiber = yield* run(chat.stream(Messages.fromUser("go"), { input }))
       yield* TestClock.adjust("1500 millis")
       yield* Queue.offer(input, Messages.assistant("I am the model now"))
@@ -210,7 +210,7 @@ describe("chat.stream with an input side", () => {
     Effect.gen(function*() {
       const model = slowModel([MockLanguageModel.text("all of it")])
       const input = yield* Queue.unbounded<ChatInput.ChatInput>()
-      const chat = yield* Chat.make({ tools: Toolkit.empty }).pipe(Effect.provide(model.layer))
+      const chat = yield* Chat.make({ tools: [] }).pipe(Effect.provide(model.layer))
       const fiber = yield* run(chat.stream(Messages.fromUser("go"), { input }))
       yield* TestClock.adjust("10 seconds")
       const events = yield* Fiber.join(fiber)

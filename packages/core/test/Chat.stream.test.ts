@@ -42,6 +42,8 @@ const describeEvent = (event: ChatEvent.ChatEvent): string => {
       return `Paused ${event.reason._tag}`
     case "Completed":
       return `Completed ${JSON.stringify(Messages.textOf(event.response))}`
+    case "AnswerInterrupted":
+      return `AnswerInterrupted ${event.step}`
   }
 }
 

@@ -139,6 +139,7 @@ const render = (event: ChatEvent.ChatEvent): string =>
     ToolCall: ({ call }) => `\n[${call.name} ${Messages.effectiveArguments(call)}]`,
     ToolResult: ({ call }) => `\n[${call.id}: ${call.status._tag}]`,
     StepFinished: ({ step, usage }) => `\n(step ${step}: ${usage.inputTokens}+${usage.outputTokens} tokens)\n`,
+    AnswerInterrupted: () => "\n(interrupted by new input)\n", // see docs/streaming.md
     InputRequested: ({ call, request }) => `\n[${call.id} asks: ${request.message}]`, // e.g. an MCP elicitation
     InputSettled: () => "",
     Waiting: ({ until }) => `\n(waiting until ${new Date(until).toISOString()})`,

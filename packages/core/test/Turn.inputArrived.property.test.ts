@@ -118,7 +118,7 @@ const play = (actions: ReadonlyArray<Action>, config: Turn.Config): Played => {
           const choice = (pick + i) % 3
           if (choice === 0) allowed.add(call.id)
           const decision = choice === 0
-            ? Turn.Decision.Execute({})
+            ? Turn.Decision.Execute()
             : choice === 1
             ? Turn.Decision.RequireApproval({})
             : Turn.Decision.Reject({ reason: "no" })
@@ -153,7 +153,7 @@ const play = (actions: ReadonlyArray<Action>, config: Turn.Config): Played => {
       default:
         break
     }
-    if (["Complete", "StepLimit", "InputLimit"].includes(outcome._tag) && kind !== "input") break
+    if (["Complete", "StepLimit", "InputLimit"].includes(outcome._tag)) break
   }
   return { messages, final: outcome, ran, allowed, cut, sent, modelCalls, bursts, restarts }
 }

@@ -54,7 +54,8 @@ const events: Samples<Turn.Event> = {
   ToolSucceeded: { full: { id: "c1", result: { ok: true }, files: [file] }, optional: { files: true } },
   ToolFailed: { full: { id: "c1", error: "boom", files: [file] }, optional: { files: true } },
   InputRequested: { full: { id: "c1", request }, optional: {} },
-  InputSettled: { full: { id: "c1", requestId: "elicitation-1" }, optional: {} }
+  InputSettled: { full: { id: "c1", requestId: "elicitation-1" }, optional: {} },
+  InputArrived: { full: { input: [{ role: "user", parts: [{ _tag: "Text", text: "more" }] }], interrupted: message }, optional: { interrupted: true } }
 }
 
 const outcomes: Samples<Turn.Outcome> = {
@@ -67,7 +68,8 @@ const outcomes: Samples<Turn.Outcome> = {
   Complete: { full: { response: message, usage }, optional: {} },
   StepLimit: { full: { maxSteps: 3 }, optional: {} },
   InvalidEdits: { full: { edits: [{ id: "c1", name: "send", detail: "bad" }] }, optional: {} },
-  PendingCalls: { full: { ids: ["c1"] }, optional: {} }
+  PendingCalls: { full: { ids: ["c1"] }, optional: {} },
+  InputLimit: { full: { maxInputRestarts: 8 }, optional: {} }
 }
 
 /** Every subset of `keys`. */

@@ -705,6 +705,7 @@ export type TurnFailure = LoopError | PendingToolCalls | CheckpointError | Inval
  */
 export type ChatError =
   | LoopError
+  | InvalidSteeringMessage
   | GrantError
   | RevokeGrantError
   | GrantNotApplicable
