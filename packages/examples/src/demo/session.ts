@@ -137,7 +137,6 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
                 case "Waiting": // the decision line already said when the call runs
                 case "InputRequested": // the demo's tools never ask for input (MCP elicitation is not declared here)
                 case "InputSettled":
-                case "AnswerInterrupted": // the demo sends no input while an answer streams
                   return Effect.void
                 case "ToolCall": {
                   inText = false
