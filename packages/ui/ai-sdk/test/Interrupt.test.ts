@@ -5,36 +5,16 @@
  * streams to the new request, read here with the AI SDK's own parser and `readUIMessageStream`.
  */
 import { UiChat, UiHttp } from "@chat-ts/ai-sdk-ui"
-import { ConversationStore, LanguageModel, Messages } from "@chat-ts/core"
-import { Approver } from "@chat-ts/inbox"
+import { Messages } from "@chat-ts/core"
+import type { Approver } from "@chat-ts/inbox"
 import { describe, expect, it } from "@effect/vitest"
-import { Chat } from "@chat-ts/core"
-import { Effect, Layer, Option, Stream } from "effect"
+import { Effect, Layer, Option } from "effect"
 import * as HttpServerRequest from "effect/http/HttpServerRequest"
 import * as HttpServerResponse from "effect/http/HttpServerResponse"
 import { post, say } from "./support/client.js"
 import * as Fixture from "./support/fixture.js"
 
-/** A long request: the fixture's model echoes it, a piece every 20 ms. */
-const slowly = `slowly ${"and on ".repeat(40)}`
-
-/** The fixture's chat, its model streaming slowly when the last message starts with "slowly". */
-const makeEnv = Effect.gen(function*() {
-  const runs: Fixture.Runs = []
-  const scripted = Fixture.model()
-  const model = LanguageModel.layer({
-    generate: scripted.generate,
-    stream: (request) => {
-      const last = request.messages.at(-1)
-      const slow = last?.role === "user" && Messages.textOf(last).startsWith("slowly")
-      return slow ? Stream.tap(scripted.stream(request), () => Effect.sleep("20 millis")) : scripted.stream(request)
-    }
-  })
-  const store = yield* ConversationStore.makeMemory
-  const chat = yield* Chat.make({ tools: Fixture.toolkit }).pipe(Effect.provide(Layer.merge(model, Fixture.handlers(runs))))
-  const services = Layer.mergeAll(Layer.succeed(ConversationStore.ConversationStore, store), Layer.succeed(Approver.Approver, Fixture.approver))
-  return { runs, model: scripted, store, chat, services }
-})
+const slowly = Fixture.slowly
 
 /** Posts `body` and reads its stream until a text delta came, then cancels it (as `stop()` aborts the fetch); returns what was read. */
 const postAndStop = (body: unknown) =>
@@ -60,9 +40,9 @@ const postAndStop = (body: unknown) =>
     }).pipe(Effect.timeout("10 seconds"), Effect.orDie)
   })
 
-const withEndpoint = <A, E>(f: (env: Effect.Success<typeof makeEnv>) => Effect.Effect<A, E, UiChat.UiChat | Approver.Approver>) =>
+const withEndpoint = <A, E>(f: (env: Effect.Success<typeof Fixture.make>) => Effect.Effect<A, E, UiChat.UiChat | Approver.Approver>) =>
   Effect.gen(function*() {
-    const env = yield* makeEnv
+    const env = yield* Fixture.make
     return yield* Effect.provide(f(env), UiChat.layer({ chat: env.chat }).pipe(Layer.provideMerge(env.services)))
   })
 
