@@ -50,7 +50,10 @@ export interface Settings {
   /** Ask on the terminal (true) or read piped lines (false). */
   readonly interactive: boolean
   readonly color: boolean
-  /** The scripted model's pause between streamed text pieces (default 12 millis). */
+  /**
+   * The scripted model's pause between streamed text pieces of 4 characters (default 40 millis when
+   * typing while it answers is on, leaving time to type; otherwise 12 millis).
+   */
   readonly typingDelay?: Duration.Input
   /** Use the tools of the MCP files server (src/mcp/files-server.ts) instead of the demo's own. */
   readonly mcp?: boolean
@@ -160,7 +163,8 @@ const run = (settings: Settings) =>
     yield* Console.log("")
 
     let io: Io.Io = settings.interactive ? yield* Io.interactive : yield* Io.lines(s)
-    if (settings.typeWhileAnswering === false) io = { nextMessage: io.nextMessage, decide: io.decide }
+    const typing = settings.interactive && settings.typeWhileAnswering !== false
+    if (!typing) io = { nextMessage: io.nextMessage, decide: io.decide }
     if (settings.messages.length > 0) io = Io.withMessages(io, settings.messages, s)
     if (settings.approveAll) io = Io.withBlanketDecision(io, { _tag: "ApproveAll" }, s)
     if (Option.isSome(settings.rejectAll)) io = Io.withBlanketDecision(io, { _tag: "RejectAll", reason: settings.rejectAll.value }, s)
@@ -168,7 +172,7 @@ const run = (settings: Settings) =>
     const model = Models.languageModel(
       choice,
       files === undefined
-        ? ScriptedModel.layer(settings.typingDelay === undefined ? {} : { typingDelay: settings.typingDelay })
+        ? ScriptedModel.layer({ typingDelay: settings.typingDelay ?? (typing ? "40 millis" : "12 millis") })
         : Mcp.offline
     )
     const session = files === undefined
