@@ -12,8 +12,10 @@ import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodePath from "@effect/platform-node/NodePath"
 import { describe, expect, it } from "@effect/vitest"
 import { Duration, Effect, FileSystem, Layer, Option } from "effect"
+import { Messages } from "@chat-ts/core"
 import * as Io from "../src/demo/Io.js"
 import * as Demo from "../src/demo/main.js"
+import * as ScriptedModel from "../src/demo/scriptedModel.js"
 import { style } from "../src/demo/render.js"
 import { seedFiles } from "../src/demo/sandbox.js"
 import * as Models from "../src/shared/Models.js"
@@ -26,6 +28,7 @@ import {
   enter,
   makeTranscript,
   meta,
+  onceShown,
   screenOf,
   terminalLayer,
   typed,
@@ -41,7 +44,9 @@ const settings = (sandbox: string): Demo.Settings => ({
   offline: true,
   interactive: true,
   color: false,
-  typingDelay: 0
+  typingDelay: 0,
+  // The keys of these tests are all pressed at once: none is left for the answers (see "typing while the model answers").
+  typeWhileAnswering: false
 })
 
 /** Runs the interactive demo on a fresh sandbox with these key presses; returns the transcript and the files left. */
@@ -59,6 +64,86 @@ const session = (keys: ReadonlyArray<Key>) =>
   }).pipe(Effect.provide(NodeFileSystem.layer))
 
 const allFiles = seedFiles.map((file) => file.name).sort()
+
+/** Runs the demo with typing read while the model answers, the scripted model typing slowly enough to be interrupted. */
+const typingSession = (keys: ReadonlyArray<Key>) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    const sandbox = yield* fs.makeTempDirectoryScoped({ prefix: "demo-test-" })
+    const transcript = makeTranscript()
+    const summary = yield* Demo.program({ ...settings(sandbox), typeWhileAnswering: true, typingDelay: "30 millis" }).pipe(
+      Effect.provide(Layer.mergeAll(terminalLayer(transcript, keys), Io.fromLines([]), NodePath.layer)),
+      withConsole(transcript)
+    )
+    const files = (yield* fs.readDirectory(sandbox)).sort()
+    return { summary, text: transcript.text(), files }
+  }).pipe(Effect.scoped, Effect.provide(NodeFileSystem.layer))
+
+/** The end of the scripted model's help answer (the demo's header never says it). */
+const helpEnd = "(Set OPENAI_API_KEY to talk to a real model.)"
+
+/** The scripted model's whole help answer. */
+const helpText = ScriptedModel.respond(Messages.fromUser("hello")).text ?? ""
+
+describe("typing while the model answers", () => {
+  it.live("a line typed during the answer interrupts it; the model answers again with it, the cut answer kept", () =>
+    Effect.gen(function*() {
+      const { files, summary, text } = yield* typingSession([
+        ...typed("hello"),
+        enter,
+        // The help answer streams a piece every 30 ms: the person types once it has begun.
+        ...onceShown("Assistant › I am the", [...typed("list the filez"), ...backspace(1), ...typed("s"), enter]),
+        ...onceShown("turn complete", [...typed("exit"), enter])
+      ])
+      expect(text).toContain("type while the model answers to interrupt it")
+      expect(text).toContain("You › list the files (sent while the model answers)")
+      expect(text).toContain("⤺ answer interrupted; the model answers again with what you wrote")
+      expect(text).not.toContain(helpEnd)
+      expect(text).toContain("The folder holds: app-2025-03.log (95d)")
+      expect(summary.completed).toBe(1)
+      // One turn: the question, the cut answer (what it had said, a beginning of the help), the input, the answer to it.
+      const messages = summary.messages
+      expect(messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant", "assistant"])
+      expect(Messages.textOf(messages[0]!)).toBe("hello")
+      const cut = Messages.textOf(messages[1]!)
+      expect(cut.startsWith("I am the")).toBe(true)
+      expect(cut.length).toBeLessThan(helpText.length)
+      expect(helpText.startsWith(cut)).toBe(true)
+      // What was shown of it is what it kept (the piece in flight when the line came may be kept unshown).
+      const shown = /Assistant › (I am the[^\n]*)\n/.exec(text)?.[1] ?? ""
+      expect(cut.startsWith(shown)).toBe(true)
+      expect(Messages.textOf(messages[2]!)).toBe("list the files")
+      expect(Messages.toolCallsOf(messages[3]!).map((call) => [call.name, call.status._tag])).toEqual([["list_files", "Completed"]])
+      expect(files).toEqual(allFiles)
+    }))
+
+  it.live("Ctrl-C while the model answers ends the answer and the session; nothing more runs", () =>
+    Effect.gen(function*() {
+      const { files, summary, text } = yield* typingSession([
+        ...typed("delete the old logs"),
+        enter,
+        ...onceShown("Assistant › Let me", [ctrl("c"), ...typed("approve"), enter])
+      ])
+      expect(text).toContain("Bye.")
+      expect(text).not.toContain("delete_files: your decision")
+      expect(summary.completed).toBe(0)
+      expect(files).toEqual(allFiles)
+    }))
+
+  it.live("a blank line typed during the answer sends nothing; the answer streams to its end", () =>
+    Effect.gen(function*() {
+      const { summary, text } = yield* typingSession([
+        ...typed("hello"),
+        enter,
+        ...onceShown("Assistant › I am the", [...typed("   "), enter, ...typed("x"), ctrl("u"), enter]),
+        ...onceShown("turn complete", [...typed("exit"), enter])
+      ])
+      expect(text).toContain(helpEnd)
+      expect(text).not.toContain("sent while the model answers")
+      expect(summary.completed).toBe(1)
+      expect(summary.messages.map((message) => message.role)).toEqual(["user", "assistant"])
+    }))
+})
 
 describe("the interactive demo", () => {
   it.live("approve after editing (an invalid edit is re-asked), wait for a scheduled call, reject and cancel", () =>

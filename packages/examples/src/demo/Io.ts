@@ -19,6 +19,7 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Schema from "effect/Schema"
 import * as SchemaIssue from "effect/SchemaIssue"
@@ -61,7 +62,58 @@ export interface Io {
   readonly nextMessage: Effect.Effect<Option.Option<string>, Quit>
   /** The person's decision on one pending call. */
   readonly decide: (pending: Pending) => Effect.Effect<Decision, Quit | InputEnded>
+  /**
+   * Reads what the person types while the model answers, handing each line to `send` (the turn
+   * then interrupts the answer and the model answers again with it); fails with `Quit` on Ctrl-C
+   * (or exit), ends when the input does. Absent: nothing is read while the model answers.
+   */
+  readonly whileAnswering?: (send: (text: string) => Effect.Effect<void>) => Effect.Effect<void, Quit>
 }
+
+/** Where typing during an answer stands after one key: the line so far, and a line sent or a quit. */
+export type TypeAhead =
+  | { readonly _tag: "Typing"; readonly line: string }
+  | { readonly _tag: "Send"; readonly text: string }
+  | { readonly _tag: "Quit" }
+
+/**
+ * One key typed while the model answers (no echo: the answer keeps the screen): printable text is
+ * added, Backspace and Ctrl-U edit, Enter sends a line that is not blank (`exit` leaves), Ctrl-C
+ * leaves; any other key or control character is ignored.
+ */
+export const typeAhead = (line: string, key: Terminal.UserInput): TypeAhead => {
+  const { ctrl, name } = key.key
+  if (ctrl && (name === "c" || name === "d")) return { _tag: "Quit" }
+  if (ctrl && name === "u") return { _tag: "Typing", line: "" }
+  if (name === "backspace") return { _tag: "Typing", line: [...line].slice(0, -1).join("") }
+  if (name === "return" || name === "enter") {
+    const text = line.trim()
+    if (text === "") return { _tag: "Typing", line: "" }
+    return /^(exit|quit|bye)$/i.test(text) ? { _tag: "Quit" } : { _tag: "Send", text }
+  }
+  const input = Option.getOrUndefined(key.input)
+  // eslint-disable-next-line no-control-regex
+  if (ctrl || key.key.meta || input === undefined || /[\u0000-\u001f\u007f-\u009f]/.test(input)) return { _tag: "Typing", line }
+  return { _tag: "Typing", line: line + input }
+}
+
+/** Reads the terminal's keys while the model answers (see `Io.whileAnswering`). */
+const readWhileAnswering = (send: (text: string) => Effect.Effect<void>): Effect.Effect<void, Quit, Terminal.Terminal> =>
+  Effect.scoped(Effect.gen(function*() {
+    const terminal = yield* Terminal.Terminal
+    const keys = yield* terminal.readInput
+    let line = ""
+    while (true) {
+      const key = yield* Queue.take(keys).pipe(Effect.option)
+      if (Option.isNone(key)) return // the input ended: nothing more is typed
+      const next = typeAhead(line, key.value)
+      if (next._tag === "Quit") return yield* new Quit()
+      if (next._tag === "Send") {
+        line = ""
+        yield* send(next.text)
+      } else line = next.line
+    }
+  }))
 
 // ---------------------------------------------------------------------------
 // Validation of edited arguments
@@ -188,7 +240,8 @@ export const interactive = Effect.gen(function*() {
           case "reject":
             return yield* rejectReason
         }
-      })
+      }),
+    whileAnswering: (send) => readWhileAnswering(send).pipe(Effect.provide(terminal))
   }
   return io
 })

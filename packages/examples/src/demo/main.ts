@@ -50,10 +50,18 @@ export interface Settings {
   /** Ask on the terminal (true) or read piped lines (false). */
   readonly interactive: boolean
   readonly color: boolean
-  /** The scripted model's pause between streamed text pieces (default 12 millis). */
+  /**
+   * The scripted model's pause between streamed text pieces of 4 characters (default 40 millis when
+   * typing while it answers is on, leaving time to type; otherwise 12 millis).
+   */
   readonly typingDelay?: Duration.Input
   /** Use the tools of the MCP files server (src/mcp/files-server.ts) instead of the demo's own. */
   readonly mcp?: boolean
+  /**
+   * Interactive only: read what the person types while the model answers; a line sent then
+   * interrupts the answer and the model answers again with it (default true).
+   */
+  readonly typeWhileAnswering?: boolean
 }
 
 /** The session did not end well; the process exits with `code`. */
@@ -145,10 +153,18 @@ const run = (settings: Settings) =>
       const suggestions = files === undefined ? ScriptedModel.suggestions.slice(0, 4) : ["delete the old logs"]
       yield* Console.log(headerLines("try", suggestions.map((t) => `"${t}"`).join(", ")).join("\n"))
     }
-    yield* Console.log(s.dim(settings.interactive ? "  (type exit or press Ctrl-C to leave)" : "  (reading input non-interactively)"))
+    yield* Console.log(s.dim(
+      !settings.interactive
+        ? "  (reading input non-interactively)"
+        : settings.typeWhileAnswering === false
+        ? "  (type exit or press Ctrl-C to leave)"
+        : "  (type exit or press Ctrl-C to leave; type while the model answers to interrupt it)"
+    ))
     yield* Console.log("")
 
     let io: Io.Io = settings.interactive ? yield* Io.interactive : yield* Io.lines(s)
+    const typing = settings.interactive && settings.typeWhileAnswering !== false
+    if (!typing) io = { nextMessage: io.nextMessage, decide: io.decide }
     if (settings.messages.length > 0) io = Io.withMessages(io, settings.messages, s)
     if (settings.approveAll) io = Io.withBlanketDecision(io, { _tag: "ApproveAll" }, s)
     if (Option.isSome(settings.rejectAll)) io = Io.withBlanketDecision(io, { _tag: "RejectAll", reason: settings.rejectAll.value }, s)
@@ -156,7 +172,7 @@ const run = (settings: Settings) =>
     const model = Models.languageModel(
       choice,
       files === undefined
-        ? ScriptedModel.layer(settings.typingDelay === undefined ? {} : { typingDelay: settings.typingDelay })
+        ? ScriptedModel.layer({ typingDelay: settings.typingDelay ?? (typing ? "40 millis" : "12 millis") })
         : Mcp.offline
     )
     const session = files === undefined

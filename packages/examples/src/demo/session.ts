@@ -4,11 +4,12 @@
  * call and ask the person for a decision; scheduled calls the person lets
  * wait are waited for (`waitForScheduled`) and the turn goes on by itself.
  */
-import { Chat, ChatEvent, Messages, PauseReason } from "@chat-ts/core"
+import { Chat, ChatEvent, ChatInput, Messages, PauseReason } from "@chat-ts/core"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
 import * as Stream from "effect/Stream"
 import * as Terminal from "effect/Terminal"
@@ -107,7 +108,20 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
       Effect.gen(function*() {
         let inText = false
         let last: Last | undefined
-        yield* chat.stream(messages, { waitForScheduled }).pipe(
+        // What the person types while the model answers goes into the turn as input (see `Io.whileAnswering`).
+        const input = yield* Queue.unbounded<ChatInput.ChatInput>()
+        const send = (text: string) =>
+          Effect.suspend(() => {
+            const closeText = inText ? write("\n") : Effect.void
+            inText = false
+            return closeText.pipe(
+              Effect.andThen(Console.log(`${s.bold("You ›")} ${text} ${s.dim("(sent while the model answers)")}`)),
+              Effect.andThen(Queue.offer(input, Messages.user(text))),
+              Effect.asVoid
+            )
+          })
+        const options = io.whileAnswering === undefined ? { waitForScheduled } : { waitForScheduled, input }
+        const streamed = chat.stream(messages, options).pipe(
           Stream.runForEach((event) =>
             Effect.suspend(() => {
               const closeText = inText ? write("\n") : Effect.void
@@ -123,7 +137,6 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
                 case "Waiting": // the decision line already said when the call runs
                 case "InputRequested": // the demo's tools never ask for input (MCP elicitation is not declared here)
                 case "InputSettled":
-                case "AnswerInterrupted": // the demo sends no input while an answer streams
                   return Effect.void
                 case "ToolCall": {
                   inText = false
@@ -134,6 +147,9 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
                     Effect.andThen(Console.log(`  ${s.dim("→")} ${event.call.name} ${brief(Messages.parsedArguments(event.call))}${note}`))
                   )
                 }
+                case "AnswerInterrupted":
+                  inText = false
+                  return closeText.pipe(Effect.andThen(Console.log(s.dim("  ⤺ answer interrupted; the model answers again with what you wrote"))))
                 case "ToolResult":
                   inText = false
                   return closeText.pipe(Effect.andThen(Console.log(resultLine(s, event.call))))
@@ -148,6 +164,11 @@ export const run = <E extends { readonly _tag: string; readonly message: string 
           // A stream that failed mid-sentence still ends its line.
           Effect.ensuring(Effect.suspend(() => (inText ? write("\n") : Effect.void)))
         )
+        // The reader runs only while the turn streams; Ctrl-C there ends the turn (as an abort) and the session.
+        const reader = io.whileAnswering
+        yield* reader === undefined
+          ? streamed
+          : Effect.raceFirst(streamed, Effect.andThen(reader(send), Effect.never))
         return last!
       })
 

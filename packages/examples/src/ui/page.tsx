@@ -96,7 +96,7 @@ function Conversation(props: { readonly initial: Array<Message> }) {
   // #region usechat
   // Edited arguments of every approval of this pause: sent with the request useChat makes once all are answered.
   const edits = useRef<Record<string, unknown>>({})
-  const { addToolApprovalResponse, clearError, error, messages, sendMessage, status } = useChat<Message>({
+  const { addToolApprovalResponse, clearError, error, messages, sendMessage, status, stop } = useChat<Message>({
     id: chatId,
     // The stored conversation, loaded before the chat starts (see `App`): a reload shows what waits.
     messages: props.initial,
@@ -104,12 +104,15 @@ function Conversation(props: { readonly initial: Array<Message> }) {
   })
   const [text, setText] = useState("")
   const data = callData(messages)
-  const send = (event: FormEvent) => {
+  const send = async (event: FormEvent) => {
     event.preventDefault()
     if (text.trim() === "") return
     edits.current = {}
-    void sendMessage({ text })
     setText("")
+    // While an answer streams: stop reading it, then send. The server's turn takes the message as its
+    // input: the answer is cut where it was, the model answers the message, in this request's stream.
+    if (status === "submitted" || status === "streaming") await stop()
+    void sendMessage({ text })
   }
   const respond = (id: string, approved: boolean, reason?: string, edit?: unknown) => {
     if (edit !== undefined) edits.current = { ...edits.current, [id]: edit }
@@ -157,7 +160,7 @@ function Conversation(props: { readonly initial: Array<Message> }) {
       )}
       <form onSubmit={send}>
         <input aria-label="message" value={text} onChange={(e) => setText(e.target.value)} placeholder="Ask the agent…" />
-        <button type="submit" disabled={status !== "ready"}>Send</button>
+        <button type="submit" disabled={status === "error"}>Send</button>
       </form>
     </main>
   )

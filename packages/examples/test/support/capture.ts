@@ -107,7 +107,19 @@ export interface Key {
   readonly input?: string
   readonly ctrl?: boolean
   readonly meta?: boolean
+  /** Pressed only once the transcript shows this text (a person typing in answer to what they see). */
+  readonly after?: string
 }
+
+/** `keys`, pressed once the transcript shows `text` (the first of them waits; see `Key.after`). */
+export const onceShown = (text: string, keys: ReadonlyArray<Key>): ReadonlyArray<Key> =>
+  keys.map((key, i) => (i === 0 ? { ...key, after: text } : key))
+
+/** Waits (up to 10 seconds, then dies) until the transcript shows `text`. */
+const shown = (transcript: Transcript, text: string): Effect.Effect<void> =>
+  Effect.suspend(() => (transcript.text().includes(text) ? Effect.void : Effect.andThen(Effect.sleep("2 millis"), shown(transcript, text)))).pipe(
+    Effect.timeoutOrElse({ duration: "10 seconds", orElse: () => Effect.die(new Error(`the transcript never showed ${JSON.stringify(text)}`)) })
+  )
 
 /** Key presses typing `text` (one per character). */
 export const typed = (text: string): ReadonlyArray<Key> => [...text].map((char) => ({ name: char, input: char }))
@@ -138,14 +150,20 @@ export const terminalLayer = (transcript: Transcript, keys: ReadonlyArray<Key>):
     Terminal.Terminal,
     Effect.gen(function*() {
       const input = yield* Queue.make<Terminal.UserInput, Cause.Done>()
-      yield* Queue.offerAll(
-        input,
-        keys.map((key) => ({
-          input: Option.fromUndefinedOr(key.input),
-          key: { name: key.name, ctrl: key.ctrl ?? false, meta: key.meta ?? false, shift: false }
-        }))
-      )
-      yield* Queue.end(input)
+      const press = (key: Key): Terminal.UserInput => ({
+        input: Option.fromUndefinedOr(key.input),
+        key: { name: key.name, ctrl: key.ctrl ?? false, meta: key.meta ?? false, shift: false }
+      })
+      // Keys that wait for the screen are pressed by a fiber of the layer, in order; the others at once.
+      const feed = Effect.gen(function*() {
+        for (const key of keys) {
+          if (key.after !== undefined) yield* shown(transcript, key.after)
+          yield* Queue.offer(input, press(key))
+        }
+        yield* Queue.end(input)
+      })
+      if (keys.some((key) => key.after !== undefined)) yield* Effect.forkScoped(feed)
+      else yield* feed
       return Terminal.make({
         columns: Effect.succeed(120),
         rows: Effect.succeed(40),

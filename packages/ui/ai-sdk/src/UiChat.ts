@@ -24,9 +24,18 @@
  * goes away does not cut a tool off half way; the next request sees the
  * stored result.
  *
+ * A new message while a turn of the conversation runs here (`useChat`'s
+ * `stop()` aborts the first request's stream, not the turn; then it sends)
+ * is that turn's input (`Chat.StreamOptions.input`): an answer streaming is
+ * interrupted and the model answers again with the message; one that comes
+ * while calls run waits for them. The rest of the running turn streams to
+ * the new request (`joined: true` in its `start` metadata), the aborted one
+ * is closed. A message the turn ended too soon to take runs as a turn of
+ * its own, in the same stream.
+ *
  * @since 0.2.0
  */
-import type { Chat, ChatEvent, ChatOutcome } from "@chat-ts/core"
+import type { Chat, ChatEvent, ChatInput, ChatOutcome } from "@chat-ts/core"
 import * as ChatError from "@chat-ts/core/ChatError"
 import * as ConversationStore from "@chat-ts/core/ConversationStore"
 import * as Messages from "@chat-ts/core/Messages"
@@ -42,6 +51,7 @@ import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Result from "effect/Result"
+import * as Schedule from "effect/Schedule"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import * as Chunks from "./internal/chunks.js"
@@ -95,6 +105,28 @@ export interface Options<R> {
   readonly steering?: "cancel" | "refuse"
   /** @deprecated Use `steering` (`"steer"` is `"cancel"`); read when `steering` is not given. */
   readonly whilePaused?: "steer" | "refuse"
+}
+
+/**
+ * A turn running in this service that takes input (see the module's doc): where its chunks go now
+ * (the last request that joined it), its input, the message ids handed to it.
+ */
+interface Running {
+  out: Output
+  readonly input: Queue.Queue<ChatInput.ChatInput>
+  readonly handed: Set<string>
+  /** The messages handed over that the turn may still have to take: run on their own if it ends first. */
+  readonly waiting: Array<{ readonly input: Extract<UiRequest.Input, { _tag: "Message" }>; readonly identity: Approver.Identity }>
+  /** Whether the model is streaming an answer now (input will cut it: its last deltas are not forwarded). */
+  answering: boolean
+  /** Drop the model's deltas until the cut answer's end (`AnswerInterrupted` or `StepFinished`). */
+  cutting: boolean
+}
+
+/** Where a turn's chunks go: one request's stream and the mapper of that stream. */
+interface Output {
+  readonly queue: Queue.Queue<UiMessageChunk.UiMessageChunk, Cause.Done>
+  readonly mapper: Chunks.Mapper
 }
 
 /** The request was applied already: answered with an empty stream, nothing run. */
@@ -178,6 +210,19 @@ const storeErrors: ReadonlyArray<string> = ["StoreError", "CorruptConversation",
 const isRefusal = (error: { readonly _tag: string }): boolean =>
   ["BadRequest", "Unauthorized", "Forbidden", "NotFound", "Conflict", "UnsupportedMediaType", "InvalidEdit", "Duplicate", "ConversationBusy", "ConcurrentModification"].includes(error._tag)
 
+/** The client's message as stored: its sender, and its id (to know a retried request). */
+const messageOf = (input: Extract<UiRequest.Input, { _tag: "Message" }>, identity: Approver.Identity): Messages.Message => ({
+  ...Messages.user(input.text, { sender: Approver.deciderOf(identity) }),
+  providerMetadata: { [metadataKey]: { messageId: input.messageId } }
+})
+
+/** The answer to a request applied already: a stream that says so, nothing run. */
+const duplicateStream = (id: string): Stream.Stream<UiMessageChunk.UiMessageChunk> =>
+  Stream.make(
+    { type: "start", messageMetadata: { conversationId: id, duplicate: true } },
+    { type: "finish", messageMetadata: { conversationId: id, duplicate: true } }
+  )
+
 /** Makes the service over the store and approver in context; turns run in the scope. */
 export const make = <R>(
   options: Options<R>
@@ -190,6 +235,8 @@ export const make = <R>(
     const chat = options.chat
     const schemas = new Map(chat.tools.map((tool) => [tool.name, tool.parameters]))
     const rule = options.steering ?? (options.whilePaused === "refuse" ? "refuse" : "cancel")
+    /** The turns running here that take input, by conversation. */
+    const running = new Map<string, Running>()
 
     /**
      * `regenerate()` of the response to the stored user message `messageId`: allowed only for the
@@ -227,10 +274,7 @@ export const make = <R>(
           if (input.regenerate === true) return yield* regenerate(stored.messages, input.messageId)
           return yield* Effect.fail<Duplicate>({ _tag: "Duplicate" })
         }
-        const message: Messages.Message = {
-          ...Messages.user(input.text, { sender: Approver.deciderOf(identity) }),
-          providerMetadata: { [metadataKey]: { messageId: input.messageId } }
-        }
+        const message = messageOf(input, identity)
         if (Messages.pendingTools(stored.messages).length === 0) return [...stored.messages, message]
         if (rule === "refuse") {
           return yield* new UiError.Conflict({ reason: "Paused", message: "calls of this conversation wait for a decision: decide them first" })
@@ -345,6 +389,83 @@ export const make = <R>(
         Effect.catchDefect(() => Effect.succeed(Option.none<number>()))
       )
 
+    /**
+     * `event` of a running turn as chunks of the stream it goes to now: the deltas of an answer that
+     * input cuts are dropped (the stream that showed its beginning was aborted).
+     */
+    const relay = (entry: Running, event: ChatEvent.ChatEvent): ReadonlyArray<UiMessageChunk.UiMessageChunk> => {
+      const delta = event._tag === "TextDelta" || event._tag === "ReasoningDelta" || event._tag === "ToolCallDelta"
+      if (!delta) {
+        entry.answering = false
+        if (event._tag === "AnswerInterrupted" || event._tag === "StepFinished") entry.cutting = false
+      } else {
+        entry.answering = true
+        if (entry.cutting) return []
+      }
+      return entry.out.mapper.map(event)
+    }
+
+    /**
+     * A new message for a conversation whose turn runs here: handed to that turn as input, the rest
+     * of the turn streamed to this request (the previous one is closed). `undefined`: no turn takes
+     * input now (the usual path runs). Its id already stored or handed over: a duplicate.
+     */
+    const join = (
+      entry: Running | undefined,
+      input: Extract<UiRequest.Input, { _tag: "Message" }>,
+      identity: Approver.Identity
+    ): Effect.Effect<Stream.Stream<UiMessageChunk.UiMessageChunk> | undefined, UiError.UiError> =>
+      Effect.gen(function*() {
+        if (entry === undefined) return undefined
+        const id = input.chatId
+        const stored = yield* onStore(store.load(id))
+        const duplicate = entry.handed.has(input.messageId) || (Option.isSome(stored) && userMessageIds(stored.value.messages).has(input.messageId))
+        if (duplicate) return duplicateStream(id)
+        // The turn may have ended while the store was read: then the usual path runs.
+        if (running.get(id) !== entry) return undefined
+        const queue = yield* Queue.unbounded<UiMessageChunk.UiMessageChunk, Cause.Done>()
+        const previous = entry.out
+        entry.out = { queue, mapper: Chunks.make(id, (tool) => schemas.get(tool)) }
+        entry.cutting = entry.answering
+        entry.handed.add(input.messageId)
+        entry.waiting.push({ input, identity })
+        yield* Queue.offerAll(previous.queue, previous.mapper.close())
+        yield* Queue.end(previous.queue)
+        yield* Queue.offer(entry.input, messageOf(input, identity))
+        const start: UiMessageChunk.UiMessageChunk = { type: "start", messageMetadata: { conversationId: id, joined: true } }
+        return Stream.concat(Stream.make(start), Stream.fromQueue(queue))
+      })
+
+    /**
+     * The messages handed to `entry` that its turn, now over, did not store (it ended before it took
+     * them), in order: read from the store, the truth, whatever the turn did with its input.
+     */
+    const leftover = (entry: Running, id: string) =>
+      Effect.map(
+        store.load(id).pipe(Effect.orElseSucceed(() => Option.none<ConversationStore.Stored>()), Effect.catchDefect(() => Effect.succeed(Option.none<ConversationStore.Stored>()))),
+        (stored) => {
+          const ids = Option.isSome(stored) ? userMessageIds(stored.value.messages) : new Set<unknown>()
+          return entry.waiting.filter(({ input }) => !ids.has(input.messageId))
+        }
+      )
+
+    /** Messages a turn ended too soon to take, each run as a turn of its own into `queue` (their `start` chunks left out). */
+    const runLeftover = (
+      left: ReadonlyArray<{ readonly input: Extract<UiRequest.Input, { _tag: "Message" }>; readonly identity: Approver.Identity }>,
+      queue: Queue.Queue<UiMessageChunk.UiMessageChunk, Cause.Done>
+    ) =>
+      Effect.forEach(left, ({ identity, input }) =>
+        run(input, identity).pipe(
+          // Another run may hold the conversation a moment (it then takes the message as input, or ends).
+          Effect.retry({ while: (error) => error._tag === "Conflict" && error.reason === "Busy", schedule: Schedule.spaced("20 millis"), times: 250 }),
+          Effect.flatMap((stream) => Stream.runForEach(Stream.drop(stream, 1), (chunk) => Queue.offer(queue, chunk))),
+          Effect.catchCause((cause) => {
+            const failure = Cause.findErrorOption(cause)
+            const why = Option.isSome(failure) ? `${failure.value._tag}: ${failure.value.message}` : "it failed on the server"
+            return Effect.asVoid(Queue.offer(queue, { type: "error", errorText: `the message could not be answered (${why})` }))
+          })
+        ), { discard: true }).pipe(Effect.ensuring(Queue.end(queue)))
+
     const run: Service["run"] = (input, identity) =>
       Effect.gen(function*() {
         const id = input.chatId
@@ -352,17 +473,29 @@ export const make = <R>(
           return yield* new UiError.Forbidden({ message: `${identity.id} may not use this conversation` })
         }
         if (input._tag === "Message") yield* ensureStored(id)
+        const joined = input._tag === "Message" && input.regenerate !== true ? yield* join(running.get(id), input, identity) : undefined
+        if (joined !== undefined) return joined
         const queue = yield* Queue.unbounded<UiMessageChunk.UiMessageChunk, Cause.Done>()
         const ready = yield* Deferred.make<void, UiError.UiError | Duplicate>()
-        const mapper = Chunks.make(id, (tool) => schemas.get(tool))
-        const emit = (chunks: ReadonlyArray<UiMessageChunk.UiMessageChunk>) => Queue.offerAll(queue, chunks)
+        const turnInput = yield* Queue.unbounded<ChatInput.ChatInput>()
+        const entry: Running = {
+          out: { queue, mapper: Chunks.make(id, (tool) => schemas.get(tool)) },
+          input: turnInput,
+          handed: new Set(),
+          waiting: [],
+          answering: false,
+          cutting: false
+        }
+        const emit = (chunks: ReadonlyArray<UiMessageChunk.UiMessageChunk>) => Queue.offerAll(entry.out.queue, chunks)
+        const forward = (event: ChatEvent.ChatEvent) => Effect.suspend(() => emit(relay(entry, event)))
 
         /** The chat, with `resume` streaming its events to the queue (what `Worker.resume` runs under the lease). */
         const streaming: Chat.Service<R> = {
           ...chat,
           resume: (messages, turnOptions) =>
-            chat.stream(messages, turnOptions).pipe(
-              Stream.tap((event: ChatEvent.ChatEvent) => emit(mapper.map(event))),
+            // Under the lease, the stored conversation applied: from now on a new message is this turn's input.
+            Effect.sync(() => running.set(id, entry)).pipe(Effect.andThen(chat.stream(messages, { ...turnOptions, input: turnInput }).pipe(
+              Stream.tap(forward),
               Stream.runLast,
               Effect.flatMap(Option.match({
                 onNone: () => Effect.die(new Error("the turn's stream ended without a final event")),
@@ -373,18 +506,18 @@ export const make = <R>(
                     ? Effect.succeed({ messages: event.messages, outcome: { _tag: "Paused", reason: event.reason, usage: event.usage } })
                     : Effect.die(new Error(`the turn's stream ended with ${event._tag}`))
               }))
-            )
+            )))
         }
         const decide = (stored: ConversationStore.Stored) =>
           Effect.tap(
             input._tag === "Message" ? appendMessage(stored, input, identity) : applyDecisions(stored, input, identity),
             // The calls a steering message cancelled belong to an earlier UI message: their data parts lead this stream.
-            (messages) => Effect.andThen(emit(steeredCalls(stored.messages, messages).map((call) => mapper.data(call))), Deferred.succeed(ready, undefined))
+            (messages) => Effect.andThen(emit(steeredCalls(stored.messages, messages).map((call) => entry.out.mapper.data(call))), Deferred.succeed(ready, undefined))
           )
 
         const finish = (turn: "complete" | "paused" | "failed", usage?: ChatOutcome.ChatOutcome["usage"]) =>
           Effect.flatMap(versionOf(id), (version) =>
-            emit([...mapper.close(), {
+            emit([...entry.out.mapper.close(), {
               type: "finish",
               finishReason: turn === "complete" ? "stop" : turn === "paused" ? "tool-calls" : "error",
               messageMetadata: {
@@ -413,7 +546,7 @@ export const make = <R>(
                 // A store's failure (or a defect) is named by its kind only, its detail logged; a model's is shown as it is.
                 const stored = Option.isSome(failure) && storeErrors.includes(failure.value._tag)
                 if (Option.isNone(failure) || stored) yield* Effect.logError("@chat-ts/ai-sdk-ui: the turn failed", exit.cause)
-                yield* emit([...mapper.close(), {
+                yield* emit([...entry.out.mapper.close(), {
                   type: "error",
                   errorText: Option.isNone(failure)
                     ? "the turn stopped: it failed on the server"
@@ -423,7 +556,11 @@ export const make = <R>(
                 }])
                 yield* finish("failed")
               }
-              yield* Queue.end(queue)
+              // No more input for this turn; a message it ended too soon to take runs on its own, in the same stream.
+              if (running.get(id) === entry) running.delete(id)
+              const left = entry.waiting.length === 0 ? [] : yield* leftover(entry, id)
+              if (left.length > 0) yield* Effect.forkIn(runLeftover(left, entry.out.queue), scope)
+              else yield* Queue.end(entry.out.queue)
             })),
           Effect.provide(context)
         )
@@ -432,10 +569,7 @@ export const make = <R>(
         const start: UiMessageChunk.UiMessageChunk = { type: "start", messageMetadata: { conversationId: id } }
         if (Result.isSuccess(started)) return Stream.concat(Stream.make(start), Stream.fromQueue(queue))
         if (started.failure._tag !== "Duplicate") return yield* Effect.fail(started.failure)
-        return Stream.make(
-          { type: "start", messageMetadata: { conversationId: id, duplicate: true } },
-          { type: "finish", messageMetadata: { conversationId: id, duplicate: true } }
-        )
+        return duplicateStream(id)
       })
 
     const history: Service["history"] = (id, identity) =>

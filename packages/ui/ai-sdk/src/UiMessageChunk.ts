@@ -119,6 +119,11 @@ export interface Metadata {
   readonly turn?: "complete" | "paused" | "failed"
   /** On a request that changed nothing because it was already applied (a client retrying). */
   readonly duplicate?: boolean
+  /**
+   * On `start`, when the message joined a turn that was running (sent while a response streamed,
+   * after `stop()`): the rest of that turn streams here, the model answering the message in it.
+   */
+  readonly joined?: boolean
 }
 
 /** A UI message of a chat-ts chat, structurally the AI SDK's `UIMessage<Metadata, DataTypes>`. */

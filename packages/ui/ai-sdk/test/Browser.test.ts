@@ -59,6 +59,42 @@ const shoot = (page: import("playwright-core").Page, name: string) =>
   step(() => page.screenshot({ path: join(output, name), fullPage: true }))
 
 describe("useChat in Chromium", () => {
+  it.live("a message sent while the answer streams: stop(), then send; the answer is cut, the model answers the message", () =>
+    Effect.gen(function*() {
+      const env = yield* Fixture.make
+      const base = yield* UiServer.serve({ chat: env.chat, store: env.store, approver: Fixture.approver, port: 0 })
+      const { context } = yield* launch
+      const page = yield* step(() => context.newPage())
+      const problems: Array<string> = []
+      page.on("pageerror", (error) => problems.push(error.message))
+      page.on("console", (message) => message.type() === "error" && problems.push(message.text()))
+
+      yield* step(() => page.goto(`${base}/?chat=browser-barge`))
+      yield* step(() => page.getByLabel("message").fill(Fixture.slowly))
+      yield* step(() => page.getByRole("button", { name: "Send" }).click())
+      // The answer has begun (it streams a piece every 20 ms): the person sends another message.
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "you said: slowly" }).waitFor())
+      yield* step(() => page.locator(".status[data-status=streaming]").waitFor())
+      yield* step(() => page.getByLabel("message").fill("never mind"))
+      yield* step(() => page.getByRole("button", { name: "Send" }).click())
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "you said: never mind" }).waitFor())
+      yield* step(() => page.locator(".status[data-status=ready]").waitFor())
+
+      // The turn took the message as its input: the cut answer kept as far as it got, then the answer to it.
+      const stored = Option.getOrThrow(yield* env.store.load("browser-barge")).messages
+      assert.deepStrictEqual(stored.map((message) => message.role), ["user", "assistant", "user", "assistant"])
+      const cut = Messages.textOf(stored[1]!)
+      assert.isTrue(`you said: ${Fixture.slowly}`.startsWith(cut) && cut.length < `you said: ${Fixture.slowly}`.length)
+      assert.strictEqual(Messages.textOf(stored[3]!), "you said: never mind")
+      assert.strictEqual(env.model.requests.length, 2)
+      // A reload shows the same: the question, the cut answer, the message, its answer.
+      yield* step(() => page.reload())
+      yield* step(() => page.locator(".message[data-role=assistant] p").filter({ hasText: "you said: never mind" }).waitFor())
+      const texts = yield* step(() => page.locator(".message p").allInnerTexts())
+      assert.deepStrictEqual(texts.map((text) => text.trim()), [Fixture.slowly.trim(), cut.trim(), "never mind", "you said: never mind"])
+      assert.deepStrictEqual(problems, [])
+    }).pipe(Effect.scoped))
+
   it.live("send a message, approve one call, reject one with a reason: it ran once and the model saw the reason", () =>
     Effect.gen(function*() {
       mkdirSync(output, { recursive: true })

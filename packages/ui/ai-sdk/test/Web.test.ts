@@ -109,15 +109,20 @@ describe("the README's endpoint", () => {
       const messages = yield* Effect.promise(() =>
         Promise.all(Array.from({ length: 8 }, (_, i) => send(body("tabs-1", { id: `m${i}`, role: "user", parts: [{ type: "text", text: `hello ${i}` }] }))))
       )
-      // A tab wins while no other run holds the conversation; each message it sent is stored and answered once.
+      // A tab wins while no other run holds the conversation; a message sent while its turn runs is
+      // that turn's input (it interrupts the answer, and a burst is answered together): each message
+      // accepted is stored once, and the conversation ends answered.
       const won = messages.filter((answer) => answer.status === 200)
       expect(won.length).toBeGreaterThanOrEqual(1)
       // The server's own store, as a reloading page reads it.
       const stored = (yield* Effect.promise(() =>
         fetch(`${url}?id=tabs-1`, { headers: { "x-test-user": "alice" }, signal: AbortSignal.timeout(10_000) }).then((response) => response.json())
-      )).messages as ReadonlyArray<{ readonly role: string }>
-      expect(stored.filter((message) => message.role === "user")).toHaveLength(won.length)
-      expect(stored.filter((message) => message.role === "assistant")).toHaveLength(won.length)
+      )).messages as ReadonlyArray<{ readonly id: string; readonly role: string }>
+      const users = stored.filter((message) => message.role === "user")
+      expect(users).toHaveLength(won.length)
+      expect(new Set(users.map((message) => message.id)).size).toBe(won.length)
+      expect(stored.at(-1)?.role).toBe("assistant")
+      expect(won.filter((answer) => answer.text.includes(`"type":"error"`))).toEqual([])
       for (const lost of messages.filter((answer) => answer.status !== 200)) {
         expect([lost.status, lost.retryAfter, JSON.parse(lost.text)]).toMatchObject([409, "1", { _tag: "Conflict", reason: "Busy", retryable: true, retryAfter: 1 }])
       }

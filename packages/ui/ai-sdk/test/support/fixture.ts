@@ -4,13 +4,13 @@
  * `explode` fails, `remind` runs in an hour, `wipe` is rejected by the policy;
  * every run is counted. The model fails on "fail please". The scripted model answers a user
  * message `please do: [calls]` with those calls, and anything else with a
- * text naming the results it was sent. An approver trusts `x-test-user`
+ * text naming the results it was sent (slowly, when the message starts with "slowly"). An approver trusts `x-test-user`
  * (bob may not decide `transfer`).
  */
-import { Action, Chat, ChatError, ConversationStore, Messages, Tool, Toolkit } from "@chat-ts/core"
+import { Action, Chat, ChatError, ConversationStore, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
 import { MockLanguageModel } from "@chat-ts/core/testing"
 import { Approver } from "@chat-ts/inbox"
-import { Clock, Effect, Layer, Schema } from "effect"
+import { Clock, Effect, Layer, Schema, Stream } from "effect"
 
 export const SendEmail = Tool.make("send_email", {
   description: "Send an email.",
@@ -98,12 +98,26 @@ export const model = () =>
 export const approver = Approver.fromTrustedHeader("x-test-user", (identity, request) =>
   Effect.succeed(!(identity.id === "bob" && request.tool === "transfer")))
 
+/** A request the model answers slowly (a piece every 20 ms, on the clock): long enough to send something while it streams. */
+export const slowly = `slowly ${"and on ".repeat(40)}`
+
+/** `scripted` as a model whose answer to a last message starting with "slowly" streams slowly. */
+const slowWhenAsked = (scripted: ReturnType<typeof model>) =>
+  LanguageModel.layer({
+    generate: scripted.generate,
+    stream: (request) => {
+      const last = request.messages.at(-1)
+      const slow = last?.role === "user" && Messages.textOf(last).startsWith("slowly")
+      return slow ? Stream.tap(scripted.stream(request), () => Effect.sleep("20 millis")) : scripted.stream(request)
+    }
+  })
+
 /** The chat, its model, the runs and the store. */
 export const make = Effect.gen(function*() {
   const runs: Runs = []
   const scripted = model()
   const store = yield* ConversationStore.makeMemory
-  const chat = yield* Chat.make({ tools: toolkit }).pipe(Effect.provide(Layer.merge(scripted.layer, handlers(runs))))
+  const chat = yield* Chat.make({ tools: toolkit }).pipe(Effect.provide(Layer.merge(slowWhenAsked(scripted), handlers(runs))))
   const services = Layer.mergeAll(
     Layer.succeed(ConversationStore.ConversationStore, store),
     Layer.succeed(Approver.Approver, approver)
