@@ -44,9 +44,14 @@ const endpoint = (options: { readonly steering?: AgUi.SteeringRule; readonly bro
     const runs: Support.Runs = []
     const store = yield* ConversationStore.makeMemory
     const used: ConversationStore.Service = options.broken === true
-      ? { ...store, load: () => Effect.fail(new ChatError.StoreError({ detail: "the disk is gone" })) }
+      ? {
+        ...store,
+        load: () => Effect.fail(new ChatError.StoreError({ detail: "the disk is gone" })),
+        // The one-step lease and load the workers use when a store has it fails the same way.
+        acquireAndLoad: () => Effect.fail(new ChatError.StoreError({ detail: "the disk is gone" }))
+      }
       : options.dies === true
-      ? { ...store, acquire: () => Effect.die(new Error("a bug in the store")) }
+      ? { ...store, acquire: () => Effect.die(new Error("a bug in the store")), acquireAndLoad: () => Effect.die(new Error("a bug in the store")) }
       : store
     const chat = yield* Chat.make({ tools: Support.toolkit }).pipe(Effect.provide(Layer.merge(Support.model().layer, Support.handlers(runs))))
     const web = AgUiHttp.toWebHandler(
