@@ -27,7 +27,7 @@ const output = fileURLToPath(new URL("../test-output/", import.meta.url))
 
 const launch = (user: string) =>
   Effect.acquireRelease(
-    Effect.promise(async () => {
+    Effect.tryPromise(async () => {
       const executablePath = await sparticuz.executablePath()
       const profile = mkdtempSync(join(tmpdir(), "inbox-chromium-"))
       const context = await chromium.launchPersistentContext(profile, {
@@ -49,7 +49,12 @@ const launch = (user: string) =>
       })
       context.setDefaultTimeout(10_000)
       return { context, profile }
-    }),
+    }).pipe(
+      // A Chromium that dies as it starts (seen once in CI: SIGSEGV at launch on a loaded machine) is
+      // started again, at most twice; a browser that starts and then fails still fails the test.
+      Effect.retry({ times: 2 }),
+      Effect.orDie
+    ),
     ({ context, profile }) => Effect.promise(() => context.close()).pipe(Effect.ensuring(Effect.sync(() => rmSync(profile, { recursive: true, force: true }))))
   )
 
