@@ -2,8 +2,9 @@
  * End to end on `effect/cluster` with a real PostgreSQL: durable turns on
  * runner processes that are killed with SIGKILL, runners that start at
  * the same moment on an empty database, and a runner cut off from the
- * database (its connection stalled by a loopback proxy) and later back. The runs of the model and the tools
- * are recorded by the runners in a file (see `support/runner.ts`).
+ * database (its connection stalled by a loopback proxy) and later back, with
+ * a turn paused or in flight on it. The runs of the model and the tools are
+ * recorded by the runners in a file (see `support/runner.ts`).
  */
 import { ConversationStore, Messages } from "@chat-ts/core"
 import { PgClient } from "@effect/sql-pg"
@@ -281,6 +282,49 @@ describe("durable turns on runner processes and PostgreSQL", () => {
       expect(tools.filter((r) => r.paths?.[0] === after.text)).toEqual([{ tool: "delete_files", paths: [after.text], pid: a.pid }])
       expect(await statusOf(before.id, "d1")).toBe("Completed")
       expect(await statusOf(after.id, "d1")).toBe("Completed")
+    } finally {
+      proxy.resume()
+      await proxy.close()
+    }
+  }, 360_000)
+
+  it("a turn in flight on a runner when it is cut off moves to the other runner and completes there while the first is still cut off, nothing runs twice", async () => {
+    for (const runner of runners) await Runners.kill(runner)
+    const proxy = await StallingProxy.start(server.port)
+    try {
+      // A reaches the database only through the proxy; B directly.
+      const a = Runners.start({ ...env, DATABASE_URL: StallingProxy.via(proxy, server.url) })
+      runners.push(a)
+      expect(await a.ready).toEqual({ ready: true })
+      const b = await startRunner()
+      await spread([a, b], "the shards spreading over both runners")
+      // A "slow" turn: its model call takes seconds, so the turn is mid-way on A when A is cut off.
+      const flight = await conversationOn(a, true, "slow-flight")
+      const modelCalls = () => Runners.runsOf(runsFile).filter((r) => r.model !== undefined && r.asked === flight.text).map((r) => r.pid)
+      expect((await a.send({ start: flight.conversation, text: flight.text }, 15_000)).id).toBe(flight.id)
+      await Runners.until(() => modelCalls().includes(a.pid), 60_000, "the model called on A")
+
+      // A is cut off mid-turn, before the turn paused: B takes the shards and runs the turn again from
+      // what was recorded (the model call A made is not).
+      proxy.stall()
+      expect(await statusOf(flight.id, "d1")).toBeUndefined()
+      await Runners.until(async () => (await shardsOf(b)).length === Runners.shardsPerGroup, 90_000, "B taking A's shards")
+      await Runners.until(async () => (await statusOf(flight.id, "d1")) === "AwaitingApproval", 90_000, "the turn pausing on B")
+      expect(await b.send({ decide: flight.id, call: "d1", approve: true }, 60_000)).toEqual({ n: expect.any(Number) })
+      await Runners.until(() => completed(flight.id), 60_000, "the turn completing on B")
+      expect(proxy.stalled()).toBe(true)
+      expect(modelCalls()).toContain(b.pid)
+      const stored = Messages.findTool((await view(flight.id))!.messages, "d1")!.status
+      expect(stored).toMatchObject({ _tag: "Completed", result: { deleted: 1, by: b.pid } })
+
+      // A is back: what it held back is refused or lands on work already done; nothing runs again.
+      proxy.resume()
+      await spread([a, b], "the shards spreading over both runners again")
+      await new Promise((resolve) => setTimeout(resolve, 3_000))
+      const tools = Runners.runsOf(runsFile).filter((r) => r.tool === "delete_files" && r.paths?.[0] === flight.text)
+      expect(tools).toEqual([{ tool: "delete_files", paths: [flight.text], pid: b.pid }])
+      expect(Messages.findTool((await view(flight.id))!.messages, "d1")!.status).toEqual(stored)
+      expect(await completed(flight.id)).toBe(true)
     } finally {
       proxy.resume()
       await proxy.close()

@@ -24,6 +24,9 @@ export interface Reply {
   readonly loaded?: boolean
   readonly id?: string
   readonly error?: string
+  /** The refused decision's message, and for a `StoreError` whether it is worth retrying. */
+  readonly message?: string
+  readonly retryable?: boolean
   readonly defect?: string
   readonly shards?: ReadonlyArray<number>
   readonly owns?: boolean

@@ -18,8 +18,11 @@
  * The model is a fake that records every call in `RUNS_FILE` (`{"model":n,"asked":text}`):
  * asked to "delete", it proposes `delete_files` of `[text]` (needs approval); asked to
  * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a call
- * is completed or rejected in the conversation, it answers "done". Each run of a tool handler
- * is appended to `RUNS_FILE` too, with the pid of the runner that ran it.
+ * is completed or rejected in the conversation, it answers "done". Asked a text with "slow" in it,
+ * it takes `SLOW_MODEL_MILLIS` (default 4 s) to answer, so that a turn is in flight that long. Each run
+ * of a tool handler is appended to `RUNS_FILE` too, with the pid of the runner that ran it, and
+ * `delete_files` returns that pid (`{ deleted, by }`), so that a stored result names its runner.
+ * A decision refused answers `{ "n", "error", "message", "retryable" }` (`retryable` for a `StoreError`).
  */
 import { Action, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
 import * as PgClient from "@effect/sql-pg/PgClient"
@@ -39,7 +42,7 @@ const record = (entry: object) => fs.appendFileSync(runsFile, JSON.stringify({ .
 const DeleteFiles = Tool.make("delete_files", {
   description: "Delete files.",
   parameters: { paths: Schema.Array(Schema.String) },
-  success: Schema.Struct({ deleted: Schema.Number })
+  success: Schema.Struct({ deleted: Schema.Number, by: Schema.Number })
 })
 const Remind = Tool.make("remind", { description: "Remind.", parameters: { text: Schema.String }, success: Schema.String })
 const remindMillis = Number(process.env["REMIND_MILLIS"] ?? "3000")
@@ -50,10 +53,12 @@ const tools = Toolkit.withStrategy(
 export const turns = ChatWorkflow.make({ name: "e2e-turn", tools })
 
 const handlers = tools.toLayer({
-  delete_files: (params) => Effect.sync(() => (record({ tool: "delete_files", paths: params.paths }), { deleted: params.paths.length })),
+  delete_files: (params) =>
+    Effect.sync(() => (record({ tool: "delete_files", paths: params.paths }), { deleted: params.paths.length, by: process.pid })),
   remind: (params) => Effect.sync(() => (record({ tool: "remind" }), `sent: ${params.text}`))
 })
 
+const slowMillis = Number(process.env["SLOW_MODEL_MILLIS"] ?? "4000")
 const model = LanguageModel.layer({
   generate: (request) =>
     Effect.sync(() => {
@@ -66,7 +71,10 @@ const model = LanguageModel.layer({
       return answered
         ? { parts: [Messages.text("done")], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "stop" as const }
         : { parts: [call], usage: { inputTokens: 1, outputTokens: 1 }, finishReason: "tool-calls" as const }
-    }),
+    }).pipe(
+      // Recorded as it starts, answered `slowMillis` later.
+      Effect.tap(() => Messages.textOf(request.messages.find((m) => m.role === "user")!).includes("slow") ? Effect.sleep(slowMillis) : Effect.void)
+    ),
   stream: () => Effect.die(new Error("not used")) as never
 })
 
@@ -123,7 +131,13 @@ const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.Client
     }))
     : turns.decide(command.decide!, command.call!, command.approve === true ? Decision.approve() : Decision.reject("no")).pipe(
       Effect.as({}),
-      Effect.catch((error) => Effect.succeed({ error: error._tag }))
+      Effect.catch((error) =>
+        Effect.succeed({
+          error: error._tag,
+          message: "message" in error ? String(error.message) : undefined,
+          retryable: error._tag === "StoreError" ? error.retryable : undefined
+        })
+      )
     )
 
 const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
