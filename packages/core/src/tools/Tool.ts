@@ -375,6 +375,11 @@ export const make = <
  */
 export interface HandlerService {
   readonly handle: (params: unknown, call: CallInfo) => Effect.Effect<unknown, unknown>
+  /**
+   * The handler itself, not suspended (it may throw): for a caller that runs its Effect once, at
+   * once. Absent: only `handle` is used.
+   */
+  readonly call?: ((params: unknown, call: CallInfo) => Effect.Effect<unknown, unknown>) | undefined
 }
 
 /**

@@ -199,7 +199,9 @@ const makeToolkit = <Tools extends Record<string, Tool.Any>, R>(
               // as they are: providing an empty context costs a step's worth of interpreter work each call.
               handle: needsContext
                 ? (params, call) => Effect.suspend(() => Effect.provide(handler(params, call), context))
-                : (params, call) => Effect.suspend(() => handler(params, call) as Effect.Effect<unknown, unknown>)
+                : (params, call) => Effect.suspend(() => handler(params, call) as Effect.Effect<unknown, unknown>),
+              // Unsuspended, for the turn's single untraced call (it runs the Effect once, at once, and catches a throw).
+              ...(needsContext ? {} : { call: handler as (params: unknown, call: Tool.CallInfo) => Effect.Effect<unknown, unknown> })
             })
           }
           return out as Context.Context<HandlersOf<Tools>>

@@ -400,7 +400,14 @@ class Run<R, E> {
    * A started call's handler, suspended, with its tool; or, when it cannot run (no such tool,
    * arguments that do not decode), the result event that says so.
    */
-  private prepare(call: ToolCallPart): Turn.Event | { readonly entry: Entry; readonly handle: Effect.Effect<unknown, unknown> } {
+  private prepare(
+    call: ToolCallPart
+  ): Turn.Event | {
+    readonly entry: Entry
+    readonly handle: Effect.Effect<unknown, unknown>
+    /** The handler called unsuspended (see `Tool.HandlerService.call`), when the service has one. */
+    readonly direct: (() => unknown) | undefined
+  } {
     const entry = this.tools.entries.get(call.name)
     if (entry === undefined) return Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` })
     const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
@@ -412,7 +419,12 @@ class Run<R, E> {
     }
     const info: Tool.CallInfo = { id: call.id, name: call.name, attempt, inputs }
     // Suspended: a handler that throws instead of returning an Effect dies like `Effect.die`, in this call only.
-    return { entry, handle: Effect.suspend(() => entry.handler.handle(params.success, info)) }
+    const direct = entry.handler.call
+    return {
+      entry,
+      handle: Effect.suspend(() => entry.handler.handle(params.success, info)),
+      direct: direct === undefined ? undefined : () => direct(params.success, info)
+    }
   }
 
   /**
@@ -423,10 +435,23 @@ class Run<R, E> {
   private runSingle(call: ToolCallPart): Step<R, E> {
     const ready = this.prepare(call)
     if (!("handle" in ready)) return this.recorded(ready)
-    return Effect.map(Effect.exit(ready.handle), (exit): Step<R, E> => {
+    const finish = (exit: Exit.Exit<unknown, unknown>): Step<R, E> => {
       const event = cappedNow(ready.entry, this.resultEvent(ready.entry.tool, call, exit), this.env.results)
       return Effect.isEffect(event) ? Effect.flatMap(event, (event) => asEffect(this.recorded(event))) : this.recorded(event)
-    })
+    }
+    const direct = ready.direct
+    if (direct === undefined) return Effect.map(Effect.exit(ready.handle), finish)
+    // The handler called here, once: what it throws dies as `Effect.suspend` would make it; an
+    // Effect that is already done (`Effect.succeed`, `Effect.fail`) is its exit, with no interpreter.
+    let out: unknown
+    try {
+      out = direct()
+    } catch (error) {
+      return finish(Exit.die(error))
+    }
+    if (Exit.isExit(out)) return finish(out as Exit.Exit<unknown, unknown>)
+    const effect = Effect.isEffect(out) ? out as Effect.Effect<unknown, unknown> : Effect.suspend(() => out as Effect.Effect<unknown, unknown>)
+    return Effect.map(Effect.exit(effect), finish)
   }
 
   /** A single call's result recorded, then what comes after the tools: at once when nothing must run. */
