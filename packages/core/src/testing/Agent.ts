@@ -13,9 +13,11 @@ import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Chat from "../chat/Chat.js"
 import type * as ConversationStore from "../durable/ConversationStore.js"
+import type * as Reviewer from "../governance/Reviewer.js"
 import type * as Tool from "../tools/Tool.js"
 import type * as Toolkit from "../tools/Toolkit.js"
 import type * as DecisionPolicy from "../turn/DecisionPolicy.js"
+import type * as GrantRules from "../turn/GrantRules.js"
 import type * as Messages from "../turn/Messages.js"
 
 /**
@@ -58,6 +60,35 @@ export type Decide = (
 ) => Effect.Effect<Messages.Messages, unknown>
 
 /**
+ * How grants reach the messages: `Messages.grant` by default.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type GrantPath = (messages: Messages.Messages, options: GrantRules.Options) => Effect.Effect<Messages.Messages, unknown>
+
+/**
+ * How revocations reach the messages: `Messages.revokeGrant` by default.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type RevokePath = (messages: Messages.Messages, id: string, revocation: GrantRules.Revocation) => Effect.Effect<Messages.Messages, unknown>
+
+/**
+ * Your reviewer (see `Reviewer`): its settings but the model, which the kit scripts from each call's
+ * `Scenario.Review`, and how you put it over your toolkit (default `Reviewer.review(tools, options)`;
+ * `Grant.grantedOr` around it, or anything else you do in your chat).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Reviewing {
+  readonly options?: Omit<Reviewer.Options, "model"> | undefined
+  readonly wire?: ((tools: Toolkit.Any, options: Reviewer.Options) => Toolkit.Any) | undefined
+}
+
+/**
  * An agent under test.
  *
  * @category models
@@ -86,6 +117,14 @@ export interface Agent {
   readonly decide?: Decide | undefined
   /** Your store (a fresh one per scenario); default: `ConversationStore.makeMemory`. */
   readonly store?: Effect.Effect<ConversationStore.Service> | undefined
+  /** Your strategy honours grants (`Grant.grantedOr`): scenarios give and revoke grants while paused (so do `grant` and `revoke`). */
+  readonly grants?: boolean | undefined
+  /** Your grant path (an admin screen, an endpoint); default `Messages.grant`. */
+  readonly grant?: GrantPath | undefined
+  /** Your revoke path; default `Messages.revokeGrant`. */
+  readonly revoke?: RevokePath | undefined
+  /** Your reviewer, consulted about the calls your strategy would run without a person. */
+  readonly reviewer?: Reviewing | undefined
 }
 
 /**

@@ -8,13 +8,16 @@
  *
  * What they do not promise: they see one turn of one conversation, the calls
  * of the scenario's script (not your model's), and a crash only just after a
- * checkpoint was saved; grants are not generated.
+ * checkpoint was saved; grants are given only to an agent that takes them
+ * (`Agent.grants`, `grant`, `revoke`).
  *
  * @since 0.3.0
  */
 import * as DecisionPolicy from "../turn/DecisionPolicy.js"
+import * as Grants from "../turn/GrantRules.js"
 import * as Messages from "../turn/Messages.js"
 import * as Agent from "./Agent.js"
+import * as Governance from "./internal/governance.js"
 import * as Scenario from "./Scenario.js"
 import * as Trace from "./Trace.js"
 
@@ -85,7 +88,11 @@ const allowed = (
 /**
  * A call that needs a person (your `mustAsk`, or the turn sent it to one) runs only after approvals that
  * meet its policy (yours, else the one fixed on it): enough distinct allowed deciders, none refusing it,
- * and it runs with exactly the arguments they approved (an edit's, else the model's).
+ * and it runs with exactly the arguments they approved (an edit's, else the model's). A call your reviewer
+ * did not clear (anything but a confident `safe`) is one the turn sent to a person. A grant that settled the
+ * call counts as one approval by its grantor only if the scenario gave it before the call was proposed,
+ * did not revoke it before the call ran, the call ran while it was in force, and it covers the call's
+ * tool and arguments.
  *
  * @category laws
  * @since 0.3.0
@@ -99,8 +106,12 @@ export const approvedBeforeRun: Law = {
       if (call === undefined) return [`${run.id} ran but was never seen in the conversation`]
       const promised = agent.mustAsk?.({ id: run.id, name: run.name, arguments: parse(call.arguments) }) ?? false
       const before = statusesBefore(stored, run.id, run.seq)
-      const sent = before.some((seen) => seen.status._tag === "AwaitingApproval")
+      const reviewed = Governance.reviewerAsked(agent, stored, run.id, run.seq)
+      const sent = before.some((seen) => seen.status._tag === "AwaitingApproval") || reviewed !== undefined
       if (promised === false && !sent) return []
+      const grant = before.map(Grants.settledBy).filter((id) => id !== undefined).at(-1)
+      const problem = grant === undefined ? undefined : Governance.grantProblem(stored, grant, { id: run.id, name: run.name, arguments: call.arguments }, run)
+      if (problem !== undefined) return [`${run.id} (${run.name} ${call.arguments}) ran on ${problem}`]
       const fixed = before.map((seen) => DecisionPolicy.of(seen)).find((policy) => policy !== undefined)
       const policy = typeof promised === "object" ? promised : fixed
       const decided = stored.decisions.filter((decision) => decision.id === run.id && decision.accepted && decision.seq < run.seq)
@@ -109,6 +120,10 @@ export const approvedBeforeRun: Law = {
       const tool = Agent.toolOf(agent, run.name)
       let text = call.arguments
       const yeses = new Map<string, Set<string>>()
+      const grantor = grant === undefined ? undefined : stored.grants?.find((given) => given.id === grant)?.by
+      if (grantor !== undefined && allowed(policy, "approve", { id: grantor }, Agent.requesterOf(agent))) {
+        yeses.set(Trace.normalArguments(tool, call.arguments), new Set([grantor]))
+      }
       for (const decision of decided) {
         if (decision.kind === "edit") text = decision.arguments ?? text
         const key = Trace.normalArguments(tool, text)
@@ -117,7 +132,9 @@ export const approvedBeforeRun: Law = {
       }
       const quorum = policy?.quorum ?? 1
       const votes = yeses.get(run.arguments)?.size ?? 0
-      if (decided.length === 0) return [`${run.id} (${run.name} ${call.arguments}) ran without any approval`]
+      if (decided.length === 0 && grantor === undefined) {
+        return [`${run.id} (${run.name} ${call.arguments}) ran without any approval${reviewed === undefined ? "" : ` (the reviewer answered ${reviewed.verdict})`}`]
+      }
       if (run.arguments !== Trace.normalArguments(tool, text)) return [`${run.id} ran with ${run.arguments}, but what was approved is ${text}`]
       if (votes < quorum) return [`${run.id} ran with ${votes} allowed approval(s) of ${run.arguments}; its policy ${JSON.stringify(policy)} needs ${quorum}`]
       return []

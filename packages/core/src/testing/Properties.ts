@@ -9,7 +9,10 @@
  * (approve, edit with valid and invalid arguments, reject with a reason,
  * cancel, by several deciders for quorum and four-eyes); steering messages
  * while paused; clock moves before,
- * at and after the next schedule or deadline; crashes at any checkpoint.
+ * at and after the next schedule or deadline; crashes at any checkpoint; for an
+ * agent that takes grants (`Agent.grants`, `grant`, `revoke`), grants of a tool
+ * (by name or pattern, some for matching arguments only) with an expiry, and
+ * their revocation; for an agent with a reviewer, its answer about each call.
  * `check` runs the laws (`Law.all`) on every generated scenario and gives the
  * shrunk counterexample as a readable report; `checkAll` throws it.
  *
@@ -21,6 +24,7 @@ import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import type * as Tool from "../tools/Tool.js"
 import * as Agent from "./Agent.js"
+import * as GovernanceArbitraries from "./internal/governanceArbitraries.js"
 import * as Law from "./Law.js"
 import type * as Scenario from "./Scenario.js"
 import * as Trace from "./Trace.js"
@@ -220,9 +224,17 @@ export const round = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<R
       .map((groups) => groups.flat()),
     steer: sometimes(steer, 30),
     clock: sometimes(clock, 40),
-    crash: sometimes(crash, 25)
-  }).map(({ clock, crash, decisions, steer }): ReadonlyArray<Scenario.Step> => [
+    crash: sometimes(crash, 25),
+    ...(GovernanceArbitraries.takesGrants(agent) ? { governance: GovernanceArbitraries.governance(agent, validArguments) } : {})
+  }).map(({ clock, crash, decisions, governance, steer }: {
+    readonly clock: Scenario.Clock | undefined
+    readonly crash: Scenario.Crash | undefined
+    readonly decisions: ReadonlyArray<Scenario.Step>
+    readonly governance?: ReadonlyArray<Scenario.Step> | undefined
+    readonly steer: Scenario.Steer | undefined
+  }): ReadonlyArray<Scenario.Step> => [
     ...decisions,
+    ...(governance ?? []),
     ...(steer === undefined ? [] : [steer]),
     ...(clock === undefined ? [] : [clock]),
     ...(crash === undefined ? [] : [crash]),
@@ -241,12 +253,19 @@ export const scenario = (agent: Agent.Agent, options: Options = {}): fc.Arbitrar
     responses: fc.array(response(agent, options), { minLength: 1, maxLength: options.maxResponses ?? 3 }),
     maxSteps: fc.integer({ min: 1, max: 6 }),
     firstCrash: sometimes(fc.integer({ min: 1, max: 6 }), 20),
-    rounds: fc.array(round(agent, options), { maxLength: 3 })
-  }).map(({ firstCrash, maxSteps, responses, rounds }): Scenario.Scenario => ({
+    rounds: fc.array(round(agent, options), { maxLength: 3 }),
+    ...(agent.reviewer === undefined ? {} : { reviews: GovernanceArbitraries.reviews((options.maxResponses ?? 3) * 3) })
+  }).map(({ firstCrash, maxSteps, responses, reviews, rounds }: {
+    readonly firstCrash: number | undefined
+    readonly maxSteps: number
+    readonly responses: ReadonlyArray<Omit<Scenario.Response, "calls"> & { readonly calls: ReadonlyArray<Omit<Scenario.Call, "id">> }>
+    readonly reviews?: ReadonlyArray<Scenario.Review | undefined> | undefined
+    readonly rounds: ReadonlyArray<ReadonlyArray<Scenario.Step>>
+  }): Scenario.Scenario => ({
     request: options.request ?? "Go.",
     responses: responses.map((response, r) => ({
       ...response,
-      calls: response.calls.map((call, n) => ({ id: `c${r + 1}_${n + 1}`, ...call }))
+      calls: response.calls.map((call, n) => GovernanceArbitraries.withReview({ id: `c${r + 1}_${n + 1}`, ...call }, reviews?.[r * 3 + n]))
     })),
     maxSteps,
     ...(firstCrash === undefined ? {} : { firstCrash }),
@@ -297,6 +316,9 @@ const smaller = (scenario: Scenario.Scenario): ReadonlyArray<Scenario.Scenario> 
   scenario.responses.forEach((response, i) => {
     const replace = (next: Scenario.Response) => renumber({ ...scenario, responses: scenario.responses.map((old, j) => (j === i ? next : old)) })
     if (response.calls.length > 1) response.calls.forEach((_, n) => out.push(replace({ ...response, calls: without(response.calls, n) })))
+    response.calls.forEach(({ review, ...call }, n) => {
+      if (review !== undefined) out.push(replace({ ...response, calls: response.calls.map((old, m) => (m === n ? call : old)) }))
+    })
     if (response.text !== undefined) out.push(replace({ calls: response.calls, finishReason: response.finishReason }))
     if (response.finishReason !== undefined) out.push(replace({ calls: response.calls, text: response.text }))
   })

@@ -8,6 +8,7 @@
  *
  * @since 0.3.0
  */
+import type * as GrantRules from "../turn/GrantRules.js"
 import type * as MockLanguageModel from "./MockLanguageModel.js"
 
 /**
@@ -20,6 +21,20 @@ export interface Call {
   readonly id: string
   readonly name: string
   readonly arguments: string
+  /** What the agent's reviewer answers about this call, if it is asked (absent: a confident `safe`). */
+  readonly review?: Review | undefined
+}
+
+/**
+ * A reviewer's answer about one call (see `Agent.reviewer`): a verdict with its confidence, or
+ * `"no-answer"` (it answers something that is not a verdict).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Review {
+  readonly verdict: "safe" | "needs-person" | "refuse" | "no-answer"
+  readonly confidence: number
 }
 
 /**
@@ -113,12 +128,42 @@ export interface Steer {
 }
 
 /**
+ * A decider (picked modulo their number) gives a standing permission while the turn is paused
+ * (`Messages.grant`, or your `Agent.grant` path): for `tool` (a name or a pattern with `*`),
+ * arguments matching `where` when given, from now for `expiresAfter` milliseconds. Its id is
+ * `g<n>`, the n-th grant of the scenario.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Grant {
+  readonly _tag: "Grant"
+  readonly tool: string
+  readonly where?: GrantRules.Predicate | undefined
+  readonly by: number
+  readonly expiresAfter: number
+}
+
+/**
+ * A decider revokes one of the grants given so far (picked modulo their number), now
+ * (`Messages.revokeGrant`, or your `Agent.revoke` path).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Revoke {
+  readonly _tag: "Revoke"
+  readonly grant: number
+  readonly by: number
+}
+
+/**
  * What happens after the first run of the turn.
  *
  * @category models
  * @since 0.3.0
  */
-export type Step = Decide | Clock | Resume | Crash | Steer
+export type Step = Decide | Clock | Resume | Crash | Steer | Grant | Revoke
 
 /**
  * A scenario: the user's request, the model's responses (after them it answers `"Done."`),
@@ -151,7 +196,7 @@ export const finalAnswer = "Done."
  */
 export const toScripted = (response: Response): MockLanguageModel.ScriptedResponse => ({
   ...(response.text === undefined ? {} : { text: response.text }),
-  ...(response.calls.length === 0 ? {} : { toolCalls: response.calls.map((call) => ({ ...call })) }),
+  ...(response.calls.length === 0 ? {} : { toolCalls: response.calls.map(({ review: _review, ...call }) => call) }),
   ...(response.finishReason === undefined ? {} : { finishReason: response.finishReason })
 })
 
