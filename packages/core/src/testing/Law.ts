@@ -111,7 +111,7 @@ export const approvedBeforeRun: Law = {
       if (promised === false && !sent) return []
       const grant = before.map(Grants.settledBy).filter((id) => id !== undefined).at(-1)
       const problem = grant === undefined ? undefined : Governance.grantProblem(stored, grant, { id: run.id, name: run.name, arguments: call.arguments }, run)
-      if (problem !== undefined) return [`${run.id} (${run.name} ${call.arguments}) ran on ${problem}`]
+      if (problem !== undefined) return [`${run.id} (${run.name} ${call.arguments}) ran on grant ${grant}, ${problem}`]
       const fixed = before.map((seen) => DecisionPolicy.of(seen)).find((policy) => policy !== undefined)
       const policy = typeof promised === "object" ? promised : fixed
       const decided = stored.decisions.filter((decision) => decision.id === run.id && decision.accepted && decision.seq < run.seq)
@@ -306,7 +306,9 @@ export const check = (agent: Agent.Agent, traces: Trace.Traces, laws: ReadonlyAr
 
 /**
  * A failure, readable: the broken laws, the model's script as `MockLanguageModel` code, what happened
- * (decisions, clock moves, crashes, how each run of the turn ended), the scenario to replay with
+ * (decisions, clock moves, crashes, how each run of the turn ended; grants and revocations as
+ * `Messages.grant` / `Messages.revokeGrant` code), the reviewer's answers as its model's script when it
+ * was asked, the scenario to replay with
  * `Trace.record`, and `replay` (how to find it again: a seed and path) when given.
  *
  * @category utils
@@ -324,6 +326,7 @@ export const report = (
     "",
     `The model (maxSteps ${scenario.maxSteps}, request ${JSON.stringify(scenario.request)}):`,
     Scenario.scriptCode(scenario),
+    ...Governance.reviewerCode(traces.stored),
     "",
     `What happened (stored path${scenario.firstCrash === undefined ? "" : `, the first run crashing at checkpoint ${scenario.firstCrash}`}):`,
     ...traces.stored.log.map((line) => `  ${line}`),

@@ -9,7 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Action, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
+import { Action, ConversationStore, type DecisionPolicy, Grant, Messages, Reviewer, Tool, Toolkit } from "../../src/index.js"
 import { Agent } from "../../src/testing/index.js"
 
 export const LookupOrder = Tool.make("lookup_order", {
@@ -145,4 +145,43 @@ export const forgetfulStore: Agent.Agent = {
         })
     }
   })
+}
+
+/** The governed refund agent's strategy: the refund agent's, but a reminder waits for a person unless a grant covers it. */
+const governedStrategy = tools.withStrategy(Grant.grantedOr((call, metadata) =>
+  call.name === "remind" ? Action.RequireApproval() : strategy(approvalAbove).strategy!(call, metadata)
+))
+
+/**
+ * The refund agent with grants and a reviewer: reminders need a person or a grant (the promise), and a
+ * reviewer model is asked about every call the strategy would run without a person.
+ */
+export const governed: Agent.Agent = {
+  ...refunds,
+  tools: governedStrategy,
+  grants: true,
+  reviewer: { options: { instructions: "Lookups are routine; refunds are not." } },
+  mustAsk: (call) => (call.name === "remind" ? true : mustAsk(call))
+}
+
+/** Planted bug 7: a revoke path that confirms the revocation but never records it (the grant stays in force). */
+export const revokeIgnored: Agent.Agent = {
+  ...governed,
+  reviewer: undefined,
+  revoke: (messages) => Effect.succeed(messages)
+}
+
+/** Planted bug 8: a reviewer wired behind a wrapper that takes its "ask a person" as advice (the call runs). */
+export const reviewerIgnored: Agent.Agent = {
+  ...governed,
+  reviewer: {
+    ...governed.reviewer,
+    wire: (kit, options) => {
+      const reviewed = Reviewer.review(kit as typeof governedStrategy, options)
+      return reviewed.pipe(Toolkit.withStrategy((call, metadata) =>
+        Effect.map(Effect.suspend(() => reviewed.strategy!(call, metadata) as Effect.Effect<Action.Action>), (action) =>
+          action._tag === "RequireApproval" && action.review?.verdict === "needs-person" ? Action.Execute() : action)
+      ))
+    }
+  }
 }

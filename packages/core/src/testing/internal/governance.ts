@@ -219,14 +219,30 @@ export const grantProblem = (
   run: { readonly seq: number; readonly at: number }
 ): string | undefined => {
   const grant = (trace.grants ?? []).find((given) => given.id === grantId && given.accepted && given.seq < run.seq)
-  if (grant === undefined) return `grant ${grantId} was never given`
+  if (grant === undefined) return "which the scenario never gave before it ran"
   const revoked = (trace.revokes ?? []).find((revoke) => revoke.grant === grantId && revoke.accepted && revoke.seq < run.seq)
-  if (revoked !== undefined) return `grant ${grantId} was revoked by ${revoked.by} at ${revoked.at} before it ran`
-  if (!(grant.at <= run.at && run.at < grant.expiresAt)) return `grant ${grantId} is in force from ${grant.at} until ${grant.expiresAt}, but it ran at ${run.at}`
-  if (firstSeen(trace, call.id) <= grant.seq) return `grant ${grantId} was given after the call was proposed`
-  if (!GrantRules.matchesTool(grant.tool, call.name)) return `grant ${grantId} covers tool '${grant.tool}', not '${call.name}'`
+  if (revoked !== undefined) return `which ${revoked.by} revoked at ${revoked.at}, before it ran`
+  if (!(grant.at <= run.at && run.at < grant.expiresAt)) return `which is in force from ${grant.at} until ${grant.expiresAt}, but it ran at ${run.at}`
+  if (firstSeen(trace, call.id) <= grant.seq) return "which was given after the call was proposed"
+  if (!GrantRules.matchesTool(grant.tool, call.name)) return `which covers tool '${grant.tool}', not '${call.name}'`
   if (grant.where !== undefined && !GrantPredicate.evaluate(grant.where, Result.getOrUndefined(JsonText.parse(call.arguments)))) {
-    return `grant ${grantId} covers arguments ${JSON.stringify(grant.where)}, not ${call.arguments}`
+    return `which covers arguments ${JSON.stringify(grant.where)}, not these`
   }
   return undefined
+}
+
+/**
+ * The reviewer's answers as code for a test, in the order it was asked (the model of `Reviewer.Options`):
+ * no lines when it was never asked.
+ */
+export const reviewerCode = (trace: Held): ReadonlyArray<string> => {
+  const reviews = trace.reviews ?? []
+  if (reviews.length === 0) return []
+  return [
+    "",
+    "The reviewer's model (Reviewer.Options.model), in the order it was asked:",
+    "MockLanguageModel.make([",
+    ...reviews.map((review) => `  MockLanguageModel.text(${JSON.stringify(answer(review.review))}), // ${review.id} ${review.name}`),
+    "])"
+  ]
 }

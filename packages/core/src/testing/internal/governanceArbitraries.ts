@@ -27,7 +27,7 @@ const firstKeyEquals = (value: unknown): GrantRules.Predicate | undefined => {
 const patterns = (name: string): ReadonlyArray<string> => [name, `${name.slice(0, Math.max(1, name.length - 3))}*`, "*"]
 
 /**
- * A grant of one of the agent's tools, for any arguments or (40 %) those whose first key equals a valid
+ * A grant of one of the agent's tools, for any arguments or (a quarter) those whose first key equals a valid
  * value's, expiring after a second, a minute or an hour.
  */
 export const grant = (agent: Agent.Agent, validArguments: (tool: Tool.Any) => fc.Arbitrary<unknown>): fc.Arbitrary<Scenario.Grant> => {
@@ -36,7 +36,7 @@ export const grant = (agent: Agent.Agent, validArguments: (tool: Tool.Any) => fc
     fc.record({
       _tag: fc.constant("Grant" as const),
       tool: fc.constantFrom(...patterns(tool.name)),
-      where: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 2, arbitrary: validArguments(tool).map(firstKeyEquals) }),
+      where: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: validArguments(tool).map(firstKeyEquals) }),
       by: fc.nat({ max: deciders - 1 }),
       expiresAfter: fc.constantFrom(1_000, 60_000, 3_600_000)
     }).map(({ where, ...step }): Scenario.Grant => (where === undefined ? step : { ...step, where }))
@@ -47,9 +47,12 @@ export const grant = (agent: Agent.Agent, validArguments: (tool: Tool.Any) => fc
 export const revoke = (agent: Agent.Agent): fc.Arbitrary<Scenario.Revoke> =>
   fc.record({ _tag: fc.constant("Revoke" as const), grant: fc.nat({ max: 2 }), by: fc.nat({ max: Agent.decidersOf(agent).length - 1 }) })
 
-/** Up to two grant or revoke steps of a round while the turn is paused. */
+/** The grant steps of a round while the turn is paused: maybe a grant, then maybe a revocation (each in half the rounds). */
 export const governance = (agent: Agent.Agent, validArguments: (tool: Tool.Any) => fc.Arbitrary<unknown>): fc.Arbitrary<ReadonlyArray<Scenario.Step>> =>
-  fc.array(fc.oneof({ weight: 2, arbitrary: grant(agent, validArguments) }, { weight: 1, arbitrary: revoke(agent) }), { maxLength: 2 })
+  fc.record({
+    grant: fc.oneof({ withCrossShrink: true }, fc.constant(undefined), grant(agent, validArguments)),
+    revoke: fc.oneof({ withCrossShrink: true }, fc.constant(undefined), revoke(agent))
+  }).map(({ grant, revoke }) => [...(grant === undefined ? [] : [grant]), ...(revoke === undefined ? [] : [revoke])])
 
 /** The reviewer's answer: a confident or unsure `safe`, `needs-person`, `refuse`, or no verdict. */
 export const review: fc.Arbitrary<Scenario.Review> = fc.oneof(
