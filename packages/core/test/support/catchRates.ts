@@ -6,7 +6,7 @@
  * and the size of the shrunk counterexamples (calls / steps). A script, not a
  * test:
  *
- *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts
+ *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts [name part]
  */
 import * as Properties from "../../src/testing/Properties.js"
 import * as Agents from "./lawAgents.js"
@@ -15,11 +15,14 @@ const bugs = [
   ["a strategy letting refunds up to 500 run", Agents.lenientStrategy],
   ["a middleware retrying a refund", Agents.retryingMiddleware],
   ["a decision path dropping the policy", Agents.policyDroppingDecide],
-  ["a store losing its last checkpoint", Agents.forgetfulStore]
+  ["a store losing its last checkpoint", Agents.forgetfulStore],
+  ["7: a revoke path that records nothing", Agents.revokeIgnored],
+  ["8: a reviewer's ask-a-person taken as advice", Agents.reviewerIgnored]
 ] as const
 
 const main = async () => {
-  for (const [name, agent] of bugs) {
+  // An argument picks the bugs whose name contains it (`7:`), to measure a few.
+  for (const [name, agent] of bugs.filter(([name]) => process.argv[2] === undefined || name.includes(process.argv[2]))) {
     const runs: Array<number> = []
     const sizes = new Set<string>()
     for (let seed = 1; seed <= 20; seed++) {
