@@ -147,13 +147,16 @@ export const forgetfulStore: Agent.Agent = {
   })
 }
 
-/** The governed refund agent's strategy: the refund agent's, but a reminder waits for a person unless a grant covers it. */
+/** What a grant may stand for in the governed agent: reminders and ledger syncs wait for a person unless a grant covers them. */
+const grantable = new Set(["remind", "sync_ledger"])
+
+/** The governed refund agent's strategy: the refund agent's, but a grantable call waits for a person unless a grant covers it. */
 const governedStrategy = tools.withStrategy(Grant.grantedOr((call, metadata) =>
-  call.name === "remind" ? Action.RequireApproval() : strategy(approvalAbove).strategy!(call, metadata)
+  grantable.has(call.name) ? Action.RequireApproval() : strategy(approvalAbove).strategy!(call, metadata)
 ))
 
 /**
- * The refund agent with grants and a reviewer: reminders need a person or a grant (the promise), and a
+ * The refund agent with grants and a reviewer: reminders and ledger syncs need a person or a grant (the promise), and a
  * reviewer model is asked about every call the strategy would run without a person.
  */
 export const governed: Agent.Agent = {
@@ -161,7 +164,7 @@ export const governed: Agent.Agent = {
   tools: governedStrategy,
   grants: true,
   reviewer: { options: { instructions: "Lookups are routine; refunds are not." } },
-  mustAsk: (call) => (call.name === "remind" ? true : mustAsk(call))
+  mustAsk: (call) => (grantable.has(call.name) ? true : mustAsk(call))
 }
 
 /** Planted bug 7: a revoke path that confirms the revocation but never records it (the grant stays in force). */
