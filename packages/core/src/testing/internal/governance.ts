@@ -14,11 +14,9 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Result from "effect/Result"
 import * as Reviewer from "../../governance/Reviewer.js"
-import * as JsonText from "../../internal/jsonText.js"
 import type * as Tool from "../../tools/Tool.js"
 import * as Toolkit from "../../tools/Toolkit.js"
 import type * as Action from "../../turn/Action.js"
-import * as GrantPredicate from "../../turn/internal/grantPredicate.js"
 import * as GrantRules from "../../turn/GrantRules.js"
 import * as Messages from "../../turn/Messages.js"
 import type * as Agent from "../Agent.js"
@@ -203,6 +201,15 @@ export const reviewerAsked = (agent: Agent.Agent, trace: Held, id: string, seq: 
   )?.review
 }
 
+/** Whether the grant's predicate holds on the call's arguments, by the reducer's rule (`Grant.check` on a conversation of the grant, then the call). */
+const holds = (grant: GrantRecord, call: { readonly id: string; readonly name: string; readonly arguments: string }): boolean => {
+  const options: GrantRules.Options = { id: grant.id, tool: "*", where: grant.where, by: grant.by, at: grant.at, expiresAt: grant.expiresAt }
+  const given = Messages.grant([Messages.user("")], options)
+  if (Result.isFailure(given)) return false
+  const part = Messages.toolCall({ id: call.id, name: call.name, arguments: call.arguments })
+  return Result.isSuccess(GrantRules.check([...given.success, Messages.assistant([part])], grant.id, part, grant.at))
+}
+
 /** The first state where call `id` was seen. */
 const firstSeen = (trace: Held, id: string): number =>
   trace.states.find((state) => Messages.findTool(state.messages, id) !== undefined)?.seq ?? Infinity
@@ -225,7 +232,7 @@ export const grantProblem = (
   if (!(grant.at <= run.at && run.at < grant.expiresAt)) return `which is in force from ${grant.at} until ${grant.expiresAt}, but it ran at ${run.at}`
   if (firstSeen(trace, call.id) <= grant.seq) return "which was given after the call was proposed"
   if (!GrantRules.matchesTool(grant.tool, call.name)) return `which covers tool '${grant.tool}', not '${call.name}'`
-  if (grant.where !== undefined && !GrantPredicate.evaluate(grant.where, Result.getOrUndefined(JsonText.parse(call.arguments)))) {
+  if (grant.where !== undefined && !holds(grant, call)) {
     return `which covers arguments ${JSON.stringify(grant.where)}, not these`
   }
   return undefined
