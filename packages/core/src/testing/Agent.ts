@@ -3,7 +3,8 @@
  * handlers and the services they and the strategy need, who asks and who may
  * decide, and optionally what you promise about it (`mustAsk`: which calls a
  * person must approve, under which policy), your handler middleware
- * (`wrapHandler`), your own decision path (`decide`) and your store (`store`).
+ * (`wrapHandler`), your own decision path (`decide`), your store (`store`), whether
+ * it takes grants and how (`grants`, `grant`, `revoke`) and your reviewer (`reviewer`).
  * `Trace.record` runs scenarios against it; `Law` checks what they did.
  *
  * @since 0.3.0

@@ -81,7 +81,7 @@ export const editedArguments = (decide: Decide, name: string): string =>
 
 /**
  * The clock moves to just before, at or just after the earliest time the paused turn waits on
- * (a scheduled call's time, an approval's deadline); by `millis` when it waits on none.
+ * (a scheduled call's time, an approval's deadline, a grant's expiry still ahead); by `millis` when it waits on none.
  *
  * @category models
  * @since 0.3.0

@@ -475,7 +475,7 @@ class Recording {
   moveClock(step: Scenario.Clock): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       const now = yield* Clock.currentTimeMillis
-      const wait = this.last === "Paused" ? earliestWait(this.messages) : undefined
+      const wait = this.last === "Paused" ? Governance.soonest(earliestWait(this.messages), Governance.nextExpiry(this.messages, now)) : undefined
       const target = wait === undefined || wait < now ? now + step.millis : wait + (step.to === "before" ? -1 : step.to === "at" ? 0 : 1)
       const by = Math.max(0, target - now)
       yield* TestClock.adjust(`${by} millis`)

@@ -110,6 +110,16 @@ export const toolsOf = (
     ))
 }
 
+/** When the next grant of the conversation still in force expires (after `now`), if any. */
+export const nextExpiry = (messages: Messages.Messages, now: number): number | undefined => {
+  const ahead = GrantRules.all(messages).flatMap(({ grant }) => (GrantRules.isLive(grant, now) ? [grant.expiresAt] : []))
+  return ahead.length === 0 ? undefined : Math.min(...ahead)
+}
+
+/** The sooner of two times, either maybe absent. */
+export const soonest = (a: number | undefined, b: number | undefined): number | undefined =>
+  a === undefined ? b : b === undefined ? a : Math.min(a, b)
+
 /** What the recording keeps for the grant and revoke steps. */
 export interface Governed {
   readonly agent: Agent.Agent
