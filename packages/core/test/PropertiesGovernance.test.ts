@@ -11,7 +11,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import fc from "fast-check"
-import { Messages } from "../src/index.js"
+import { Grant, Messages } from "../src/index.js"
 import { Law, Scenario, Trace } from "../src/testing/index.js"
 import * as Properties from "../src/testing/Properties.js"
 import * as Agents from "./support/lawAgents.js"
@@ -139,6 +139,21 @@ describe("grants and the reviewer in the property kit", () => {
       ]
     ) expect(seen).toContain(kind)
   }, 60_000)
+
+  it("the grant, revoke and review arbitraries give steps of the agent's tools and deciders", () => {
+    const names = Agents.governed.tools.list.map((tool) => tool.name)
+    const grants = fc.sample(Properties.grant(Agents.governed), { numRuns: 200, seed })
+    for (const step of grants) {
+      expect(names.some((name) => Grant.matchesTool(step.tool, name))).toBe(true)
+      expect(step.by).toBeLessThan(4)
+      expect([1_000, 60_000, 3_600_000]).toContain(step.expiresAfter)
+      expect(Grant.make({ id: "g", tool: step.tool, where: step.where, by: "fin-1", at: 0, expiresAfter: step.expiresAfter })._tag).toBe("Success")
+    }
+    expect(new Set(grants.map((step) => step.tool))).toEqual(new Set(["*", ...names, ...names.map((name) => `${name.slice(0, name.length - 3)}*`)]))
+    expect(grants.some((step) => step.where !== undefined)).toBe(true)
+    expect(fc.sample(Properties.revoke(Agents.governed), { numRuns: 50, seed }).every((step) => step.by < 4)).toBe(true)
+    expect(new Set(fc.sample(Properties.review, { numRuns: 50, seed }).map((review) => review.verdict))).toEqual(new Set(["safe", "needs-person", "refuse", "no-answer"]))
+  })
 
   const planted = [
     { name: "7: a revoke path that records nothing (the grant stays in force)", agent: Agents.revokeIgnored, detail: /ran on grant g\d+, which fin-\d revoked at/ },

@@ -213,6 +213,31 @@ export const steer: fc.Arbitrary<Scenario.Steer> = fc.record({
 export const crash: fc.Arbitrary<Scenario.Crash> = fc.record({ _tag: fc.constant("Crash" as const), checkpoint: fc.integer({ min: 1, max: 6 }) })
 
 /**
+ * A grant of one of the agent's tools while the turn is paused: by name, pattern or `*`, for any
+ * arguments or those matching a valid value's first key, expiring after a second, a minute or an hour.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const grant = (agent: Agent.Agent): fc.Arbitrary<Scenario.Grant> => GovernanceArbitraries.grant(agent, validArguments)
+
+/**
+ * A revocation of one of the grants given so far.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const revoke = (agent: Agent.Agent): fc.Arbitrary<Scenario.Revoke> => GovernanceArbitraries.revoke(agent)
+
+/**
+ * The reviewer's answer about a call other than a confident `safe` (an unsure `safe`, `needs-person`, `refuse`, no verdict).
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const review: fc.Arbitrary<Scenario.Review> = GovernanceArbitraries.review
+
+/**
  * One round while the turn is paused: some decisions, maybe a steering message, a clock move, a crash, then a resume.
  *
  * @category arbitraries
