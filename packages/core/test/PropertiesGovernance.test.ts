@@ -155,6 +155,15 @@ describe("grants and the reviewer in the property kit", () => {
     expect(new Set(fc.sample(Properties.review, { numRuns: 50, seed }).map((review) => review.verdict))).toEqual(new Set(["safe", "needs-person", "refuse", "no-answer"]))
   })
 
+  it("grants are given to an agent that takes them (its own grant or revoke path counts), and to no other", () => {
+    const grantSteps = (agent: typeof Agents.governed) =>
+      fc.sample(Properties.scenario(agent), { numRuns: 100, seed }).flatMap((scenario) => scenario.steps.filter((step) => step._tag === "Grant" || step._tag === "Revoke"))
+    expect(grantSteps(Agents.refunds)).toEqual([])
+    expect(grantSteps({ ...Agents.refunds, revoke: (messages) => Effect.succeed(messages) }).length).toBeGreaterThan(0)
+    expect(grantSteps({ ...Agents.refunds, grant: (messages) => Effect.succeed(messages) }).length).toBeGreaterThan(0)
+    expect(grantSteps({ ...Agents.refunds, grants: true }).length).toBeGreaterThan(0)
+  })
+
   const planted = [
     { name: "7: a revoke path that records nothing (the grant stays in force)", agent: Agents.revokeIgnored, detail: /ran on grant g\d+, which fin-\d revoked at/ },
     { name: "8: a reviewer whose \"ask a person\" is taken as advice", agent: Agents.reviewerIgnored, detail: /ran without any approval \(the reviewer answered needs-person\)/ }
