@@ -1,7 +1,8 @@
 /**
  * A scenario that drives one turn of an agent: what the model answers (a
  * `MockLanguageModel` script), then what happens while the turn is paused, in
- * order: people's decisions, steering messages, clock moves, resumes and crashes. Plain data, so a
+ * order: people's decisions, steering messages, clock moves, resumes and crashes, grants and
+ * revocations (and, on each call, what a reviewer answers about it). Plain data, so a
  * failing scenario found by a property (see `@chat-ts/core/testing/Properties`)
  * prints as a script to paste into a regression test, and `Trace.record`
  * replays it without fast-check.
