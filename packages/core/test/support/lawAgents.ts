@@ -9,7 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Action, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
+import { Action, ChatError, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
 import { Agent } from "../../src/testing/index.js"
 
 export const LookupOrder = Tool.make("lookup_order", {
@@ -159,14 +159,18 @@ export const RefundSummary = Schema.Struct({
 /** The refund agent answering a `RefundSummary` (through the chat's `completeStructured`), as it should be. */
 export const structuredRefunds: Agent.Agent = { ...refunds, output: RefundSummary }
 
-/** Planted bug 5: the answer is the raw `JSON.parse` of the model's text, never decoded with the Schema. */
+/** Planted bug 5: the answer is the raw `JSON.parse` of the model's text (text that is not JSON a typed failure), never decoded with the Schema. */
 export const undecodedAnswer: Agent.Agent = {
   ...structuredRefunds,
   answer: (chat, messages, _output, options) =>
-    Effect.map(chat.complete(messages, options), (result) =>
-      result.outcome._tag === "Complete"
-        ? { ...result, outcome: { ...result.outcome, value: JSON.parse(result.outcome.value) as unknown } }
-        : result)
+    Effect.flatMap(chat.complete(messages, options), (result) => {
+      const outcome = result.outcome
+      if (outcome._tag !== "Complete") return Effect.succeed(result)
+      return Effect.try({
+        try: () => ({ ...result, outcome: { ...outcome, value: JSON.parse(outcome.value) as unknown } }),
+        catch: (cause) => new ChatError.StructuredOutputError({ detail: String(cause), text: outcome.value, messages: result.messages })
+      })
+    })
 }
 
 /** Planted bug 6: a decision path that lifts the deadline of a call approved after it ("a person said yes, so it counts"): the late approval runs. */
