@@ -9,7 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Action, ChatError, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
+import { Action, ChatError, type ChatOutcome, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
 import { Agent } from "../../src/testing/index.js"
 
 export const LookupOrder = Tool.make("lookup_order", {
@@ -163,7 +163,7 @@ export const structuredRefunds: Agent.Agent = { ...refunds, output: RefundSummar
 export const undecodedAnswer: Agent.Agent = {
   ...structuredRefunds,
   answer: (chat, messages, _output, options) =>
-    Effect.flatMap(chat.complete(messages, options), (result) => {
+    Effect.flatMap(chat.complete(messages, options), (result): Effect.Effect<ChatOutcome.Result<unknown>, ChatError.StructuredOutputError> => {
       const outcome = result.outcome
       if (outcome._tag !== "Complete") return Effect.succeed(result)
       return Effect.try({
