@@ -134,8 +134,13 @@ describe("the property kit on a structured refund agent", () => {
       expect(result.report).toContain(`${bug.law}: `)
       expect(result.report).toContain(Scenario.scriptCode(counterexample))
       expect(result.report).toContain(Scenario.code(counterexample))
-      if (bug.law === "structuredAnswer") expect(result.report).toContain(`MockLanguageModel.text(${JSON.stringify(counterexample.final)})`)
-      else expect(result.report).toContain("\"kind\": \"approve-late\"")
+      if (bug.law === "structuredAnswer") {
+        expect(result.report).toContain(`MockLanguageModel.text(${JSON.stringify(counterexample.final)})`)
+        expect(result.report).toMatch(/\n {2}structured answer -> value \{.*\}\n/)
+      } else {
+        expect(result.report).toContain("\"kind\": \"approve-late\"")
+        expect(result.report).toMatch(/\n {2}clock \+\d+ ms -> \d+ \(past the deadline \d+ of c1_\d\)\n {2}approve-late c1_\d by [\w-]+ -> accepted\n/)
+      }
       const traces = await Effect.runPromise(Trace.recordAll(bug.agent, counterexample))
       expect(Law.check(bug.agent, traces).map((violation) => violation.law)).toContain(bug.law)
       expect(Law.check(bug.good, await Effect.runPromise(Trace.recordAll(bug.good, counterexample)))).toEqual([])

@@ -15,7 +15,9 @@ const bugs = [
   ["a strategy letting refunds up to 500 run", Agents.lenientStrategy],
   ["a middleware retrying a refund", Agents.retryingMiddleware],
   ["a decision path dropping the policy", Agents.policyDroppingDecide],
-  ["a store losing its last checkpoint", Agents.forgetfulStore]
+  ["a store losing its last checkpoint", Agents.forgetfulStore],
+  ["an answer handed back undecoded", Agents.undecodedAnswer],
+  ["a late approval that runs", Agents.lateApprovalRuns]
 ] as const
 
 const main = async () => {
