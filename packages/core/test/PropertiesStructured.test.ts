@@ -32,7 +32,8 @@ describe("approve-late", () => {
       expect(trace.decisions.map(({ accepted, at, kind }) => ({ kind, accepted, at }))).toEqual([{ kind: "approve-late", accepted: true, at: 3_600_001 }])
       expect(trace.runs).toEqual([])
       const status = Messages.findTool(trace.final, "c1")!.status
-      expect(status).toMatchObject({ _tag: "Expired", expiresAt: 3_600_000, approvedLate: true })
+      // Who approved (too late) stays on the record.
+      expect(status).toMatchObject({ _tag: "Expired", expiresAt: 3_600_000, approvedLate: true, decision: { by: "fin-1", at: 3_600_001, kind: "approve" } })
       // The model was called again, and saw the call expired.
       expect(Messages.findTool(trace.requests.at(-1)!.request.messages, "c1")?.status._tag).toBe("Expired")
     }
@@ -76,6 +77,42 @@ describe("Law.structuredAnswer", () => {
     ])
     // An agent without an output promises nothing about answers.
     expect(law.check(Agents.refunds, answered({ _tag: "Value", value: 1 }))).toEqual([])
+  })
+})
+
+/** A lookup, then the final answer `final`. */
+const answering = (final: string): Scenario.Scenario => ({
+  request: "Refund A-1.",
+  responses: [{ calls: [{ id: "c1", name: "lookup_order", arguments: "{\"orderId\":\"A-1\"}" }] }],
+  maxSteps: 3,
+  steps: [],
+  final
+})
+
+describe("Trace.structured", () => {
+  it("records on every path what the agent's code got: the decoded value, or the typed failure", async () => {
+    const valid = await Effect.runPromise(Trace.recordAll(Agents.structuredRefunds, answering("{\"orderId\":\"A-1\",\"refunded\":200,\"approved\":true}")))
+    const missing = await Effect.runPromise(Trace.recordAll(Agents.structuredRefunds, answering("{\"orderId\":\"A-1\",\"approved\":true}")))
+    const proto = await Effect.runPromise(Trace.recordAll(Agents.structuredRefunds, answering("{\"__proto__\":{\"polluted\":true},\"orderId\":\"A-1\",\"refunded\":1,\"approved\":false}")))
+    for (const mode of ["stored", "plain", "streamed"] as const) {
+      expect(valid[mode]!.structured?.map((answer) => answer.outcome)).toEqual([{ _tag: "Value", value: { orderId: "A-1", refunded: 200, approved: true } }])
+      expect(missing[mode]!.structured?.map((answer) => answer.outcome)).toEqual([{ _tag: "Failure", error: "StructuredOutputError", typed: true }])
+      expect(missing[mode]!.ends.map((end) => end.error)).toEqual(["StructuredOutputError"])
+      // A `__proto__` key is refused, typed (core's JSON reading), and pollutes nothing.
+      expect(proto[mode]!.structured?.map((answer) => answer.outcome)).toEqual([{ _tag: "Failure", error: "StructuredOutputError", typed: true }])
+      expect(({} as Record<string, unknown>)["polluted"]).toBeUndefined()
+    }
+    expect(Law.check(Agents.structuredRefunds, valid)).toEqual([])
+    expect(Law.check(Agents.structuredRefunds, missing)).toEqual([])
+    expect(valid.stored.log).toContain("structured answer -> value {\"approved\":true,\"orderId\":\"A-1\",\"refunded\":200}")
+    // An agent without `output` records no structured answers.
+    expect((await Effect.runPromise(Trace.recordAll(Agents.refunds, answering("{}")))).stored.structured).toBeUndefined()
+  })
+
+  it("a valid answer of a root that is not an object is sent wrapped in { value }", () => {
+    const answers = fc.sample(Properties.validAnswers(Schema.Array(Schema.String)), { numRuns: 5, seed })
+    for (const answer of answers) expect(Object.keys(answer as object)).toEqual(["value"])
+    expect(fc.sample(Properties.validAnswers(Agents.RefundSummary), { numRuns: 5, seed }).every(Schema.is(Agents.RefundSummary))).toBe(true)
   })
 })
 
