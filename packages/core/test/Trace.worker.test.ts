@@ -6,13 +6,15 @@
  * (typed, nothing run), takes over once the lease's time has passed, and
  * reports the call the crash left running as interrupted. `Law.leaseKept` and
  * the other laws hold there for the agent as it should be, and a store that
- * ignores leases (planted bug 9) breaks `leaseKept`.
+ * ignores leases (planted bug 9) breaks `leaseKept`, and generated scenarios
+ * catch it on the worker path only, shrunk to a few steps.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Messages, Turn, Worker } from "../src/index.js"
-import { Law, type Scenario, Trace } from "../src/testing/index.js"
+import { Law, Scenario, Trace } from "../src/testing/index.js"
+import * as Properties from "../src/testing/Properties.js"
 import * as Agents from "./support/lawAgents.js"
 
 const refund = (amount: number, id = "c1_1"): Scenario.Response => ({
@@ -126,4 +128,51 @@ describe("the worker path", () => {
     const stored = await Effect.runPromise(Trace.record(Agents.leaseIgnoringStore, scenario, "stored"))
     expect(Law.leaseKept.check(Agents.leaseIgnoringStore, { stored })).toEqual([])
   })
+
+  it("leaseKept: a busy process that ran something, a completed call run again after the takeover, a lost call not reported, each break it", async () => {
+    const crashed = await worker(Agents.refunds, approved({ _tag: "Crash", checkpoint: 1 }))
+    const record = crashed.worker!
+    const busy = record.attempts.find((attempt) => attempt.outcome === "Busy")!
+    // A run recorded while the busy attempt was under way (between its start and end).
+    const ran: Trace.Run = { seq: busy.seq + 0.5, id: "c1_1", name: "refund", arguments: "{}", attempt: 1, at: busy.at, outcome: "succeeded" }
+    expect(Law.leaseKept.check(Agents.refunds, { stored: crashed })).toEqual([])
+    expect(Law.leaseKept.check(Agents.refunds, { stored: { ...crashed, runs: [ran] } })).toEqual([
+      "process 2 found the conversation busy but ran c1_1",
+      "c1_1 was left running by the crash of process 1 and ran again (its tool is not idempotent)"
+    ])
+    const unreported = { ...record, lost: record.lost.map((call) => ({ ...call, then: "Running" })) }
+    expect(Law.leaseKept.check(Agents.refunds, { stored: { ...crashed, worker: unreported } })).toEqual([
+      "c1_1 was left running by the crash of process 1 but is Running after the takeover, not reported interrupted"
+    ])
+    const done = await worker(Agents.refunds, approved({ _tag: "Crash", checkpoint: 2 }))
+    const takeover = done.worker!.attempts.at(-1)!
+    const again: Trace.Run = { ...done.runs[0]!, seq: takeover.seq + 1 }
+    expect(Law.leaseKept.check(Agents.refunds, { stored: done })).toEqual([])
+    expect(Law.leaseKept.check(Agents.refunds, { stored: { ...done, runs: [...done.runs, again] } })).toEqual([
+      "c1_1 completed before process 1 died and ran again after the takeover"
+    ])
+  })
+
+  it("generated scenarios catch a store that ignores leases on the worker path, shrunk to a few steps", async () => {
+    const seed = 35
+    const result = await Properties.check(Agents.leaseIgnoringStore, { numRuns: 100, seed })
+    expect(result.failed).toBe(true)
+    expect(result.violations.map((violation) => violation.law)).toContain("leaseKept")
+    expect(result.violations[0]!.detail).toMatch(/^\(worker path\) process \d+ took the conversation at \d+ while the lease of process \d+ held it until \d+$/)
+    const counterexample = result.counterexample!
+    expect(Scenario.crashes(counterexample)).toBe(true)
+    expect(counterexample.responses.length).toBe(1)
+    expect(counterexample.responses[0]!.calls.length).toBeLessThanOrEqual(2)
+    expect(counterexample.steps.length).toBeLessThanOrEqual(4)
+    expect(result.report).toContain("What happened (worker path")
+    expect(result.report).toContain(`Trace.record(agent, scenario, "worker") replays it`)
+    expect(result.report).toContain(`seed: ${seed}, path: `)
+    // It replays without fast-check; the agent with a store that keeps leases keeps every law on it.
+    const replayed = await worker(Agents.leaseIgnoringStore, counterexample)
+    expect(Law.check(Agents.leaseIgnoringStore, { stored: replayed }).map((violation) => violation.law)).toContain("leaseKept")
+    expect(Law.check(Agents.refunds, { stored: await worker(Agents.refunds, counterexample) })).toEqual([])
+    // Without the worker path the same scenarios see nothing wrong: only Worker.resume takes leases.
+    const without = await Properties.check(Agents.leaseIgnoringStore, { numRuns: 100, seed, worker: "never" })
+    expect(without.failed).toBe(false)
+  }, 60_000)
 })
