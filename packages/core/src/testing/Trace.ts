@@ -3,7 +3,7 @@
  * every run of a handler (the kit wraps your handlers; your `wrapHandler`
  * middleware goes over the recording), every decision taken or refused, every
  * checkpoint saved, every model request, and how each run of the turn ended.
- * One of three paths: `plain` (`complete` / `resume`, no checkpoint),
+ * One of four paths: `plain` (`complete` / `resume`, no checkpoint),
  * `stored` (every state checkpointed to the store, each resume from the stored
  * JSON, crashes played: the process dies just after a save and a new chat
  * resumes from the store), `streamed` (`stream`) and `worker` (every run
