@@ -8,7 +8,7 @@
  *
  * What they do not promise: they see one turn of one conversation, the calls
  * of the scenario's script (not your model's), and a crash only just after a
- * checkpoint was saved; grants are not generated.
+ * checkpoint was saved (on the worker path also just before one); grants are not generated.
  *
  * @since 0.3.0
  */
