@@ -6,7 +6,7 @@
  * and the size of the shrunk counterexamples (calls / steps). A script, not a
  * test:
  *
- *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts
+ *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts [name]
  */
 import * as Properties from "../../src/testing/Properties.js"
 import * as Agents from "./lawAgents.js"
@@ -15,11 +15,16 @@ const bugs = [
   ["a strategy letting refunds up to 500 run", Agents.lenientStrategy],
   ["a middleware retrying a refund", Agents.retryingMiddleware],
   ["a decision path dropping the policy", Agents.policyDroppingDecide],
-  ["a store losing its last checkpoint", Agents.forgetfulStore]
+  ["a store losing its last checkpoint", Agents.forgetfulStore],
+  ["a store ignoring leases", Agents.leaseIgnoringStore]
 ] as const
+
+/** Only the bugs whose name contains this (the first argument), when given. */
+const only = process.argv[2]
 
 const main = async () => {
   for (const [name, agent] of bugs) {
+    if (only !== undefined && !name.includes(only)) continue
     const runs: Array<number> = []
     const sizes = new Set<string>()
     for (let seed = 1; seed <= 20; seed++) {
