@@ -8,7 +8,7 @@
  *
  * What they do not promise: they see one turn of one conversation, the calls
  * of the scenario's script (not your model's), and a crash only just after a
- * checkpoint was saved; grants are not generated.
+ * checkpoint was saved (on the worker path also just before one); grants are not generated.
  *
  * @since 0.3.0
  */
@@ -19,6 +19,7 @@ import * as LateApproval from "./internal/lateApproval.js"
 import * as Structured from "./internal/structured.js"
 import * as Scenario from "./Scenario.js"
 import * as Trace from "./Trace.js"
+import * as LeaseLaw from "./internal/leaseLaw.js"
 
 /**
  * A law: a name, what it promises, and its check (the ways the traces break it).
@@ -300,12 +301,27 @@ export const pathsAgree: Law = {
 }
 
 /**
+ * On the `worker` path (every run through `Worker.resume`): no two processes hold the conversation's
+ * lease at once (none takes it before a dead one's lease ran out), a process that finds it busy runs,
+ * asks and saves nothing, and after a takeover nothing completed before the crash runs again, while a
+ * call the crash left running is reported interrupted (an idempotent tool's may run again).
+ *
+ * @category laws
+ * @since 0.3.0
+ */
+export const leaseKept: Law = {
+  name: "leaseKept",
+  promise: "no two workers run a conversation's turn at once, a busy worker runs nothing, and a takeover runs nothing again",
+  check: LeaseLaw.check
+}
+
+/**
  * Every law.
  *
  * @category laws
  * @since 0.3.0
  */
-export const all: ReadonlyArray<Law> = [approvedBeforeRun, noDoubleRun, refusedNeverRuns, notBeforeTime, stepsBounded, resultsKept, structuredAnswer, pathsAgree]
+export const all: ReadonlyArray<Law> = [approvedBeforeRun, noDoubleRun, refusedNeverRuns, notBeforeTime, stepsBounded, resultsKept, structuredAnswer, pathsAgree, leaseKept]
 
 /**
  * The violations of `laws` (default `all`) in the traces.
@@ -337,11 +353,11 @@ export const report = (
     `The model (maxSteps ${scenario.maxSteps}, request ${JSON.stringify(scenario.request)}):`,
     Scenario.scriptCode(scenario),
     "",
-    `What happened (stored path${scenario.firstCrash === undefined ? "" : `, the first run crashing at checkpoint ${scenario.firstCrash}`}):`,
+    `What happened (${traces.stored.mode} path${scenario.firstCrash === undefined ? "" : `, the first run crashing at checkpoint ${scenario.firstCrash}`}):`,
     ...traces.stored.log.map((line) => `  ${line}`),
     ...traces.stored.runs.map((run) => `  ran ${run.id} ${run.name} ${run.arguments} at ${run.at} (attempt ${run.attempt}, ${run.outcome})`),
     "",
-    "The scenario (Trace.record(agent, scenario, \"stored\") replays it):",
+    `The scenario (Trace.record(agent, scenario, ${JSON.stringify(traces.stored.mode)}) replays it):`,
     Scenario.code(scenario),
     ...(replay === undefined ? [] : ["", replay])
   ].join("\n")

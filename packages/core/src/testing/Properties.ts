@@ -12,7 +12,9 @@
  * of valid JSON for it and near-valid ones (a key missing, of the wrong type,
  * given twice, `__proto__`, not JSON); steering messages
  * while paused; clock moves before,
- * at and after the next schedule or deadline; crashes at any checkpoint.
+ * at and after the next schedule or deadline; crashes at any checkpoint
+ * (just after its save; on the worker path, through `Worker.resume` and its
+ * leases, just before it too).
  * `check` runs the laws (`Law.all`) on every generated scenario and gives the
  * shrunk counterexample as a readable report; `checkAll` throws it.
  *
@@ -25,7 +27,7 @@ import fc from "fast-check"
 import type * as Tool from "../tools/Tool.js"
 import * as Agent from "./Agent.js"
 import * as Law from "./Law.js"
-import type * as Scenario from "./Scenario.js"
+import * as Scenario from "./Scenario.js"
 import * as Structured from "./internal/structured.js"
 import * as Trace from "./Trace.js"
 
@@ -50,6 +52,12 @@ export interface Options {
   readonly request?: string | undefined
   /** The most responses with tool calls (default 3). */
   readonly maxResponses?: number | undefined
+  /**
+   * Which scenarios are played on the `worker` path too (every run through `Worker.resume` under
+   * the store's leases, checked by every law, `Law.leaseKept` among them): `"crashes"` (default),
+   * those where a process dies; `"always"`; `"never"`.
+   */
+  readonly worker?: "crashes" | "always" | "never" | undefined
 }
 
 /**
@@ -292,8 +300,11 @@ const plainScenario = (agent: Agent.Agent, options: Options): fc.Arbitrary<Scena
     responses: fc.array(response(agent, options), { minLength: 1, maxLength: options.maxResponses ?? 3 }),
     maxSteps: fc.integer({ min: 1, max: 6 }),
     firstCrash: sometimes(fc.integer({ min: 1, max: 6 }), 20),
-    rounds: fc.array(round(agent, options), { maxLength: 3 })
-  }).map(({ firstCrash, maxSteps, responses, rounds }): Scenario.Scenario => ({
+    rounds: fc.array(round(agent, options), { maxLength: 3 }),
+    // Which crashes (bit n: the n-th) die just before their save on the worker path; drawn last, so
+    // the rest of a seed's scenario is what it was without it.
+    before: fc.nat({ max: 7 })
+  }).map(({ before, firstCrash, maxSteps, responses, rounds }): Scenario.Scenario => ({
     request: options.request ?? "Go.",
     responses: responses.map((response, r) => ({
       ...response,
@@ -301,8 +312,18 @@ const plainScenario = (agent: Agent.Agent, options: Options): fc.Arbitrary<Scena
     })),
     maxSteps,
     ...(firstCrash === undefined ? {} : { firstCrash }),
-    steps: rounds.flat()
+    steps: crashingBefore(rounds.flat(), before)
   }))
+
+/** The crashes of `steps` whose bit in `mask` is set, marked to die just before their save. */
+const crashingBefore = (steps: ReadonlyArray<Scenario.Step>, mask: number): ReadonlyArray<Scenario.Step> => {
+  let n = 0
+  return steps.map((step) => {
+    if (step._tag !== "Crash") return step
+    const bit = n++
+    return ((mask >> bit) & 1) === 1 ? { ...step, before: true } : step
+  })
+}
 
 /**
  * What `check` found: whether a law broke, after how many scenarios, and the shrunk counterexample with its report.
@@ -321,10 +342,27 @@ export interface Result {
   readonly report: string
 }
 
+/** Whether the scenario is played on the worker path too. */
+const onWorker = (scenario: Scenario.Scenario, worker: Options["worker"]): boolean =>
+  worker === "always" || (worker !== "never" && Scenario.crashes(scenario))
+
+/**
+ * The scenario's traces and the laws they break: those of `Trace.recordAll`, then the worker path's (as
+ * its own `stored` trace, each violation marked so); the traces to report are the first that broke a law.
+ */
+const recordChecked = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: ReadonlyArray<Law.Law>, worker: Options["worker"]) =>
+  Effect.gen(function*() {
+    const traces = yield* Trace.recordAll(agent, scenario)
+    const violations = Law.check(agent, traces, laws)
+    if (!onWorker(scenario, worker)) return { traces, violations }
+    const workerTraces: Trace.Traces = { stored: yield* Trace.record(agent, scenario, "worker") }
+    const more = Law.check(agent, workerTraces, laws).map((violation) => ({ ...violation, detail: `(worker path) ${violation.detail}` }))
+    return { traces: violations.length === 0 && more.length > 0 ? workerTraces : traces, violations: [...violations, ...more] }
+  })
+
 /** Records the scenario on its paths and checks the laws; a defect of the agent is a violation too. */
-const violationsOf = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: ReadonlyArray<Law.Law>) =>
-  Effect.runPromise(Trace.recordAll(agent, scenario)).then(
-    (traces) => ({ traces, violations: Law.check(agent, traces, laws) }),
+const violationsOf = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: ReadonlyArray<Law.Law>, worker?: Options["worker"]) =>
+  Effect.runPromise(recordChecked(agent, scenario, laws, worker)).catch(
     (error: unknown) => ({ traces: undefined, violations: [{ law: "noDefect", detail: String(error) }] })
   )
 
@@ -365,10 +403,11 @@ export const minimize = async (
   agent: Agent.Agent,
   failing: Scenario.Scenario,
   laws: ReadonlyArray<Law.Law> = Law.all,
-  budget = 200
+  budget = 200,
+  options: Pick<Options, "worker"> = {}
 ): Promise<Scenario.Scenario> => {
   // The first law it broke (laws in the order given: the sharpest first) must stay broken.
-  const first = (await violationsOf(agent, failing, laws)).violations[0]?.law
+  const first = (await violationsOf(agent, failing, laws, options.worker)).violations[0]?.law
   if (first === undefined) return failing
   let current = failing
   let tries = 0
@@ -377,7 +416,7 @@ export const minimize = async (
     progress = false
     for (const candidate of smaller(current)) {
       if (++tries > budget) break
-      const { violations } = await violationsOf(agent, candidate, laws)
+      const { violations } = await violationsOf(agent, candidate, laws, options.worker)
       if (violations.some((violation) => violation.law === first)) {
         current = candidate
         progress = true
@@ -398,7 +437,7 @@ export const minimize = async (
 export const check = async (agent: Agent.Agent, options: Options = {}): Promise<Result> => {
   const laws = options.laws ?? Law.all
   const details = await fc.check(
-    fc.asyncProperty(scenario(agent, options), async (generated) => (await violationsOf(agent, generated, laws)).violations.length === 0),
+    fc.asyncProperty(scenario(agent, options), async (generated) => (await violationsOf(agent, generated, laws, options.worker)).violations.length === 0),
     {
       numRuns: options.numRuns ?? 50,
       ...(options.seed === undefined ? {} : { seed: options.seed }),
@@ -408,8 +447,8 @@ export const check = async (agent: Agent.Agent, options: Options = {}): Promise<
   if (!details.failed || details.counterexample === null) {
     return { failed: false, numRuns: details.numRuns, seed: details.seed, violations: [], report: "" }
   }
-  const counterexample = await minimize(agent, details.counterexample[0], laws)
-  const { traces, violations } = await violationsOf(agent, counterexample, laws)
+  const counterexample = await minimize(agent, details.counterexample[0], laws, 200, options)
+  const { traces, violations } = await violationsOf(agent, counterexample, laws, options.worker)
   const replay = `Replay: Properties.check(agent, { seed: ${details.seed}, path: ${JSON.stringify(details.counterexamplePath)} }) (found after ${details.numRuns} scenario(s), ${details.numShrinks} shrink(s))`
   const report = traces === undefined
     ? `The agent failed: ${violations.map((violation) => violation.detail).join("; ")}\n${replay}`

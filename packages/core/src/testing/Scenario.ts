@@ -91,7 +91,9 @@ export interface Resume {
 
 /**
  * The next resume's process dies at its `checkpoint`-th checkpoint (counted from 1), just after the
- * store saved it; another process loads the conversation from the store and resumes it.
+ * store saved it; another process loads the conversation from the store and resumes it. On the
+ * `worker` path, with `before`, it dies just before that save (nothing of it written); the `stored`
+ * path plays every crash just after its save.
  *
  * @category models
  * @since 0.3.0
@@ -99,6 +101,7 @@ export interface Resume {
 export interface Crash {
   readonly _tag: "Crash"
   readonly checkpoint: number
+  readonly before?: boolean | undefined
 }
 
 /**

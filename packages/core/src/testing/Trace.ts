@@ -3,10 +3,13 @@
  * every run of a handler (the kit wraps your handlers; your `wrapHandler`
  * middleware goes over the recording), every decision taken or refused, every
  * checkpoint saved, every model request, and how each run of the turn ended.
- * One of three paths: `plain` (`complete` / `resume`, no checkpoint),
+ * One of four paths: `plain` (`complete` / `resume`, no checkpoint),
  * `stored` (every state checkpointed to the store, each resume from the stored
  * JSON, crashes played: the process dies just after a save and a new chat
- * resumes from the store) and `streamed` (`stream`). The clock is a
+ * resumes from the store), `streamed` (`stream`) and `worker` (every run
+ * through `Worker.resume` under the store's leases: crashes just before or
+ * after a save, the next process busy until the dead lease runs out, then
+ * taking over; see `internal/workerPath.ts`). The clock is a
  * `TestClock` starting at 0 that only the scenario's clock moves advance.
  *
  * @since 0.3.0
@@ -33,6 +36,7 @@ import * as Agent from "./Agent.js"
 import * as Structured from "./internal/structured.js"
 import * as MockLanguageModel from "./MockLanguageModel.js"
 import * as Scenario from "./Scenario.js"
+import * as WorkerPath from "./internal/workerPath.js"
 
 /**
  * How the turn is driven (see the module's header).
@@ -40,7 +44,7 @@ import * as Scenario from "./Scenario.js"
  * @category models
  * @since 0.3.0
  */
-export type Mode = "plain" | "stored" | "streamed"
+export type Mode = "plain" | "stored" | "streamed" | "worker"
 
 /**
  * One run of a handler. `arguments`: the parameters it got, encoded, as canonical JSON; `at`: the
@@ -158,6 +162,8 @@ export interface Trace {
   readonly log: ReadonlyArray<string>
   /** The structured answers (an agent with `output`), in order. */
   readonly structured?: ReadonlyArray<Answered> | undefined
+  /** On the `worker` path: every `Worker.resume` (its lease, how it ended) and every call lost in a crash. */
+  readonly worker?: WorkerPath.Record | undefined
 }
 
 /**
@@ -293,6 +299,7 @@ class Recording {
   crashed = false
   messages: Messages.Messages
   chat!: AnyChat
+  readonly worker = WorkerPath.makeState()
   readonly makeChat: Effect.Effect<AnyChat>
 
   constructor(
@@ -370,8 +377,10 @@ class Recording {
   }
 
   /** One run of the turn from the messages on the path; a crash plays the next process's recovery. */
-  turn(crashAt: number | undefined): Effect.Effect<void> {
-    const run = this.mode === "streamed" ? this.streamed() : this.completed(crashAt)
+  turn(crashAt: number | undefined, before?: boolean): Effect.Effect<void> {
+    const run = this.mode === "worker"
+      ? WorkerPath.turn(this, crashAt === undefined ? undefined : { checkpoint: crashAt, before: before === true })
+      : this.mode === "streamed" ? this.streamed() : this.completed(crashAt)
     return run.pipe(Effect.provide(this.agent.layer ?? Layer.empty), Effect.orDie) as Effect.Effect<void>
   }
 
@@ -480,14 +489,14 @@ class Recording {
   }
 
   /** A resume: on the stored path the decisions go through the store too (saved, then loaded). */
-  resume(crashAt: number | undefined): Effect.Effect<void> {
+  resume(crashAt: number | undefined, before?: boolean): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       if (this.last === "Complete") return
       if (this.mode === "stored") {
         yield* this.save()
         this.messages = yield* this.load()
       }
-      yield* this.turn(crashAt)
+      yield* this.turn(crashAt, before)
     })
   }
 
@@ -495,17 +504,19 @@ class Recording {
   play(): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       this.chat = yield* this.makeChat
-      if (this.mode === "stored") yield* this.save()
-      yield* this.turn(this.mode === "stored" ? this.scenario.firstCrash : undefined)
-      let crashAt: number | undefined
+      // Only where there is a store does a process die.
+      const stores = this.mode === "stored" || this.mode === "worker"
+      if (stores) yield* this.save()
+      yield* this.turn(stores ? this.scenario.firstCrash : undefined)
+      let crash: Scenario.Crash | undefined
       for (const step of this.scenario.steps) {
         if (step._tag === "Decide") yield* this.decide(step)
         else if (step._tag === "Clock") yield* this.moveClock(step)
         else if (step._tag === "Steer") this.steer(step)
-        else if (step._tag === "Crash") crashAt = this.mode === "stored" ? step.checkpoint : undefined
+        else if (step._tag === "Crash") crash = stores ? step : undefined
         else {
-          yield* this.resume(crashAt)
-          crashAt = undefined
+          yield* this.resume(crash?.checkpoint, crash?.before)
+          crash = undefined
         }
       }
     })
@@ -513,7 +524,11 @@ class Recording {
 
   trace(): Trace {
     const { decisions, ends, log, messages, mode, requests, runs, saved, scenario, states, structured } = this
-    return { mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log, ...(this.agent.output === undefined ? {} : { structured }) }
+    return {
+      mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log,
+      ...(mode === "worker" ? { worker: WorkerPath.record(this.worker) } : {}),
+      ...(this.agent.output === undefined ? {} : { structured })
+    }
   }
 }
 

@@ -6,7 +6,7 @@
  * and the size of the shrunk counterexamples (calls / steps). A script, not a
  * test:
  *
- *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts
+ *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts [name]
  */
 import * as Properties from "../../src/testing/Properties.js"
 import * as Agents from "./lawAgents.js"
@@ -17,11 +17,16 @@ const bugs = [
   ["a decision path dropping the policy", Agents.policyDroppingDecide],
   ["a store losing its last checkpoint", Agents.forgetfulStore],
   ["an answer handed back undecoded", Agents.undecodedAnswer],
-  ["a late approval that runs", Agents.lateApprovalRuns]
+  ["a late approval that runs", Agents.lateApprovalRuns],
+  ["a store ignoring leases", Agents.leaseIgnoringStore]
 ] as const
+
+/** Only the bugs whose name contains this (the first argument), when given. */
+const only = process.argv[2]
 
 const main = async () => {
   for (const [name, agent] of bugs) {
+    if (only !== undefined && !name.includes(only)) continue
     const runs: Array<number> = []
     const sizes = new Set<string>()
     for (let seed = 1; seed <= 20; seed++) {

@@ -188,3 +188,25 @@ export const lateApprovalRuns: Agent.Agent = {
           })
         })) as Messages.Messages))
 }
+
+/**
+ * Planted bug 9: a store that ignores leases: `acquire` always succeeds, taking the lease from
+ * whoever holds it (a live worker's as well as a dead one's), so two workers may run one turn at once.
+ */
+export const leaseIgnoringStore: Agent.Agent = {
+  ...refunds,
+  store: Effect.map(ConversationStore.makeMemory, (store): ConversationStore.Service => {
+    const held = new Map<string, ConversationStore.Lease>()
+    const acquire: ConversationStore.Service["acquire"] = (id, owner, ttl) =>
+      store.acquire(id, owner, ttl).pipe(
+        Effect.catchTag("ConversationBusy", () => {
+          const holder = held.get(id)
+          return holder === undefined ? store.acquire(id, owner, ttl) : Effect.andThen(store.release(holder), store.acquire(id, owner, ttl))
+        }),
+        Effect.tap((lease) => Effect.sync(() => held.set(id, lease)))
+      )
+    // No `acquireAndLoad` of its own: `Worker.resume` acquires through the broken `acquire`, then loads.
+    const { acquireAndLoad: _own, ...rest } = store
+    return { ...rest, acquire }
+  })
+}
