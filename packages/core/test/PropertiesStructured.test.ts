@@ -105,6 +105,10 @@ describe("Trace.structured", () => {
     expect(Law.check(Agents.structuredRefunds, valid)).toEqual([])
     expect(Law.check(Agents.structuredRefunds, missing)).toEqual([])
     expect(valid.stored.log).toContain("structured answer -> value {\"approved\":true,\"orderId\":\"A-1\",\"refunded\":200}")
+    // The worker path (through `Worker.resume`) asks for no structured answer.
+    const worker = await Effect.runPromise(Trace.record(Agents.structuredRefunds, answering("{\"orderId\":\"A-1\"}"), "worker"))
+    expect(worker.ends.map((end) => end.outcome)).toEqual(["Complete"])
+    expect(worker.structured).toEqual([])
     // An agent without `output` records no structured answers.
     expect((await Effect.runPromise(Trace.recordAll(Agents.refunds, answering("{}")))).stored.structured).toBeUndefined()
   })
