@@ -3,7 +3,9 @@
  * handlers and the services they and the strategy need, who asks and who may
  * decide, and optionally what you promise about it (`mustAsk`: which calls a
  * person must approve, under which policy), your handler middleware
- * (`wrapHandler`), your own decision path (`decide`) and your store (`store`).
+ * (`wrapHandler`), your own decision path (`decide`) and your store (`store`),
+ * and for an agent answering structured data its Schema (`output`) and how
+ * your code asks for the answer (`answer`).
  * `Trace.record` runs scenarios against it; `Law` checks what they did.
  *
  * @since 0.3.0
@@ -11,7 +13,9 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
 import type * as Chat from "../chat/Chat.js"
+import type * as ChatOutcome from "../chat/ChatOutcome.js"
 import type * as ConversationStore from "../durable/ConversationStore.js"
 import type * as Tool from "../tools/Tool.js"
 import type * as Toolkit from "../tools/Toolkit.js"
@@ -37,7 +41,8 @@ export interface ProposedCall {
  * @since 0.3.0
  */
 export interface Decision {
-  readonly kind: "approve" | "edit" | "reject" | "cancel"
+  /** `approve-late`: an approval given after the call's approval deadline passed (the scenario moved the clock past it). */
+  readonly kind: "approve" | "edit" | "reject" | "cancel" | "approve-late"
   readonly id: string
   readonly by: Messages.Identity
   /** The edited arguments (JSON text), for `edit`. */
@@ -56,6 +61,20 @@ export type Decide = (
   messages: Messages.Messages,
   decision: Decision
 ) => Effect.Effect<Messages.Messages, unknown>
+
+/**
+ * How your code asks the chat for a structured answer decoded with `output`, with the turn's options
+ * (its checkpoint on the stored path): the chat's `completeStructured` by default (`chatAnswer`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Answer = (
+  chat: Chat.Service<any, any>,
+  messages: Messages.Messages,
+  output: Schema.Codec<any, any>,
+  options: Chat.TurnOptions
+) => Effect.Effect<ChatOutcome.Result<unknown>, unknown, any>
 
 /**
  * An agent under test.
@@ -86,6 +105,13 @@ export interface Agent {
   readonly decide?: Decide | undefined
   /** Your store (a fresh one per scenario); default: `ConversationStore.makeMemory`. */
   readonly store?: Effect.Effect<ConversationStore.Service> | undefined
+  /**
+   * The Schema of the turn's final answer, for an agent that answers structured data: the model's
+   * final answers are then JSON, valid for it or nearly, and the plain and stored paths ask through `answer`.
+   */
+  readonly output?: Schema.Codec<any, any> | undefined
+  /** How your code asks for that answer; default: the chat's own (`chatAnswer`). */
+  readonly answer?: Answer | undefined
 }
 
 /**
@@ -124,6 +150,7 @@ export const chatDecide: Decide = (chat, messages, decision) => {
   const options = { decider: decision.by }
   switch (decision.kind) {
     case "approve":
+    case "approve-late":
       return chat.approve(messages, decision.id, undefined, options)
     case "edit":
       return chat.approveJson(messages, decision.id, decision.arguments ?? "{}", options)
@@ -137,3 +164,11 @@ export const chatDecide: Decide = (chat, messages, decision) => {
         }))
   }
 }
+
+/**
+ * The default way to ask for a structured answer: the chat's `completeStructured` with the agent's `output`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const chatAnswer: Answer = (chat, messages, output, options) => chat.completeStructured(messages, output, options)

@@ -15,6 +15,8 @@
 import * as DecisionPolicy from "../turn/DecisionPolicy.js"
 import * as Messages from "../turn/Messages.js"
 import * as Agent from "./Agent.js"
+import * as LateApproval from "./internal/lateApproval.js"
+import * as Structured from "./internal/structured.js"
 import * as Scenario from "./Scenario.js"
 import * as Trace from "./Trace.js"
 import * as LeaseLaw from "./internal/leaseLaw.js"
@@ -152,6 +154,8 @@ export const noDoubleRun: Law = {
 
 /**
  * A rejected, cancelled or expired call never runs, and when the model is called again it is told which.
+ * An approval given at or after the call's approval deadline (`approve-late`) counts for nothing: the
+ * call never runs and the model is told it expired.
  *
  * @category laws
  * @since 0.3.0
@@ -177,6 +181,7 @@ export const refusedNeverRuns: Law = {
       if (!decision.accepted || (decision.kind !== "reject" && decision.kind !== "cancel")) continue
       if (stored.runs.some((run) => run.id === decision.id && run.seq > decision.seq)) out.push(`${decision.id} ran after an accepted ${decision.kind}`)
     }
+    out.push(...LateApproval.violations(stored))
     return out
   }
 }
@@ -245,6 +250,30 @@ export const resultsKept: Law = {
   }
 }
 
+/**
+ * A turn of an agent with an `output` Schema that ends with a structured answer gives your code a
+ * value that decodes with that Schema (a value of its type), or a typed failure (a tagged error such
+ * as `StructuredOutputError`); never a value that does not decode, never a defect.
+ *
+ * @category laws
+ * @since 0.3.0
+ */
+export const structuredAnswer: Law = {
+  name: "structuredAnswer",
+  promise: "a structured answer is a value that decodes with the agent's output Schema, or a typed failure",
+  check: (agent, traces) =>
+    Object.values(traces).flatMap((trace: Trace.Trace | undefined) => {
+      if (trace === undefined || agent.output === undefined) return []
+      return (trace.structured ?? []).flatMap(({ outcome, text }) => {
+        const answer = text === undefined ? "" : ` (the model answered ${JSON.stringify(text)})`
+        if (outcome._tag === "Failure") return outcome.typed ? [] : [`the structured answer on the ${trace.mode} path failed with a defect, not a typed error: ${outcome.error}`]
+        return Structured.decodes(agent.output!, outcome.value)
+          ? []
+          : [`the structured answer on the ${trace.mode} path is ${Trace.canonical(outcome.value)}, which does not decode with the agent's output${answer}`]
+      })
+    })
+}
+
 const runsOf = (trace: Trace.Trace) => trace.runs.map(({ arguments: args, attempt, id, name, outcome }) => ({ id, name, arguments: args, attempt, outcome }))
 
 /**
@@ -292,7 +321,7 @@ export const leaseKept: Law = {
  * @category laws
  * @since 0.3.0
  */
-export const all: ReadonlyArray<Law> = [approvedBeforeRun, noDoubleRun, refusedNeverRuns, notBeforeTime, stepsBounded, resultsKept, pathsAgree, leaseKept]
+export const all: ReadonlyArray<Law> = [approvedBeforeRun, noDoubleRun, refusedNeverRuns, notBeforeTime, stepsBounded, resultsKept, structuredAnswer, pathsAgree, leaseKept]
 
 /**
  * The violations of `laws` (default `all`) in the traces.

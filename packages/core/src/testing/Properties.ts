@@ -7,7 +7,10 @@
  * key, not JSON), and calls to a tool nobody serves; model scripts of one or
  * more responses with parallel calls and cut-short finishes; people's decisions
  * (approve, edit with valid and invalid arguments, reject with a reason,
- * cancel, by several deciders for quorum and four-eyes); steering messages
+ * cancel, approve late: past the call's deadline, by several deciders for
+ * quorum and four-eyes); for an agent with an `output` Schema, final answers
+ * of valid JSON for it and near-valid ones (a key missing, of the wrong type,
+ * given twice, `__proto__`, not JSON); steering messages
  * while paused; clock moves before,
  * at and after the next schedule or deadline; crashes at any checkpoint
  * (just after its save; on the worker path, through `Worker.resume` and its
@@ -25,6 +28,7 @@ import type * as Tool from "../tools/Tool.js"
 import * as Agent from "./Agent.js"
 import * as Law from "./Law.js"
 import * as Scenario from "./Scenario.js"
+import * as Structured from "./internal/structured.js"
 import * as Trace from "./Trace.js"
 
 /**
@@ -166,7 +170,47 @@ export const decide = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<
     { weight: 4, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("approve" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("edit" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }), arguments: edits }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("reject" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }), reason: fc.constantFrom("no", "not now") }) },
-    { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("cancel" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) }
+    { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("cancel" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) },
+    { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("approve-late" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) }
+  )
+}
+
+/**
+ * A pool of valid answers for an `output` Schema (`effect/Arbitrary`), encoded and as the model sends
+ * them (a root that is not an object wrapped in `{ "value": … }`); `{}` alone for a Schema it cannot sample.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const validAnswers = (output: Schema.Top): fc.Arbitrary<unknown> => {
+  const schema = output as Schema.Codec<unknown, unknown>
+  const encode = Schema.encodeUnknownSync(schema)
+  const sampled = Effect.runSync(Effect.orElseSucceed(
+    Effect.suspend(() => Arbitrary.sampleEffect(Arbitrary.schema(schema), { count: 48, seed: "output", size: 4 })),
+    () => []
+  ).pipe(Effect.catchDefect(() => Effect.succeed([]))))
+  const pool = sampled.flatMap((value) => {
+    try {
+      return [Structured.toWire(output, encode(value))]
+    } catch {
+      return []
+    }
+  })
+  return pool.length === 0 ? fc.constant({}) : fc.constantFrom(...pool)
+}
+
+/**
+ * The model's final answer for an `output` Schema, as JSON text: mostly valid, often near-valid
+ * (not JSON, a key missing, of the wrong type, given twice, a `__proto__` key).
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const finalAnswer = (output: Schema.Top): fc.Arbitrary<string> => {
+  const valid = validAnswers(output)
+  return fc.oneof(
+    { weight: 3, arbitrary: valid.map((value) => JSON.stringify(value)) },
+    { weight: 2, arbitrary: fc.tuple(valid, fc.nat({ max: 4 })).map(([value, kind]) => mutate(value, kind)) }
   )
 }
 
@@ -239,12 +283,19 @@ export const round = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<R
 
 /**
  * A whole scenario for the agent: the model's responses (each call with its own id), `maxSteps`, a crash
- * in the first run maybe, and up to three rounds while paused.
+ * in the first run maybe, and up to three rounds while paused; for an agent with an `output` Schema, the
+ * model's final answer too (`finalAnswer`).
  *
  * @category arbitraries
  * @since 0.3.0
  */
 export const scenario = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<Scenario.Scenario> =>
+  agent.output === undefined
+    ? plainScenario(agent, options)
+    : fc.tuple(plainScenario(agent, options), finalAnswer(agent.output)).map(([scenario, final]) => ({ ...scenario, final }))
+
+/** A scenario without a structured final answer. */
+const plainScenario = (agent: Agent.Agent, options: Options): fc.Arbitrary<Scenario.Scenario> =>
   fc.record({
     responses: fc.array(response(agent, options), { minLength: 1, maxLength: options.maxResponses ?? 3 }),
     maxSteps: fc.integer({ min: 1, max: 6 }),

@@ -33,6 +33,7 @@ import * as Tool from "../tools/Tool.js"
 import * as Messages from "../turn/Messages.js"
 import * as Steering from "../turn/Steering.js"
 import * as Agent from "./Agent.js"
+import * as Structured from "./internal/structured.js"
 import * as MockLanguageModel from "./MockLanguageModel.js"
 import * as Scenario from "./Scenario.js"
 import * as WorkerPath from "./internal/workerPath.js"
@@ -124,6 +125,22 @@ export interface State {
 }
 
 /**
+ * A structured answer (an agent with `output`): what the agent's code got at the end of a run of the
+ * turn, the decoded value or the failure's tag (`typed`: a tagged error, not a defect), and the model's text.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Answered {
+  readonly seq: number
+  readonly process: number
+  readonly text?: string | undefined
+  readonly outcome:
+    | { readonly _tag: "Value"; readonly value: unknown }
+    | { readonly _tag: "Failure"; readonly error: string; readonly typed: boolean }
+}
+
+/**
  * Everything a scenario did to an agent on one path.
  *
  * @category models
@@ -143,6 +160,8 @@ export interface Trace {
   readonly final: Messages.Messages
   /** What happened, one line each, for a failure's report. */
   readonly log: ReadonlyArray<string>
+  /** The structured answers (an agent with `output`), in order. */
+  readonly structured?: ReadonlyArray<Answered> | undefined
   /** On the `worker` path: every `Worker.resume` (its lease, how it ended) and every call lost in a crash. */
   readonly worker?: WorkerPath.Record | undefined
 }
@@ -273,6 +292,7 @@ class Recording {
   readonly requests: Array<Request> = []
   readonly states: Array<State> = []
   readonly log: Array<string> = []
+  readonly structured: Array<Answered> = []
   process = 1
   last: End["outcome"] = "Paused"
   version = 0
@@ -366,12 +386,13 @@ class Recording {
 
   streamed(): Effect.Effect<void, unknown, any> {
     return Effect.gen({ self: this }, function*() {
-      const exit = yield* Effect.exit(Stream.runCollect(this.chat.stream(this.messages)))
+      const exit = yield* Effect.exit(Stream.runCollect(Structured.stream(this.agent, this.chat, this.messages)))
+      this.answered(Exit.map(exit, (events) => ({ outcome: events[events.length - 1] ?? { _tag: "Nothing" } })))
       if (Exit.isFailure(exit)) {
         const failure = failureOf(exit.cause)
         return this.ended("Failed", messagesOf(failure) ?? this.messages, errorTag(failure))
       }
-      const final = exit.value[exit.value.length - 1] as ChatEvent.ChatEvent | undefined
+      const final = exit.value[exit.value.length - 1] as unknown as ChatEvent.ChatEvent | undefined
       if (final?._tag === "Completed" || final?._tag === "Paused") {
         return this.ended(final._tag === "Completed" ? "Complete" : "Paused", final.messages)
       }
@@ -382,7 +403,8 @@ class Recording {
   completed(crashAt: number | undefined): Effect.Effect<void, unknown, any> {
     return Effect.gen({ self: this }, function*() {
       const stored = this.mode === "stored"
-      const exit = yield* Effect.exit(this.chat.complete(this.messages, stored ? { checkpoint: this.checkpointing(crashAt) } : {}))
+      const exit = yield* Effect.exit(Structured.complete(this.agent, this.chat, this.messages, stored ? { checkpoint: this.checkpointing(crashAt) } : {}))
+      if (!this.crashed) this.answered(exit, Structured.textOf(exit))
       if (Exit.isSuccess(exit)) return this.ended(exit.value.outcome._tag, stored ? yield* this.load() : exit.value.messages)
       if (this.crashed) return yield* this.recover()
       const failure = failureOf(exit.cause)
@@ -401,11 +423,32 @@ class Recording {
     })
   }
 
+  /** What the agent's code got from a structured answer (an agent with `output`), if the run ended with one. */
+  answered(exit: Exit.Exit<{ readonly outcome: { readonly _tag: string; readonly value?: unknown } }, unknown>, text?: string): void {
+    const outcome = this.agent.output === undefined ? undefined : Structured.outcomeOf(exit)
+    if (outcome === undefined) return
+    this.structured.push({ seq: this.next(), process: this.process, ...(text === undefined ? {} : { text }), outcome })
+    this.log.push(`structured answer -> ${outcome._tag === "Value" ? `value ${canonical(outcome.value)}` : `failed (${outcome.error})`}`)
+  }
+
+  /** An `approve-late`: the clock moves just past the call's approval deadline, if it has one not passed yet. */
+  pastDeadline(call: Messages.ToolCallPart): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      const deadline = call.status._tag === "AwaitingApproval" ? call.status.expiresAt : undefined
+      if (deadline === undefined) return void this.log.push(`approve-late: ${call.id} has no deadline`)
+      const now = yield* Clock.currentTimeMillis
+      const by = Math.max(0, deadline + 1 - now)
+      yield* TestClock.adjust(`${by} millis`)
+      this.log.push(`clock +${by} ms -> ${now + by} (past the deadline ${deadline} of ${call.id})`)
+    })
+  }
+
   decide(step: Scenario.Decide): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       const calls = pending(this.messages)
       if (this.last !== "Paused" || calls.length === 0) return void this.log.push(`${step.kind}: nothing waits for a decision`)
       const call = calls[step.call % calls.length]!
+      if (step.kind === "approve-late") yield* this.pastDeadline(call)
       const deciders = Agent.decidersOf(this.agent)
       const decision: Agent.Decision = {
         kind: step.kind,
@@ -480,8 +523,12 @@ class Recording {
   }
 
   trace(): Trace {
-    const { decisions, ends, log, messages, mode, requests, runs, saved, scenario, states } = this
-    return { mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log, ...(mode === "worker" ? { worker: WorkerPath.record(this.worker) } : {}) }
+    const { decisions, ends, log, messages, mode, requests, runs, saved, scenario, states, structured } = this
+    return {
+      mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log,
+      ...(mode === "worker" ? { worker: WorkerPath.record(this.worker) } : {}),
+      ...(this.agent.output === undefined ? {} : { structured })
+    }
   }
 }
 

@@ -16,6 +16,8 @@ const bugs = [
   ["a middleware retrying a refund", Agents.retryingMiddleware],
   ["a decision path dropping the policy", Agents.policyDroppingDecide],
   ["a store losing its last checkpoint", Agents.forgetfulStore],
+  ["an answer handed back undecoded", Agents.undecodedAnswer],
+  ["a late approval that runs", Agents.lateApprovalRuns],
   ["a store ignoring leases", Agents.leaseIgnoringStore]
 ] as const
 

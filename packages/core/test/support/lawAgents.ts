@@ -9,7 +9,7 @@ import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Action, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
+import { Action, ChatError, type ChatOutcome, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
 import { Agent } from "../../src/testing/index.js"
 
 export const LookupOrder = Tool.make("lookup_order", {
@@ -145,6 +145,48 @@ export const forgetfulStore: Agent.Agent = {
         })
     }
   })
+}
+
+// A refund agent answering structured data, and planted bugs 5 (an answer handed back undecoded) and 6 (a late approval that runs).
+
+/** What the structured refund agent answers at the end of its turn. */
+export const RefundSummary = Schema.Struct({
+  orderId: Schema.String,
+  refunded: Schema.Number,
+  approved: Schema.Boolean
+}).annotate({ identifier: "RefundSummary" })
+
+/** The refund agent answering a `RefundSummary` (through the chat's `completeStructured`), as it should be. */
+export const structuredRefunds: Agent.Agent = { ...refunds, output: RefundSummary }
+
+/** Planted bug 5: the answer is the raw `JSON.parse` of the model's text (text that is not JSON a typed failure), never decoded with the Schema. */
+export const undecodedAnswer: Agent.Agent = {
+  ...structuredRefunds,
+  answer: (chat, messages, _output, options) =>
+    Effect.flatMap(chat.complete(messages, options), (result): Effect.Effect<ChatOutcome.Result<unknown>, ChatError.StructuredOutputError> => {
+      const outcome = result.outcome
+      if (outcome._tag !== "Complete") return Effect.succeed(result)
+      return Effect.try({
+        try: () => ({ ...result, outcome: { ...outcome, value: JSON.parse(outcome.value) as unknown } }),
+        catch: (cause) => new ChatError.StructuredOutputError({ detail: String(cause), text: outcome.value, messages: result.messages })
+      })
+    })
+}
+
+/** Planted bug 6: a decision path that lifts the deadline of a call approved after it ("a person said yes, so it counts"): the late approval runs. */
+export const lateApprovalRuns: Agent.Agent = {
+  ...refunds,
+  decide: (chat, messages, decision) =>
+    Effect.flatMap(Agent.chatDecide(chat, messages, decision), (decided) =>
+      Effect.map(Clock.currentTimeMillis, (now) =>
+        decided.map((message) => ({
+          ...message,
+          parts: message.parts.map((part) => {
+            if (part._tag !== "ToolCall" || part.id !== decision.id || part.status._tag !== "Approved") return part
+            const { expiresAt, ...status } = part.status
+            return expiresAt !== undefined && expiresAt <= now ? { ...part, status } : part
+          })
+        })) as Messages.Messages))
 }
 
 /**
