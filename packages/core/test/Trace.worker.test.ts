@@ -4,7 +4,8 @@
  * its leases, on the TestClock. A crash just after or just before a save leaves
  * the dead process's lease held: the next process finds the conversation busy
  * (typed, nothing run), takes over once the lease's time has passed, and
- * reports the call the crash left running as interrupted. `Law.leaseKept` and
+ * reports the call the crash left running as interrupted; the dead process's
+ * late save under its old lease is refused. `Law.leaseKept` and
  * the other laws hold there for the agent as it should be, and a store that
  * ignores leases (planted bug 9) breaks `leaseKept`, and generated scenarios
  * catch it on the worker path only, shrunk to a few steps.
@@ -12,8 +13,8 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import { Messages, Turn, Worker } from "../src/index.js"
-import { Law, Scenario, Trace } from "../src/testing/index.js"
+import { ConversationStore, Messages, Turn, Worker } from "../src/index.js"
+import { type Agent, Law, Scenario, Trace } from "../src/testing/index.js"
 import * as Properties from "../src/testing/Properties.js"
 import * as Agents from "./support/lawAgents.js"
 
@@ -75,6 +76,8 @@ describe("the worker path", () => {
     const status = Messages.findTool(trace.final, "c1_1")!.status
     expect(status).toEqual(expect.objectContaining({ _tag: "Failed", error: Turn.interruptedError }))
     expect(trace.ends.map((end) => end.outcome)).toEqual(["Paused", "Crashed", "Complete"])
+    // Once process 2 held the lease, the dead process's late save under its old one was refused.
+    expect(trace.worker!.late).toEqual([expect.objectContaining({ process: 1, holder: 2, refused: "ConversationBusy" })])
     expect(Law.check(Agents.refunds, { stored: trace })).toEqual([])
   })
 
@@ -127,6 +130,25 @@ describe("the worker path", () => {
     // leaseKept looks at the worker path only: the stored path of the same scenario has no lease to keep.
     const stored = await Effect.runPromise(Trace.record(Agents.leaseIgnoringStore, scenario, "stored"))
     expect(Law.leaseKept.check(Agents.leaseIgnoringStore, { stored })).toEqual([])
+  })
+
+  it("a store whose saves ignore the lease accepts the dead process's late save while the next one holds the conversation: leaseKept breaks", async () => {
+    const leaseBlind: Agent.Agent = {
+      ...Agents.refunds,
+      store: Effect.map(ConversationStore.makeMemory, (store): ConversationStore.Service => {
+        const { saveAndRelease: _own, ...rest } = store
+        return {
+          ...rest,
+          save: (id, messages, options) =>
+            store.save(id, messages, options?.expectedVersion === undefined ? {} : { expectedVersion: options.expectedVersion })
+        }
+      })
+    }
+    const trace = await worker(leaseBlind, approved({ _tag: "Crash", checkpoint: 1, before: true }))
+    expect(trace.worker!.late).toEqual([expect.objectContaining({ process: 1, holder: 2, refused: undefined })])
+    expect(Law.leaseKept.check(leaseBlind, { stored: trace })).toEqual([
+      "the store accepted a late save of process 1 under its old lease while process 2 held the conversation"
+    ])
   })
 
   it("leaseKept: a busy process that ran something, a completed call run again after the takeover, a lost call not reported, each break it", async () => {

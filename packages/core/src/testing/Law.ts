@@ -302,9 +302,10 @@ export const pathsAgree: Law = {
 
 /**
  * On the `worker` path (every run through `Worker.resume`): no two processes hold the conversation's
- * lease at once (none takes it before a dead one's lease ran out), a process that finds it busy runs,
- * asks and saves nothing, and after a takeover nothing completed before the crash runs again, while a
- * call the crash left running is reported interrupted (an idempotent tool's may run again).
+ * lease at once (none takes it before a dead one's lease ran out, and the store refuses a dead one's
+ * late save under its old lease), a process that finds it busy runs, asks and saves nothing, and after
+ * a takeover nothing completed before the crash runs again, while a call the crash left running is
+ * reported interrupted (an idempotent tool's may run again).
  *
  * @category laws
  * @since 0.3.0

@@ -394,7 +394,8 @@ const smaller = (scenario: Scenario.Scenario): ReadonlyArray<Scenario.Scenario> 
 
 /**
  * Makes a failing scenario smaller, one part at a time, while it still breaks the first law it broke
- * (fast-check's shrinking keeps the last responses of a list; this takes any out).
+ * (fast-check's shrinking keeps the last responses of a list; this takes any out), on the paths
+ * `options.worker` plays (see `Options`).
  *
  * @category checks
  * @since 0.3.0

@@ -3,7 +3,8 @@
  * `workerPath.ts`): no process takes the conversation while another's lease
  * still holds it, a process that found it busy ran nothing, and after a
  * takeover nothing that completed before the crash runs again, while a call
- * the crash left running is reported interrupted (or, idempotent, run again).
+ * the crash left running is reported interrupted (or, idempotent, run again);
+ * a dead process's late save under its old lease is refused.
  *
  * @internal
  */
@@ -23,6 +24,14 @@ const overlaps = (record: WorkerPath.Record): ReadonlyArray<string> =>
         : []
     })
   })
+
+/** A dead process's save under its old lease, made while another held the conversation, was accepted. */
+const lateAccepted = (record: WorkerPath.Record): ReadonlyArray<string> =>
+  record.late.flatMap((late) =>
+    late.refused === undefined
+      ? [`the store accepted a late save of process ${late.process} under its old lease while process ${late.holder} held the conversation`]
+      : []
+  )
 
 /** A process that found the conversation busy ran, asked, or saved something. */
 const busyRan = (trace: Trace.Trace, record: WorkerPath.Record): ReadonlyArray<string> =>
@@ -67,5 +76,5 @@ export const check = (agent: Agent.Agent, traces: Trace.Traces): ReadonlyArray<s
   Object.values(traces).flatMap((trace: Trace.Trace | undefined) => {
     const record = trace?.worker
     if (trace === undefined || record === undefined) return []
-    return [...overlaps(record), ...busyRan(trace, record), ...rerun(agent, trace, record)]
+    return [...overlaps(record), ...lateAccepted(record), ...busyRan(trace, record), ...rerun(agent, trace, record)]
   })

@@ -9,7 +9,10 @@
  * the TestClock it takes over. The calls the dead process left `Running` are
  * recorded as lost in the crash (core reports them `Failed` with
  * `Turn.interruptedError`, or runs them again when their tool is idempotent),
- * and so are the decisions that reached no save (`LostInCrash`).
+ * and so are the decisions that reached no save (`LostInCrash`). Once the next
+ * process holds the lease, the dead one comes back for a moment (a stalled
+ * process, not a dead one) and makes the save it was making, under its old
+ * lease: the store must refuse it.
  * Decisions and steering messages are taken on the conversation as loaded, by
  * the agent's decision path and the process's chat, and reach the store
  * through the `decide` of the next `Worker.resume` (checked by it as any
@@ -86,13 +89,27 @@ export interface Lost {
 }
 
 /**
- * What the worker path recorded: every `Worker.resume` and every call lost in a crash.
+ * The save a dead process makes late, under its old lease, once process `holder` took the
+ * conversation over: `refused` with the store's error tag, or accepted (`undefined`).
+ *
+ * @internal
+ */
+export interface Late {
+  readonly seq: number
+  readonly process: number
+  readonly holder: number
+  readonly refused?: string | undefined
+}
+
+/**
+ * What the worker path recorded: every `Worker.resume`, every call lost in a crash, every late save.
  *
  * @internal
  */
 export interface Record {
   readonly attempts: ReadonlyArray<Attempt>
   readonly lost: ReadonlyArray<Lost>
+  readonly late: ReadonlyArray<Late>
 }
 
 /**
@@ -103,6 +120,9 @@ export interface Record {
 export interface State {
   readonly attempts: Array<Attempt>
   readonly lost: Array<Lost>
+  readonly late: Array<Late>
+  /** The messages a dying process was saving (or last saved), and its lease: what it saves late. */
+  dying: { readonly process: number; readonly messages: Messages.Messages; readonly lease: ConversationStore.Lease } | undefined
   /** The messages as last loaded from the store: decisions taken since are what the next decide writes. */
   loaded: Messages.Messages | undefined
   /** When they were loaded (`seq`): the decisions taken since ride on the next `Worker.resume`. */
@@ -114,7 +134,7 @@ export interface State {
  *
  * @internal
  */
-export const makeState = (): State => ({ attempts: [], lost: [], loaded: undefined, loadedSeq: 0 })
+export const makeState = (): State => ({ attempts: [], lost: [], late: [], dying: undefined, loaded: undefined, loadedSeq: 0 })
 
 /**
  * A decision as `Trace` records it.
@@ -164,6 +184,8 @@ export interface CrashAt {
 
 /** One process's view of the store: its saves counted and recorded, and nothing at all once it died. */
 interface View {
+  /** The messages of the last save it made or tried. */
+  readonly tried: () => Messages.Messages | undefined
   readonly service: ConversationStore.Service
   readonly dead: () => boolean
   readonly saves: () => number
@@ -179,6 +201,7 @@ const view = (host: Host, crash: CrashAt | undefined): View => {
   let written = 0
   let lease: ConversationStore.Lease | undefined
   let released = false
+  let tried: Messages.Messages | undefined
   const die = Effect.suspend(() => {
     dead = true
     return Effect.interrupt
@@ -192,6 +215,7 @@ const view = (host: Host, crash: CrashAt | undefined): View => {
       // A dead process saves nothing more (the chat's own clean-up on interruption included).
       if (dead) return Effect.interrupt
       saves += 1
+      tried = messages
       const count = saves
       if (crash !== undefined && crash.before && crash.checkpoint === count) return die
       return Effect.flatMap(write(), (stored) => {
@@ -202,10 +226,13 @@ const view = (host: Host, crash: CrashAt | undefined): View => {
         return crash !== undefined && !crash.before && crash.checkpoint === count ? die : Effect.succeed(stored)
       })
     })
-  const took = (taken: ConversationStore.Lease) => {
-    lease = taken
-    released = false
-  }
+  const took = (taken: ConversationStore.Lease) =>
+    Effect.suspend(() => {
+      const first = lease === undefined
+      lease = taken
+      released = false
+      return first ? lateSave(host) : Effect.void
+    })
   const saveAndRelease = inner.saveAndRelease
   const acquireAndLoad = inner.acquireAndLoad
   const service: ConversationStore.Service = {
@@ -215,16 +242,35 @@ const view = (host: Host, crash: CrashAt | undefined): View => {
     ...(saveAndRelease === undefined ? {} : {
       saveAndRelease: (id, messages, options) => saving(messages, () => saveAndRelease(id, messages, options), true)
     }),
-    acquire: (id, owner, ttl) => Effect.tap(inner.acquire(id, owner, ttl), (taken) => Effect.sync(() => took(taken))),
+    acquire: (id, owner, ttl) => Effect.tap(inner.acquire(id, owner, ttl), took),
     ...(acquireAndLoad === undefined ? {} : {
-      acquireAndLoad: (id, owner, ttl) => Effect.tap(acquireAndLoad(id, owner, ttl), ({ lease }) => Effect.sync(() => took(lease)))
+      acquireAndLoad: (id, owner, ttl) => Effect.tap(acquireAndLoad(id, owner, ttl), ({ lease }) => took(lease))
     }),
     // A dead process renews nothing (its lease runs out) and gives nothing back.
-    renew: (held, ttl) => dead ? Effect.never : Effect.tap(inner.renew(held, ttl), (renewed) => Effect.sync(() => took(renewed))),
+    renew: (held, ttl) => dead ? Effect.never : Effect.tap(inner.renew(held, ttl), (renewed) => Effect.sync(() => (lease = renewed))),
     release: (held) => dead ? Effect.void : Effect.tap(inner.release(held), () => Effect.sync(() => (released = true)))
   }
-  return { service, dead: () => dead, saves: () => saves, written: () => written, lease: () => lease, released: () => released }
+  return { service, dead: () => dead, saves: () => saves, written: () => written, lease: () => lease, released: () => released, tried: () => tried }
 }
+
+/**
+ * The dead process, once the current one took its lease, saves what it was saving under its old lease,
+ * on the version the store holds (nothing saved since it died): only the lease can refuse it.
+ */
+const lateSave = (host: Host): Effect.Effect<void> =>
+  Effect.suspend(() => {
+    const dying = host.worker.dying
+    if (dying === undefined || dying.process === host.process) return Effect.void
+    host.worker.dying = undefined
+    return Effect.map(
+      Effect.exit(host.store.save(conversation, dying.messages, { expectedVersion: host.version, lease: dying.lease })),
+      (exit) => {
+        const refused = Exit.isSuccess(exit) ? undefined : errorTag(failureOf(exit.cause))
+        host.worker.late.push({ seq: host.next(), process: dying.process, holder: host.process, refused })
+        host.log.push(`process ${dying.process} saves late under its old lease while process ${host.process} holds it -> ${refused === undefined ? "accepted" : `refused (${refused})`}`)
+      }
+    )
+  })
 
 const errorTag = (error: unknown): string =>
   typeof error === "object" && error !== null && "_tag" in error && typeof error._tag === "string" ? error._tag : String(error)
@@ -306,6 +352,10 @@ const attempt = (host: Host, crash: CrashAt | undefined): Effect.Effect<Tried, n
       return { outcome, until: typeof until === "number" ? until : undefined }
     }
     if (store.written() === 0 && outcome !== "Ran") unsaved(host, seq, outcome === "Crashed" ? lostInCrash : errorTag(failure))
+    const tried = store.tried()
+    if (outcome === "Crashed" && lease !== undefined && tried !== undefined && !store.released()) {
+      host.worker.dying = { process, messages: tried, lease }
+    }
     if (outcome === "Crashed") return { outcome }
     const state = yield* host.load()
     host.ended(Exit.isSuccess(exit) ? exit.value.outcome._tag : "Failed", state, failure === undefined ? undefined : errorTag(failure))
@@ -357,4 +407,4 @@ export const turn = (host: Host, crash: CrashAt | undefined): Effect.Effect<void
  *
  * @internal
  */
-export const record = (state: State): Record => ({ attempts: state.attempts, lost: state.lost })
+export const record = (state: State): Record => ({ attempts: state.attempts, lost: state.lost, late: state.late })
