@@ -26,7 +26,7 @@ describe("the property kit on a refund agent", () => {
 
   it("its scenarios reach what the issue lists: crashes, quorums, edits, rejections, cancels, steering, expiries, scheduled runs", async () => {
     const seen = new Set<string>()
-    for (const scenario of fc.sample(Properties.scenario(Agents.refunds), { numRuns: 150, seed })) {
+    for (const scenario of fc.sample(Properties.scenario(Agents.refunds), { numRuns: 250, seed })) {
       const { stored } = await Effect.runPromise(Trace.recordAll(Agents.refunds, scenario))
       for (const end of stored.ends) seen.add(end.error ?? end.outcome)
       for (const line of stored.log) if (/^steer \((cancel|queue)\) .* -> accepted$/.test(line)) seen.add(`a steering message (${/\((\w+)\)/.exec(line)![1]})`)

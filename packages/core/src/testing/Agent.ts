@@ -4,7 +4,9 @@
  * decide, and optionally what you promise about it (`mustAsk`: which calls a
  * person must approve, under which policy), your handler middleware
  * (`wrapHandler`), your own decision path (`decide`), your store (`store`), whether
- * it takes grants and how (`grants`, `grant`, `revoke`) and your reviewer (`reviewer`).
+ * it takes grants and how (`grants`, `grant`, `revoke`), your reviewer (`reviewer`),
+ * and for an agent answering structured data its Schema (`output`) and how
+ * your code asks for the answer (`answer`).
  * `Trace.record` runs scenarios against it; `Law` checks what they did.
  *
  * @since 0.3.0
@@ -12,7 +14,9 @@
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
 import type * as Chat from "../chat/Chat.js"
+import type * as ChatOutcome from "../chat/ChatOutcome.js"
 import type * as ConversationStore from "../durable/ConversationStore.js"
 import type * as Reviewer from "../governance/Reviewer.js"
 import type * as Tool from "../tools/Tool.js"
@@ -40,7 +44,8 @@ export interface ProposedCall {
  * @since 0.3.0
  */
 export interface Decision {
-  readonly kind: "approve" | "edit" | "reject" | "cancel"
+  /** `approve-late`: an approval given after the call's approval deadline passed (the scenario moved the clock past it). */
+  readonly kind: "approve" | "edit" | "reject" | "cancel" | "approve-late"
   readonly id: string
   readonly by: Messages.Identity
   /** The edited arguments (JSON text), for `edit`. */
@@ -90,6 +95,20 @@ export interface Reviewing {
 }
 
 /**
+ * How your code asks the chat for a structured answer decoded with `output`, with the turn's options
+ * (its checkpoint on the stored path): the chat's `completeStructured` by default (`chatAnswer`).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type Answer = (
+  chat: Chat.Service<any, any>,
+  messages: Messages.Messages,
+  output: Schema.Codec<any, any>,
+  options: Chat.TurnOptions
+) => Effect.Effect<ChatOutcome.Result<unknown>, unknown, any>
+
+/**
  * An agent under test.
  *
  * @category models
@@ -126,6 +145,13 @@ export interface Agent {
   readonly revoke?: RevokePath | undefined
   /** Your reviewer, consulted about the calls your strategy would run without a person. */
   readonly reviewer?: Reviewing | undefined
+  /**
+   * The Schema of the turn's final answer, for an agent that answers structured data: the model's
+   * final answers are then JSON, valid for it or nearly, and the plain and stored paths ask through `answer`.
+   */
+  readonly output?: Schema.Codec<any, any> | undefined
+  /** How your code asks for that answer; default: the chat's own (`chatAnswer`). */
+  readonly answer?: Answer | undefined
 }
 
 /**
@@ -164,6 +190,7 @@ export const chatDecide: Decide = (chat, messages, decision) => {
   const options = { decider: decision.by }
   switch (decision.kind) {
     case "approve":
+    case "approve-late":
       return chat.approve(messages, decision.id, undefined, options)
     case "edit":
       return chat.approveJson(messages, decision.id, decision.arguments ?? "{}", options)
@@ -177,3 +204,11 @@ export const chatDecide: Decide = (chat, messages, decision) => {
         }))
   }
 }
+
+/**
+ * The default way to ask for a structured answer: the chat's `completeStructured` with the agent's `output`.
+ *
+ * @category utils
+ * @since 0.3.0
+ */
+export const chatAnswer: Answer = (chat, messages, output, options) => chat.completeStructured(messages, output, options)

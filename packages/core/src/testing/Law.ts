@@ -8,8 +8,8 @@
  *
  * What they do not promise: they see one turn of one conversation, the calls
  * of the scenario's script (not your model's), and a crash only just after a
- * checkpoint was saved; grants are given only to an agent that takes them
- * (`Agent.grants`, `grant`, `revoke`).
+ * checkpoint was saved (on the worker path also just before one); grants are given only to an
+ * agent that takes them (`Agent.grants`, `grant`, `revoke`).
  *
  * @since 0.3.0
  */
@@ -18,8 +18,11 @@ import * as Grants from "../turn/GrantRules.js"
 import * as Messages from "../turn/Messages.js"
 import * as Agent from "./Agent.js"
 import * as Governance from "./internal/governance.js"
+import * as LateApproval from "./internal/lateApproval.js"
+import * as Structured from "./internal/structured.js"
 import * as Scenario from "./Scenario.js"
 import * as Trace from "./Trace.js"
+import * as LeaseLaw from "./internal/leaseLaw.js"
 
 /**
  * A law: a name, what it promises, and its check (the ways the traces break it).
@@ -168,6 +171,8 @@ export const noDoubleRun: Law = {
 
 /**
  * A rejected, cancelled or expired call never runs, and when the model is called again it is told which.
+ * An approval given at or after the call's approval deadline (`approve-late`) counts for nothing: the
+ * call never runs and the model is told it expired.
  *
  * @category laws
  * @since 0.3.0
@@ -193,6 +198,7 @@ export const refusedNeverRuns: Law = {
       if (!decision.accepted || (decision.kind !== "reject" && decision.kind !== "cancel")) continue
       if (stored.runs.some((run) => run.id === decision.id && run.seq > decision.seq)) out.push(`${decision.id} ran after an accepted ${decision.kind}`)
     }
+    out.push(...LateApproval.violations(stored))
     return out
   }
 }
@@ -261,6 +267,30 @@ export const resultsKept: Law = {
   }
 }
 
+/**
+ * A turn of an agent with an `output` Schema that ends with a structured answer gives your code a
+ * value that decodes with that Schema (a value of its type), or a typed failure (a tagged error such
+ * as `StructuredOutputError`); never a value that does not decode, never a defect.
+ *
+ * @category laws
+ * @since 0.3.0
+ */
+export const structuredAnswer: Law = {
+  name: "structuredAnswer",
+  promise: "a structured answer is a value that decodes with the agent's output Schema, or a typed failure",
+  check: (agent, traces) =>
+    Object.values(traces).flatMap((trace: Trace.Trace | undefined) => {
+      if (trace === undefined || agent.output === undefined) return []
+      return (trace.structured ?? []).flatMap(({ outcome, text }) => {
+        const answer = text === undefined ? "" : ` (the model answered ${JSON.stringify(text)})`
+        if (outcome._tag === "Failure") return outcome.typed ? [] : [`the structured answer on the ${trace.mode} path failed with a defect, not a typed error: ${outcome.error}`]
+        return Structured.decodes(agent.output!, outcome.value)
+          ? []
+          : [`the structured answer on the ${trace.mode} path is ${Trace.canonical(outcome.value)}, which does not decode with the agent's output${answer}`]
+      })
+    })
+}
+
 const runsOf = (trace: Trace.Trace) => trace.runs.map(({ arguments: args, attempt, id, name, outcome }) => ({ id, name, arguments: args, attempt, outcome }))
 
 /**
@@ -288,12 +318,28 @@ export const pathsAgree: Law = {
 }
 
 /**
+ * On the `worker` path (every run through `Worker.resume`): no two processes hold the conversation's
+ * lease at once (none takes it before a dead one's lease ran out, and the store refuses a dead one's
+ * late save under its old lease), a process that finds it busy runs, asks and saves nothing, and after
+ * a takeover nothing completed before the crash runs again, while a call the crash left running is
+ * reported interrupted (an idempotent tool's may run again).
+ *
+ * @category laws
+ * @since 0.3.0
+ */
+export const leaseKept: Law = {
+  name: "leaseKept",
+  promise: "no two workers run a conversation's turn at once, a busy worker runs nothing, and a takeover runs nothing again",
+  check: LeaseLaw.check
+}
+
+/**
  * Every law.
  *
  * @category laws
  * @since 0.3.0
  */
-export const all: ReadonlyArray<Law> = [approvedBeforeRun, noDoubleRun, refusedNeverRuns, notBeforeTime, stepsBounded, resultsKept, pathsAgree]
+export const all: ReadonlyArray<Law> = [approvedBeforeRun, noDoubleRun, refusedNeverRuns, notBeforeTime, stepsBounded, resultsKept, structuredAnswer, pathsAgree, leaseKept]
 
 /**
  * The violations of `laws` (default `all`) in the traces.
@@ -328,11 +374,11 @@ export const report = (
     Scenario.scriptCode(scenario),
     ...Governance.reviewerCode(traces.stored),
     "",
-    `What happened (stored path${scenario.firstCrash === undefined ? "" : `, the first run crashing at checkpoint ${scenario.firstCrash}`}):`,
+    `What happened (${traces.stored.mode} path${scenario.firstCrash === undefined ? "" : `, the first run crashing at checkpoint ${scenario.firstCrash}`}):`,
     ...traces.stored.log.map((line) => `  ${line}`),
     ...traces.stored.runs.map((run) => `  ran ${run.id} ${run.name} ${run.arguments} at ${run.at} (attempt ${run.attempt}, ${run.outcome})`),
     "",
-    "The scenario (Trace.record(agent, scenario, \"stored\") replays it):",
+    `The scenario (Trace.record(agent, scenario, ${JSON.stringify(traces.stored.mode)}) replays it):`,
     Scenario.code(scenario),
     ...(replay === undefined ? [] : ["", replay])
   ].join("\n")

@@ -7,12 +7,17 @@
  * key, not JSON), and calls to a tool nobody serves; model scripts of one or
  * more responses with parallel calls and cut-short finishes; people's decisions
  * (approve, edit with valid and invalid arguments, reject with a reason,
- * cancel, by several deciders for quorum and four-eyes); steering messages
+ * cancel, approve late: past the call's deadline, by several deciders for
+ * quorum and four-eyes); for an agent with an `output` Schema, final answers
+ * of valid JSON for it and near-valid ones (a key missing, of the wrong type,
+ * given twice, `__proto__`, not JSON); steering messages
  * while paused; clock moves before,
- * at and after the next schedule or deadline; crashes at any checkpoint; for an
- * agent that takes grants (`Agent.grants`, `grant`, `revoke`), grants of a tool
- * (by name or pattern, some for matching arguments only) with an expiry, and
- * their revocation; for an agent with a reviewer, its answer about each call.
+ * at and after the next schedule or deadline; crashes at any checkpoint
+ * (just after its save; on the worker path, through `Worker.resume` and its
+ * leases, just before it too); for an agent that takes grants (`Agent.grants`,
+ * `grant`, `revoke`), grants of a tool (by name or pattern, some for matching
+ * arguments only) with an expiry, and their revocation; for an agent with a
+ * reviewer, its answer about each call.
  * `check` runs the laws (`Law.all`) on every generated scenario and gives the
  * shrunk counterexample as a readable report; `checkAll` throws it.
  *
@@ -26,7 +31,8 @@ import type * as Tool from "../tools/Tool.js"
 import * as Agent from "./Agent.js"
 import * as GovernanceArbitraries from "./internal/governanceArbitraries.js"
 import * as Law from "./Law.js"
-import type * as Scenario from "./Scenario.js"
+import * as Scenario from "./Scenario.js"
+import * as Structured from "./internal/structured.js"
 import * as Trace from "./Trace.js"
 
 /**
@@ -50,6 +56,12 @@ export interface Options {
   readonly request?: string | undefined
   /** The most responses with tool calls (default 3). */
   readonly maxResponses?: number | undefined
+  /**
+   * Which scenarios are played on the `worker` path too (every run through `Worker.resume` under
+   * the store's leases, checked by every law, `Law.leaseKept` among them): `"crashes"` (default),
+   * those where a process dies; `"always"`; `"never"`.
+   */
+  readonly worker?: "crashes" | "always" | "never" | undefined
 }
 
 /**
@@ -162,7 +174,47 @@ export const decide = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<
     { weight: 4, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("approve" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("edit" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }), arguments: edits }) },
     { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("reject" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }), reason: fc.constantFrom("no", "not now") }) },
-    { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("cancel" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) }
+    { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("cancel" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) },
+    { weight: 1, arbitrary: fc.record({ _tag: fc.constant("Decide" as const), kind: fc.constant("approve-late" as const), call: fc.nat({ max: 2 }), by: fc.nat({ max: deciders - 1 }) }) }
+  )
+}
+
+/**
+ * A pool of valid answers for an `output` Schema (`effect/Arbitrary`), encoded and as the model sends
+ * them (a root that is not an object wrapped in `{ "value": … }`); `{}` alone for a Schema it cannot sample.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const validAnswers = (output: Schema.Top): fc.Arbitrary<unknown> => {
+  const schema = output as Schema.Codec<unknown, unknown>
+  const encode = Schema.encodeUnknownSync(schema)
+  const sampled = Effect.runSync(Effect.orElseSucceed(
+    Effect.suspend(() => Arbitrary.sampleEffect(Arbitrary.schema(schema), { count: 48, seed: "output", size: 4 })),
+    () => []
+  ).pipe(Effect.catchDefect(() => Effect.succeed([]))))
+  const pool = sampled.flatMap((value) => {
+    try {
+      return [Structured.toWire(output, encode(value))]
+    } catch {
+      return []
+    }
+  })
+  return pool.length === 0 ? fc.constant({}) : fc.constantFrom(...pool)
+}
+
+/**
+ * The model's final answer for an `output` Schema, as JSON text: mostly valid, often near-valid
+ * (not JSON, a key missing, of the wrong type, given twice, a `__proto__` key).
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const finalAnswer = (output: Schema.Top): fc.Arbitrary<string> => {
+  const valid = validAnswers(output)
+  return fc.oneof(
+    { weight: 3, arbitrary: valid.map((value) => JSON.stringify(value)) },
+    { weight: 2, arbitrary: fc.tuple(valid, fc.nat({ max: 4 })).map(([value, kind]) => mutate(value, kind)) }
   )
 }
 
@@ -268,19 +320,30 @@ export const round = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<R
 
 /**
  * A whole scenario for the agent: the model's responses (each call with its own id), `maxSteps`, a crash
- * in the first run maybe, and up to three rounds while paused.
+ * in the first run maybe, and up to three rounds while paused; for an agent with an `output` Schema, the
+ * model's final answer too (`finalAnswer`).
  *
  * @category arbitraries
  * @since 0.3.0
  */
 export const scenario = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<Scenario.Scenario> =>
+  agent.output === undefined
+    ? plainScenario(agent, options)
+    : fc.tuple(plainScenario(agent, options), finalAnswer(agent.output)).map(([scenario, final]) => ({ ...scenario, final }))
+
+/** A scenario without a structured final answer. */
+const plainScenario = (agent: Agent.Agent, options: Options): fc.Arbitrary<Scenario.Scenario> =>
   fc.record({
     responses: fc.array(response(agent, options), { minLength: 1, maxLength: options.maxResponses ?? 3 }),
     maxSteps: fc.integer({ min: 1, max: 6 }),
     firstCrash: sometimes(fc.integer({ min: 1, max: 6 }), 20),
     rounds: fc.array(round(agent, options), { maxLength: 3 }),
-    ...(agent.reviewer === undefined ? {} : { reviews: GovernanceArbitraries.reviews((options.maxResponses ?? 3) * 3) })
-  }).map(({ firstCrash, maxSteps, responses, reviews, rounds }: {
+    ...(agent.reviewer === undefined ? {} : { reviews: GovernanceArbitraries.reviews((options.maxResponses ?? 3) * 3) }),
+    // Which crashes (bit n: the n-th) die just before their save on the worker path; drawn last, so
+    // the rest of a seed's scenario is what it was without it.
+    before: fc.nat({ max: 7 })
+  }).map(({ before, firstCrash, maxSteps, responses, reviews, rounds }: {
+    readonly before: number
     readonly firstCrash: number | undefined
     readonly maxSteps: number
     readonly responses: ReadonlyArray<Omit<Scenario.Response, "calls"> & { readonly calls: ReadonlyArray<Omit<Scenario.Call, "id">> }>
@@ -294,8 +357,18 @@ export const scenario = (agent: Agent.Agent, options: Options = {}): fc.Arbitrar
     })),
     maxSteps,
     ...(firstCrash === undefined ? {} : { firstCrash }),
-    steps: rounds.flat()
+    steps: crashingBefore(rounds.flat(), before)
   }))
+
+/** The crashes of `steps` whose bit in `mask` is set, marked to die just before their save. */
+const crashingBefore = (steps: ReadonlyArray<Scenario.Step>, mask: number): ReadonlyArray<Scenario.Step> => {
+  let n = 0
+  return steps.map((step) => {
+    if (step._tag !== "Crash") return step
+    const bit = n++
+    return ((mask >> bit) & 1) === 1 ? { ...step, before: true } : step
+  })
+}
 
 /**
  * What `check` found: whether a law broke, after how many scenarios, and the shrunk counterexample with its report.
@@ -314,10 +387,27 @@ export interface Result {
   readonly report: string
 }
 
+/** Whether the scenario is played on the worker path too. */
+const onWorker = (scenario: Scenario.Scenario, worker: Options["worker"]): boolean =>
+  worker === "always" || (worker !== "never" && Scenario.crashes(scenario))
+
+/**
+ * The scenario's traces and the laws they break: those of `Trace.recordAll`, then the worker path's (as
+ * its own `stored` trace, each violation marked so); the traces to report are the first that broke a law.
+ */
+const recordChecked = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: ReadonlyArray<Law.Law>, worker: Options["worker"]) =>
+  Effect.gen(function*() {
+    const traces = yield* Trace.recordAll(agent, scenario)
+    const violations = Law.check(agent, traces, laws)
+    if (!onWorker(scenario, worker)) return { traces, violations }
+    const workerTraces: Trace.Traces = { stored: yield* Trace.record(agent, scenario, "worker") }
+    const more = Law.check(agent, workerTraces, laws).map((violation) => ({ ...violation, detail: `(worker path) ${violation.detail}` }))
+    return { traces: violations.length === 0 && more.length > 0 ? workerTraces : traces, violations: [...violations, ...more] }
+  })
+
 /** Records the scenario on its paths and checks the laws; a defect of the agent is a violation too. */
-const violationsOf = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: ReadonlyArray<Law.Law>) =>
-  Effect.runPromise(Trace.recordAll(agent, scenario)).then(
-    (traces) => ({ traces, violations: Law.check(agent, traces, laws) }),
+const violationsOf = (agent: Agent.Agent, scenario: Scenario.Scenario, laws: ReadonlyArray<Law.Law>, worker?: Options["worker"]) =>
+  Effect.runPromise(recordChecked(agent, scenario, laws, worker)).catch(
     (error: unknown) => ({ traces: undefined, violations: [{ law: "noDefect", detail: String(error) }] })
   )
 
@@ -352,7 +442,8 @@ const smaller = (scenario: Scenario.Scenario): ReadonlyArray<Scenario.Scenario> 
 
 /**
  * Makes a failing scenario smaller, one part at a time, while it still breaks the first law it broke
- * (fast-check's shrinking keeps the last responses of a list; this takes any out).
+ * (fast-check's shrinking keeps the last responses of a list; this takes any out), on the paths
+ * `options.worker` plays (see `Options`).
  *
  * @category checks
  * @since 0.3.0
@@ -361,10 +452,11 @@ export const minimize = async (
   agent: Agent.Agent,
   failing: Scenario.Scenario,
   laws: ReadonlyArray<Law.Law> = Law.all,
-  budget = 200
+  budget = 200,
+  options: Pick<Options, "worker"> = {}
 ): Promise<Scenario.Scenario> => {
   // The first law it broke (laws in the order given: the sharpest first) must stay broken.
-  const first = (await violationsOf(agent, failing, laws)).violations[0]?.law
+  const first = (await violationsOf(agent, failing, laws, options.worker)).violations[0]?.law
   if (first === undefined) return failing
   let current = failing
   let tries = 0
@@ -373,7 +465,7 @@ export const minimize = async (
     progress = false
     for (const candidate of smaller(current)) {
       if (++tries > budget) break
-      const { violations } = await violationsOf(agent, candidate, laws)
+      const { violations } = await violationsOf(agent, candidate, laws, options.worker)
       if (violations.some((violation) => violation.law === first)) {
         current = candidate
         progress = true
@@ -394,7 +486,7 @@ export const minimize = async (
 export const check = async (agent: Agent.Agent, options: Options = {}): Promise<Result> => {
   const laws = options.laws ?? Law.all
   const details = await fc.check(
-    fc.asyncProperty(scenario(agent, options), async (generated) => (await violationsOf(agent, generated, laws)).violations.length === 0),
+    fc.asyncProperty(scenario(agent, options), async (generated) => (await violationsOf(agent, generated, laws, options.worker)).violations.length === 0),
     {
       numRuns: options.numRuns ?? 50,
       ...(options.seed === undefined ? {} : { seed: options.seed }),
@@ -404,8 +496,8 @@ export const check = async (agent: Agent.Agent, options: Options = {}): Promise<
   if (!details.failed || details.counterexample === null) {
     return { failed: false, numRuns: details.numRuns, seed: details.seed, violations: [], report: "" }
   }
-  const counterexample = await minimize(agent, details.counterexample[0], laws)
-  const { traces, violations } = await violationsOf(agent, counterexample, laws)
+  const counterexample = await minimize(agent, details.counterexample[0], laws, 200, options)
+  const { traces, violations } = await violationsOf(agent, counterexample, laws, options.worker)
   const replay = `Replay: Properties.check(agent, { seed: ${details.seed}, path: ${JSON.stringify(details.counterexamplePath)} }) (found after ${details.numRuns} scenario(s), ${details.numShrinks} shrink(s))`
   const report = traces === undefined
     ? `The agent failed: ${violations.map((violation) => violation.detail).join("; ")}\n${replay}`

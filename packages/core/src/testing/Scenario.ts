@@ -56,13 +56,15 @@ export interface Response {
  * (modulo their number, in the order of the pause); `by` picks the decider among the agent's
  * (modulo their number). `edit` approves with `arguments` (JSON text, valid or not): one text for
  * any call, or one per tool name (the text of the picked call's tool; `"{}"` when none).
+ * `approve-late` first moves the clock just past the picked call's approval deadline (when it has
+ * one and it has not passed), then approves.
  *
  * @category models
  * @since 0.3.0
  */
 export interface Decide {
   readonly _tag: "Decide"
-  readonly kind: "approve" | "edit" | "reject" | "cancel"
+  readonly kind: "approve" | "edit" | "reject" | "cancel" | "approve-late"
   readonly call: number
   readonly by: number
   readonly arguments?: string | Readonly<Record<string, string>> | undefined
@@ -105,7 +107,9 @@ export interface Resume {
 
 /**
  * The next resume's process dies at its `checkpoint`-th checkpoint (counted from 1), just after the
- * store saved it; another process loads the conversation from the store and resumes it.
+ * store saved it; another process loads the conversation from the store and resumes it. On the
+ * `worker` path, with `before`, it dies just before that save (nothing of it written); the `stored`
+ * path plays every crash just after its save.
  *
  * @category models
  * @since 0.3.0
@@ -113,6 +117,7 @@ export interface Resume {
 export interface Crash {
   readonly _tag: "Crash"
   readonly checkpoint: number
+  readonly before?: boolean | undefined
 }
 
 /**
@@ -179,6 +184,8 @@ export interface Scenario {
   readonly maxSteps: number
   readonly firstCrash?: number | undefined
   readonly steps: ReadonlyArray<Step>
+  /** The text of the model's final answer once its responses are used up (JSON for a structured answer); default `finalAnswer`. */
+  readonly final?: string | undefined
 }
 
 /**
@@ -209,7 +216,7 @@ export const toScripted = (response: Response): MockLanguageModel.ScriptedRespon
  */
 export const script = (scenario: Scenario): MockLanguageModel.Script => (_request, index) => {
   const response = scenario.responses[index]
-  return response === undefined ? { text: finalAnswer } : toScripted(response)
+  return response === undefined ? { text: scenario.final ?? finalAnswer } : toScripted(response)
 }
 
 /**
@@ -240,7 +247,7 @@ const responseCode = (response: Response): string => {
 export const scriptCode = (scenario: Scenario): string =>
   [
     "MockLanguageModel.make([",
-    ...[...scenario.responses.map(responseCode), `MockLanguageModel.text(${JSON.stringify(finalAnswer)})`].map((line) => `  ${line},`),
+    ...[...scenario.responses.map(responseCode), `MockLanguageModel.text(${JSON.stringify(scenario.final ?? finalAnswer)})`].map((line) => `  ${line},`),
     "])"
   ].join("\n")
 

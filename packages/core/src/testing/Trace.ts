@@ -3,10 +3,13 @@
  * every run of a handler (the kit wraps your handlers; your `wrapHandler`
  * middleware goes over the recording), every decision taken or refused, every
  * checkpoint saved, every model request, and how each run of the turn ended.
- * One of three paths: `plain` (`complete` / `resume`, no checkpoint),
+ * One of four paths: `plain` (`complete` / `resume`, no checkpoint),
  * `stored` (every state checkpointed to the store, each resume from the stored
  * JSON, crashes played: the process dies just after a save and a new chat
- * resumes from the store) and `streamed` (`stream`). The clock is a
+ * resumes from the store), `streamed` (`stream`) and `worker` (every run
+ * through `Worker.resume` under the store's leases: crashes just before or
+ * after a save, the next process busy until the dead lease runs out, then
+ * taking over; see `internal/workerPath.ts`). The clock is a
  * `TestClock` starting at 0 that only the scenario's clock moves advance.
  *
  * @since 0.3.0
@@ -31,8 +34,10 @@ import * as Messages from "../turn/Messages.js"
 import * as Steering from "../turn/Steering.js"
 import * as Agent from "./Agent.js"
 import * as Governance from "./internal/governance.js"
+import * as Structured from "./internal/structured.js"
 import * as MockLanguageModel from "./MockLanguageModel.js"
 import * as Scenario from "./Scenario.js"
+import * as WorkerPath from "./internal/workerPath.js"
 
 /**
  * How the turn is driven (see the module's header).
@@ -40,7 +45,7 @@ import * as Scenario from "./Scenario.js"
  * @category models
  * @since 0.3.0
  */
-export type Mode = "plain" | "stored" | "streamed"
+export type Mode = "plain" | "stored" | "streamed" | "worker"
 
 /**
  * One run of a handler. `arguments`: the parameters it got, encoded, as canonical JSON; `at`: the
@@ -152,6 +157,22 @@ export type {
 } from "./internal/governance.js"
 
 /**
+ * A structured answer (an agent with `output`): what the agent's code got at the end of a run of the
+ * turn, the decoded value or the failure's tag (`typed`: a tagged error, not a defect), and the model's text.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Answered {
+  readonly seq: number
+  readonly process: number
+  readonly text?: string | undefined
+  readonly outcome:
+    | { readonly _tag: "Value"; readonly value: unknown }
+    | { readonly _tag: "Failure"; readonly error: string; readonly typed: boolean }
+}
+
+/**
  * Everything a scenario did to an agent on one path.
  *
  * @category models
@@ -179,6 +200,10 @@ export interface Trace {
   readonly reviews?: ReadonlyArray<Governance.ReviewRecord> | undefined
   /** Which grant settled which call (absent: none). */
   readonly settled?: ReadonlyArray<Governance.SettledRecord> | undefined
+  /** The structured answers (an agent with `output`), in order. */
+  readonly structured?: ReadonlyArray<Answered> | undefined
+  /** On the `worker` path: every `Worker.resume` (its lease, how it ended) and every call lost in a crash. */
+  readonly worker?: WorkerPath.Record | undefined
 }
 
 /**
@@ -310,12 +335,14 @@ class Recording {
   readonly grants: Array<Governance.GrantRecord> = []
   readonly revokes: Array<Governance.RevokeRecord> = []
   readonly reviews: Array<Governance.ReviewRecord> = []
+  readonly structured: Array<Answered> = []
   process = 1
   last: End["outcome"] = "Paused"
   version = 0
   crashed = false
   messages: Messages.Messages
   chat!: AnyChat
+  readonly worker = WorkerPath.makeState()
   readonly makeChat: Effect.Effect<AnyChat>
 
   constructor(
@@ -397,19 +424,22 @@ class Recording {
   }
 
   /** One run of the turn from the messages on the path; a crash plays the next process's recovery. */
-  turn(crashAt: number | undefined): Effect.Effect<void> {
-    const run = this.mode === "streamed" ? this.streamed() : this.completed(crashAt)
+  turn(crashAt: number | undefined, before?: boolean): Effect.Effect<void> {
+    const run = this.mode === "worker"
+      ? WorkerPath.turn(this, crashAt === undefined ? undefined : { checkpoint: crashAt, before: before === true })
+      : this.mode === "streamed" ? this.streamed() : this.completed(crashAt)
     return run.pipe(Effect.provide(this.agent.layer ?? Layer.empty), Effect.orDie) as Effect.Effect<void>
   }
 
   streamed(): Effect.Effect<void, unknown, any> {
     return Effect.gen({ self: this }, function*() {
-      const exit = yield* Effect.exit(Stream.runCollect(this.chat.stream(this.messages)))
+      const exit = yield* Effect.exit(Stream.runCollect(Structured.stream(this.agent, this.chat, this.messages)))
+      this.answered(Exit.map(exit, (events) => ({ outcome: events[events.length - 1] ?? { _tag: "Nothing" } })))
       if (Exit.isFailure(exit)) {
         const failure = failureOf(exit.cause)
         return this.ended("Failed", messagesOf(failure) ?? this.messages, errorTag(failure))
       }
-      const final = exit.value[exit.value.length - 1] as ChatEvent.ChatEvent | undefined
+      const final = exit.value[exit.value.length - 1] as unknown as ChatEvent.ChatEvent | undefined
       if (final?._tag === "Completed" || final?._tag === "Paused") {
         return this.ended(final._tag === "Completed" ? "Complete" : "Paused", final.messages)
       }
@@ -420,7 +450,8 @@ class Recording {
   completed(crashAt: number | undefined): Effect.Effect<void, unknown, any> {
     return Effect.gen({ self: this }, function*() {
       const stored = this.mode === "stored"
-      const exit = yield* Effect.exit(this.chat.complete(this.messages, stored ? { checkpoint: this.checkpointing(crashAt) } : {}))
+      const exit = yield* Effect.exit(Structured.complete(this.agent, this.chat, this.messages, stored ? { checkpoint: this.checkpointing(crashAt) } : {}))
+      if (!this.crashed) this.answered(exit, Structured.textOf(exit))
       if (Exit.isSuccess(exit)) return this.ended(exit.value.outcome._tag, stored ? yield* this.load() : exit.value.messages)
       if (this.crashed) return yield* this.recover()
       const failure = failureOf(exit.cause)
@@ -439,11 +470,32 @@ class Recording {
     })
   }
 
+  /** What the agent's code got from a structured answer (an agent with `output`), if the run ended with one. */
+  answered(exit: Exit.Exit<{ readonly outcome: { readonly _tag: string; readonly value?: unknown } }, unknown>, text?: string): void {
+    const outcome = this.agent.output === undefined ? undefined : Structured.outcomeOf(exit)
+    if (outcome === undefined) return
+    this.structured.push({ seq: this.next(), process: this.process, ...(text === undefined ? {} : { text }), outcome })
+    this.log.push(`structured answer -> ${outcome._tag === "Value" ? `value ${canonical(outcome.value)}` : `failed (${outcome.error})`}`)
+  }
+
+  /** An `approve-late`: the clock moves just past the call's approval deadline, if it has one not passed yet. */
+  pastDeadline(call: Messages.ToolCallPart): Effect.Effect<void> {
+    return Effect.gen({ self: this }, function*() {
+      const deadline = call.status._tag === "AwaitingApproval" ? call.status.expiresAt : undefined
+      if (deadline === undefined) return void this.log.push(`approve-late: ${call.id} has no deadline`)
+      const now = yield* Clock.currentTimeMillis
+      const by = Math.max(0, deadline + 1 - now)
+      yield* TestClock.adjust(`${by} millis`)
+      this.log.push(`clock +${by} ms -> ${now + by} (past the deadline ${deadline} of ${call.id})`)
+    })
+  }
+
   decide(step: Scenario.Decide): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       const calls = pending(this.messages)
       if (this.last !== "Paused" || calls.length === 0) return void this.log.push(`${step.kind}: nothing waits for a decision`)
       const call = calls[step.call % calls.length]!
+      if (step.kind === "approve-late") yield* this.pastDeadline(call)
       const deciders = Agent.decidersOf(this.agent)
       const decision: Agent.Decision = {
         kind: step.kind,
@@ -484,14 +536,14 @@ class Recording {
   }
 
   /** A resume: on the stored path the decisions go through the store too (saved, then loaded). */
-  resume(crashAt: number | undefined): Effect.Effect<void> {
+  resume(crashAt: number | undefined, before?: boolean): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       if (this.last === "Complete") return
       if (this.mode === "stored") {
         yield* this.save()
         this.messages = yield* this.load()
       }
-      yield* this.turn(crashAt)
+      yield* this.turn(crashAt, before)
     })
   }
 
@@ -499,29 +551,33 @@ class Recording {
   play(): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       this.chat = yield* this.makeChat
-      if (this.mode === "stored") yield* this.save()
-      yield* this.turn(this.mode === "stored" ? this.scenario.firstCrash : undefined)
-      let crashAt: number | undefined
+      // Only where there is a store does a process die.
+      const stores = this.mode === "stored" || this.mode === "worker"
+      if (stores) yield* this.save()
+      yield* this.turn(stores ? this.scenario.firstCrash : undefined)
+      let crash: Scenario.Crash | undefined
       for (const step of this.scenario.steps) {
         if (step._tag === "Decide") yield* this.decide(step)
         else if (step._tag === "Clock") yield* this.moveClock(step)
         else if (step._tag === "Steer") this.steer(step)
         else if (step._tag === "Grant") yield* Governance.give(this, step, Agent.decidersOf(this.agent))
         else if (step._tag === "Revoke") yield* Governance.revoke(this, step, Agent.decidersOf(this.agent))
-        else if (step._tag === "Crash") crashAt = this.mode === "stored" ? step.checkpoint : undefined
+        else if (step._tag === "Crash") crash = stores ? step : undefined
         else {
-          yield* this.resume(crashAt)
-          crashAt = undefined
+          yield* this.resume(crash?.checkpoint, crash?.before)
+          crash = undefined
         }
       }
     })
   }
 
   trace(): Trace {
-    const { decisions, ends, grants, log, messages, mode, requests, reviews, revokes, runs, saved, scenario, states } = this
+    const { decisions, ends, grants, log, messages, mode, requests, reviews, revokes, runs, saved, scenario, states, structured } = this
     const settled = Governance.settled(states)
     return {
       mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log,
+      ...(mode === "worker" ? { worker: WorkerPath.record(this.worker) } : {}),
+      ...(this.agent.output === undefined ? {} : { structured }),
       ...(grants.length === 0 ? {} : { grants }),
       ...(revokes.length === 0 ? {} : { revokes }),
       ...(reviews.length === 0 ? {} : { reviews }),

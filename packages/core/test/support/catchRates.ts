@@ -6,7 +6,7 @@
  * and the size of the shrunk counterexamples (calls / steps). A script, not a
  * test:
  *
- *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts [name part]
+ *     npx tsx --tsconfig packages/core/tsconfig.test.json packages/core/test/support/catchRates.ts [name]
  */
 import * as Properties from "../../src/testing/Properties.js"
 import * as Agents from "./lawAgents.js"
@@ -16,13 +16,19 @@ const bugs = [
   ["a middleware retrying a refund", Agents.retryingMiddleware],
   ["a decision path dropping the policy", Agents.policyDroppingDecide],
   ["a store losing its last checkpoint", Agents.forgetfulStore],
-  ["7: a revoke path that records nothing", Agents.revokeIgnored],
-  ["8: a reviewer's ask-a-person taken as advice", Agents.reviewerIgnored]
+  ["an answer handed back undecoded", Agents.undecodedAnswer],
+  ["a late approval that runs", Agents.lateApprovalRuns],
+  ["a revoke path that records nothing", Agents.revokeIgnored],
+  ["a reviewer's ask-a-person taken as advice", Agents.reviewerIgnored],
+  ["a store ignoring leases", Agents.leaseIgnoringStore]
 ] as const
 
+/** Only the bugs whose name contains this (the first argument), when given. */
+const only = process.argv[2]
+
 const main = async () => {
-  // An argument picks the bugs whose name contains it (`7:`), to measure a few.
-  for (const [name, agent] of bugs.filter(([name]) => process.argv[2] === undefined || name.includes(process.argv[2]))) {
+  for (const [name, agent] of bugs) {
+    if (only !== undefined && !name.includes(only)) continue
     const runs: Array<number> = []
     const sizes = new Set<string>()
     for (let seed = 1; seed <= 20; seed++) {

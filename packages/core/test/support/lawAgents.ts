@@ -1,15 +1,18 @@
 /**
- * A refund agent for the property kit's tests, and four deliberately broken
- * variants of it (issue 35's planted bugs): a strategy that lets large refunds
- * run on their own, a handler middleware that retries a refund that is not
- * idempotent, a decision path that drops the decision policy, and a store that
- * loses its last checkpoint.
+ * A refund agent for the property kit's tests, its structured-answer and
+ * governed (grants and a reviewer) variants, and nine deliberately broken
+ * agents (issue 35's planted bugs): 1 a strategy that lets large refunds run on
+ * their own, 2 a handler middleware that retries a refund that is not
+ * idempotent, 3 a decision path that drops the decision policy, 4 a store that
+ * loses its last checkpoint, 5 an answer handed back undecoded, 6 a late
+ * approval that runs, 7 a revoke that records nothing, 8 a reviewer's "ask a
+ * person" ignored, 9 a store that ignores leases.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Action, ConversationStore, type DecisionPolicy, Grant, Messages, Reviewer, Tool, Toolkit } from "../../src/index.js"
+import { Action, ChatError, type ChatOutcome, ConversationStore, type DecisionPolicy, Grant, Messages, Reviewer, Tool, Toolkit } from "../../src/index.js"
 import { Agent } from "../../src/testing/index.js"
 
 export const LookupOrder = Tool.make("lookup_order", {
@@ -147,6 +150,50 @@ export const forgetfulStore: Agent.Agent = {
   })
 }
 
+// A refund agent answering structured data, and planted bugs 5 (an answer handed back undecoded) and 6 (a late approval that runs).
+
+/** What the structured refund agent answers at the end of its turn. */
+export const RefundSummary = Schema.Struct({
+  orderId: Schema.String,
+  refunded: Schema.Number,
+  approved: Schema.Boolean
+}).annotate({ identifier: "RefundSummary" })
+
+/** The refund agent answering a `RefundSummary` (through the chat's `completeStructured`), as it should be. */
+export const structuredRefunds: Agent.Agent = { ...refunds, output: RefundSummary }
+
+/** Planted bug 5: the answer is the raw `JSON.parse` of the model's text (text that is not JSON a typed failure), never decoded with the Schema. */
+export const undecodedAnswer: Agent.Agent = {
+  ...structuredRefunds,
+  answer: (chat, messages, _output, options) =>
+    Effect.flatMap(chat.complete(messages, options), (result): Effect.Effect<ChatOutcome.Result<unknown>, ChatError.StructuredOutputError> => {
+      const outcome = result.outcome
+      if (outcome._tag !== "Complete") return Effect.succeed(result)
+      return Effect.try({
+        try: () => ({ ...result, outcome: { ...outcome, value: JSON.parse(outcome.value) as unknown } }),
+        catch: (cause) => new ChatError.StructuredOutputError({ detail: String(cause), text: outcome.value, messages: result.messages })
+      })
+    })
+}
+
+/** Planted bug 6: a decision path that lifts the deadline of a call approved after it ("a person said yes, so it counts"): the late approval runs. */
+export const lateApprovalRuns: Agent.Agent = {
+  ...refunds,
+  decide: (chat, messages, decision) =>
+    Effect.flatMap(Agent.chatDecide(chat, messages, decision), (decided) =>
+      Effect.map(Clock.currentTimeMillis, (now) =>
+        decided.map((message) => ({
+          ...message,
+          parts: message.parts.map((part) => {
+            if (part._tag !== "ToolCall" || part.id !== decision.id || part.status._tag !== "Approved") return part
+            const { expiresAt, ...status } = part.status
+            return expiresAt !== undefined && expiresAt <= now ? { ...part, status } : part
+          })
+        })) as Messages.Messages))
+}
+
+// The refund agent with grants and a reviewer, and planted bugs 7 (a revoke that records nothing) and 8 (a reviewer ignored).
+
 /** What a grant may stand for in the governed agent: reminders and ledger syncs wait for a person unless a grant covers them. */
 const grantable = new Set(["remind", "sync_ledger"])
 
@@ -187,4 +234,26 @@ export const reviewerIgnored: Agent.Agent = {
       ))
     }
   }
+}
+
+/**
+ * Planted bug 9: a store that ignores leases: `acquire` always succeeds, taking the lease from
+ * whoever holds it (a live worker's as well as a dead one's), so two workers may run one turn at once.
+ */
+export const leaseIgnoringStore: Agent.Agent = {
+  ...refunds,
+  store: Effect.map(ConversationStore.makeMemory, (store): ConversationStore.Service => {
+    const held = new Map<string, ConversationStore.Lease>()
+    const acquire: ConversationStore.Service["acquire"] = (id, owner, ttl) =>
+      store.acquire(id, owner, ttl).pipe(
+        Effect.catchTag("ConversationBusy", () => {
+          const holder = held.get(id)
+          return holder === undefined ? store.acquire(id, owner, ttl) : Effect.andThen(store.release(holder), store.acquire(id, owner, ttl))
+        }),
+        Effect.tap((lease) => Effect.sync(() => held.set(id, lease)))
+      )
+    // No `acquireAndLoad` of its own: `Worker.resume` acquires through the broken `acquire`, then loads.
+    const { acquireAndLoad: _own, ...rest } = store
+    return { ...rest, acquire }
+  })
 }
