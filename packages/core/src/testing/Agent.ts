@@ -3,7 +3,8 @@
  * handlers and the services they and the strategy need, who asks and who may
  * decide, and optionally what you promise about it (`mustAsk`: which calls a
  * person must approve, under which policy), your handler middleware
- * (`wrapHandler`), your own decision path (`decide`) and your store (`store`),
+ * (`wrapHandler`), your own decision path (`decide`), your store (`store`), whether
+ * it takes grants and how (`grants`, `grant`, `revoke`), your reviewer (`reviewer`),
  * and for an agent answering structured data its Schema (`output`) and how
  * your code asks for the answer (`answer`).
  * `Trace.record` runs scenarios against it; `Law` checks what they did.
@@ -17,9 +18,11 @@ import type * as Schema from "effect/Schema"
 import type * as Chat from "../chat/Chat.js"
 import type * as ChatOutcome from "../chat/ChatOutcome.js"
 import type * as ConversationStore from "../durable/ConversationStore.js"
+import type * as Reviewer from "../governance/Reviewer.js"
 import type * as Tool from "../tools/Tool.js"
 import type * as Toolkit from "../tools/Toolkit.js"
 import type * as DecisionPolicy from "../turn/DecisionPolicy.js"
+import type * as GrantRules from "../turn/GrantRules.js"
 import type * as Messages from "../turn/Messages.js"
 
 /**
@@ -61,6 +64,35 @@ export type Decide = (
   messages: Messages.Messages,
   decision: Decision
 ) => Effect.Effect<Messages.Messages, unknown>
+
+/**
+ * How grants reach the messages: `Messages.grant` by default.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type GrantPath = (messages: Messages.Messages, options: GrantRules.Options) => Effect.Effect<Messages.Messages, unknown>
+
+/**
+ * How revocations reach the messages: `Messages.revokeGrant` by default.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export type RevokePath = (messages: Messages.Messages, id: string, revocation: GrantRules.Revocation) => Effect.Effect<Messages.Messages, unknown>
+
+/**
+ * Your reviewer (see `Reviewer`): its settings but the model, which the kit scripts from each call's
+ * `Scenario.Review`, and how you put it over your toolkit (default `Reviewer.review(tools, options)`;
+ * `Grant.grantedOr` around it, or anything else you do in your chat).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Reviewing {
+  readonly options?: Omit<Reviewer.Options, "model"> | undefined
+  readonly wire?: ((tools: Toolkit.Any, options: Reviewer.Options) => Toolkit.Any) | undefined
+}
 
 /**
  * How your code asks the chat for a structured answer decoded with `output`, with the turn's options
@@ -105,6 +137,14 @@ export interface Agent {
   readonly decide?: Decide | undefined
   /** Your store (a fresh one per scenario); default: `ConversationStore.makeMemory`. */
   readonly store?: Effect.Effect<ConversationStore.Service> | undefined
+  /** Your strategy honours grants (`Grant.grantedOr`): scenarios give and revoke grants while paused (so do `grant` and `revoke`). */
+  readonly grants?: boolean | undefined
+  /** Your grant path (an admin screen, an endpoint); default `Messages.grant`. */
+  readonly grant?: GrantPath | undefined
+  /** Your revoke path; default `Messages.revokeGrant`. */
+  readonly revoke?: RevokePath | undefined
+  /** Your reviewer, consulted about the calls your strategy would run without a person. */
+  readonly reviewer?: Reviewing | undefined
   /**
    * The Schema of the turn's final answer, for an agent that answers structured data: the model's
    * final answers are then JSON, valid for it or nearly, and the plain and stored paths ask through `answer`.

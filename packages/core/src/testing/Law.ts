@@ -8,13 +8,16 @@
  *
  * What they do not promise: they see one turn of one conversation, the calls
  * of the scenario's script (not your model's), and a crash only just after a
- * checkpoint was saved (on the worker path also just before one); grants are not generated.
+ * checkpoint was saved (on the worker path also just before one); grants are given only to an
+ * agent that takes them (`Agent.grants`, `grant`, `revoke`).
  *
  * @since 0.3.0
  */
 import * as DecisionPolicy from "../turn/DecisionPolicy.js"
+import * as Grants from "../turn/GrantRules.js"
 import * as Messages from "../turn/Messages.js"
 import * as Agent from "./Agent.js"
+import * as Governance from "./internal/governance.js"
 import * as LateApproval from "./internal/lateApproval.js"
 import * as Structured from "./internal/structured.js"
 import * as Scenario from "./Scenario.js"
@@ -88,7 +91,11 @@ const allowed = (
 /**
  * A call that needs a person (your `mustAsk`, or the turn sent it to one) runs only after approvals that
  * meet its policy (yours, else the one fixed on it): enough distinct allowed deciders, none refusing it,
- * and it runs with exactly the arguments they approved (an edit's, else the model's).
+ * and it runs with exactly the arguments they approved (an edit's, else the model's). A call your reviewer
+ * did not clear (anything but a confident `safe`) is one the turn sent to a person. A grant that settled the
+ * call counts as one approval by its grantor only if the scenario gave it before the call was proposed,
+ * did not revoke it before the call ran, the call ran while it was in force, and it covers the call's
+ * tool and arguments.
  *
  * @category laws
  * @since 0.3.0
@@ -102,8 +109,12 @@ export const approvedBeforeRun: Law = {
       if (call === undefined) return [`${run.id} ran but was never seen in the conversation`]
       const promised = agent.mustAsk?.({ id: run.id, name: run.name, arguments: parse(call.arguments) }) ?? false
       const before = statusesBefore(stored, run.id, run.seq)
-      const sent = before.some((seen) => seen.status._tag === "AwaitingApproval")
+      const reviewed = Governance.reviewerAsked(agent, stored, run.id, run.seq)
+      const sent = before.some((seen) => seen.status._tag === "AwaitingApproval") || reviewed !== undefined
       if (promised === false && !sent) return []
+      const grant = before.map(Grants.settledBy).filter((id) => id !== undefined).at(-1)
+      const problem = grant === undefined ? undefined : Governance.grantProblem(stored, grant, { id: run.id, name: run.name, arguments: call.arguments }, run)
+      if (problem !== undefined) return [`${run.id} (${run.name} ${call.arguments}) ran on grant ${grant}, ${problem}`]
       const fixed = before.map((seen) => DecisionPolicy.of(seen)).find((policy) => policy !== undefined)
       const policy = typeof promised === "object" ? promised : fixed
       const decided = stored.decisions.filter((decision) => decision.id === run.id && decision.accepted && decision.seq < run.seq)
@@ -112,6 +123,10 @@ export const approvedBeforeRun: Law = {
       const tool = Agent.toolOf(agent, run.name)
       let text = call.arguments
       const yeses = new Map<string, Set<string>>()
+      const grantor = grant === undefined ? undefined : stored.grants?.find((given) => given.id === grant)?.by
+      if (grantor !== undefined && allowed(policy, "approve", { id: grantor }, Agent.requesterOf(agent))) {
+        yeses.set(Trace.normalArguments(tool, call.arguments), new Set([grantor]))
+      }
       for (const decision of decided) {
         if (decision.kind === "edit") text = decision.arguments ?? text
         const key = Trace.normalArguments(tool, text)
@@ -120,7 +135,9 @@ export const approvedBeforeRun: Law = {
       }
       const quorum = policy?.quorum ?? 1
       const votes = yeses.get(run.arguments)?.size ?? 0
-      if (decided.length === 0) return [`${run.id} (${run.name} ${call.arguments}) ran without any approval`]
+      if (decided.length === 0 && grantor === undefined) {
+        return [`${run.id} (${run.name} ${call.arguments}) ran without any approval${reviewed === undefined ? "" : ` (the reviewer answered ${reviewed.verdict})`}`]
+      }
       if (run.arguments !== Trace.normalArguments(tool, text)) return [`${run.id} ran with ${run.arguments}, but what was approved is ${text}`]
       if (votes < quorum) return [`${run.id} ran with ${votes} allowed approval(s) of ${run.arguments}; its policy ${JSON.stringify(policy)} needs ${quorum}`]
       return []
@@ -335,7 +352,9 @@ export const check = (agent: Agent.Agent, traces: Trace.Traces, laws: ReadonlyAr
 
 /**
  * A failure, readable: the broken laws, the model's script as `MockLanguageModel` code, what happened
- * (decisions, clock moves, crashes, how each run of the turn ended), the scenario to replay with
+ * (decisions, clock moves, crashes, how each run of the turn ended; grants and revocations as
+ * `Messages.grant` / `Messages.revokeGrant` code), the reviewer's answers as its model's script when it
+ * was asked, the scenario to replay with
  * `Trace.record`, and `replay` (how to find it again: a seed and path) when given.
  *
  * @category utils
@@ -353,6 +372,7 @@ export const report = (
     "",
     `The model (maxSteps ${scenario.maxSteps}, request ${JSON.stringify(scenario.request)}):`,
     Scenario.scriptCode(scenario),
+    ...Governance.reviewerCode(traces.stored),
     "",
     `What happened (${traces.stored.mode} path${scenario.firstCrash === undefined ? "" : `, the first run crashing at checkpoint ${scenario.firstCrash}`}):`,
     ...traces.stored.log.map((line) => `  ${line}`),

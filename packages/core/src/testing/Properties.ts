@@ -14,7 +14,10 @@
  * while paused; clock moves before,
  * at and after the next schedule or deadline; crashes at any checkpoint
  * (just after its save; on the worker path, through `Worker.resume` and its
- * leases, just before it too).
+ * leases, just before it too); for an agent that takes grants (`Agent.grants`,
+ * `grant`, `revoke`), grants of a tool (by name or pattern, some for matching
+ * arguments only) with an expiry, and their revocation; for an agent with a
+ * reviewer, its answer about each call.
  * `check` runs the laws (`Law.all`) on every generated scenario and gives the
  * shrunk counterexample as a readable report; `checkAll` throws it.
  *
@@ -26,6 +29,7 @@ import * as Schema from "effect/Schema"
 import fc from "fast-check"
 import type * as Tool from "../tools/Tool.js"
 import * as Agent from "./Agent.js"
+import * as GovernanceArbitraries from "./internal/governanceArbitraries.js"
 import * as Law from "./Law.js"
 import * as Scenario from "./Scenario.js"
 import * as Structured from "./internal/structured.js"
@@ -261,6 +265,31 @@ export const steer: fc.Arbitrary<Scenario.Steer> = fc.record({
 export const crash: fc.Arbitrary<Scenario.Crash> = fc.record({ _tag: fc.constant("Crash" as const), checkpoint: fc.integer({ min: 1, max: 6 }) })
 
 /**
+ * A grant of one of the agent's tools while the turn is paused: by name, pattern or `*`, for any
+ * arguments or those matching a valid value's first key, expiring after a second, a minute or an hour.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const grant = (agent: Agent.Agent): fc.Arbitrary<Scenario.Grant> => GovernanceArbitraries.grant(agent, validArguments)
+
+/**
+ * A revocation of one of the grants given so far.
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const revoke = (agent: Agent.Agent): fc.Arbitrary<Scenario.Revoke> => GovernanceArbitraries.revoke(agent)
+
+/**
+ * The reviewer's answer about a call other than a confident `safe` (an unsure `safe`, `needs-person`, `refuse`, no verdict).
+ *
+ * @category arbitraries
+ * @since 0.3.0
+ */
+export const review: fc.Arbitrary<Scenario.Review> = GovernanceArbitraries.review
+
+/**
  * One round while the turn is paused: some decisions, maybe a steering message, a clock move, a crash, then a resume.
  *
  * @category arbitraries
@@ -272,9 +301,17 @@ export const round = (agent: Agent.Agent, options: Options = {}): fc.Arbitrary<R
       .map((groups) => groups.flat()),
     steer: sometimes(steer, 30),
     clock: sometimes(clock, 40),
-    crash: sometimes(crash, 25)
-  }).map(({ clock, crash, decisions, steer }): ReadonlyArray<Scenario.Step> => [
+    crash: sometimes(crash, 25),
+    ...(GovernanceArbitraries.takesGrants(agent) ? { governance: GovernanceArbitraries.governance(agent, validArguments) } : {})
+  }).map(({ clock, crash, decisions, governance, steer }: {
+    readonly clock: Scenario.Clock | undefined
+    readonly crash: Scenario.Crash | undefined
+    readonly decisions: ReadonlyArray<Scenario.Step>
+    readonly governance?: ReadonlyArray<Scenario.Step> | undefined
+    readonly steer: Scenario.Steer | undefined
+  }): ReadonlyArray<Scenario.Step> => [
     ...decisions,
+    ...(governance ?? []),
     ...(steer === undefined ? [] : [steer]),
     ...(clock === undefined ? [] : [clock]),
     ...(crash === undefined ? [] : [crash]),
@@ -301,14 +338,22 @@ const plainScenario = (agent: Agent.Agent, options: Options): fc.Arbitrary<Scena
     maxSteps: fc.integer({ min: 1, max: 6 }),
     firstCrash: sometimes(fc.integer({ min: 1, max: 6 }), 20),
     rounds: fc.array(round(agent, options), { maxLength: 3 }),
+    ...(agent.reviewer === undefined ? {} : { reviews: GovernanceArbitraries.reviews((options.maxResponses ?? 3) * 3) }),
     // Which crashes (bit n: the n-th) die just before their save on the worker path; drawn last, so
     // the rest of a seed's scenario is what it was without it.
     before: fc.nat({ max: 7 })
-  }).map(({ before, firstCrash, maxSteps, responses, rounds }): Scenario.Scenario => ({
+  }).map(({ before, firstCrash, maxSteps, responses, reviews, rounds }: {
+    readonly before: number
+    readonly firstCrash: number | undefined
+    readonly maxSteps: number
+    readonly responses: ReadonlyArray<Omit<Scenario.Response, "calls"> & { readonly calls: ReadonlyArray<Omit<Scenario.Call, "id">> }>
+    readonly reviews?: ReadonlyArray<Scenario.Review | undefined> | undefined
+    readonly rounds: ReadonlyArray<ReadonlyArray<Scenario.Step>>
+  }): Scenario.Scenario => ({
     request: options.request ?? "Go.",
     responses: responses.map((response, r) => ({
       ...response,
-      calls: response.calls.map((call, n) => ({ id: `c${r + 1}_${n + 1}`, ...call }))
+      calls: response.calls.map((call, n) => GovernanceArbitraries.withReview({ id: `c${r + 1}_${n + 1}`, ...call }, reviews?.[r * 3 + n]))
     })),
     maxSteps,
     ...(firstCrash === undefined ? {} : { firstCrash }),
@@ -386,6 +431,9 @@ const smaller = (scenario: Scenario.Scenario): ReadonlyArray<Scenario.Scenario> 
   scenario.responses.forEach((response, i) => {
     const replace = (next: Scenario.Response) => renumber({ ...scenario, responses: scenario.responses.map((old, j) => (j === i ? next : old)) })
     if (response.calls.length > 1) response.calls.forEach((_, n) => out.push(replace({ ...response, calls: without(response.calls, n) })))
+    response.calls.forEach(({ review, ...call }, n) => {
+      if (review !== undefined) out.push(replace({ ...response, calls: response.calls.map((old, m) => (m === n ? call : old)) }))
+    })
     if (response.text !== undefined) out.push(replace({ calls: response.calls, finishReason: response.finishReason }))
     if (response.finishReason !== undefined) out.push(replace({ calls: response.calls, text: response.text }))
   })

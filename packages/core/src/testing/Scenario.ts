@@ -1,13 +1,15 @@
 /**
  * A scenario that drives one turn of an agent: what the model answers (a
  * `MockLanguageModel` script), then what happens while the turn is paused, in
- * order: people's decisions, steering messages, clock moves, resumes and crashes. Plain data, so a
+ * order: people's decisions, steering messages, clock moves, resumes and crashes, grants and
+ * revocations (and, on each call, what a reviewer answers about it). Plain data, so a
  * failing scenario found by a property (see `@chat-ts/core/testing/Properties`)
  * prints as a script to paste into a regression test, and `Trace.record`
  * replays it without fast-check.
  *
  * @since 0.3.0
  */
+import type * as GrantRules from "../turn/GrantRules.js"
 import type * as MockLanguageModel from "./MockLanguageModel.js"
 
 /**
@@ -20,6 +22,20 @@ export interface Call {
   readonly id: string
   readonly name: string
   readonly arguments: string
+  /** What the agent's reviewer answers about this call, if it is asked (absent: a confident `safe`). */
+  readonly review?: Review | undefined
+}
+
+/**
+ * A reviewer's answer about one call (see `Agent.reviewer`): a verdict with its confidence, or
+ * `"no-answer"` (it answers something that is not a verdict).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Review {
+  readonly verdict: "safe" | "needs-person" | "refuse" | "no-answer"
+  readonly confidence: number
 }
 
 /**
@@ -68,7 +84,7 @@ export const editedArguments = (decide: Decide, name: string): string =>
 
 /**
  * The clock moves to just before, at or just after the earliest time the paused turn waits on
- * (a scheduled call's time, an approval's deadline); by `millis` when it waits on none.
+ * (a scheduled call's time, an approval's deadline, a grant's expiry still ahead); by `millis` when it waits on none.
  *
  * @category models
  * @since 0.3.0
@@ -118,12 +134,42 @@ export interface Steer {
 }
 
 /**
+ * A decider (picked modulo their number) gives a standing permission while the turn is paused
+ * (`Messages.grant`, or your `Agent.grant` path): for `tool` (a name or a pattern with `*`),
+ * arguments matching `where` when given, from now for `expiresAfter` milliseconds. Its id is
+ * `g<n>`, the n-th grant of the scenario.
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Grant {
+  readonly _tag: "Grant"
+  readonly tool: string
+  readonly where?: GrantRules.Predicate | undefined
+  readonly by: number
+  readonly expiresAfter: number
+}
+
+/**
+ * A decider revokes one of the grants given so far (picked modulo their number), now
+ * (`Messages.revokeGrant`, or your `Agent.revoke` path).
+ *
+ * @category models
+ * @since 0.3.0
+ */
+export interface Revoke {
+  readonly _tag: "Revoke"
+  readonly grant: number
+  readonly by: number
+}
+
+/**
  * What happens after the first run of the turn.
  *
  * @category models
  * @since 0.3.0
  */
-export type Step = Decide | Clock | Resume | Crash | Steer
+export type Step = Decide | Clock | Resume | Crash | Steer | Grant | Revoke
 
 /**
  * A scenario: the user's request, the model's responses (after them it answers `"Done."`),
@@ -158,7 +204,7 @@ export const finalAnswer = "Done."
  */
 export const toScripted = (response: Response): MockLanguageModel.ScriptedResponse => ({
   ...(response.text === undefined ? {} : { text: response.text }),
-  ...(response.calls.length === 0 ? {} : { toolCalls: response.calls.map((call) => ({ ...call })) }),
+  ...(response.calls.length === 0 ? {} : { toolCalls: response.calls.map(({ review: _review, ...call }) => call) }),
   ...(response.finishReason === undefined ? {} : { finishReason: response.finishReason })
 })
 

@@ -33,6 +33,7 @@ import * as Tool from "../tools/Tool.js"
 import * as Messages from "../turn/Messages.js"
 import * as Steering from "../turn/Steering.js"
 import * as Agent from "./Agent.js"
+import * as Governance from "./internal/governance.js"
 import * as Structured from "./internal/structured.js"
 import * as MockLanguageModel from "./MockLanguageModel.js"
 import * as Scenario from "./Scenario.js"
@@ -124,6 +125,37 @@ export interface State {
   readonly messages: Messages.Messages
 }
 
+export type {
+  /**
+   * A grant the scenario gave (what it asked for, `expiresAt` resolved), accepted or refused.
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  GrantRecord,
+  /**
+   * A call's review: the agent's reviewer was asked about it and answered so.
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  ReviewRecord,
+  /**
+   * A revocation the scenario made, accepted or refused.
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  RevokeRecord,
+  /**
+   * A call a grant settled (its decision record names the grant), where it was first seen so.
+   *
+   * @category models
+   * @since 0.3.0
+   */
+  SettledRecord
+} from "./internal/governance.js"
+
 /**
  * A structured answer (an agent with `output`): what the agent's code got at the end of a run of the
  * turn, the decoded value or the failure's tag (`typed`: a tagged error, not a defect), and the model's text.
@@ -160,6 +192,14 @@ export interface Trace {
   readonly final: Messages.Messages
   /** What happened, one line each, for a failure's report. */
   readonly log: ReadonlyArray<string>
+  /** The grants given (absent: none). */
+  readonly grants?: ReadonlyArray<Governance.GrantRecord> | undefined
+  /** The grants revoked (absent: none). */
+  readonly revokes?: ReadonlyArray<Governance.RevokeRecord> | undefined
+  /** Each time the agent's reviewer was asked about a call (absent: none). */
+  readonly reviews?: ReadonlyArray<Governance.ReviewRecord> | undefined
+  /** Which grant settled which call (absent: none). */
+  readonly settled?: ReadonlyArray<Governance.SettledRecord> | undefined
   /** The structured answers (an agent with `output`), in order. */
   readonly structured?: ReadonlyArray<Answered> | undefined
   /** On the `worker` path: every `Worker.resume` (its lease, how it ended) and every call lost in a crash. */
@@ -292,6 +332,9 @@ class Recording {
   readonly requests: Array<Request> = []
   readonly states: Array<State> = []
   readonly log: Array<string> = []
+  readonly grants: Array<Governance.GrantRecord> = []
+  readonly revokes: Array<Governance.RevokeRecord> = []
+  readonly reviews: Array<Governance.ReviewRecord> = []
   readonly structured: Array<Answered> = []
   process = 1
   last: End["outcome"] = "Paused"
@@ -316,7 +359,11 @@ class Recording {
     })
     const handlers = recordingHandlers(agent, { runs: this.runs, next: () => this.next() })
     const services = Layer.mergeAll(model.layer, handlers, agent.layer ?? Layer.empty)
-    this.makeChat = (Chat.make({ tools: agent.tools, maxSteps: scenario.maxSteps }) as Effect.Effect<AnyChat, unknown, any>).pipe(
+    const tools = Governance.toolsOf(agent, scenario, (review) => {
+      this.reviews.push({ seq: this.next(), ...review })
+      this.log.push(`reviewer on ${review.id} -> ${review.review.verdict} (confidence ${review.review.confidence})`)
+    })
+    this.makeChat = (Chat.make({ tools, maxSteps: scenario.maxSteps }) as Effect.Effect<AnyChat, unknown, any>).pipe(
       Effect.provide(services),
       Effect.orDie
     ) as Effect.Effect<AnyChat>
@@ -480,7 +527,7 @@ class Recording {
   moveClock(step: Scenario.Clock): Effect.Effect<void> {
     return Effect.gen({ self: this }, function*() {
       const now = yield* Clock.currentTimeMillis
-      const wait = this.last === "Paused" ? earliestWait(this.messages) : undefined
+      const wait = this.last === "Paused" ? Governance.soonest(earliestWait(this.messages), Governance.nextExpiry(this.messages, now)) : undefined
       const target = wait === undefined || wait < now ? now + step.millis : wait + (step.to === "before" ? -1 : step.to === "at" ? 0 : 1)
       const by = Math.max(0, target - now)
       yield* TestClock.adjust(`${by} millis`)
@@ -513,6 +560,8 @@ class Recording {
         if (step._tag === "Decide") yield* this.decide(step)
         else if (step._tag === "Clock") yield* this.moveClock(step)
         else if (step._tag === "Steer") this.steer(step)
+        else if (step._tag === "Grant") yield* Governance.give(this, step, Agent.decidersOf(this.agent))
+        else if (step._tag === "Revoke") yield* Governance.revoke(this, step, Agent.decidersOf(this.agent))
         else if (step._tag === "Crash") crash = stores ? step : undefined
         else {
           yield* this.resume(crash?.checkpoint, crash?.before)
@@ -523,11 +572,16 @@ class Recording {
   }
 
   trace(): Trace {
-    const { decisions, ends, log, messages, mode, requests, runs, saved, scenario, states, structured } = this
+    const { decisions, ends, grants, log, messages, mode, requests, reviews, revokes, runs, saved, scenario, states, structured } = this
+    const settled = Governance.settled(states)
     return {
       mode, scenario, runs, decisions, saved, ends, requests, states, final: messages, log,
       ...(mode === "worker" ? { worker: WorkerPath.record(this.worker) } : {}),
-      ...(this.agent.output === undefined ? {} : { structured })
+      ...(this.agent.output === undefined ? {} : { structured }),
+      ...(grants.length === 0 ? {} : { grants }),
+      ...(revokes.length === 0 ? {} : { revokes }),
+      ...(reviews.length === 0 ? {} : { reviews }),
+      ...(settled.length === 0 ? {} : { settled })
     }
   }
 }

@@ -18,6 +18,8 @@ const bugs = [
   ["a store losing its last checkpoint", Agents.forgetfulStore],
   ["an answer handed back undecoded", Agents.undecodedAnswer],
   ["a late approval that runs", Agents.lateApprovalRuns],
+  ["a revoke path that records nothing", Agents.revokeIgnored],
+  ["a reviewer's ask-a-person taken as advice", Agents.reviewerIgnored],
   ["a store ignoring leases", Agents.leaseIgnoringStore]
 ] as const
 

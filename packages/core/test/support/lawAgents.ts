@@ -1,15 +1,18 @@
 /**
- * A refund agent for the property kit's tests, and four deliberately broken
- * variants of it (issue 35's planted bugs): a strategy that lets large refunds
- * run on their own, a handler middleware that retries a refund that is not
- * idempotent, a decision path that drops the decision policy, and a store that
- * loses its last checkpoint.
+ * A refund agent for the property kit's tests, its structured-answer and
+ * governed (grants and a reviewer) variants, and nine deliberately broken
+ * agents (issue 35's planted bugs): 1 a strategy that lets large refunds run on
+ * their own, 2 a handler middleware that retries a refund that is not
+ * idempotent, 3 a decision path that drops the decision policy, 4 a store that
+ * loses its last checkpoint, 5 an answer handed back undecoded, 6 a late
+ * approval that runs, 7 a revoke that records nothing, 8 a reviewer's "ask a
+ * person" ignored, 9 a store that ignores leases.
  */
 import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
 import * as Schema from "effect/Schema"
-import { Action, ChatError, type ChatOutcome, ConversationStore, type DecisionPolicy, Messages, Tool, Toolkit } from "../../src/index.js"
+import { Action, ChatError, type ChatOutcome, ConversationStore, type DecisionPolicy, Grant, Messages, Reviewer, Tool, Toolkit } from "../../src/index.js"
 import { Agent } from "../../src/testing/index.js"
 
 export const LookupOrder = Tool.make("lookup_order", {
@@ -187,6 +190,50 @@ export const lateApprovalRuns: Agent.Agent = {
             return expiresAt !== undefined && expiresAt <= now ? { ...part, status } : part
           })
         })) as Messages.Messages))
+}
+
+// The refund agent with grants and a reviewer, and planted bugs 7 (a revoke that records nothing) and 8 (a reviewer ignored).
+
+/** What a grant may stand for in the governed agent: reminders and ledger syncs wait for a person unless a grant covers them. */
+const grantable = new Set(["remind", "sync_ledger"])
+
+/** The governed refund agent's strategy: the refund agent's, but a grantable call waits for a person unless a grant covers it. */
+const governedStrategy = tools.withStrategy(Grant.grantedOr((call, metadata) =>
+  grantable.has(call.name) ? Action.RequireApproval() : strategy(approvalAbove).strategy!(call, metadata)
+))
+
+/**
+ * The refund agent with grants and a reviewer: reminders and ledger syncs need a person or a grant (the promise), and a
+ * reviewer model is asked about every call the strategy would run without a person.
+ */
+export const governed: Agent.Agent = {
+  ...refunds,
+  tools: governedStrategy,
+  grants: true,
+  reviewer: { options: { instructions: "Lookups are routine; refunds are not." } },
+  mustAsk: (call) => (grantable.has(call.name) ? true : mustAsk(call))
+}
+
+/** Planted bug 7: a revoke path that confirms the revocation but never records it (the grant stays in force). */
+export const revokeIgnored: Agent.Agent = {
+  ...governed,
+  reviewer: undefined,
+  revoke: (messages) => Effect.succeed(messages)
+}
+
+/** Planted bug 8: a reviewer wired behind a wrapper that takes its "ask a person" as advice (the call runs). */
+export const reviewerIgnored: Agent.Agent = {
+  ...governed,
+  reviewer: {
+    ...governed.reviewer,
+    wire: (kit, options) => {
+      const reviewed = Reviewer.review(kit as typeof governedStrategy, options)
+      return reviewed.pipe(Toolkit.withStrategy((call, metadata) =>
+        Effect.map(Effect.suspend(() => reviewed.strategy!(call, metadata) as Effect.Effect<Action.Action>), (action) =>
+          action._tag === "RequireApproval" && action.review?.verdict === "needs-person" ? Action.Execute() : action)
+      ))
+    }
+  }
 }
 
 /**
