@@ -69,6 +69,7 @@ const cutHoldMillis = 5_000
  */
 const runnerCut = async (base: Base): Promise<Injection> => {
   const proxy = await StallingProxy.start(base.server!.port)
+  await base.parent.runPromise(Effect.orDie(idleInTransaction(`${cutTransactionMillis}ms`)))
   return {
     env: (i) => (i === 0 ? { DATABASE_URL: StallingProxy.via(proxy, base.server!.url) } : {}),
     inject: async (live) => {
@@ -84,9 +85,27 @@ const runnerCut = async (base: Base): Promise<Injection> => {
         proxy.resume()
       }
     },
-    close: () => proxy.close()
+    close: async () => {
+      await base.parent.runPromise(Effect.orDie(idleInTransaction(undefined)))
+      await proxy.close()
+    }
   }
 }
+
+/**
+ * How long the server lets a session sit in an open transaction (`idle_in_transaction_session_timeout`, for the
+ * sessions the runners open): a runner cut off mid-transaction otherwise keeps its rows of `cluster_messages`
+ * locked while it is away, and the runner that takes its shards does not take up the turns it had read.
+ */
+const cutTransactionMillis = 5_000
+
+const idleInTransaction = (value: string | undefined) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(
+      value === undefined
+        ? "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I RESET idle_in_transaction_session_timeout', current_database()); END $$"
+        : `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = %L', current_database(), '${value}'); END $$`
+    ))
 
 /**
  * PostgreSQL's disk full: the message rows' file grown past the WAL's 16 MB segments, then no backend may grow a
