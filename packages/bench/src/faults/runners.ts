@@ -128,6 +128,11 @@ const stateOf = async (live: Live, executionId: string) => {
   }
 }
 
+/** A command of `runner.ts`: start a turn, or decide its call. */
+type Command =
+  | { readonly start: string; readonly text: string }
+  | { readonly decide: string; readonly call: string; readonly approve: boolean }
+
 /** Where a command went: which runner (0 is the cut-off one), a start or a decision. */
 interface Sent {
   readonly runner: number
@@ -167,7 +172,7 @@ const soak = async (fault: Fault, config: Config, injection: Injection, live: Li
     }
   }
   /** Sends `command` to the next runner; waits for its answer at most `attemptMillis` (a late one is still counted). */
-  const attempt = async (id: string, index: number, command: { readonly start: string; readonly text: string } | { readonly decide: string; readonly call: string; readonly approve: boolean }) => {
+  const attempt = async (id: string, index: number, command: Command) => {
     const to: Sent = { runner: index % live.workers.length, what: "start" in command ? "start" : "decide" }
     const reply = live.workers[to.runner]!.send(command, 120_000)
     outstanding.push(reply.then(record(id, to), (error: unknown) => void unexpected.push(`${id}: ${String(error)}`)))
