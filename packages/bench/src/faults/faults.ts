@@ -97,7 +97,7 @@ const runnerCut = async (base: Base): Promise<Injection> => {
  * sessions the runners open): a runner cut off mid-transaction otherwise keeps its rows of `cluster_messages`
  * locked while it is away, and the runner that takes its shards does not take up the turns it had read.
  */
-const cutTransactionMillis = 5_000
+const cutTransactionMillis = 2_000
 
 const idleInTransaction = (value: string | undefined) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) =>
