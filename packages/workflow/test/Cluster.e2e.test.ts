@@ -67,7 +67,7 @@ describe("durable turns on runner processes and PostgreSQL", () => {
     await runtime.runPromise(Effect.provide(
       Effect.flatMap(SqlClient.SqlClient, (sql) =>
         sql.unsafe(
-          "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = %L', current_database(), '5s'); END $$"
+          "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = %L', current_database(), '2s'); END $$"
         )),
       PgClient.layer({ url: Redacted.make(server.url) })
     ))
