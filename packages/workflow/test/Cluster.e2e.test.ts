@@ -62,6 +62,15 @@ describe("durable turns on runner processes and PostgreSQL", () => {
       )
     )
     await runtime.runPromise(Effect.provide(SqlConversationStore.migrate({ table }), PgClient.layer({ url: Redacted.make(server.url) })))
+    // As docs/scale.md advises for the runners' database: a runner cut off between two statements of a transaction
+    // would otherwise keep its `cluster_messages` rows locked while away, and the turns it had read wait for it.
+    await runtime.runPromise(Effect.provide(
+      Effect.flatMap(SqlClient.SqlClient, (sql) =>
+        sql.unsafe(
+          "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = %L', current_database(), '2s'); END $$"
+        )),
+      PgClient.layer({ url: Redacted.make(server.url) })
+    ))
   }, 120_000)
 
   afterAll(async () => {

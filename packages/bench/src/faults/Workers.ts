@@ -28,6 +28,9 @@ export interface Reply {
   readonly retryable?: boolean
   readonly defect?: string
   readonly ids?: ReadonlyArray<string>
+  /** A workflow runner's answers (`workflow/test/support/runner.ts`): a turn's execution id, the shards it holds. */
+  readonly id?: string
+  readonly shards?: ReadonlyArray<number>
 }
 
 export interface WorkerProcess {
@@ -50,10 +53,16 @@ const bounded = <A>(promise: Promise<A>, millis: number, what: string): Promise<
 
 let sent = 0
 
+/** Another script speaking the same JSON lines (the workflow engine's runner), run from its package's folder. */
+export interface Script {
+  readonly file: string
+  readonly cwd: string
+}
+
 /** Starts a worker with these environment variables (the database, `TABLE`, `RUNS_FILE`). */
-export const start = (env: Record<string, string>): WorkerProcess => {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
-    cwd: packageDir,
+export const start = (env: Record<string, string>, other?: Script): WorkerProcess => {
+  const child = spawn(process.execPath, ["--import", "tsx", other?.file ?? script], {
+    cwd: other?.cwd ?? packageDir,
     env: { ...process.env, ...env },
     stdio: ["pipe", "pipe", "pipe"]
   })
@@ -68,6 +77,8 @@ export const start = (env: Record<string, string>): WorkerProcess => {
   const exited = new Promise<void>((resolve) => child.on("exit", () => resolve()))
   void exited.then(() => onReady({ ready: false, error: `exited before it was ready: ${stderr}` }))
   readline.createInterface({ input: child.stdout }).on("line", (line) => {
+    // Anything else on stdout (a log line) is not an answer.
+    if (!line.startsWith("{")) return
     const reply = JSON.parse(line) as Reply
     if (reply.loaded === true) return onLoaded()
     if (reply.n === undefined) return onReady(reply)

@@ -2,8 +2,10 @@
  * The faults of the soak (`soak.ts`), each on the database it applies to:
  * PostgreSQL restarted as `pg_ctl restart -m immediate` does, its client
  * connections terminated, a worker's connection stalled past its lease, a
- * full disk; SQLite locked by another process past its busy timeout, a full
- * disk; on both, the workers' clocks 30 s ahead and behind. The fault
+ * full disk, a workflow runner cut off from it and later back (a soak of
+ * runner processes of its own: `runners.ts`); SQLite locked by another
+ * process past its busy timeout, a full disk; on both, the workers' clocks
+ * 30 s ahead and behind. The fault
  * machinery is `@chat-ts/sql/testing`'s (`PostgresFaults`, `StallingProxy`),
  * which the store's own tests use too.
  */
@@ -11,6 +13,7 @@ import { PostgresFaults, StallingProxy } from "@chat-ts/sql/testing"
 import { Effect } from "effect"
 import * as SqlClient from "effect/sql/SqlClient"
 import { DatabaseSync } from "node:sqlite"
+import * as Runners from "./runners.js"
 import type { Base, Fault, Injection, Live } from "./soak.js"
 import type * as Workers from "./Workers.js"
 
@@ -56,6 +59,53 @@ const stalled = async (base: Base): Promise<Injection> => {
     close: () => proxy.close()
   }
 }
+
+/** How long the other runners work the cut-off runner's shards before it is back. */
+const cutHoldMillis = 5_000
+
+/**
+ * The first workflow runner reaches the database through a proxy; the proxy stalls until the other runners hold
+ * every shard between them (the cut-off runner's shard locks expired) and `cutHoldMillis` more, then flows again.
+ */
+const runnerCut = async (base: Base): Promise<Injection> => {
+  const proxy = await StallingProxy.start(base.server!.port)
+  await base.parent.runPromise(Effect.orDie(idleInTransaction(`${cutTransactionMillis}ms`)))
+  return {
+    env: (i) => (i === 0 ? { DATABASE_URL: StallingProxy.via(proxy, base.server!.url) } : {}),
+    inject: async (live) => {
+      proxy.stall()
+      try {
+        const others = live.workers.slice(1)
+        await Runners.until(async () => {
+          const held = (await Promise.all(others.map((worker) => Runners.shardsOf(worker)))).flat()
+          return new Set(held).size === Runners.shardsPerGroup
+        }, 120_000, "the other runners taking the cut-off runner's shards")
+        await sleep(cutHoldMillis)
+      } finally {
+        proxy.resume()
+      }
+    },
+    close: async () => {
+      await base.parent.runPromise(Effect.orDie(idleInTransaction(undefined)))
+      await proxy.close()
+    }
+  }
+}
+
+/**
+ * How long the server lets a session sit in an open transaction (`idle_in_transaction_session_timeout`, for the
+ * sessions the runners open): a runner cut off mid-transaction otherwise keeps its rows of `cluster_messages`
+ * locked while it is away, and the runner that takes its shards does not take up the turns it had read.
+ */
+const cutTransactionMillis = 2_000
+
+const idleInTransaction = (value: string | undefined) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.unsafe(
+      value === undefined
+        ? "DO $$ BEGIN EXECUTE format('ALTER DATABASE %I RESET idle_in_transaction_session_timeout', current_database()); END $$"
+        : `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET idle_in_transaction_session_timeout = %L', current_database(), '${value}'); END $$`
+    ))
 
 /**
  * PostgreSQL's disk full: the message rows' file grown past the WAL's 16 MB segments, then no backend may grow a
@@ -143,6 +193,13 @@ export const all = (settings: Settings): ReadonlyArray<Fault> => [
     database: "PostgreSQL",
     name: "the workers' clocks 30 s ahead and 30 s behind",
     setup: plain(skewClocks)
+  },
+  {
+    id: "wf-runner-cut",
+    database: "PostgreSQL",
+    name: `a workflow runner cut off (loopback proxy) until the other runners hold its shards and ${cutHoldMillis / 1000} s more, then back`,
+    setup: runnerCut,
+    soak: Runners.run
   },
   {
     id: "sqlite-locked",

@@ -45,7 +45,7 @@ export const section = (result: Faults.Result): string => {
     table(
       [
         "Database", "Fault", "double runs", "wrong results", "lost decisions", "unexpected errors", "fault lasted s",
-        "recovered in s", "bit (writes refused)", "interrupted calls", "hand-overs", "errors answered (expected)"
+        "recovered in s", "bit (writes refused, turns moved)", "interrupted calls", "hand-overs", "errors answered (expected)"
       ],
       result.rows.map((row) => [
         row.database,
@@ -66,9 +66,12 @@ export const section = (result: Faults.Result): string => {
     "",
     "**Recovered in** is from the fault's end until every conversation decided by then has ended (nothing pending, the",
     "model's answer stored last). **Bit** counts the writes refused for want of space (the full-disk faults: each shows",
-    "the fault reached the store). An **interrupted** call was `Running` in the store when the fault cut its turn: it is",
+    "the fault reached the store) and, for the workflow runner cut off, the turns it had started (its model called) whose",
+    "call then ran on another runner. An **interrupted** call was `Running` in the store when the fault cut its turn: it is",
     "failed as interrupted, never run again. Errors answered are each worker's answers to one resume, all of them",
     "kinds the README's loop skips (a retryable `StoreError`, a lease held by another, a lost race) or, for a full disk,",
-    "the typed refusal of the save that did not fit."
+    "the typed refusal of the save that did not fit; for the workflow runner cut off, an approval sent again after its",
+    "call ran (refused typed) and a start on the cut-off runner that died with `effect/cluster`'s `PersistenceError`",
+    "(`start` has no typed error), both followed by the conversation's loop going on through another runner."
   ].join("\n")
 }

@@ -64,6 +64,8 @@ export interface Fault {
   /** Extra messages in each seeded conversation, bytes each (full-disk faults need rows that fill pages). */
   readonly padding?: number | undefined
   readonly setup: (base: Base) => Promise<Injection>
+  /** A soak of its own in place of `run`'s worker processes (the workflow engine's runners: `runners.ts`). */
+  readonly soak?: ((fault: Fault, config: Config, server: EmbeddedPostgres.Server | undefined) => Promise<Counts>) | undefined
 }
 
 export interface Config {
@@ -131,17 +133,18 @@ const paused = (conversation: string, padding: number | undefined): Messages.Mes
 ]
 
 /** The errors any fault may cause: a retryable store error, a lease held, a save that lost a race. */
-const retried = (reply: Workers.Reply) =>
+export const retried = (reply: Workers.Reply) =>
   (reply.error === "StoreError" && reply.retryable === true) || reply.error === "ConversationBusy" ||
   reply.error === "ConcurrentModification"
 
-const kind = (reply: Workers.Reply) =>
+/** An answered error's kind, for the tables. */
+export const kind = (reply: Workers.Reply) =>
   reply.defect !== undefined ? "defect" : reply.error === "StoreError" && reply.retryable === true ? "StoreError (retryable)" : reply.error!
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, millis)))
 
 /** The parent's store and client on the database. */
-const parentOf = (database: Database, url: string | undefined, filename: string | undefined, table: string): Parent =>
+export const parentOf = (database: Database, url: string | undefined, filename: string | undefined, table: string): Parent =>
   ManagedRuntime.make(
     SqlConversationStore.layer({ table }).pipe(
       Layer.provideMerge(

@@ -2,7 +2,9 @@
  * Scenario 13: the fleet under faults. Worker processes resume conversations
  * paused on an approval while one fault at a time is injected
  * (`faults/faults.ts`): PostgreSQL restarted, its connections terminated, a
- * worker's connection stalled past its lease, a full disk, skewed clocks;
+ * worker's connection stalled past its lease, a full disk, skewed clocks, a
+ * workflow runner cut off and back (into a soak of the workflow engine's
+ * runner processes instead, `faults/runners.ts`);
  * SQLite locked past its busy timeout, a full disk, skewed clocks. Per
  * fault: double runs, wrong stored results, lost decisions and unexpected
  * errors (each must be 0), and the time from the fault's end until every
@@ -37,7 +39,7 @@ const runSeries = async (faults: ReadonlyArray<Soak.Fault>, config: Config): Pro
   try {
     for (const fault of faults) {
       if (fault.database === "PostgreSQL" && server === undefined) server = await EmbeddedPostgres.start({ synchronousCommit: true })
-      rows.push(await Soak.run(fault, config, fault.database === "PostgreSQL" ? server : undefined))
+      rows.push(await (fault.soak ?? Soak.run)(fault, config, fault.database === "PostgreSQL" ? server : undefined))
     }
   } finally {
     await server?.stop()

@@ -97,7 +97,8 @@ export const configs: Record<Mode, Configs> = {
     },
     memory: { turns: 1000, steps: 10 },
     provider: { warmupRounds: 5, rounds: 30, calls: 50 },
-    // 8 faults, each a soak of about 15 s (10 s of arrivals, the fault inside it): about 3 minutes.
+    // 9 faults, each a soak of about 15 s (10 s of arrivals, the fault inside it; the workflow runners' start and
+    // shard spreading on top): about 4 minutes.
     faults: {
       conversations: 200,
       rate: 20,
