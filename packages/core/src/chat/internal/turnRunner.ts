@@ -315,6 +315,21 @@ class Run<R, E> {
     return Effect.map(refresh, (tools) => void (this.tools = tools))
   }
 
+  /** The model's request for `messages`, with the turn's tools and options. */
+  private request(messages: Messages.Messages): LanguageModel.Request {
+    const system = this.env.system
+    return {
+      messages: system === undefined ? this.shared(messages) : [Messages.system(system), ...messages],
+      tools: this.tools.declarations,
+      options: this.mode.modelOptions
+    }
+  }
+
+  /** The conversation's tool call ids: the turn's only new ids are those given out to model responses, so they are collected once per turn, not per step. */
+  private taken(messages: Messages.Messages): Set<string> {
+    return this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+  }
+
   /** Calls the model (streaming its deltas when asked) and returns its response as an assistant message. */
   callModel(
     messages: Messages.Messages,
@@ -323,13 +338,8 @@ class Run<R, E> {
     seen?: (part: LanguageModel.StreamPart) => void
   ): Effect.Effect<Message, ChatError.ModelError> {
     const { env, mode } = this
-    const request: LanguageModel.Request = {
-      messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
-      tools: this.tools.declarations,
-      options: mode.modelOptions
-    }
-    // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
-    const taken = () => this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+    const request = this.request(messages)
+    const taken = () => this.taken(messages)
     const response = mode.stream
       ? Effect.suspend(() => {
         // Deltas carry the ids `Stepping.uniqueIds` gives the calls below (see `StreamedCalls`).
@@ -581,7 +591,7 @@ class Run<R, E> {
       // A usage the provider sent before the cut is kept; none was reported: nothing is made up.
       soFar.add({ _tag: "Finish", usage: LanguageModel.noUsage, finishReason: "other" })
       const response = soFar.response()!
-      const taken = this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+      const taken = this.taken(messages)
       const { usage: _, ...answer } = toMessage(response, Stepping.uniqueIds(taken, response.parts))
       const before = this.current.length
       return Effect.tap(this.apply(Turn.Event.InputArrived({ input, interrupted: answer })), ([after]) => {
@@ -599,6 +609,13 @@ class Run<R, E> {
       const interruptible = this.interruptibleStep(messages, step, this.inputs)
       const announced = this.announceRejections()
       return announced === undefined ? interruptible : Effect.andThen(announced, interruptible)
+    }
+    // Quiet and untraced: the response made a message and stepped in one continuation of the model's Effect.
+    if (this.quiet && !this.traced && !this.mode.stream) {
+      const generated = Effect.map(this.env.model.generate(this.request(messages)), (response) =>
+        this.stepNow(Turn.Event.ModelResponded({ message: toMessage(response, Stepping.uniqueIds(this.taken(messages), response.parts)) })))
+      const announced = this.announceRejections()
+      return announced === undefined ? generated : Effect.andThen(announced, generated)
     }
     const message = this.callModel(messages, step)
     const responded = this.quiet
