@@ -526,7 +526,7 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
     return {
       entries,
       declarations: [...entries.values()].map((entry) => entry.tool.declaration),
-      decide: (call, now, messages, context) => Strategy.decide<R>(entries.get(call.name), call, now, available, messages, context),
+      decide: (call, now, messages, context, decoded) => Strategy.decide<R>(entries.get(call.name), call, now, available, messages, context, decoded),
       editProblem,
       checkEdits: (messages) =>
         Messages.lastCalls(messages).flatMap((call) => {

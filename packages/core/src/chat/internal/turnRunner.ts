@@ -34,6 +34,7 @@ import * as Recording from "../../turn/Recording.js"
 import * as Stepping from "../../turn/Stepping.js"
 import * as Turn from "../../turn/Turn.js"
 import { decodeArguments, encodeResult, formatParseError, toMessage } from "../../tools/ToolCodec.js"
+import { DecodedArguments } from "./decodedArguments.js"
 import { StreamedCalls } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
@@ -105,7 +106,9 @@ export interface Tools<R> extends Pick<Shell.Steps<R>, "checkEdits" | "rerunnabl
     call: ToolCallPart,
     now: number,
     messages?: Messages.Messages,
-    context?: GrantRules.Context
+    context?: GrantRules.Context,
+    /** Where the decoded arguments of a call decided without a strategy are kept for its handler. */
+    decoded?: DecodedArguments
   ) => Effect.Effect<Turn.Decision, never, R>
 }
 
@@ -230,6 +233,8 @@ class Run<R, E> {
   /** Where the reducer stands in `current` (see `Stepping.stepAt`): an event costs the same whatever the history. */
   position: Stepping.Position | undefined
   readonly save: Effect.Effect<void, ChatError.CheckpointError>
+  /** The arguments decoded at this turn's decisions, kept for the handlers (see `DecodedArguments`). */
+  readonly decoded = new DecodedArguments()
   /** Nothing to announce or save between events (no stream, no checkpoint): `apply` is one synchronous step. */
   readonly quiet: boolean
 
@@ -420,7 +425,8 @@ class Run<R, E> {
   } {
     const entry = this.tools.entries.get(call.name)
     if (entry === undefined) return Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` })
-    const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
+    const text = Messages.effectiveArguments(call)
+    const params = this.decoded.take(entry.tool, call.id, text) ?? decodeArguments(entry.tool, text)
     if (Result.isFailure(params)) return Turn.Event.ToolFailed({ id: call.id, error: params.failure })
     const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     const inputs: Tool.InputRecorder = {
@@ -643,7 +649,7 @@ class Run<R, E> {
   private decide(messages: Messages.Messages, calls: ReadonlyArray<ToolCallPart>): Step<R, E> {
     const now = this.now()
     const context = this.mode.grants
-    const pending = calls.map((call) => this.tools.decide(call, now, messages, context))
+    const pending = calls.map((call) => this.tools.decide(call, now, messages, context, this.decoded))
     const decided = (decisions: ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>) =>
       Turn.Event.Decided({ now, decisions, ...(context === undefined ? {} : { grants: context }) })
     if (pending.every(isDone)) {
