@@ -724,8 +724,16 @@ const isDone = <A, E, R>(effect: Effect.Effect<A, E, R>): boolean => Exit.isExit
 const asEffect = <A, E, R>(value: A | Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.isEffect(value) ? value : Effect.succeed(value)
 
-/** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
-export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, ChatError.TurnFailure | E, R> =>
+/**
+ * Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest
+ * messages). `finish` makes the turn's value of how it ended, in the turn's loop (no step after it).
+ */
+export const run = <R, E, A = Ended>(
+  env: Env<R, E>,
+  mode: Mode,
+  input: Messages.Messages,
+  finish: (ended: Ended) => A = (ended) => ended as A
+): Effect.Effect<A, ChatError.TurnFailure | E, R> =>
   Effect.withFiber((fiber) => {
     // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
     // when someone records them, that is when a tracer other than Effect's built-in one is installed.
@@ -741,7 +749,7 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
         while (Effect.isEffect(next)) next = yield* next
         step = next
       }
-      return step
+      return finish(step)
     })
     const body = mode.input === undefined ? loop : withInput(turn, mode.input, loop)
     return (traced
