@@ -147,6 +147,20 @@ describe("DecodedArguments", () => {
     }
   })
 
+  it("several kept at once: each handed out once to its own id; a value kept again replaces the older one", () => {
+    const kept = new DecodedArguments()
+    const other = Result.succeed({ n: 2 }) as Result.Success<unknown, string>
+    const again = Result.succeed({ n: 3 }) as Result.Success<unknown, string>
+    kept.keep(Work, "c1", `{"n":1}`, decoded)
+    kept.keep(Work, "c2", `{"n":2}`, other)
+    expect(kept.take(Work, "c1", `{"n":1}`)).toBe(decoded)
+    kept.keep(Work, "c2", `{"n":3}`, again)
+    expect(kept.take(Work, "c2", `{"n":3}`)).toBe(again)
+    expect(kept.take(Work, "c2", `{"n":2}`)).toBeUndefined()
+    expect(kept.take(Work, "c2", `{"n":3}`)).toBeUndefined()
+    expect(kept.take(Work, "c1", `{"n":1}`)).toBeUndefined()
+  })
+
   it("ids that name Object.prototype's members find nothing that was not kept", () => {
     const kept = new DecodedArguments()
     for (const id of ["__proto__", "constructor", "toString", "hasOwnProperty"]) {

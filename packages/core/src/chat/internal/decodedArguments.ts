@@ -15,6 +15,7 @@ import type * as Tool from "../../tools/Tool.js"
 type Decoded = Result.Success<unknown, string>
 
 interface Kept {
+  readonly id: string
   readonly tool: Tool.Any
   readonly text: string
   readonly decoded: Decoded
@@ -22,19 +23,31 @@ interface Kept {
 
 /** The decoded arguments of one turn's decided calls, by call id, each handed out once. */
 export class DecodedArguments {
-  /** Made on the first value kept: a turn that decides no call makes none. */
-  private kept: Map<string, Kept> | undefined
+  /** The one kept value when there is one (a response of one call: no `Map`). */
+  private only: Kept | undefined
+  /** The others, by id, made on the second value kept at once. */
+  private more: Map<string, Kept> | undefined
 
   /** Keeps `decoded`, decoded with `tool` from `text`, for the call `id`. */
   keep(tool: Tool.Any, id: string, text: string, decoded: Decoded): void {
-    ;(this.kept ??= new Map()).set(id, { tool, text, decoded })
+    const kept = { id, tool, text, decoded }
+    if (this.only === undefined || this.only.id === id) {
+      this.only = kept
+      this.more?.delete(id)
+    } else (this.more ??= new Map()).set(id, kept)
   }
 
   /** What was kept for the call `id` if it was decoded with `tool` from exactly `text` (then dropped), else `undefined`. */
   take(tool: Tool.Any, id: string, text: string): Decoded | undefined {
-    const kept = this.kept?.get(id)
-    if (kept === undefined) return undefined
-    this.kept!.delete(id)
+    let kept: Kept | undefined
+    if (this.only?.id === id) {
+      kept = this.only
+      this.only = undefined
+    } else {
+      kept = this.more?.get(id)
+      if (kept === undefined) return undefined
+      this.more!.delete(id)
+    }
     return kept.tool === tool && kept.text === text ? kept.decoded : undefined
   }
 }
