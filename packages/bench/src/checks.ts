@@ -105,7 +105,7 @@ const checks = (core: Internals): ReadonlyArray<Check> => {
   const execute = Turn.Decision.Execute()
   return [
     { check: "the model's arguments read on entry (`canonicalCall`: JSON, duplicate keys, canonical text)", perStep: 1, run: () => core.canonicalCall(call) },
-    { check: "arguments parsed and decoded with the tool's Schema (`decodeArguments`: at the decision and before the handler)", perStep: 2, run: () => core.decodeArguments(Noop, "{}") },
+    { check: "arguments parsed and decoded with the tool's Schema (`decodeArguments`: at the decision; the handler gets that value when no strategy saw it)", perStep: 1, run: () => core.decodeArguments(Noop, "{}") },
     { check: "result encoded with the tool's success Schema", perStep: 1, run: () => encode({ ok: true }) },
     { check: "result checked as storable JSON (`toStoredJson`)", perStep: 1, run: () => core.toStoredJson({ ok: true }) },
     { check: "response made storable (`toMessage`: counts, parts)", perStep: 1, run: () => core.toMessage(response, response.parts) },

@@ -526,7 +526,7 @@ const toolTable = <R>(kits: ReadonlyArray<Toolkit.Any>, context: Context.Context
     return {
       entries,
       declarations: [...entries.values()].map((entry) => entry.tool.declaration),
-      decide: (call, now, messages, context) => Strategy.decide<R>(entries.get(call.name), call, now, available, messages, context),
+      decide: (call, now, messages, context, decoded) => Strategy.decide<R>(entries.get(call.name), call, now, available, messages, context, decoded),
       editProblem,
       checkEdits: (messages) =>
         Messages.lastCalls(messages).flatMap((call) => {
@@ -651,7 +651,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     const checkEdits = (messages: Messages.Messages) => table.checkEdits(messages)
     const rerunnable = (messages: Messages.Messages) => table.rerunnable(messages)
 
-    const runTurn = (
+    const runTurn = <A = TurnRunner.Ended>(
       input: Messages.Messages,
       turnOptions: TurnOptions,
       mode: {
@@ -660,8 +660,9 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         readonly collect?: TurnRunner.Mode["collect"]
         readonly responseFormat?: LanguageModel.ResponseFormat
         readonly input?: StreamOptions | undefined
-      }
-    ): Effect.Effect<TurnRunner.Ended, TurnError | E | RefreshError, R> =>
+      },
+      finish?: (ended: TurnRunner.Ended) => A
+    ): Effect.Effect<A, TurnError | E | RefreshError, R> =>
       TurnRunner.run(env, {
         config: {
           maxSteps: turnOptions.maxSteps ?? defaults.maxSteps,
@@ -680,7 +681,7 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
         emit: mode.emit ?? (() => Effect.void),
         ...(mode.collect === undefined ? {} : { collect: mode.collect }),
         ...(mode.input?.input === undefined ? {} : { input: mode.input.input })
-      }, input)
+      }, input, finish)
 
     const toResult = (run: TurnRunner.Ended): ChatOutcome.Result => {
       const outcome = run.outcome
@@ -693,7 +694,8 @@ export function make<const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
     }
 
     const complete = (messages: Messages.Messages, turnOptions: TurnOptions = {}) =>
-      Effect.map(runTurn(messages, turnOptions, { stream: false, emit: undefined }), toResult)
+      // The result made in the turn's loop, not by a step after it.
+      runTurn(messages, turnOptions, { stream: false, emit: undefined }, toResult)
 
     /** An approval (made by `Messages`), its edit checked against the tool's parameters at once. */
     const checked = (messages: Messages.Messages, id: string, approved: Result.Result<Messages.Messages, ChatError.ResolveError>) =>

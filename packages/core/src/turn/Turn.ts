@@ -945,6 +945,19 @@ const cutShort = (reason: Message["finishReason"]): string | undefined => {
   }
 }
 
+/** What `decisionLookup` gives for a call no decision names. */
+const noDecision: unique symbol = Symbol("noDecision")
+
+/** The decision of each call by its id (the last one given when an id comes twice); one decision needs no `Map`. */
+const decisionLookup = (
+  decisions: Extract<Event, { _tag: "Decided" }>["decisions"]
+): (id: string) => Decision | typeof noDecision => {
+  const only = decisions.length === 1 ? decisions[0] : undefined
+  if (only !== undefined) return (id) => (id === only.id ? only.decision : noDecision)
+  const byId = new Map(decisions.map((d) => [d.id, d.decision]))
+  return (id) => (byId.has(id) ? byId.get(id)! : noDecision)
+}
+
 const onDecided = (
   position: Position,
   event: Extract<Event, { _tag: "Decided" }>,
@@ -954,11 +967,12 @@ const onDecided = (
   const messages = position.of
   const lastIndex = lastResponseIndex(messages)
   if (lastIndex === undefined) return advance(position, config, event.now, false)
-  const decisions = new Map(event.decisions.map((d) => [d.id, d.decision]))
+  const decisionOf = decisionLookup(event.decisions)
   const response = mapCalls(messages[lastIndex]!, (call) => {
     // A call given a decision that is not one (even `undefined`) fails closed in `applyDecision`.
-    if (!decisions.has(call.id) || call.status._tag !== "Proposed") return call
-    const decision = decisions.get(call.id)!
+    if (call.status._tag !== "Proposed") return call
+    const decision = decisionOf(call.id)
+    if (decision === noDecision) return call
     return fixPolicy(
       isValidDecision(decision) && decision._tag === "Granted"
         ? applyGrant(messages, call, decision, event.now, event.grants)

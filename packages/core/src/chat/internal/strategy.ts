@@ -20,6 +20,7 @@ import type * as Tool from "../../tools/Tool.js"
 import type * as Toolkit from "../../tools/Toolkit.js"
 import type * as Turn from "../../turn/Turn.js"
 import { decodeArguments } from "../../tools/ToolCodec.js"
+import type { DecodedArguments } from "./decodedArguments.js"
 
 /** A strategy as the shell calls it. */
 type AnyStrategy<R> = (call: Toolkit.Call<Record<string, Tool.Any>>, metadata: unknown) => Action.Action | Effect.Effect<Action.Action, never, R>
@@ -35,13 +36,19 @@ export const decide = <R>(
   now: number,
   available: string,
   messages?: Messages,
-  context?: GrantRules.Context
+  context?: GrantRules.Context,
+  /** Where the arguments of a call decided without a strategy are kept for its handler. */
+  decoded?: DecodedArguments
 ): Effect.Effect<Turn.Decision, never, R> => {
   if (entry === undefined) return Effect.succeed(Strategies.unknownTool(call, available))
   const params = decodeArguments(entry.tool, call.arguments)
   if (Result.isFailure(params)) return Effect.succeed(Strategies.invalidArguments(params.failure))
   const strategy = entry.kit.strategy as AnyStrategy<R> | undefined
-  if (strategy === undefined) return Effect.succeed(Strategies.withoutStrategy())
+  if (strategy === undefined) {
+    // Nobody but the handler sees this value: it is kept for it.
+    decoded?.keep(entry.tool, call.id, call.arguments, params)
+    return Effect.succeed(Strategies.withoutStrategy())
+  }
   return Effect.suspend(() => {
     const metadata = entry.tool.metadata
     const grants = messages === undefined ? [] : GrantRules.covering(messages, call, now, context)

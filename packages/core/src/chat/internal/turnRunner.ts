@@ -34,6 +34,7 @@ import * as Recording from "../../turn/Recording.js"
 import * as Stepping from "../../turn/Stepping.js"
 import * as Turn from "../../turn/Turn.js"
 import { decodeArguments, encodeResult, formatParseError, toMessage } from "../../tools/ToolCodec.js"
+import { DecodedArguments } from "./decodedArguments.js"
 import { StreamedCalls } from "./streamedCalls.js"
 
 const isFiles = Schema.is(Schema.Array(Messages.FilePart))
@@ -105,7 +106,9 @@ export interface Tools<R> extends Pick<Shell.Steps<R>, "checkEdits" | "rerunnabl
     call: ToolCallPart,
     now: number,
     messages?: Messages.Messages,
-    context?: GrantRules.Context
+    context?: GrantRules.Context,
+    /** Where the decoded arguments of a call decided without a strategy are kept for its handler. */
+    decoded?: DecodedArguments
   ) => Effect.Effect<Turn.Decision, never, R>
 }
 
@@ -230,6 +233,8 @@ class Run<R, E> {
   /** Where the reducer stands in `current` (see `Stepping.stepAt`): an event costs the same whatever the history. */
   position: Stepping.Position | undefined
   readonly save: Effect.Effect<void, ChatError.CheckpointError>
+  /** The arguments decoded at this turn's decisions, kept for the handlers (see `DecodedArguments`). */
+  readonly decoded = new DecodedArguments()
   /** Nothing to announce or save between events (no stream, no checkpoint): `apply` is one synchronous step. */
   readonly quiet: boolean
 
@@ -315,6 +320,21 @@ class Run<R, E> {
     return Effect.map(refresh, (tools) => void (this.tools = tools))
   }
 
+  /** The model's request for `messages`, with the turn's tools and options. */
+  private request(messages: Messages.Messages): LanguageModel.Request {
+    const system = this.env.system
+    return {
+      messages: system === undefined ? this.shared(messages) : [Messages.system(system), ...messages],
+      tools: this.tools.declarations,
+      options: this.mode.modelOptions
+    }
+  }
+
+  /** The conversation's tool call ids: the turn's only new ids are those given out to model responses, so they are collected once per turn, not per step. */
+  private taken(messages: Messages.Messages): Set<string> {
+    return this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+  }
+
   /** Calls the model (streaming its deltas when asked) and returns its response as an assistant message. */
   callModel(
     messages: Messages.Messages,
@@ -323,13 +343,8 @@ class Run<R, E> {
     seen?: (part: LanguageModel.StreamPart) => void
   ): Effect.Effect<Message, ChatError.ModelError> {
     const { env, mode } = this
-    const request: LanguageModel.Request = {
-      messages: env.system === undefined ? this.shared(messages) : [Messages.system(env.system), ...messages],
-      tools: this.tools.declarations,
-      options: mode.modelOptions
-    }
-    // The turn's only new ids are those given out here: collect the conversation's once per turn, not per step.
-    const taken = () => this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+    const request = this.request(messages)
+    const taken = () => this.taken(messages)
     const response = mode.stream
       ? Effect.suspend(() => {
         // Deltas carry the ids `Stepping.uniqueIds` gives the calls below (see `StreamedCalls`).
@@ -410,7 +425,8 @@ class Run<R, E> {
   } {
     const entry = this.tools.entries.get(call.name)
     if (entry === undefined) return Turn.Event.ToolFailed({ id: call.id, error: `There is no tool named '${call.name}'.` })
-    const params = decodeArguments(entry.tool, Messages.effectiveArguments(call))
+    const text = Messages.effectiveArguments(call)
+    const params = this.decoded.take(entry.tool, call.id, text) ?? decodeArguments(entry.tool, text)
     if (Result.isFailure(params)) return Turn.Event.ToolFailed({ id: call.id, error: params.failure })
     const attempt = call.status._tag === "Running" ? call.status.attempt ?? 1 : 1
     const inputs: Tool.InputRecorder = {
@@ -581,7 +597,7 @@ class Run<R, E> {
       // A usage the provider sent before the cut is kept; none was reported: nothing is made up.
       soFar.add({ _tag: "Finish", usage: LanguageModel.noUsage, finishReason: "other" })
       const response = soFar.response()!
-      const taken = this.takenIds ??= new Set(Messages.toolCalls(messages).map((call) => call.id))
+      const taken = this.taken(messages)
       const { usage: _, ...answer } = toMessage(response, Stepping.uniqueIds(taken, response.parts))
       const before = this.current.length
       return Effect.tap(this.apply(Turn.Event.InputArrived({ input, interrupted: answer })), ([after]) => {
@@ -599,6 +615,13 @@ class Run<R, E> {
       const interruptible = this.interruptibleStep(messages, step, this.inputs)
       const announced = this.announceRejections()
       return announced === undefined ? interruptible : Effect.andThen(announced, interruptible)
+    }
+    // Quiet and untraced: the response made a message and stepped in one continuation of the model's Effect.
+    if (this.quiet && !this.traced && !this.mode.stream) {
+      const generated = Effect.map(this.env.model.generate(this.request(messages)), (response) =>
+        this.stepNow(Turn.Event.ModelResponded({ message: toMessage(response, Stepping.uniqueIds(this.taken(messages), response.parts)) })))
+      const announced = this.announceRejections()
+      return announced === undefined ? generated : Effect.andThen(announced, generated)
     }
     const message = this.callModel(messages, step)
     const responded = this.quiet
@@ -626,7 +649,7 @@ class Run<R, E> {
   private decide(messages: Messages.Messages, calls: ReadonlyArray<ToolCallPart>): Step<R, E> {
     const now = this.now()
     const context = this.mode.grants
-    const pending = calls.map((call) => this.tools.decide(call, now, messages, context))
+    const pending = calls.map((call) => this.tools.decide(call, now, messages, context, this.decoded))
     const decided = (decisions: ReadonlyArray<{ readonly id: string; readonly decision: Turn.Decision }>) =>
       Turn.Event.Decided({ now, decisions, ...(context === undefined ? {} : { grants: context }) })
     if (pending.every(isDone)) {
@@ -701,8 +724,16 @@ const isDone = <A, E, R>(effect: Effect.Effect<A, E, R>): boolean => Exit.isExit
 const asEffect = <A, E, R>(value: A | Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   Effect.isEffect(value) ? value : Effect.succeed(value)
 
-/** Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest messages). */
-export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages): Effect.Effect<Ended, ChatError.TurnFailure | E, R> =>
+/**
+ * Runs one turn from `input` to its pause or completion, or its typed error (carrying the latest
+ * messages). `finish` makes the turn's value of how it ended, in the turn's loop (no step after it).
+ */
+export const run = <R, E, A = Ended>(
+  env: Env<R, E>,
+  mode: Mode,
+  input: Messages.Messages,
+  finish: (ended: Ended) => A = (ended) => ended as A
+): Effect.Effect<A, ChatError.TurnFailure | E, R> =>
   Effect.withFiber((fiber) => {
     // Spans cost about half of a step's interpreter work (packages/bench, scenario 7): made only
     // when someone records them, that is when a tracer other than Effect's built-in one is installed.
@@ -718,7 +749,7 @@ export const run = <R, E>(env: Env<R, E>, mode: Mode, input: Messages.Messages):
         while (Effect.isEffect(next)) next = yield* next
         step = next
       }
-      return step
+      return finish(step)
     })
     const body = mode.input === undefined ? loop : withInput(turn, mode.input, loop)
     return (traced
