@@ -21,7 +21,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import type { Base, Config, Counts, Fault, Injection, Live } from "./soak.js"
-import { kind, parentOf, retried } from "./soak.js"
+import { injectWhen, kind, parentOf, retried } from "./soak.js"
 import * as Workers from "./Workers.js"
 
 /** The workflow engine's runner, run from its package's folder. */
@@ -217,16 +217,13 @@ const soak = async (fault: Fault, config: Config, injection: Injection, live: Li
     const ran = new Set(runs.filter((run) => run.tool === "delete_files").map((run) => run.paths?.[0]))
     return runs.some((run) => run.model !== undefined && run.pid === cut && !ran.has(run.asked))
   }
-  const faultOver = (async () => {
-    await sleep(arrival(Math.floor(ids.length / 4)) - Date.now())
-    while (!started0()) {
-      if (Date.now() > deadline) throw new Error(`faults: ${fault.id}: the cut-off runner's model never started a turn`)
-      await sleep(10)
-    }
-    const at = Date.now()
-    await injection.inject(live)
-    return { at, over: Date.now() }
-  })()
+  const faultOver = injectWhen(
+    arrival(Math.floor(ids.length / 4)),
+    deadline,
+    started0,
+    `faults: ${fault.id}: the cut-off runner's model never started a turn`,
+    () => injection.inject(live)
+  )
   await Promise.all(ids.map(drive))
   const { at, over } = await faultOver
   await Promise.all(outstanding)

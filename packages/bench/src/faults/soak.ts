@@ -143,6 +143,27 @@ export const kind = (reply: Workers.Reply) =>
 
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, Math.max(0, millis)))
 
+/**
+ * Injects the fault at `from` (a time), once `ready()` holds, polling every 10 ms until `deadline`
+ * (then it throws, naming what never happened); when the injection began and ended.
+ */
+export const injectWhen = async (
+  from: number,
+  deadline: number,
+  ready: () => boolean,
+  never: string,
+  inject: () => Promise<void>
+): Promise<{ readonly at: number; readonly over: number }> => {
+  await sleep(from - Date.now())
+  while (!ready()) {
+    if (Date.now() > deadline) throw new Error(never)
+    await sleep(10)
+  }
+  const at = Date.now()
+  await inject()
+  return { at, over: Date.now() }
+}
+
 /** The parent's store and client on the database. */
 export const parentOf = (database: Database, url: string | undefined, filename: string | undefined, table: string): Parent =>
   ManagedRuntime.make(
@@ -250,16 +271,13 @@ const soak = async (
   }
   // The fault comes once a quarter of the conversations have been decided and a call has run: some are done,
   // some mid-turn, most not begun.
-  const faultOver = (async () => {
-    await sleep(arrival(Math.floor(ids.length / 4)) - Date.now())
-    while (Workers.runsOf(runsFile).length < 1) {
-      if (Date.now() > deadline) throw new Error(`faults: ${fault.id}: the first calls never ran`)
-      await sleep(10)
-    }
-    const at = Date.now()
-    await injection.inject(live)
-    return { at, over: Date.now() }
-  })()
+  const faultOver = injectWhen(
+    arrival(Math.floor(ids.length / 4)),
+    deadline,
+    () => Workers.runsOf(runsFile).length >= 1,
+    `faults: ${fault.id}: the first calls never ran`,
+    () => injection.inject(live)
+  )
   await Promise.all(ids.map(drive))
   const { at, over } = await faultOver
   await Promise.all(outstanding)
