@@ -40,6 +40,7 @@ import * as DurableDeferred from "effect/workflow/DurableDeferred"
 import * as Workflow from "effect/workflow/Workflow"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
 import * as Decision from "./Decision.js"
+import * as EngineStorage from "./internal/engineStorage.js"
 import * as Shell from "./internal/shell.js"
 import { NotWaiting, TurnNotFound } from "./WorkflowError.js"
 
@@ -143,12 +144,17 @@ export interface ChatWorkflow<Kits extends Toolkit.Any | ReadonlyArray<Toolkit.A
   readonly options: Options<Kits>
   /** The underlying workflow (for `WorkflowProxy`, annotations, or `Workflow.poll`). */
   readonly workflow: Workflow.Workflow<string, Schema.Struct<typeof Payload>, typeof Completed, typeof TurnFailure>
-  /** Starts the turn of `conversationId` from `messages` and returns its execution id; the same turn twice is one execution. */
+  /**
+   * Starts the turn of `conversationId` from `messages` and returns its execution id; the same turn twice is
+   * one execution. When the engine cannot store the start (a runner cut off from its database), it fails with
+   * a `StoreError` whose `retryable` is true: starting again, through this runner or another, is safe (the same
+   * turn, the same execution id, one execution).
+   */
   readonly start: (
     conversationId: string,
     messages: Messages.Messages,
     options?: StartOptions
-  ) => Effect.Effect<string, never, WorkflowEngine>
+  ) => Effect.Effect<string, ChatError.StoreError, WorkflowEngine>
   /** The execution id of a turn, without starting it. */
   readonly executionId: (conversationId: string, messages: Messages.Messages, options?: StartOptions) => Effect.Effect<string>
   /** The calls of a turn that wait for a decision (approval or a scheduled time), from its published state. */
@@ -410,7 +416,8 @@ export const make = <const Kits extends Toolkit.Any | ReadonlyArray<Toolkit.Any>
   return {
     options,
     workflow,
-    start: (conversationId, messages, start) => workflow.execute(payloadOf(conversationId, messages, start), { discard: true }),
+    start: (conversationId, messages, start) =>
+      workflow.execute(payloadOf(conversationId, messages, start), { discard: true }).pipe(EngineStorage.typed("store the start of a turn")),
     executionId: (conversationId, messages, start) => workflow.executionId(payloadOf(conversationId, messages, start)),
     pending: (executionId) =>
       Effect.map(load(executionId), (stored) =>

@@ -17,6 +17,11 @@
  * of runners and clients may start at once on an empty database: one creates
  * the tables while the others wait, then find them there.
  *
+ * On PostgreSQL a runner reads `idle_in_transaction_session_timeout` once at
+ * start and logs one warning when it is off or not below the shard locks'
+ * expiration (a runner cut off in the middle of a transaction would keep its
+ * `cluster_messages` rows locked until it is back).
+ *
  * @since 0.1.0
  */
 import { withMigrationLock } from "@chat-ts/sql/MigrationLock"
@@ -42,6 +47,7 @@ import * as SocketServer from "effect/socket/SocketServer"
 import type { SqlClient } from "effect/sql/SqlClient"
 import type { SqlError } from "effect/sql/SqlError"
 import type { WorkflowEngine } from "effect/workflow/WorkflowEngine"
+import * as SessionCheck from "./internal/sessionCheck.js"
 
 /** Settings of a socket runner. */
 export interface Options {
@@ -103,7 +109,8 @@ const unspecified = new Set(["0.0.0.0", "::", "[::]", ""])
 /**
  * A runner: listens on `host:port`, registers in SQL with the address it got, takes the shards
  * assigned to it and runs their turns; pings the other runners and takes over the shards of the
- * ones that stop answering or stop renewing their locks.
+ * ones that stop answering or stop renewing their locks. On PostgreSQL it warns (once, at start)
+ * when `idle_in_transaction_session_timeout` is off or not below the shard locks' expiration.
  */
 export const layer = (options: Options = {}): Layer.Layer<Provides, SocketServer.SocketServerError, SqlClient> => {
   const host = options.host ?? "127.0.0.1"
@@ -122,6 +129,7 @@ export const layer = (options: Options = {}): Layer.Layer<Provides, SocketServer
     Layer.provideMerge(ClusterSocketRunner.layer),
     Layer.provide(health),
     shared,
+    Layer.merge(SessionCheck.layer),
     Layer.provide(Layer.provideMerge(configFromServer(options), server))
   )
 }

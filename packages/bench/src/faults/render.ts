@@ -71,7 +71,7 @@ export const section = (result: Faults.Result): string => {
     "failed as interrupted, never run again. Errors answered are each worker's answers to one resume, all of them",
     "kinds the README's loop skips (a retryable `StoreError`, a lease held by another, a lost race) or, for a full disk,",
     "the typed refusal of the save that did not fit; for the workflow runner cut off, an approval sent again after its",
-    "call ran (refused typed) and a start on the cut-off runner that died with `effect/cluster`'s `PersistenceError`",
-    "(`start` has no typed error), both followed by the conversation's loop going on through another runner."
+    "call ran (refused typed) and a start on the cut-off runner refused with a retryable `StoreError` (the engine could",
+    "not store it), both followed by the conversation's loop going on through another runner."
   ].join("\n")
 }

@@ -142,14 +142,14 @@ interface Sent {
 /**
  * The answers this fault explains, beyond the retryable ones of every fault, by kind: the approval sent again
  * (the same one: the loop sends it again while the turn has not ended) refused typed once the call has run; a
- * start sent to the cut-off runner that dies with `effect/cluster`'s `PersistenceError` (`start` has no typed
- * error: the cluster's workflow engine dies when it cannot store the request). Every other answer is unexpected.
+ * start sent to the cut-off runner refused with a retryable `StoreError` (the engine could not store it: `start`
+ * fails typed, and starting again through another runner is the same execution). Every other answer is unexpected.
  */
 const lateKind = (to: Sent, reply: Workers.Reply): string | undefined =>
   to.what === "decide" && reply.error === "ToolCallAlreadyResolved"
     ? "ToolCallAlreadyResolved (the approval sent again after its call ran)"
-    : to.what === "start" && to.runner === 0 && reply.defect?.includes("PersistenceError") === true
-    ? "PersistenceError defect (a start on the cut-off runner)"
+    : to.what === "start" && to.runner === 0 && reply.error === "StoreError" && reply.retryable === true
+    ? "StoreError (retryable; a start on the cut-off runner)"
     : undefined
 
 const soak = async (fault: Fault, config: Config, injection: Injection, live: Live, runsFile: string): Promise<Counts> => {

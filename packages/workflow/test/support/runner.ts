@@ -9,7 +9,8 @@
  * runs the commands it reads from stdin (one JSON object a line), answering
  * each with one JSON line:
  *
- * - `{ "n", "start": conversationId, "text" }`: starts a turn; answers `{ "n", "id" }`.
+ * - `{ "n", "start": conversationId, "text" }`: starts a turn; answers `{ "n", "id" }`, or `{ "n", "error", "message", "retryable" }`
+ *   (a `StoreError`, retryable, when the engine cannot store the start).
  * - `{ "n", "decide": executionId, "call", "approve": boolean }`; answers `{ "n" }` or `{ "n", "error" }`.
  * - `{ "n", "executionOf": conversationId, "text" }`: the execution id of that turn, without starting it; answers `{ "n", "id" }`.
  * - `{ "n", "shards": true }`: the shards this runner holds now; answers `{ "n", "shards": [1, 4, …] }`.
@@ -116,9 +117,18 @@ interface Command {
   readonly executionOf?: string
 }
 
+/** A refused command's answer: its error's tag and message, and `retryable` for a `StoreError`. */
+const refused = <A>(self: Effect.Effect<A, { readonly _tag: string; readonly message?: string; readonly retryable?: boolean | undefined }, ChatWorkflow.ClientContext>) =>
+  Effect.catch(self, (error) =>
+    Effect.succeed({
+      error: error._tag,
+      message: "message" in error ? String(error.message) : undefined,
+      retryable: error._tag === "StoreError" ? error.retryable : undefined
+    }))
+
 const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.ClientContext | Sharding> =>
   command.start !== undefined
-    ? Effect.map(turns.start(command.start, Messages.fromUser(command.text ?? "")), (id) => ({ id }))
+    ? refused(Effect.map(turns.start(command.start, Messages.fromUser(command.text ?? "")), (id) => ({ id })))
     : command.executionOf !== undefined
     ? Effect.map(turns.executionId(command.executionOf, Messages.fromUser(command.text ?? "")), (id) => ({ id }))
     : command.shards === true
@@ -129,16 +139,7 @@ const run = (command: Command): Effect.Effect<object, never, ChatWorkflow.Client
     ? Effect.map(Sharding, (sharding) => ({
       owns: sharding.hasShardId(sharding.getShardId(EntityId.make(command.owns!), "default"))
     }))
-    : turns.decide(command.decide!, command.call!, command.approve === true ? Decision.approve() : Decision.reject("no")).pipe(
-      Effect.as({}),
-      Effect.catch((error) =>
-        Effect.succeed({
-          error: error._tag,
-          message: "message" in error ? String(error.message) : undefined,
-          retryable: error._tag === "StoreError" ? error.retryable : undefined
-        })
-      )
-    )
+    : refused(Effect.as(turns.decide(command.decide!, command.call!, command.approve === true ? Decision.approve() : Decision.reject("no")), {}))
 
 const reply = (value: object) => process.stdout.write(JSON.stringify(value) + "\n")
 
