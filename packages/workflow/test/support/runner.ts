@@ -19,10 +19,12 @@
  * The model is a fake that records every call in `RUNS_FILE` (`{"model":n,"asked":text}`):
  * asked to "delete", it proposes `delete_files` of `[text]` (needs approval); asked to
  * "remind", it proposes `remind` (deferred by `REMIND_MILLIS`); once a call
- * is completed or rejected in the conversation, it answers "done". Asked a text with "slow" in it,
+ * is completed, rejected or failed (a call interrupted by a runner's death) in the conversation, it
+ * answers "done", so that a turn whose call was interrupted ends too. Asked a text with "slow" in it,
  * it takes `SLOW_MODEL_MILLIS` (default 4 s) to answer, so that a turn is in flight that long. Each run
  * of a tool handler is appended to `RUNS_FILE` too, with the pid of the runner that ran it, and
- * `delete_files` returns that pid (`{ deleted, by }`), so that a stored result names its runner.
+ * `delete_files` returns that pid (`{ deleted, by }`), so that a stored result names its runner; with
+ * `TOOL_MILLIS` it takes that long after it is recorded (a call in flight that long).
  * A decision refused answers `{ "n", "error", "message", "retryable" }` (`retryable` for a `StoreError`).
  */
 import { Action, LanguageModel, Messages, Tool, Toolkit } from "@chat-ts/core"
@@ -46,6 +48,7 @@ const DeleteFiles = Tool.make("delete_files", {
   success: Schema.Struct({ deleted: Schema.Number, by: Schema.Number })
 })
 const Remind = Tool.make("remind", { description: "Remind.", parameters: { text: Schema.String }, success: Schema.String })
+const toolMillis = Number(process.env["TOOL_MILLIS"] ?? "0")
 const remindMillis = Number(process.env["REMIND_MILLIS"] ?? "3000")
 const tools = Toolkit.withStrategy(
   Toolkit.make(DeleteFiles, Remind),
@@ -55,15 +58,20 @@ export const turns = ChatWorkflow.make({ name: "e2e-turn", tools })
 
 const handlers = tools.toLayer({
   delete_files: (params) =>
-    Effect.sync(() => (record({ tool: "delete_files", paths: params.paths }), { deleted: params.paths.length, by: process.pid })),
+    Effect.sync(() => (record({ tool: "delete_files", paths: params.paths }), { deleted: params.paths.length, by: process.pid })).pipe(
+      // Recorded as it starts, done `TOOL_MILLIS` later: a call in flight that long (a cut then interrupts it).
+      Effect.tap(() => Effect.sleep(toolMillis))
+    ),
   remind: (params) => Effect.sync(() => (record({ tool: "remind" }), `sent: ${params.text}`))
 })
 
+// A call in one of these states is answered "done"; `Failed` is a call interrupted by a cut or a death (never run again).
+const settled = new Set(["Completed", "Rejected", "Failed"])
 const slowMillis = Number(process.env["SLOW_MODEL_MILLIS"] ?? "4000")
 const model = LanguageModel.layer({
   generate: (request) =>
     Effect.sync(() => {
-      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && (p.status._tag === "Completed" || p.status._tag === "Rejected")))
+      const answered = request.messages.some((m) => m.parts.some((p) => p._tag === "ToolCall" && settled.has(p.status._tag)))
       const asked = Messages.textOf(request.messages.find((m) => m.role === "user")!)
       record({ model: request.messages.length, asked })
       const call = asked.includes("remind")
