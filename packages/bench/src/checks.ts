@@ -43,11 +43,12 @@ interface Internals {
   readonly uniqueId: (id: string, isTaken: (id: string) => boolean, count: number) => string
 }
 
-const internal = (file: string): Promise<unknown> => import(new URL(`../../core/src/${file}`, import.meta.url).href)
+// Core as published (tsc's dist/, built by `npx tsc -b`), as the loop it is compared with runs.
+const internal = (file: string): Promise<unknown> => import(new URL(`../../core/dist/${file}`, import.meta.url).href)
 
 const loadInternals = async (): Promise<Internals> => {
   const [jsonText, json, policy, streamed] = (await Promise.all(
-    ["internal/jsonText.ts", "tools/ToolCodec.ts", "turn/internal/policy.ts", "turn/Stepping.ts"].map(internal)
+    ["internal/jsonText.js", "tools/ToolCodec.js", "turn/internal/policy.js", "turn/Stepping.js"].map(internal)
   )) as Array<Record<string, unknown>>
   return {
     canonicalCall: jsonText!.canonicalCall,

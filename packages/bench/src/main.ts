@@ -12,7 +12,7 @@
  * writes RESULTS.md again from `results/latest.json` (after editing the notes).
  */
 import { type ChildProcess, spawn } from "node:child_process"
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -21,6 +21,12 @@ import { type Job, jobsFor, type Mode, type ScenarioId, scenarioIds } from "./sc
 import { libraries as manyLibraries } from "./scenarios/many.js"
 
 const packageDir = fileURLToPath(new URL("..", import.meta.url))
+/**
+ * The tsconfig a job runs under: chat-ts's packages as published (their "exports": tsc's dist/), not
+ * the workspace's source mappings, which tsx would compile with esbuild's keepNames (a call per named
+ * closure made, about a third of a loop step). Its processes inherit it. Build first: `npx tsc -b`.
+ */
+const publishedTsconfig = path.join(packageDir, "tsconfig.published.json")
 
 export interface Options {
   readonly mode: Mode
@@ -54,6 +60,27 @@ export const parseArgs = (argv: ReadonlyArray<string>): Options => {
 
 const jobName = (job: Job): string => (job.scenario === "many" ? `many:${job.library}` : job.scenario)
 
+/** The packages the jobs import, as built: a source file newer than its package's build is a stale measurement. */
+export const staleBuilds = (
+  packages = ["core", "sql", "workflow", "providers/openai", "providers/ai-sdk"],
+  root = path.join(packageDir, "..")
+): Array<string> => {
+  const newest = (dir: string): number =>
+    readdirSync(dir, { withFileTypes: true }).reduce((latest, entry) => {
+      const file = path.join(dir, entry.name)
+      return Math.max(latest, entry.isDirectory() ? newest(file) : statSync(file).mtimeMs)
+    }, 0)
+  return packages.filter((name) => {
+    const dir = path.join(root, name)
+    const built = path.join(dir, "dist", ".tsbuildinfo")
+    try {
+      return newest(path.join(dir, "src")) > statSync(built).mtimeMs
+    } catch {
+      return true
+    }
+  }).map((name) => `packages/${name}`)
+}
+
 /** The running child; `main` ends it with this process, so a stopped run leaves no benchmark behind. */
 let running: ChildProcess | undefined
 
@@ -64,7 +91,7 @@ const runChild = (job: Job, dir: string): Promise<{ seconds: number; result: unk
     const child = spawn(
       process.execPath,
       ["--expose-gc", "--import", "tsx", fileURLToPath(new URL("./child.ts", import.meta.url)), JSON.stringify(job), file],
-      { cwd: packageDir, stdio: ["ignore", "inherit", "inherit"] }
+      { cwd: packageDir, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, TSX_TSCONFIG_PATH: publishedTsconfig } }
     )
     running = child
     child.once("error", reject)
@@ -138,6 +165,11 @@ const main = async (): Promise<void> => {
     writeFileSync(path.join(options.out, "RESULTS.md"), markdown(saved))
     console.error(`wrote ${path.join(options.out, "RESULTS.md")} from ${file}`)
     return
+  }
+  const stale = staleBuilds()
+  if (stale.length > 0) {
+    console.error(`the bench runs chat-ts as built; these sources are newer than their build: ${stale.join(", ")}. Run \`npx tsc -b\` first.`)
+    process.exit(2)
   }
   const results = await runAll(options)
   console.log(`\n${sections(results)}\n\n### Targets\n\n${targetsTable(results.targets)}\n`)

@@ -4,11 +4,11 @@
  * scenario alone, at smoke size, keeps this fast; every scenario's own smoke
  * run is in scenarios.test.ts.)
  */
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { parseArgs, runAll, write } from "../src/main.js"
+import { parseArgs, runAll, staleBuilds, write } from "../src/main.js"
 import type { Results } from "../src/report.js"
 
 const out = mkdtempSync(path.join(os.tmpdir(), "chat-ts-bench-test-"))
@@ -21,6 +21,27 @@ describe("npm run bench", () => {
     expect(options).toMatchObject({ mode: "smoke", only: ["reducer", "many"], out })
     expect(parseArgs(["--render"]).render).toBe(true)
     expect(() => parseArgs(["--only=nope"])).toThrow(/unknown scenario/)
+  })
+
+  it("refuses to measure a package whose sources are newer than its build", () => {
+    const root = path.join(out, "packages")
+    const make = (name: string, sourceSeconds: number, builtSeconds: number | undefined) => {
+      mkdirSync(path.join(root, name, "src", "deep"), { recursive: true })
+      mkdirSync(path.join(root, name, "dist"), { recursive: true })
+      const source = path.join(root, name, "src", "deep", "A.ts")
+      writeFileSync(source, "export {}")
+      utimesSync(source, sourceSeconds, sourceSeconds)
+      if (builtSeconds === undefined) return
+      const built = path.join(root, name, "dist", ".tsbuildinfo")
+      writeFileSync(built, "{}")
+      utimesSync(built, builtSeconds, builtSeconds)
+    }
+    make("fresh", 1_000, 2_000)
+    make("edited", 3_000, 2_000)
+    make("unbuilt", 1_000, undefined)
+    expect(staleBuilds(["fresh", "edited", "unbuilt"], root)).toEqual(["packages/edited", "packages/unbuilt"])
+    // What `npm test` measures with: its `tsc -b` has just built every package the jobs import.
+    expect(staleBuilds()).toEqual([])
   })
 
   it("runs a scenario in a child process and writes latest.json and RESULTS.md", async () => {
