@@ -10,7 +10,8 @@ import type { Connection, FromWorker, Mode, ToWorker } from "./protocol.js"
 import type { Recorded } from "./trace.js"
 
 const entry = fileURLToPath(new URL("./worker.ts", import.meta.url))
-// From the bench package, tsx maps `@chat-ts/*` to their sources (tsconfig paths): no build needed, never a stale dist.
+// Under `npm run bench` the workers inherit its TSX_TSCONFIG_PATH: `@chat-ts/*` as published (dist/, checked fresh
+// by main.ts); forked by the smoke tests, tsx maps them to their sources (the workspace's tsconfig paths).
 const cwd = fileURLToPath(new URL("../..", import.meta.url))
 // To see where a worker's CPU goes: FLEET_CPU_PROF=<dir> writes a `--cpu-prof` profile per worker (read with profile-summary.ts).
 const profile = process.env["FLEET_CPU_PROF"]
