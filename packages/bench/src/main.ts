@@ -28,6 +28,9 @@ const packageDir = fileURLToPath(new URL("..", import.meta.url))
  */
 const publishedTsconfig = path.join(packageDir, "tsconfig.published.json")
 
+/** The environment a job runs in: chat-ts as published (see above). */
+export const jobEnv = (): NodeJS.ProcessEnv => ({ ...process.env, TSX_TSCONFIG_PATH: publishedTsconfig })
+
 export interface Options {
   readonly mode: Mode
   readonly only: ReadonlyArray<ScenarioId>
@@ -91,7 +94,7 @@ const runChild = (job: Job, dir: string): Promise<{ seconds: number; result: unk
     const child = spawn(
       process.execPath,
       ["--expose-gc", "--import", "tsx", fileURLToPath(new URL("./child.ts", import.meta.url)), JSON.stringify(job), file],
-      { cwd: packageDir, stdio: ["ignore", "inherit", "inherit"], env: { ...process.env, TSX_TSCONFIG_PATH: publishedTsconfig } }
+      { cwd: packageDir, stdio: ["ignore", "inherit", "inherit"], env: jobEnv() }
     )
     running = child
     child.once("error", reject)

@@ -4,11 +4,12 @@
  * scenario alone, at smoke size, keeps this fast; every scenario's own smoke
  * run is in scenarios.test.ts.)
  */
+import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { parseArgs, runAll, staleBuilds, write } from "../src/main.js"
+import { jobEnv, parseArgs, runAll, staleBuilds, write } from "../src/main.js"
 import type { Results } from "../src/report.js"
 
 const out = mkdtempSync(path.join(os.tmpdir(), "chat-ts-bench-test-"))
@@ -22,6 +23,20 @@ describe("npm run bench", () => {
     expect(parseArgs(["--render"]).render).toBe(true)
     expect(() => parseArgs(["--only=nope"])).toThrow(/unknown scenario/)
   })
+
+  it("runs its jobs on chat-ts as published, where the workspace maps it to its sources", () => {
+    const resolved = (env: NodeJS.ProcessEnv) =>
+      spawnSync(process.execPath, ["--import", "tsx", "--input-type=module", "-e", "console.log(import.meta.resolve('@chat-ts/sql'))"], {
+        cwd: path.join(import.meta.dirname, ".."),
+        env,
+        encoding: "utf8",
+        timeout: 20_000
+      }).stdout.trim()
+    expect(resolved(jobEnv())).toMatch(/\/packages\/sql\/dist\/index\.js$/)
+    // What tsx would run without it: the TypeScript sources, compiled with esbuild's keepNames.
+    const { TSX_TSCONFIG_PATH: _, ...workspace } = process.env
+    expect(resolved(workspace)).toMatch(/\/packages\/sql\/src\/index\.ts$/)
+  }, 30_000)
 
   it("refuses to measure a package whose sources are newer than its build", () => {
     const root = path.join(out, "packages")
